@@ -1,0 +1,61 @@
+"""The one place that imports optional heavy dependencies.
+
+Heavy libraries (torch, lightgbm, matplotlib, dask) are imported lazily by the modules that need
+them, through these helpers, so ``import ndcglab`` and measuring stay light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from .errors import MissingDependencyError
+
+_EXTRA_OF = {
+    "torch": "torch",
+    "lightgbm": "gbdt",
+    "matplotlib": "plot",
+    "dask": "distributed",
+    "distributed": "distributed",
+    "pandas": "distributed",
+}
+
+
+def require(module: str) -> ModuleType:
+    """Import ``module`` or raise :class:`MissingDependencyError` naming the extra to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        top = module.split(".")[0]
+        extra = _EXTRA_OF.get(top, "all")
+        raise MissingDependencyError(
+            f"{module!r} is needed for this feature but is not installed. "
+            f"Fix: pip install 'ndcglab[{extra}]'"
+            + (" (with torch==2.13.0 first for the CPU build)" if top == "torch" else "")
+        ) from exc
+
+
+def torch() -> ModuleType:
+    """Return the ``torch`` module (the ``torch`` extra)."""
+    return require("torch")
+
+
+def lightgbm() -> ModuleType:
+    """Return the ``lightgbm`` module (the ``gbdt`` extra)."""
+    return require("lightgbm")
+
+
+def pyplot() -> ModuleType:
+    """Return ``matplotlib.pyplot`` with the non-interactive Agg backend (the ``plot`` extra)."""
+    mpl = require("matplotlib")
+    mpl.use("Agg", force=False)
+    return require("matplotlib.pyplot")
+
+
+def has(module: str) -> bool:
+    """True when ``module`` can be imported."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True

@@ -1,0 +1,162 @@
+"""The one string grammar shared by measures, losses and presets.
+
+::
+
+    spec    := name [ "(" param { "," param } ")" ] [ "@" cutoff ]
+    param   := key "=" value          (value: any text without , ( ) @ ; e.g. power:0.5, z10, auto)
+    cutoff  := INTEGER                (a fixed k, e.g. ndcg@10, cs_listmle@10)
+             | NUMBER "n"             (a fraction of each list, e.g. ndcg@0.2n  -> k = ceil(0.2 * n))
+
+Names and keys are case-insensitive and printed in lower case; white space is ignored.
+Examples: ``ndcg@10``, ``ndcg(gain=linear,discount=power:0.5)@0.2n``, ``map``, ``p@5``,
+``consistent_listnet(norm=z10)``, ``qnorm(q=auto)``.
+
+:func:`parse_spec` turns a string into a :class:`ParsedSpec`; ``str(ParsedSpec)`` prints the
+canonical form, which parses back to an equal value. Registries (measures, losses) resolve names
+and validate keys; this module knows only the syntax.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from .errors import SpecError
+
+__all__ = ["Cutoff", "ParsedSpec", "format_number", "parse_cutoff", "parse_spec"]
+
+_NAME = re.compile(r"[a-z_][a-z0-9_\-]*\Z")
+_KEY = re.compile(r"[a-z_][a-z0-9_]*\Z")
+
+
+def format_number(x: float) -> str:
+    """Print a number the shortest way that parses back exactly (``0.5``, ``10``, ``1e-06``)."""
+    if isinstance(x, bool):
+        return str(x).lower()
+    if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e15):
+        return str(int(x))
+    return repr(float(x))
+
+
+@dataclass(frozen=True)
+class Cutoff:
+    """A cut-off: a fixed ``k`` or a ``fraction`` c of each list's length n.
+
+    For a fraction, ``k(n) = ceil(c * n)`` by default (``rounding="ceil"``; ``"floor"`` and
+    ``"round"`` — half up — are the alternatives), computed with a 1e-9 tolerance so that
+    ``0.2 * 5`` gives 1, never 2; a non-empty list always keeps at least one position.
+    """
+
+    k: int | None = None
+    fraction: float | None = None
+
+    def __post_init__(self) -> None:
+        if (self.k is None) == (self.fraction is None):
+            raise SpecError("a cut-off is either a fixed k or a fraction of the list, not both")
+        if self.k is not None and self.k < 1:
+            raise SpecError(f"cut-off k must be a positive integer, got {self.k}. Fix: use @1 or more")
+        if self.fraction is not None and not (0.0 < self.fraction <= 1.0):
+            raise SpecError(
+                f"a fractional cut-off must lie in (0, 1], got {self.fraction}. Fix: e.g. @0.2n"
+            )
+
+    def k_for(self, n: int, rounding: str = "ceil") -> int:
+        """The number of positions kept for a list of length ``n`` (may exceed n for fixed k)."""
+        if self.k is not None:
+            return self.k
+        assert self.fraction is not None
+        x = self.fraction * n
+        if rounding == "ceil":
+            k = math.ceil(x - 1e-9)
+        elif rounding == "floor":
+            k = math.floor(x + 1e-9)
+        elif rounding == "round":
+            k = math.floor(x + 0.5 + 1e-9)
+        else:
+            raise SpecError(f"unknown rounding {rounding!r}; known: ceil, floor, round")
+        return max(k, 1) if n > 0 else 0
+
+    def __str__(self) -> str:
+        if self.k is not None:
+            return str(self.k)
+        return format_number(self.fraction) + "n"  # type: ignore[arg-type]
+
+
+def parse_cutoff(text: str) -> Cutoff:
+    """Parse ``"10"`` or ``"0.2n"`` into a :class:`Cutoff`."""
+    t = text.strip().lower()
+    try:
+        if t.endswith("n"):
+            return Cutoff(fraction=float(t[:-1]))
+        if re.fullmatch(r"\d+", t):
+            return Cutoff(k=int(t))
+    except ValueError:
+        pass
+    raise SpecError(
+        f"cannot read cut-off {text!r}. Fix: write a whole number (@10) or a fraction of the "
+        "list followed by n (@0.2n)"
+    )
+
+
+@dataclass(frozen=True)
+class ParsedSpec:
+    """A parsed specification: ``name``, ``params`` as sorted (key, value) text pairs, ``cutoff``."""
+
+    name: str
+    params: tuple[tuple[str, str], ...] = ()
+    cutoff: Cutoff | None = None
+
+    def param(self, key: str, default: str | None = None) -> str | None:
+        """The text value of ``key``, or ``default``."""
+        for k, v in self.params:
+            if k == key:
+                return v
+        return default
+
+    def __str__(self) -> str:
+        out = self.name
+        if self.params:
+            out += "(" + ",".join(f"{k}={v}" for k, v in self.params) + ")"
+        if self.cutoff is not None:
+            out += f"@{self.cutoff}"
+        return out
+
+
+def parse_spec(text: str, *, what: str = "specification") -> ParsedSpec:
+    """Parse ``text`` by the grammar above; ``what`` ("measure", "loss") names it in errors."""
+    if not isinstance(text, str):
+        raise SpecError(f"a {what} must be given as a string, got {type(text).__name__}")
+    s = "".join(text.split()).lower()
+    if not s:
+        raise SpecError(f"empty {what}. Fix: e.g. 'ndcg@10'")
+    head, cutoff = s, None
+    if "@" in s:
+        head, _, tail = s.rpartition("@")
+        if "(" in tail or ")" in tail or "@" in head:
+            raise SpecError(f"cannot read {what} {text!r}: the '@cutoff' must come last, once")
+        cutoff = parse_cutoff(tail)
+    params: list[tuple[str, str]] = []
+    name = head
+    if "(" in head:
+        if not head.endswith(")") or head.count("(") != 1 or head.count(")") != 1:
+            raise SpecError(
+                f"cannot read {what} {text!r}: parameters go in one pair of brackets, e.g. "
+                "ndcg(gain=linear,discount=log)@10"
+            )
+        name, _, inner = head[:-1].partition("(")
+        if inner:
+            for item in inner.split(","):
+                key, eq, value = item.partition("=")
+                if not eq or not key or not value:
+                    raise SpecError(
+                        f"cannot read parameter {item!r} of {what} {text!r}. Fix: write key=value"
+                    )
+                if not _KEY.match(key):
+                    raise SpecError(f"bad parameter name {key!r} in {what} {text!r}")
+                if any(k == key for k, _ in params):
+                    raise SpecError(f"parameter {key!r} given twice in {what} {text!r}")
+                params.append((key, value))
+    if not _NAME.match(name):
+        raise SpecError(f"cannot read {what} name {name!r} in {text!r}")
+    return ParsedSpec(name=name, params=tuple(sorted(params)), cutoff=cutoff)

@@ -1,0 +1,302 @@
+"""The in-memory ranking dataset.
+
+Documents of one query are contiguous. A dataset of ``Q`` queries and ``N`` documents holds:
+
+* ``features``  float32 ``(N, F)``; ``NaN`` marks a missing value (e.g. OHSUMED's ``NULL``);
+* ``labels``    float64 ``(N,)`` graded relevance (usually 0..L-1, floats allowed);
+* ``boundaries`` int64 ``(Q + 1,)``: query ``q`` owns documents ``boundaries[q]:boundaries[q+1]``;
+* ``query_ids`` ``(Q,)`` strings, one per query, in file order;
+* ``doc_ids``   ``(N,)`` strings or ``None`` (from ``#docid = ...`` comments);
+* ``extras``    named ``(N,)`` columns from the trailing comment (``inc``, ``prob`` ...).
+
+Lists of different lengths travel as these flat arrays plus ``boundaries``; :meth:`padded`
+gives a ``(Q, M)`` view with a boolean mask (``M`` = longest list), never a sentinel label.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataFormatError
+
+__all__ = ["QueryView", "RankingDataset", "boundaries_from_group", "pad_segments"]
+
+
+def boundaries_from_group(group: Sequence[int] | np.ndarray) -> np.ndarray:
+    """Turn LightGBM-style group sizes ``[n_1, n_2, ...]`` into boundaries ``[0, n_1, n_1+n_2, ...]``."""
+    g = np.asarray(group, dtype=np.int64)
+    if g.ndim != 1 or (g < 0).any():
+        raise ValueError("group must be a 1-D sequence of non-negative list sizes")
+    out = np.zeros(len(g) + 1, dtype=np.int64)
+    np.cumsum(g, out=out[1:])
+    return out
+
+
+def _boundaries_from_qids(qid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Boundaries and query ids from a per-document qid column (contiguous blocks)."""
+    qid = np.asarray(qid)
+    if len(qid) == 0:
+        return np.zeros(1, dtype=np.int64), np.array([], dtype=object)
+    change = np.flatnonzero(qid[1:] != qid[:-1]) + 1
+    b = np.concatenate([[0], change, [len(qid)]]).astype(np.int64)
+    qids = qid[b[:-1]]
+    if len(set(qids.tolist())) != len(qids):
+        seen: set = set()
+        for i, q in enumerate(qids.tolist()):
+            if q in seen:
+                raise ValueError(
+                    f"query id {q!r} appears in two separate blocks (document {b[i]}). "
+                    "Fix: sort the documents so that each query's documents are contiguous"
+                )
+            seen.add(q)
+    return b, np.array([str(q) for q in qids.tolist()], dtype=object)
+
+
+def pad_segments(
+    values: np.ndarray, boundaries: np.ndarray, fill: float = 0.0, max_len: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scatter flat per-document ``values`` (``(N, ...)``) into ``(Q, M, ...)`` plus a mask ``(Q, M)``."""
+    b = np.asarray(boundaries, dtype=np.int64)
+    lengths = np.diff(b)
+    m = int(lengths.max(initial=0)) if max_len is None else int(max_len)
+    q = len(lengths)
+    values = np.asarray(values)
+    out = np.full((q, m, *values.shape[1:]), fill, dtype=values.dtype)
+    mask = np.arange(m)[None, :] < lengths[:, None]
+    out[mask] = values
+    return out, mask
+
+
+@dataclass(frozen=True)
+class QueryView:
+    """One query: its id, and its documents' features, labels and ids (views, not copies)."""
+
+    query_id: str
+    features: np.ndarray
+    labels: np.ndarray
+    doc_ids: np.ndarray | None
+    start: int
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+@dataclass
+class RankingDataset:
+    """A set of queries with their documents; see the module docstring for the layout."""
+
+    features: np.ndarray
+    labels: np.ndarray
+    boundaries: np.ndarray
+    query_ids: np.ndarray
+    doc_ids: np.ndarray | None = None
+    extras: dict[str, np.ndarray] = field(default_factory=dict)
+    feature_names: list[str] | None = None
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        self.features = np.asarray(self.features, dtype=np.float32)
+        if self.features.ndim == 1:
+            self.features = self.features.reshape(-1, 1)
+        self.labels = np.asarray(self.labels, dtype=np.float64)
+        self.boundaries = np.asarray(self.boundaries, dtype=np.int64)
+        self.query_ids = np.asarray([str(q) for q in np.asarray(self.query_ids).tolist()], dtype=object)
+        n = len(self.labels)
+        if self.features.shape[0] != n:
+            raise ValueError(
+                f"features have {self.features.shape[0]} rows but there are {n} labels"
+            )
+        b = self.boundaries
+        if b.ndim != 1 or len(b) < 1 or b[0] != 0 or b[-1] != n or (np.diff(b) < 0).any():
+            raise ValueError(
+                "boundaries must start at 0, never decrease and end at the number of documents "
+                f"({n}); got {b[:5].tolist()}...{b[-3:].tolist()}"
+            )
+        if len(self.query_ids) != len(b) - 1:
+            raise ValueError(
+                f"{len(self.query_ids)} query ids for {len(b) - 1} queries (boundaries)"
+            )
+        if self.doc_ids is not None:
+            self.doc_ids = np.asarray(self.doc_ids, dtype=object)
+            if len(self.doc_ids) != n:
+                raise ValueError(f"{len(self.doc_ids)} doc ids for {n} documents")
+        for key, col in self.extras.items():
+            if len(col) != n:
+                raise ValueError(f"extra column {key!r} has {len(col)} values for {n} documents")
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_arrays(
+        cls,
+        X: Any,
+        y: Any,
+        *,
+        group: Sequence[int] | np.ndarray | None = None,
+        qid: Sequence[Any] | np.ndarray | None = None,
+        doc_ids: Sequence[str] | None = None,
+        feature_names: list[str] | None = None,
+    ) -> RankingDataset:
+        """Build a dataset from a feature matrix and labels, with ``group`` sizes or a ``qid`` column.
+
+        Exactly one of ``group`` (LightGBM style) or ``qid`` (one id per document, each query's
+        documents contiguous) must be given.
+        """
+        if (group is None) == (qid is None):
+            raise ValueError(
+                "give exactly one of group= (list sizes) or qid= (a query id per document)"
+            )
+        y_arr = np.asarray(y, dtype=np.float64).ravel()
+        if group is not None:
+            b = boundaries_from_group(group)
+            if b[-1] != len(y_arr):
+                raise ValueError(
+                    f"group sizes add up to {b[-1]} but there are {len(y_arr)} labels. "
+                    "Fix: pass one size per query, in document order"
+                )
+            qids = np.array([str(i) for i in range(len(b) - 1)], dtype=object)
+        else:
+            b, qids = _boundaries_from_qids(np.asarray(qid))
+        return cls(
+            features=np.asarray(X, dtype=np.float32),
+            labels=y_arr,
+            boundaries=b,
+            query_ids=qids,
+            doc_ids=None if doc_ids is None else np.asarray(doc_ids, dtype=object),
+            feature_names=feature_names,
+        )
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n_queries(self) -> int:
+        return len(self.boundaries) - 1
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.labels)
+
+    @property
+    def n_features(self) -> int:
+        return self.features.shape[1]
+
+    @property
+    def query_lengths(self) -> np.ndarray:
+        """Number of documents of each query, ``(Q,)`` int64."""
+        return np.diff(self.boundaries)
+
+    @property
+    def group(self) -> np.ndarray:
+        """LightGBM-style group sizes (same as :attr:`query_lengths`)."""
+        return self.query_lengths
+
+    @property
+    def doc_query_index(self) -> np.ndarray:
+        """For each document, the index (0..Q-1) of its query, ``(N,)`` int64."""
+        return np.repeat(np.arange(self.n_queries, dtype=np.int64), self.query_lengths)
+
+    def __len__(self) -> int:
+        return self.n_queries
+
+    def __repr__(self) -> str:
+        src = f", source={self.source!r}" if self.source else ""
+        return (
+            f"RankingDataset(queries={self.n_queries}, docs={self.n_docs}, "
+            f"features={self.n_features}{src})"
+        )
+
+    # ------------------------------------------------------------------ views
+    def query(self, i: int) -> QueryView:
+        """The ``i``-th query (0-based, file order) as a :class:`QueryView`."""
+        lo, hi = int(self.boundaries[i]), int(self.boundaries[i + 1])
+        return QueryView(
+            query_id=str(self.query_ids[i]),
+            features=self.features[lo:hi],
+            labels=self.labels[lo:hi],
+            doc_ids=None if self.doc_ids is None else self.doc_ids[lo:hi],
+            start=lo,
+        )
+
+    def __iter__(self) -> Iterator[QueryView]:
+        for i in range(self.n_queries):
+            yield self.query(i)
+
+    def padded(
+        self, values: np.ndarray | None = None, fill: float = 0.0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(Q, M)`` padded labels (or any per-document ``values``) and a boolean mask."""
+        return pad_segments(self.labels if values is None else values, self.boundaries, fill)
+
+    def padded_features(self, fill: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """``(Q, M, F)`` padded features and a ``(Q, M)`` boolean mask."""
+        return pad_segments(self.features, self.boundaries, fill)
+
+    # ------------------------------------------------------------------ derived datasets
+    def subset(self, query_indices: Sequence[int] | np.ndarray) -> RankingDataset:
+        """A new dataset with the given queries (by 0-based index), in the given order."""
+        idx = np.asarray(query_indices, dtype=np.int64)
+        lengths = self.query_lengths[idx]
+        starts = self.boundaries[idx]
+        doc_index = _segment_index(starts, lengths)
+        return self._take(doc_index, boundaries_from_group(lengths), self.query_ids[idx])
+
+    def truncate(self, n: int) -> RankingDataset:
+        """Keep the first ``n`` documents of every list (``S_n`` of Wang et al.); shorter lists stay whole."""
+        lengths = np.minimum(self.query_lengths, n)
+        doc_index = _segment_index(self.boundaries[:-1], lengths)
+        return self._take(doc_index, boundaries_from_group(lengths), self.query_ids)
+
+    def permute_within_queries(self, seed: int) -> RankingDataset:
+        """The same queries with each list's documents shuffled (seeded)."""
+        rng = np.random.default_rng(seed)
+        key = rng.random(self.n_docs) + self.doc_query_index
+        return self._take(np.argsort(key, kind="stable"), self.boundaries, self.query_ids)
+
+    def _take(self, doc_index: np.ndarray, boundaries: np.ndarray, query_ids: np.ndarray) -> RankingDataset:
+        return RankingDataset(
+            features=self.features[doc_index],
+            labels=self.labels[doc_index],
+            boundaries=boundaries,
+            query_ids=query_ids,
+            doc_ids=None if self.doc_ids is None else self.doc_ids[doc_index],
+            extras={k: v[doc_index] for k, v in self.extras.items()},
+            feature_names=self.feature_names,
+            source=self.source,
+        )
+
+    def label_counts(self) -> Mapping[float, int]:
+        """How many documents carry each label value."""
+        values, counts = np.unique(self.labels, return_counts=True)
+        return {float(v): int(c) for v, c in zip(values, counts)}
+
+    def check_scores(self, scores: Any, *, source: str | None = None) -> np.ndarray:
+        """Validate a per-document score vector against this dataset; return it as float64."""
+        s = np.asarray(scores, dtype=np.float64).ravel()
+        if len(s) != self.n_docs:
+            raise DataFormatError(
+                f"{len(s)} scores for {self.n_docs} documents",
+                path=source,
+                fix="give exactly one score per document, in the data file's order",
+            )
+        if not np.isfinite(s).all():
+            bad = int(np.flatnonzero(~np.isfinite(s))[0])
+            raise DataFormatError(
+                f"score of document {bad + 1} is not a finite number",
+                path=source,
+                line=bad + 1 if source else None,
+                token=str(s[bad]),
+                fix="replace NaN/inf scores by finite numbers",
+            )
+        return s
+
+
+def _segment_index(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenate ``range(start, start + length)`` for each segment, vectorised."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.repeat(np.asarray(starts, dtype=np.int64) - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    return np.arange(total, dtype=np.int64) + offsets

@@ -1,0 +1,179 @@
+"""Discount functions D(r) of a 1-based position r in a list of length n.
+
+=====================  ===============================  ============================================
+name                   D(r)                             note
+=====================  ===============================  ============================================
+``log`` / ``log:b``    1 / log_b(1 + r)  (b = 2)        "standard"; b cancels in NDCG, not in DCG
+``power:β``            r^−β                             feasible for 0 < β < 1 (Wang et al. Thm 3)
+``zipf``               1 / r                            the critical point (Thm 5)
+``exp:a``              a^−r                             summable: too fast (Thm 6)
+``linear``             n − r                            NDCG^β of Jin & Geng (ECML/PKDD 2010)
+``letor``              1 for r ≤ 2, 1 / log2(r) else    the official LETOR scripts
+custom                 any callable ``(r, n) -> D``     via :class:`CallableDiscount`
+=====================  ===============================  ============================================
+
+``discount(ranks, n)`` evaluates elementwise (``ranks`` 1-based, ``n`` the list length, a scalar or
+an array broadcastable to ``ranks``). ``discount.table(m)`` gives D(1..m) for a list of length m.
+Only ``linear`` depends on n (``depends_on_length``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._spec import format_number
+from ..errors import ConventionError
+
+__all__ = [
+    "CallableDiscount",
+    "Discount",
+    "ExponentialDiscount",
+    "LetorDiscount",
+    "LinearDiscount",
+    "LogDiscount",
+    "PowerDiscount",
+    "get_discount",
+]
+
+
+class Discount:
+    """Base class of discounts; see the module docstring."""
+
+    name: str = "discount"
+    depends_on_length: bool = False
+
+    def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def table(self, m: int) -> np.ndarray:
+        """D(1), ..., D(m) for a list of length ``m`` (float64)."""
+        return np.asarray(self(np.arange(1, m + 1, dtype=np.float64), m), dtype=np.float64)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class LogDiscount(Discount):
+    """D(r) = 1 / log_base(1 + r)."""
+
+    base: float = 2.0
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return "log" if self.base == 2.0 else f"log:{format_number(self.base)}"
+
+    def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:
+        r = np.asarray(ranks, dtype=np.float64)
+        return math.log(self.base) / np.log1p(r)
+
+
+@dataclass(frozen=True)
+class PowerDiscount(Discount):
+    """D(r) = r^−β (β = 1 is Zipf's 1/r)."""
+
+    beta: float = 0.5
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return "zipf" if self.beta == 1.0 else f"power:{format_number(self.beta)}"
+
+    def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:
+        return np.asarray(ranks, dtype=np.float64) ** (-self.beta)
+
+
+@dataclass(frozen=True)
+class ExponentialDiscount(Discount):
+    """D(r) = a^−r, a > 1."""
+
+    a: float = 2.0
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"exp:{format_number(self.a)}"
+
+    def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:
+        return float(self.a) ** (-np.asarray(ranks, dtype=np.float64))
+
+
+@dataclass(frozen=True)
+class LinearDiscount(Discount):
+    """D(r) = n − r, the linear discount of NDCG^β (needs the list length n)."""
+
+    name: str = "linear"
+    depends_on_length: bool = True
+
+    def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:
+        if n is None:
+            raise ConventionError("the linear discount n − r needs the list length n")
+        return np.asarray(n, dtype=np.float64) - np.asarray(ranks, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class LetorDiscount(Discount):
+    """D(r) = 1 / max(1, log2 r): positions 1 and 2 undiscounted (official LETOR scripts)."""
+
+    name: str = "letor"
+
+    def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:
+        r = np.asarray(ranks, dtype=np.float64)
+        return 1.0 / np.maximum(1.0, np.log2(np.maximum(r, 1.0)))
+
+
+@dataclass(frozen=True)
+class CallableDiscount(Discount):
+    """A user's discount ``fn(ranks, n)``; prints as ``name`` (cannot be parsed back)."""
+
+    fn: Callable[[np.ndarray, Any], Any] = lambda r, n: 1.0 / np.log2(1.0 + r)  # noqa: E731
+    name: str = "custom"
+    depends_on_length: bool = False
+
+    def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:
+        return np.asarray(self.fn(np.asarray(ranks, dtype=np.float64), n), dtype=np.float64)
+
+
+def get_discount(spec: str | Discount | Callable[..., Any]) -> Discount:
+    """Resolve a discount from a name (see module docstring), a :class:`Discount` or a callable
+    ``fn(ranks, n)``."""
+    if isinstance(spec, Discount):
+        return spec
+    if callable(spec):
+        return CallableDiscount(fn=spec, name=getattr(spec, "__name__", "custom"))
+    if isinstance(spec, str):
+        s = spec.strip().lower()
+        head, _, arg = s.partition(":")
+        try:
+            if head == "log":
+                base = float(arg) if arg else 2.0
+                if base <= 1.0:
+                    raise ConventionError(f"log base must exceed 1, got {base}")
+                return LogDiscount(base=base)
+            if head == "power":
+                beta = float(arg) if arg else 0.5
+                if beta <= 0:
+                    raise ConventionError(f"power discount needs β > 0, got {beta}")
+                return PowerDiscount(beta=beta)
+            if head == "zipf" and not arg:
+                return PowerDiscount(beta=1.0)
+            if head in ("exp", "exponential"):
+                a = float(arg) if arg else 2.0
+                if a <= 1.0:
+                    raise ConventionError(f"exponential discount a^−r needs a > 1, got {a}")
+                return ExponentialDiscount(a=a)
+            if head == "linear" and not arg:
+                return LinearDiscount()
+            if head == "letor" and not arg:
+                return LetorDiscount()
+        except ValueError as exc:
+            if isinstance(exc, ConventionError):
+                raise
+            raise ConventionError(f"cannot read the number in discount {spec!r}") from exc
+    raise ConventionError(
+        f"unknown discount {spec!r}; known: log, log:<base>, power:<beta>, zipf, exp:<a>, "
+        "linear, letor, or a callable fn(ranks, n)"
+    )

@@ -1,0 +1,134 @@
+"""Gain functions G(y): how much a document of label y is worth.
+
+Each gain is a small immutable object with a printed ``name`` (its part of a measure's spec) and a
+``__call__`` that maps labels to gains elementwise. It accepts NumPy arrays and PyTorch tensors
+alike (losses use the same objects as measures, never copies).
+
+=============  =====================================  =========================================
+name           G(y)                                   used by
+=============  =====================================  =========================================
+``exp2``       2^y − 1                                LETOR, Burges et al., LightGBM, seed 004
+``linear``     y                                      Järvelin & Kekäläinen, trec_eval, sklearn
+``letor``      table {0: 0, 1: 1, 2: 3}, else 0       official LETOR Eval-Score-3.0/4.0 scripts
+``table:...``  explicit table, e.g. ``table:0=0;1=1;2=3``, other labels 0
+custom         any callable, via :class:`CallableGain`
+=============  =====================================  =========================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._spec import format_number
+from ..errors import ConventionError
+
+__all__ = ["CallableGain", "Exp2Gain", "Gain", "LinearGain", "TableGain", "get_gain"]
+
+
+class Gain:
+    """Base class: ``gain(labels) -> gains``, elementwise, for NumPy arrays or torch tensors."""
+
+    name: str = "gain"
+
+    def __call__(self, labels: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Exp2Gain(Gain):
+    """G(y) = 2^y − 1."""
+
+    name: str = "exp2"
+
+    def __call__(self, labels: Any) -> Any:
+        if isinstance(labels, np.ndarray | float | int):
+            return np.exp2(np.asarray(labels, dtype=np.float64)) - 1.0
+        return 2.0**labels - 1.0
+
+
+@dataclass(frozen=True)
+class LinearGain(Gain):
+    """G(y) = y."""
+
+    name: str = "linear"
+
+    def __call__(self, labels: Any) -> Any:
+        if isinstance(labels, np.ndarray | float | int):
+            return np.asarray(labels, dtype=np.float64)
+        return labels * 1.0
+
+
+@dataclass(frozen=True)
+class TableGain(Gain):
+    """Gain from an explicit table ``{label: gain}``; labels not in the table get ``default``."""
+
+    table: tuple[tuple[float, float], ...] = ((0.0, 0.0), (1.0, 1.0), (2.0, 3.0))
+    default: float = 0.0
+    label: str | None = None
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        if self.label:
+            return self.label
+        return "table:" + ";".join(f"{format_number(k)}={format_number(v)}" for k, v in self.table)
+
+    def __call__(self, labels: Any) -> Any:
+        if isinstance(labels, np.ndarray | float | int):
+            y = np.asarray(labels, dtype=np.float64)
+            out = np.full(y.shape, self.default, dtype=np.float64)
+            for k, v in self.table:
+                out[y == k] = v
+            return out
+        out = labels.new_full(labels.shape, self.default, dtype=labels.dtype if labels.is_floating_point() else None)
+        for k, v in self.table:
+            out = out.masked_fill(labels == k, v)
+        return out
+
+
+@dataclass(frozen=True)
+class CallableGain(Gain):
+    """A user's gain function; ``name`` is how it prints (it cannot be parsed back)."""
+
+    fn: Callable[[Any], Any] = lambda y: y  # noqa: E731
+    name: str = "custom"
+
+    def __call__(self, labels: Any) -> Any:
+        return self.fn(labels)
+
+
+LETOR_GAIN = TableGain(table=((0.0, 0.0), (1.0, 1.0), (2.0, 3.0)), default=0.0, label="letor")
+
+_NAMED: dict[str, Gain] = {"exp2": Exp2Gain(), "linear": LinearGain(), "letor": LETOR_GAIN}
+
+
+def get_gain(spec: str | Gain | Mapping[float, float] | Callable[[Any], Any]) -> Gain:
+    """Resolve a gain from a name (``exp2``, ``linear``, ``letor``, ``table:0=0;1=1;2=3``), a
+    :class:`Gain`, a ``{label: gain}`` mapping or a callable."""
+    if isinstance(spec, Gain):
+        return spec
+    if isinstance(spec, Mapping):
+        return TableGain(table=tuple(sorted((float(k), float(v)) for k, v in spec.items())))
+    if callable(spec):
+        return CallableGain(fn=spec, name=getattr(spec, "__name__", "custom"))
+    if isinstance(spec, str):
+        s = spec.strip().lower()
+        if s in _NAMED:
+            return _NAMED[s]
+        if s.startswith("table:"):
+            try:
+                pairs = [p.split("=") for p in s[6:].split(";") if p]
+                return TableGain(table=tuple(sorted((float(k), float(v)) for k, v in pairs)))
+            except ValueError as exc:
+                raise ConventionError(
+                    f"cannot read gain table {spec!r}. Fix: write table:0=0;1=1;2=3"
+                ) from exc
+    raise ConventionError(
+        f"unknown gain {spec!r}; known: exp2, linear, letor, table:<label>=<gain>;..., or a callable"
+    )

@@ -1,0 +1,37 @@
+"""Shared fixtures: the real LETOR data in ../shared/data (tests skip cleanly without it)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("NDCGLAB_SHARED_DATA", ROOT.parent / "shared" / "data"))
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared/data; the calling test is skipped when it does not exist."""
+    p = SHARED_DATA.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"real data not available: {p}")
+    return p
+
+
+@pytest.fixture
+def mq2008() -> Path:
+    """The MQ2008 folder (Fold1..5)."""
+    return shared_path("MQ2008")
+
+
+@pytest.fixture
+def ohsumed() -> Path:
+    """The OHSUMED QueryLevelNorm folder (Fold1..5)."""
+    return shared_path("OHSUMED", "QueryLevelNorm")
+
+
+@pytest.fixture
+def ohsumed_null() -> Path:
+    """The OHSUMED Feature-null folder (raw features with NULL)."""
+    return shared_path("OHSUMED", "Feature-null")
