@@ -1,0 +1,167 @@
+"""``ndcglab cv LETOR_DIR --loss A --loss B ... [--model M] [--preset P] [--folds 1,2]``.
+
+Cross-validation over a LETOR collection's folds: for every fold and every loss, train on the
+fold's train file, select the epoch on its vali file (``--validation-measure`` under ``--preset``),
+score its test file and measure it with the preset's usual measure set (or ``--measures``). Prints
+each measure's mean and standard deviation over folds per loss (std: sample std, ddof = 1; 0 for a
+single fold). ``--format json``: one object per loss (keyed by the loss spec as given) with
+``"mean"`` and ``"std"`` keyed by measure name, ``"folds"`` (per fold: name, test measures, best
+epoch, validation value, seconds) and the training options. Progress on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from ..errors import NdcglabError
+from ._common import add_format_argument, emit, format_table
+from .train import add_training_arguments, config_from_args
+
+__all__ = ["add_parser", "run", "select_folds"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "cv",
+        help="cross-validate losses over a LETOR collection's folds (train/vali/test)",
+        description=__doc__.split("\n\n")[1] if __doc__ else None,
+    )
+    p.add_argument("data", metavar="LETOR_DIR", help="folder with Fold1..Fold5 (train/vali/test)")
+    p.add_argument(
+        "--loss",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="loss to evaluate; repeat for several (default listnet)",
+    )
+    p.add_argument(
+        "--folds",
+        default=None,
+        metavar="LIST",
+        help="folds to run, by number or name, e.g. 1,2 (default all)",
+    )
+    p.add_argument(
+        "--measures",
+        default=None,
+        metavar="LIST",
+        help="comma-separated test measures (default: the preset's usual set)",
+    )
+    add_training_arguments(p, single_loss=False)
+    add_format_argument(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def select_folds(folds: list[Any], spec: str | None) -> list[Any]:
+    """Pick folds by 1-based number or name from ``--folds``."""
+    if not spec:
+        return folds
+    out = []
+    for tok in (t.strip() for t in spec.split(",") if t.strip()):
+        match = None
+        if tok.isdigit() and 1 <= int(tok) <= len(folds):
+            match = folds[int(tok) - 1]
+        else:
+            match = next(
+                (f for f in folds if f.name.lower() in (tok.lower(), f"fold{tok}".lower())), None
+            )
+        if match is None:
+            raise NdcglabError(
+                f"no fold {tok!r}; the folder has {', '.join(f.name for f in folds)}. "
+                "Fix: --folds 1,2,3 or --folds Fold1"
+            )
+        out.append(match)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..data import load_letor_folder
+    from ..measures import evaluate
+    from ..training import train
+
+    losses = args.loss or ["listnet"]
+    configs = {loss: config_from_args(args, loss=loss) for loss in losses}  # validate all first
+    folds = select_folds(load_letor_folder(args.data), args.folds)
+    if not folds:
+        raise NdcglabError(f"{args.data} holds no folds. Fix: give a folder with Fold1..Fold5")
+    measures = [m.strip() for m in args.measures.split(",")] if args.measures else None
+    preset = configs[losses[0]].preset
+
+    def log(msg: str) -> None:
+        if not args.quiet:
+            print(f"ndcglab cv: {msg}", file=sys.stderr, flush=True)
+
+    per_loss: dict[str, list[dict[str, Any]]] = {loss: [] for loss in losses}
+    names: list[str] = []
+    for fold in folds:
+        t0 = time.perf_counter()
+        train_ds, vali_ds, test_ds = fold.train, fold.vali, fold.test
+        log(
+            f"{fold.name}: {train_ds.n_queries}/{vali_ds.n_queries}/{test_ds.n_queries} queries "
+            f"(train/vali/test), read in {time.perf_counter() - t0:.1f} s"
+        )
+        for loss in losses:
+            t1 = time.perf_counter()
+            result = train(train_ds, configs[loss], validation=vali_ds, progress=False)
+            scores = result.trained.predict(test_ds)
+            ev = evaluate(test_ds, scores, measures, preset=preset)
+            if not names:
+                names = list(ev.mean)
+            seconds = time.perf_counter() - t1
+            per_loss[loss].append(
+                {
+                    "fold": fold.name,
+                    "mean": dict(ev.mean),
+                    "best_epoch": result.best_epoch,
+                    "epochs_run": result.epochs_run,
+                    "stop_reason": result.stop_reason,
+                    "valid": result.best_score,
+                    "valid_measure": result.measure,
+                    "seconds": seconds,
+                }
+            )
+            key = next((n for n in names if n.lower().startswith("ndcg@10")), names[0])
+            log(
+                f"{fold.name} {loss}: test {key} {ev.mean[key]:.4f}, valid {result.best_score}, "
+                f"best epoch {result.best_epoch}/{result.epochs_run} ({result.stop_reason}), "
+                f"{seconds:.1f} s"
+            )
+
+    payload: dict[str, Any] = {}
+    for loss in losses:
+        rows = per_loss[loss]
+        values = {n: np.array([r["mean"][n] for r in rows], dtype=np.float64) for n in names}
+        payload[loss] = {
+            "mean": {n: float(v.mean()) for n, v in values.items()},
+            "std": {n: float(v.std(ddof=1)) if len(v) > 1 else 0.0 for n, v in values.items()},
+            "folds": rows,
+            "std_ddof": 1,
+            "preset": preset,
+            "n_folds": len(rows),
+            "training": configs[loss].to_dict(),
+        }
+
+    def text() -> str:
+        header = ["measure", *losses]
+        body = [
+            [
+                n,
+                *(
+                    f"{payload[loss]['mean'][n]:.4f}±{payload[loss]['std'][n]:.4f}"
+                    for loss in losses
+                ),
+            ]
+            for n in names
+        ]
+        return (
+            f"{len(folds)} folds of {args.data}; test measures under preset {preset}; "
+            "mean±std over folds\n" + format_table(header, body)
+        )
+
+    emit(args, payload, text)
+    return 0

@@ -1,0 +1,108 @@
+"""``ndcglab reproduce NAME [--data PATH] [--quick] [--seed N] --out DIR [--format json]``.
+
+Runs one of the papers' experiments (or ``all``) and writes a report folder: ``index.html`` with
+plots and tables, the tables as CSV/Markdown/LaTeX, and ``results.json`` (every number, dataset
+hashes, seeds, package versions). The folder appears only when the run succeeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ._common import add_format_argument, emit, format_table
+
+_EPILOG = """experiments:
+  cost-sensitive      Lu et al. 2010, Tables 1-6: CS-ListMLE@1/3/5/10 vs ListMLE, ListNet,
+                      RankCosine, AdaRank, RankSVM; 5 folds; N@1/3/5/10, MAP; t-test on N@1
+  consistency         Ravikumar et al. 2011, Fig. 1: cosine/squared/ListNet, original vs
+                      NDCG-consistent (Z_1, Z_10, Z); NDCG@1..10; randomisation tests
+  qnorm               Ravikumar et al. 2011, Fig. 2: normalised q-norm vs cosine vs ListNet
+  distinguishability  Wang et al. 2013, Figures 1-4: mean NDCG vs list size n for RankSVM,
+                      ListNet and a random ranker (log, r^-1/2, 2^-r, NDCG@n/5)
+  limits              Wang et al. 2013, Theorems 1-13: limits of NDCG vs simulation
+  linear-ndcg         Jin & Geng 2010: DCG^beta_ideal - DCG^beta_f = R(f) on every query
+  all                 every experiment into sub-folders, with an index page
+
+--data is a LETOR folder with Fold1..5 (e.g. ../shared/data/MQ2008) or a single LETOR file;
+without it the embedded synthetic data are used. --quick runs fewer folds/epochs/repetitions and
+smaller sizes, and says so in the report.
+"""
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    from ..reproduce import NAMES
+
+    p = subparsers.add_parser(
+        "reproduce",
+        help="reproduce a paper's experiment and write an HTML/CSV/LaTeX/JSON report",
+        description=__doc__.split("\n\n")[1] if __doc__ else None,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("name", choices=NAMES, metavar="NAME", help="experiment: " + ", ".join(NAMES))
+    p.add_argument("--data", default=None, metavar="PATH",
+                   help="LETOR folder with Fold1..5, or one LETOR file (default: embedded synthetic data)")
+    p.add_argument("--quick", action="store_true",
+                   help="reduced run: fewer folds, epochs, repetitions and smaller n")
+    p.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="report folder to write (created atomically; an earlier report there is replaced)")
+    p.add_argument("--mode", choices=("full", "quick", "tiny"), default=None, help=argparse.SUPPRESS)
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+    add_format_argument(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..reproduce import run_experiment
+
+    def log(msg: str) -> None:
+        if not args.quiet:
+            print(f"ndcglab reproduce: {msg}", file=sys.stderr, flush=True)
+
+    command = ["ndcglab", "reproduce", args.name]
+    if args.data:
+        command += ["--data", str(args.data)]
+    if args.quick:
+        command.append("--quick")
+    command += ["--seed", str(args.seed), "--out", str(args.out)]
+    folder, report = run_experiment(
+        args.name, args.out, data=args.data, quick=args.quick, seed=args.seed, mode=args.mode,
+        command=command, log=log,
+    )
+    payload = {
+        "experiment": args.name,
+        "out": str(folder),
+        "html": str(folder / "index.html"),
+        "quick": report.quick,
+        "seed": args.seed,
+        "elapsed_s": report.elapsed_s,
+        "findings": report.findings,
+        "mean": _means(report),
+    }
+    if args.name == "all":
+        payload["experiments"] = report.results
+
+    def text() -> str:
+        lines = [f"report written to {folder}/index.html  ({report.elapsed_s:.1f} s)"]
+        findings = report.findings
+        if args.name == "all":
+            findings = [dict(f, claim=f"[{sub}] {f['claim']}") for sub, r in report.results.items()
+                        for f in r["findings"]]
+        if findings:
+            rows = [[{True: "agrees", False: "DISAGREES", None: "inconclusive"}[f["agrees"]],
+                     f["claim"][:70], f["observed"][:80]] for f in findings]
+            lines += ["", format_table(["verdict", "claim", "observed"], rows)]
+        return "\n".join(lines)
+
+    emit(args, payload, text)
+    return 0
+
+
+def _means(report: Any) -> dict[str, Any]:
+    """The report's headline numbers (``results["mean"]`` when the experiment sets it)."""
+    res = getattr(report, "results", {})
+    return res.get("mean", {}) if isinstance(res, dict) else {}

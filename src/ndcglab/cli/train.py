@@ -1,0 +1,312 @@
+"""``ndcglab train DATA... --loss SPEC --model linear|mlp|adarank --out MODEL [options]``.
+
+Trains one model and writes it to one file (weights, normalisation, loss, options, versions).
+DATA is a LETOR fold folder (its ``train`` file is trained on and its ``vali`` file used for model
+selection unless ``--validation`` is given), one or more LETOR/SVMlight files (concatenated), or
+``synthetic:NAME[:SEED]``. Progress goes to stderr; the summary to stdout (``--format json``: an
+object with ``"mean"`` = the best validation value keyed by the measure's name, the epochs, the
+stopping reason and the model path).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import NdcglabError
+from ._common import add_format_argument, emit, format_table
+
+__all__ = ["add_parser", "add_training_arguments", "config_from_args", "load_training_data", "run"]
+
+
+def _hidden(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(t) for t in text.replace(" ", "").split(",") if t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--hidden takes sizes like 64,32, got {text!r}") from None
+    if not sizes or any(s < 1 for s in sizes):
+        raise argparse.ArgumentTypeError(f"--hidden takes positive sizes like 64,32, got {text!r}")
+    return sizes
+
+
+def _batch(text: str) -> int | None:
+    if text.lower() in ("all", "none", "full"):
+        return None
+    return int(text)
+
+
+def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = True) -> None:
+    """The training options shared by ``train`` and ``cv`` (defaults from TrainConfig)."""
+    from ..training.normalize import NORMALIZATIONS
+
+    d = _defaults()
+    if single_loss:
+        p.add_argument(
+            "--loss",
+            default=d.loss,
+            metavar="SPEC",
+            help="loss spec, e.g. listnet, cs_listmle@10, consistent_listnet(norm=z10), "
+            "ranksvm(l2=0.001), adarank(measure=map) (default: listnet; adarank for --model "
+            "adarank)",
+        )
+    p.add_argument(
+        "--model",
+        default=d.model,
+        choices=("linear", "mlp", "adarank"),
+        help=f"model family (default {d.model}; adarank = boosting over single features)",
+    )
+    p.add_argument(
+        "--optimizer",
+        default=d.optimizer,
+        choices=("gd", "adam"),
+        help="gd: full-batch gradient descent until the loss changes less than --tol "
+        f"(the papers' protocol); adam: minibatch Adam (default {d.optimizer})",
+    )
+    p.add_argument(
+        "--lr", type=float, default=None, help="learning rate (default 0.1 for gd, 0.001 for adam)"
+    )
+    p.add_argument(
+        "--epochs", type=int, default=d.epochs, help=f"maximum epochs (default {d.epochs})"
+    )
+    p.add_argument(
+        "--batch-size",
+        type=_batch,
+        default=d.batch_size,
+        metavar="Q",
+        help=f"queries per Adam step, or 'all' (default {d.batch_size})",
+    )
+    p.add_argument(
+        "--tol",
+        type=float,
+        default=d.tol,
+        help=f"gd stops when the loss changes less than this (default {d.tol:g})",
+    )
+    p.add_argument(
+        "--patience",
+        type=int,
+        default=d.patience,
+        help="stop after this many epochs without validation improvement (default: off)",
+    )
+    p.add_argument(
+        "--normalize",
+        default=d.normalize,
+        choices=NORMALIZATIONS,
+        help=f"feature normalisation; NaN filled with 0 afterwards (default {d.normalize})",
+    )
+    p.add_argument(
+        "--validation-measure",
+        default=d.validation_measure,
+        metavar="MEASURE",
+        help=f"model-selection measure on the validation set (default {d.validation_measure})",
+    )
+    p.add_argument(
+        "--preset",
+        default=d.preset,
+        help=f"measure conventions for selection and reports (default {d.preset})",
+    )
+    p.add_argument(
+        "--l2",
+        type=float,
+        default=None,
+        help="L2 penalty l2*||w||^2 on the weights (default 0; ranksvm: its spec's l2)",
+    )
+    p.add_argument(
+        "--C", type=float, default=None, dest="C", help="RankSVM's C: sets l2 = 1/(2*C*queries)"
+    )
+    p.add_argument(
+        "--rounds", type=int, default=None, help="AdaRank rounds (default: the adarank spec's, 100)"
+    )
+    p.add_argument(
+        "--hidden",
+        type=_hidden,
+        default=d.hidden,
+        metavar="SIZES",
+        help="MLP hidden sizes, e.g. 64,32 (default %(default)s)",
+    )
+    p.add_argument(
+        "--activation", default=d.activation, help=f"MLP activation (default {d.activation})"
+    )
+    p.add_argument("--dropout", type=float, default=d.dropout, help="MLP dropout (default 0)")
+    p.add_argument("--seed", type=int, default=d.seed, help=f"random seed (default {d.seed})")
+    p.add_argument("--device", default=d.device, help="cpu, cuda or auto (default cpu)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+
+
+def _defaults() -> Any:
+    from ..training.trainer import TrainConfig
+
+    return TrainConfig()
+
+
+def config_from_args(args: argparse.Namespace, loss: str | None = None) -> Any:
+    """A :class:`~ndcglab.training.TrainConfig` from parsed arguments."""
+    from ..training.trainer import TrainConfig
+
+    loss = loss or args.loss
+    return TrainConfig(
+        loss=loss,
+        model=args.model,
+        optimizer=args.optimizer,
+        lr=args.lr,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        tol=args.tol,
+        patience=args.patience,
+        normalize=args.normalize,
+        validation_measure=args.validation_measure,
+        preset=None if str(args.preset).lower() == "none" else args.preset,
+        l2=args.l2,
+        C=args.C,
+        rounds=args.rounds,
+        hidden=tuple(args.hidden),
+        activation=args.activation,
+        dropout=args.dropout,
+        seed=args.seed,
+        device=args.device,
+    )
+
+
+def _concat(parts: list[Any]) -> Any:
+    import numpy as np
+
+    from ..data.dataset import RankingDataset, boundaries_from_group
+
+    if len(parts) == 1:
+        return parts[0]
+    f = {p.n_features for p in parts}
+    if len(f) != 1:
+        raise NdcglabError(
+            f"the data files have different feature counts {sorted(f)}. "
+            "Fix: give files of one collection"
+        )
+    doc_ids = None
+    if all(p.doc_ids is not None for p in parts):
+        doc_ids = np.concatenate([p.doc_ids for p in parts])
+    return RankingDataset(
+        features=np.concatenate([p.features for p in parts]),
+        labels=np.concatenate([p.labels for p in parts]),
+        boundaries=boundaries_from_group(np.concatenate([p.query_lengths for p in parts])),
+        query_ids=np.concatenate([p.query_ids for p in parts]),
+        doc_ids=doc_ids,
+        feature_names=parts[0].feature_names,
+        source="+".join(str(p.source) for p in parts),
+    )
+
+
+def load_training_data(paths: list[str], validation: str | None) -> tuple[Any, Any]:
+    """(train, validation) datasets from ``train``'s DATA arguments (see the module docstring)."""
+    from ..data import load_dataset
+
+    valid = None
+    if len(paths) == 1 and Path(paths[0]).is_dir():
+        from ..data import load_letor_folder
+
+        folds = load_letor_folder(paths[0])
+        if len(folds) != 1:
+            names = ", ".join(f.name for f in folds)
+            raise NdcglabError(
+                f"{paths[0]} holds {len(folds)} folds ({names}). Fix: give one fold folder "
+                f"(e.g. {Path(paths[0]) / folds[0].name}) or run `ndcglab cv {paths[0]}`"
+            )
+        fold = folds[0]
+        train = fold.train
+        if validation is None and getattr(fold, "vali_path", None) is not None:
+            valid = fold.vali
+    else:
+        train = _concat([load_dataset(p) for p in paths])
+    if validation is not None:
+        valid = load_dataset(validation)
+    return train, valid
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "train",
+        help="train a ranking model (linear, MLP, AdaRank) with a listwise loss",
+        description=__doc__.split("\n\n")[1] if __doc__ else None,
+    )
+    p.add_argument(
+        "data",
+        nargs="+",
+        metavar="DATA",
+        help="a LETOR fold folder, LETOR/SVMlight file(s), or synthetic:NAME[:SEED]",
+    )
+    p.add_argument(
+        "--validation",
+        default=None,
+        metavar="FILE",
+        help="validation file for model selection (default: the fold's vali file)",
+    )
+    p.add_argument("--out", required=True, metavar="MODEL", help="model file to write")
+    p.add_argument(
+        "--checkpoint",
+        default=None,
+        metavar="DIR",
+        help="write an atomic checkpoint to DIR after every epoch",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue from the checkpoint in --checkpoint DIR (same options and data)",
+    )
+    add_training_arguments(p)
+    add_format_argument(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..training import train
+
+    if args.resume and not args.checkpoint:
+        raise NdcglabError("--resume needs --checkpoint DIR (where the interrupted run wrote it)")
+    cfg = config_from_args(args)
+    train_ds, valid_ds = load_training_data(args.data, args.validation)
+    if not args.quiet:
+        print(
+            f"ndcglab train: {train_ds.n_queries} training queries, {train_ds.n_docs} documents, "
+            f"{train_ds.n_features} features"
+            + (f"; validation {valid_ds.n_queries} queries" if valid_ds is not None else "")
+            + f"; loss {cfg.loss}, model {cfg.model}, optimizer {cfg.optimizer}",
+            file=sys.stderr,
+        )
+    result = train(
+        train_ds,
+        cfg,
+        validation=valid_ds,
+        checkpoint_dir=args.checkpoint,
+        resume=args.resume,
+        progress=None if not args.quiet else False,
+    )
+    path = result.trained.save(args.out)
+    payload = {
+        "model": str(path),
+        "loss": result.trained.metadata.get("loss"),
+        "model_kind": result.model.kind,
+        "mean": {} if result.measure is None else {result.measure: result.best_score},
+        "best_epoch": result.best_epoch,
+        "epochs_run": result.epochs_run,
+        "stop_reason": result.stop_reason,
+        "final_loss": result.history[-1]["loss"] if result.history else None,
+        "n_features": result.model.n_features,
+        "normalization": cfg.normalize,
+        "training": cfg.to_dict(),
+    }
+
+    def text() -> str:
+        rows = [
+            ["model file", str(path)],
+            ["loss", str(payload["loss"])],
+            ["model", result.model.kind],
+            ["epochs run", str(result.epochs_run)],
+            ["stopped", result.stop_reason],
+            ["best epoch", str(result.best_epoch)],
+        ]
+        if result.measure is not None:
+            rows.append([f"validation {result.measure}", f"{result.best_score:.4f}"])
+        return format_table(["", ""], rows)
+
+    emit(args, payload, text)
+    return 0

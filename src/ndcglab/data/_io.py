@@ -1,0 +1,93 @@
+"""File helpers shared by the readers and writers: gzip detection, atomic writes, hashing."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from ..errors import DataFormatError
+
+__all__ = ["atomic_write", "file_sha256", "is_gzip", "open_binary"]
+
+PathLike = str | os.PathLike[str]
+
+
+def is_gzip(path: PathLike) -> bool:
+    """True when the file starts with the gzip magic bytes (whatever its name)."""
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+def open_binary(path: PathLike) -> IO[bytes]:
+    """Open a data file for binary reading, decompressing gzip transparently.
+
+    Raises :class:`DataFormatError` (not ``FileNotFoundError``) when the file is missing, so the
+    CLI reports it as a data problem with a fix.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise DataFormatError(
+            "file not found", path=p, fix="check the path (LETOR folds live in Fold1..Fold5)"
+        )
+    if p.is_dir():
+        raise DataFormatError(
+            "is a directory, not a data file",
+            path=p,
+            fix="give a file, or use load_letor_folder() for a Fold1..Fold5 tree",
+        )
+    if is_gzip(p):
+        return gzip.open(p, "rb")
+    return open(p, "rb")
+
+
+def file_sha256(path: PathLike, *, uncompressed: bool = False, chunk: int = 1 << 22) -> str:
+    """Hex sha256 of a file's bytes; with ``uncompressed=True`` of its gunzipped content."""
+    h = hashlib.sha256()
+    opener = open_binary if uncompressed else (lambda p: open(p, "rb"))
+    with opener(path) as f:
+        while True:
+            block = f.read(chunk)
+            if not block:
+                break
+            h.update(block)
+    return h.hexdigest()
+
+
+@contextlib.contextmanager
+def atomic_write(path: PathLike, *, gz: bool | None = None, compresslevel: int = 6) -> Iterator[IO[bytes]]:
+    """Write ``path`` atomically: a temporary file in the same folder, renamed on success.
+
+    ``gz=None`` compresses when the name ends in ``.gz``. On any exception the temporary file is
+    removed and ``path`` is left as it was (absent or the old content).
+    """
+    p = Path(path)
+    if gz is None:
+        gz = p.name.endswith(".gz")
+    folder = p.parent if str(p.parent) else Path(".")
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            if gz:
+                with gzip.GzipFile(
+                    filename="", mode="wb", fileobj=raw, compresslevel=compresslevel, mtime=0
+                ) as f:
+                    yield f
+            else:
+                yield raw
+            raw.flush()
+        # mkstemp creates 0600; give the usual permissions (respecting the umask)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

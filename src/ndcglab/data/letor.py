@@ -1,0 +1,721 @@
+"""Reader for LETOR / SVMlight ranking files.
+
+Format, one document per line::
+
+    <label> qid:<id> <index>:<value> <index>:<value> ... #docid = <id> inc = <v> prob = <v>
+
+* ``label`` is a number (graded relevance; floats allowed, must be finite).
+* ``qid:<id>`` follows the label; ids are any non-blank token and are kept as strings. Files
+  without ``qid:`` need a LightGBM-style *query file* (one list size per line, in document
+  order): pass ``query_file=`` or put it beside the data as ``PATH.query`` (picked up
+  automatically). When both are present, the query file must agree with the ``qid:`` blocks.
+* Features are ``index:value`` pairs, 1-based. The file may be dense (every index) or sparse
+  (absent indices are 0). The matrix has as many columns as the largest index in the file, or
+  ``n_features`` when given (an index beyond it is an error).
+* The literal ``NULL`` marks a missing value (OHSUMED "Feature-null"); it becomes NaN, and so does
+  an explicit ``nan``. ``missing`` chooses what to do with NaN values:
+
+  - ``"nan"``  (default) keep NaN;
+  - ``"min"``  replace by the minimum of that feature over the *same query's* other documents, as
+    LETOR's "Feature-min" files do; when a query has no value at all for the feature
+    (all NaN), use 0;
+  - ``"zero"`` replace by 0.
+
+* Everything after ``#`` is a comment. ``key = value`` pairs in it (also ``key=value``) are kept:
+  ``docid`` becomes :attr:`RankingDataset.doc_ids` (``""`` on lines without one), every other key
+  an ``extras`` column - float64 (NaN where a line lacks the key) when every value is a number,
+  else strings. Other comment words are ignored. Lines that are blank or start with ``#`` are
+  skipped (they still count for line numbers).
+* Line endings LF or CRLF; the file may be gzip-compressed (detected from its first bytes).
+
+**Queries in separate blocks.** A query's lines are normally contiguous. When a ``qid`` comes back
+after other queries, ``split_queries`` decides: ``"error"`` (default) raises a
+:class:`DataFormatError` naming both lines; ``"merge"`` gathers all its blocks into one query,
+placed where it first appeared, documents in file order; ``"separate"`` keeps each block as its
+own query, the k-th block of ``Q`` getting the id ``Q#k`` (k ≥ 2).
+
+**Speed and memory.** Parsing runs in a Numba tokenizer over 64 MiB blocks of bytes and fills
+float32 arrays directly (no Python object per token; one string per document only for doc ids).
+Peak memory is about twice the float32 feature matrix for multi-block files, less in resident
+pages. ``cache=True`` keeps a binary copy (``.npz``) that reloads in seconds; it is used only
+when the source file's size, modification time and sha256 all match.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from ..errors import DataFormatError
+from ._io import PathLike, atomic_write, file_sha256, open_binary
+from .dataset import RankingDataset
+
+__all__ = ["default_cache_dir", "read_letor", "read_query_file"]
+
+Missing = Literal["nan", "min", "zero"]
+SplitQueries = Literal["error", "merge", "separate"]
+
+_CHUNK = 64 << 20
+_CACHE_VERSION = 1
+_MISSING = ("nan", "min", "zero")
+_SPLIT = ("error", "merge", "separate")
+
+
+# ============================================================================ public API
+def read_letor(
+    path: PathLike,
+    *,
+    missing: Missing = "nan",
+    query_file: PathLike | None = None,
+    n_features: int | None = None,
+    split_queries: SplitQueries = "error",
+    cache: bool | PathLike = False,
+) -> RankingDataset:
+    """Read a LETOR/SVMlight file (plain or gzip) into a :class:`RankingDataset`.
+
+    Parameters
+    ----------
+    path:
+        The data file.
+    missing:
+        What NaN/``NULL`` values become: ``"nan"`` (kept), ``"min"`` (per-query minimum of the
+        feature, 0 when the whole query lacks it) or ``"zero"``. See the module docstring.
+    query_file:
+        LightGBM-style group file (one list size per line) for files without ``qid:``.
+        ``PATH.query`` (or ``PATH`` without ``.gz`` plus ``.query``) is used when present.
+    n_features:
+        Number of feature columns; default the largest index in the file.
+    split_queries:
+        ``"error"``, ``"merge"`` or ``"separate"``: how to treat a qid that reappears after
+        other queries (see the module docstring).
+    cache:
+        ``False`` (default); ``True`` to keep a binary cache beside the file (or in
+        :func:`default_cache_dir` when that folder is not writable); or a folder for the cache.
+
+    Raises
+    ------
+    DataFormatError
+        With file, line, the offending token and a fix, for any malformed input.
+    """
+    if missing not in _MISSING:
+        raise ValueError(f"missing={missing!r}; choose one of {', '.join(_MISSING)}")
+    if split_queries not in _SPLIT:
+        raise ValueError(f"split_queries={split_queries!r}; choose one of {', '.join(_SPLIT)}")
+    if n_features is not None and (int(n_features) != n_features or n_features < 1):
+        raise ValueError(f"n_features must be a positive integer or None, got {n_features!r}")
+    p = Path(path)
+    qfile = Path(query_file) if query_file is not None else None
+    if qfile is not None and not qfile.exists():
+        raise DataFormatError("query file not found", path=qfile, fix="check the path")
+    auto_qfile = qfile is None
+    if auto_qfile:
+        qfile = _find_query_file(p)
+
+    if cache is not False:
+        options = {
+            "missing": missing,
+            "n_features": None if n_features is None else int(n_features),
+            "split_queries": split_queries,
+            "query_file": _file_identity(qfile) if qfile is not None else None,
+            "explicit_query_file": not auto_qfile,
+        }
+        return _read_cached(p, options, cache, qfile, auto_qfile)
+    return _read(p, missing, qfile, auto_qfile, n_features, split_queries)
+
+
+def read_query_file(path: PathLike) -> np.ndarray:
+    """Read a LightGBM ``.query`` group file: one non-negative list size per line → int64 array."""
+    p = Path(path)
+    sizes: list[int] = []
+    with open_binary(p) as f:
+        text = f.read().decode("utf-8", "replace")
+    lines = text.splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    for k, raw in enumerate(lines, start=1):
+        tok = raw.strip()
+        try:
+            v = int(tok)
+        except ValueError:
+            v = -1
+        if v < 0:
+            raise DataFormatError(
+                "query file lines must each hold one list size (a non-negative integer)",
+                path=p,
+                line=k,
+                token=tok,
+                fix="write one integer per line: the number of documents of each query, in order",
+            )
+        sizes.append(v)
+    return np.asarray(sizes, dtype=np.int64)
+
+
+def default_cache_dir() -> Path:
+    """``$NDCGLAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/ndcglab``, else ``~/.cache/ndcglab``."""
+    env = os.environ.get("NDCGLAB_CACHE_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "ndcglab"
+
+
+# ============================================================================ parsing
+@dataclass
+class _Chunk:
+    X: np.ndarray
+    labels: np.ndarray
+    block_rows: np.ndarray
+    block_qids: list[str]
+    block_lines: np.ndarray
+    extras: dict[str, Any] = field(default_factory=dict)
+    first_line: int = 0
+
+
+_FIXES = {
+    "label": "each line starts with a finite numeric relevance label, e.g. '2 qid:10 1:0.5 ...'",
+    "pair": (
+        "write features as <index>:<value> with a positive integer index, e.g. '7:0.25'; "
+        "a comment must start with '#'"
+    ),
+    "index": "number features from 1; if the file is 0-based, add 1 to every index",
+    "dup": "keep one value per feature index on each line",
+    "value": "write feature values as decimal numbers; use NULL for a missing value",
+    "qid": "give every line a qid:<id> token right after the label",
+}
+
+
+class _Parser:
+    """Stateful block parser: feeds 64 MiB blocks of whole lines to the Numba kernel."""
+
+    def __init__(self, path: Path, n_features: int | None, query_file: Path | None) -> None:
+        from . import _kernels as K
+
+        self.K = K
+        self.path = path
+        self.fixed = n_features is not None
+        self.width = int(n_features) if n_features is not None else 0
+        self.query_file = query_file
+        self.qid_mode = K.QID_UNKNOWN
+        self.keys: list[str] = []
+        self.key_blob = np.zeros(0, dtype=np.uint8)
+        self.key_off = np.zeros(1, dtype=np.int64)
+        self.chunks: list[_Chunk] = []
+        self.line_offset = 0
+        self.n_nan = 0
+        self.first_data_line: int | None = None
+        self.first_data_token = ""
+
+    # ---------------------------------------------------------------- keys
+    def _set_keys(self, keys: list[str]) -> None:
+        self.keys = keys
+        enc = [k.encode("utf-8", "surrogateescape") for k in keys]
+        self.key_blob = np.frombuffer(b"".join(enc), dtype=np.uint8).copy()
+        off = np.zeros(len(enc) + 1, dtype=np.int64)
+        np.cumsum([len(e) for e in enc], out=off[1:])
+        self.key_off = off
+
+    def _seed_keys(self, arr: np.ndarray) -> None:
+        head = arr[: 1 << 20].tobytes().decode("utf-8", "surrogateescape")
+        for line in head.splitlines():
+            s = line.strip()
+            if not s or s.startswith("#"):
+                continue
+            if "#" in s:
+                self._set_keys([k for k, _ in _comment_pairs(s.split("#", 1)[1])])
+            return
+
+    # ---------------------------------------------------------------- one block
+    def feed(self, arr: np.ndarray) -> None:
+        K = self.K
+        n_lines = int(np.count_nonzero(arr == 10))
+        if len(arr) and arr[-1] != 10:
+            n_lines += 1
+        if not self.chunks and self.first_data_line is None:
+            self._seed_keys(arr)
+        if not self.fixed and self.width == 0:
+            self.width = int(K.max_feature_index(arr))
+        rows = max(n_lines, 1)
+        while True:
+            nk = len(self.keys)
+            X = np.zeros((rows, self.width), dtype=np.float32)
+            labels = np.empty(rows, dtype=np.float64)
+            lab_s = np.empty(rows, dtype=np.int64)
+            lab_e = np.empty(rows, dtype=np.int64)
+            lab_slow = np.zeros(rows, dtype=np.bool_)
+            qid_s = np.empty(rows, dtype=np.int64)
+            qid_e = np.empty(rows, dtype=np.int64)
+            line_no = np.empty(rows, dtype=np.int64)
+            ext_s = np.empty((rows, nk), dtype=np.int64)
+            ext_e = np.empty((rows, nk), dtype=np.int64)
+            block_rows = np.empty(rows, dtype=np.int64)
+            res = K.parse_block(
+                arr, X, self.fixed, self.qid_mode, self.key_blob, self.key_off,
+                labels, lab_s, lab_e, lab_slow, qid_s, qid_e, line_no, ext_s, ext_e, block_rows,
+            )  # fmt: skip
+            status, n, nb, n_nan, err_line, es, ee, qid_mode, n_slow = res
+            if status == K.S_NEED_WIDER:
+                self.width = max(self.width, int(K.max_feature_index(arr)))
+                continue
+            if status == K.S_UNKNOWN_KEY:
+                key = arr[es:ee].tobytes().decode("utf-8", "surrogateescape")
+                self._set_keys([*self.keys, key])
+                continue
+            break
+        if self.first_data_line is None and n > 0:
+            self.first_data_line = self.line_offset + int(line_no[0]) + 1
+            self.first_data_token = _token_after_label(arr, int(lab_e[0]))
+        if status != K.S_OK:
+            self._raise(status, arr, err_line, es, ee)
+        self.qid_mode = qid_mode
+        if qid_mode == K.QID_NO and self.query_file is None:
+            raise DataFormatError(
+                "no qid:<id> after the label, and no query file",
+                path=self.path,
+                line=self.first_data_line,
+                token=self.first_data_token,
+                fix=(
+                    "add qid:<id> to every line, or pass query_file= (a LightGBM .query file "
+                    "with one list size per line; PATH.query is picked up automatically)"
+                ),
+            )
+        labels = labels[:n]
+        if n_slow:
+            for r in np.flatnonzero(lab_slow[:n]):
+                tok = arr[lab_s[r] : lab_e[r]].tobytes()
+                v = float(tok)
+                if not np.isfinite(v):
+                    self._raise(K.S_BAD_LABEL, arr, int(line_no[r]), int(lab_s[r]), int(lab_e[r]))
+                labels[r] = v
+        X = X[:n]
+        if n < 0.9 * rows:
+            X = X.copy()
+        self.n_nan += int(n_nan)
+        brows = block_rows[:nb].copy()
+        chunk = _Chunk(
+            X=X,
+            labels=labels.copy() if n < rows else labels,
+            block_rows=brows,
+            block_qids=_decode_tokens(K.gather_tokens(arr, qid_s[brows], qid_e[brows]), nb),
+            block_lines=line_no[brows] + self.line_offset + 1,
+            first_line=self.line_offset + 1,
+        )
+        for k, key in enumerate(self.keys):
+            starts = np.ascontiguousarray(ext_s[:n, k])
+            ends = np.ascontiguousarray(ext_e[:n, k])
+            if key == "docid":
+                chunk.extras[key] = _decode_tokens(K.gather_tokens(arr, starts, ends), n)
+                continue
+            vals, st = K.parse_float_tokens(arr, starts, ends)
+            if (st == K.INVALID).any() or (st == K.NULL).any():
+                chunk.extras[key] = _decode_tokens(K.gather_tokens(arr, starts, ends), n)
+                continue
+            for r in np.flatnonzero(st == K.APPROX):
+                vals[r] = float(arr[starts[r] : ends[r]].tobytes())
+            chunk.extras[key] = vals
+        self.chunks.append(chunk)
+        self.line_offset += n_lines
+
+    def _raise(self, status: int, arr: np.ndarray, err_line: int, es: int, ee: int) -> None:
+        K = self.K
+        line = self.line_offset + int(err_line) + 1
+        token = arr[es:ee].tobytes().decode("utf-8", "replace")
+        msg, fix = {
+            K.S_BAD_LABEL: ("the label is not a finite number", _FIXES["label"]),
+            K.S_MISSING_QID: ("expected qid:<id> after the label", _FIXES["qid"]),
+            K.S_UNEXPECTED_QID: (
+                f"qid: on a line although the first data line (line {self.first_data_line}) "
+                "has none",
+                "give every line a qid:<id>, or none of them and use a .query file",
+            ),
+            K.S_EMPTY_QID: ("empty query id", "write qid:<id> with a non-empty id"),
+            K.S_BAD_PAIR: ("malformed feature pair, expected <index>:<value>", _FIXES["pair"]),
+            K.S_BAD_INDEX: ("feature index must be a positive integer (1-based)", _FIXES["index"]),
+            K.S_DUP_INDEX: ("feature index appears twice on this line", _FIXES["dup"]),
+            K.S_BAD_VALUE: ("feature value is not a number", _FIXES["value"]),
+        }.get(status, (None, None))
+        if status == K.S_INDEX_TOO_LARGE:
+            if self.fixed and (ee - es) and _index_of(token) is not None:
+                msg = f"feature index exceeds n_features={self.width}"
+                fix = "pass a larger n_features, or n_features=None to use the file's largest index"
+            else:
+                msg, fix = "feature index is too large (more than 9 digits)", _FIXES["index"]
+        if msg is None:  # pragma: no cover - kernel statuses are all mapped above
+            msg, fix = f"cannot parse this line (status {status})", "check the file's format"
+        raise DataFormatError(msg, path=self.path, line=line, token=token, fix=fix)
+
+
+def _index_of(token: str) -> int | None:
+    head = token.split(":", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def _token_after_label(arr: np.ndarray, label_end: int) -> str:
+    tail = arr[label_end : label_end + 200].tobytes().decode("utf-8", "replace")
+    parts = tail.split(None, 1)
+    return parts[0] if parts else ""
+
+
+def _decode_tokens(blob: np.ndarray, n: int) -> list[str]:
+    if n == 0:
+        return []
+    return blob.tobytes().decode("utf-8", "surrogateescape").split("\n")
+
+
+def _comment_pairs(comment: str) -> list[tuple[str, str]]:
+    """``key = value`` pairs of a comment, in order (the same grammar as the Numba kernel)."""
+    toks = comment.split()
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        if "=" in t:
+            k, _, v = t.partition("=")
+            if k and v:
+                out.append((k, v))
+            i += 1
+        elif i + 2 < len(toks) and toks[i + 1] == "=":
+            out.append((t, toks[i + 2]))
+            i += 3
+        else:
+            i += 1
+    seen: dict[str, str] = {}
+    for k, v in out:
+        seen.setdefault(k, v)
+    return list(seen.items())
+
+
+def _feed_blocks(path: Path, feed: Any) -> None:
+    """Call ``feed(arr)`` with uint8 arrays of whole lines (the last may lack its newline).
+
+    ``feed`` must not keep a reference to ``arr``: it is a view on a reused buffer.
+    """
+    with open_binary(path) as f:
+        data = bytearray()
+        while True:
+            block = f.read(_CHUNK)
+            if not block:
+                break
+            data += block
+            del block
+            k = data.rfind(b"\n")
+            if k < 0:
+                continue
+            feed(np.frombuffer(data, dtype=np.uint8, count=k + 1))
+            del data[: k + 1]
+        if data:
+            feed(np.frombuffer(data, dtype=np.uint8))
+
+
+def _find_query_file(path: Path) -> Path | None:
+    cands = [Path(str(path) + ".query")]
+    if path.name.endswith(".gz"):
+        cands.append(path.with_name(path.name[:-3] + ".query"))
+    for c in cands:
+        if c.is_file():
+            return c
+    return None
+
+
+def _read(
+    path: Path,
+    missing: str,
+    query_file: Path | None,
+    auto_query_file: bool,
+    n_features: int | None,
+    split_queries: str,
+) -> RankingDataset:
+    parser = _Parser(path, n_features, query_file)
+    _feed_blocks(path, parser.feed)
+    if missing == "zero":
+        for c in parser.chunks:
+            if parser.n_nan:
+                np.putmask(c.X, np.isnan(c.X), np.float32(0))
+    chunks = parser.chunks
+    n_docs = sum(len(c.labels) for c in chunks)
+    if n_docs == 0:
+        raise DataFormatError(
+            "no data lines (the file is empty or holds only comments)",
+            path=path,
+            fix="check the path; a LETOR file has one document per line: "
+            "'<label> qid:<id> <index>:<value> ...'",
+        )
+    K = parser.K
+    width = parser.width
+    # ---- labels, features
+    labels = np.concatenate([c.labels for c in chunks]) if len(chunks) > 1 else chunks[0].labels
+    if len(chunks) == 1 and chunks[0].X.shape[1] == width:
+        X = chunks[0].X
+        chunks[0].X = None  # type: ignore[assignment]
+    else:
+        X = np.zeros((n_docs, width), dtype=np.float32)
+        r = 0
+        for c in chunks:
+            m, w = c.X.shape
+            X[r : r + m, :w] = c.X
+            c.X = None  # type: ignore[assignment]
+            r += m
+    # ---- doc ids and extras
+    extras = _assemble_extras(parser.keys, chunks, n_docs)
+    doc_ids = extras.pop("docid", None)
+    # ---- queries
+    offsets = np.cumsum([0] + [len(c.labels) for c in chunks])
+    if parser.qid_mode == K.QID_YES:
+        starts: list[int] = []
+        qids: list[str] = []
+        lines: list[int] = []
+        for c, off in zip(chunks, offsets):
+            for r, q, ln in zip(c.block_rows.tolist(), c.block_qids, c.block_lines.tolist()):
+                if starts and r == 0 and qids[-1] == q:
+                    continue  # a query running across two blocks of bytes
+                starts.append(int(off) + r)
+                qids.append(q)
+                lines.append(ln)
+        boundaries = np.asarray([*starts, n_docs], dtype=np.int64)
+        if query_file is not None and not auto_query_file:
+            sizes = read_query_file(query_file)
+            _check_sizes(sizes, n_docs, query_file, path)
+            gb = np.concatenate([[0], np.cumsum(sizes)])
+            gb = np.unique(gb)
+            if len(gb) != len(boundaries) or not np.array_equal(gb, boundaries):
+                raise DataFormatError(
+                    f"the query file's {len(sizes)} lists do not match the {len(starts)} qid: "
+                    "blocks of the data file",
+                    path=query_file,
+                    fix="drop the query file (the qid: tokens already define the queries), or "
+                    "make its sizes equal the lengths of the qid: blocks",
+                )
+        perm, boundaries, query_ids = _split_queries(
+            qids, boundaries, lines, split_queries, path
+        )
+        if perm is not None:
+            X = X[perm]
+            labels = labels[perm]
+            if doc_ids is not None:
+                doc_ids = doc_ids[perm]
+            extras = {k: v[perm] for k, v in extras.items()}
+    else:
+        assert query_file is not None  # checked by the parser after the first block
+        sizes = read_query_file(query_file)
+        _check_sizes(sizes, n_docs, query_file, path)
+        boundaries = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        query_ids = np.array([str(i) for i in range(len(sizes))], dtype=object)
+    if missing == "min" and parser.n_nan:
+        K.fill_query_min(X, boundaries)
+    return RankingDataset(
+        features=X,
+        labels=labels,
+        boundaries=boundaries,
+        query_ids=query_ids,
+        doc_ids=doc_ids,
+        extras=extras,
+        source=str(path),
+    )
+
+
+def _check_sizes(sizes: np.ndarray, n_docs: int, qfile: Path, path: Path) -> None:
+    total = int(sizes.sum())
+    if total != n_docs:
+        raise DataFormatError(
+            f"the query file's {len(sizes)} list sizes add up to {total} documents but "
+            f"{path} has {n_docs} data lines",
+            path=qfile,
+            fix="the query file must hold one line per query with its number of documents, "
+            "in the data file's order, adding up to the number of data lines",
+        )
+
+
+def _assemble_extras(keys: list[str], chunks: list[_Chunk], n_docs: int) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    for key in keys:
+        parts = [c.extras.get(key) for c in chunks]
+        is_str = key == "docid" or any(isinstance(p, list) for p in parts)
+        if is_str:
+            col = np.empty(n_docs, dtype=object)
+            r = 0
+            for c, p in zip(chunks, parts):
+                m = len(c.labels)
+                if p is None:
+                    col[r : r + m] = ""
+                elif isinstance(p, list):
+                    col[r : r + m] = p
+                else:
+                    col[r : r + m] = ["" if np.isnan(v) else repr(v) for v in p.tolist()]
+                r += m
+        else:
+            col = np.concatenate(
+                [
+                    np.full(len(c.labels), np.nan) if p is None else p
+                    for c, p in zip(chunks, parts)
+                ]
+            )
+        out[key] = col
+    return out
+
+
+def _split_queries(
+    qids: list[str], boundaries: np.ndarray, lines: list[int], mode: str, path: Path
+) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """Apply the ``split_queries`` rule; return (document permutation or None, boundaries, ids)."""
+    first: dict[str, int] = {}
+    repeated = False
+    for b, q in enumerate(qids):
+        if q in first:
+            if mode == "error":
+                raise DataFormatError(
+                    f"query id {q!r} starts again on line {lines[b]} after other queries; "
+                    f"its first block starts on line {lines[first[q]]}",
+                    path=path,
+                    line=lines[b],
+                    token=f"qid:{q}",
+                    fix="sort the file by qid so each query's lines are contiguous, or pass "
+                    "split_queries='merge' (gather the blocks into one query) or 'separate' "
+                    "(keep them as distinct queries Q, Q#2, ...)",
+                )
+            repeated = True
+        else:
+            first[q] = b
+    if not repeated:
+        return None, boundaries, np.asarray(qids, dtype=object)
+    if mode == "separate":
+        count: dict[str, int] = {}
+        ids = []
+        for q in qids:
+            count[q] = count.get(q, 0) + 1
+            ids.append(q if count[q] == 1 else f"{q}#{count[q]}")
+        return None, boundaries, np.asarray(ids, dtype=object)
+    # merge: order queries by first appearance, blocks in file order within a query
+    lengths = np.diff(boundaries)
+    group = np.asarray([first[q] for q in qids], dtype=np.int64)
+    doc_group = np.repeat(group, lengths)
+    perm = np.argsort(doc_group, kind="stable")
+    order = sorted(first.values())
+    sizes = np.bincount(group, weights=lengths, minlength=len(qids)).astype(np.int64)[order]
+    new_b = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return perm, new_b, np.asarray([qids[b] for b in order], dtype=object)
+
+
+# ============================================================================ binary cache
+def _file_identity(p: Path) -> dict[str, Any]:
+    st = p.stat()
+    return {"path": str(p.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def _cache_file(path: Path, options: dict[str, Any], cache: bool | PathLike) -> Path:
+    key = json.dumps(
+        {"source": str(path.resolve()), "options": options, "version": _CACHE_VERSION},
+        sort_keys=True,
+    )
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    name = f".{path.name}.{digest}.ndcglab-cache.npz"
+    if cache is True:
+        folder = path.resolve().parent
+        if not os.access(folder, os.W_OK):
+            folder = default_cache_dir()
+    else:
+        folder = Path(cache)  # type: ignore[arg-type]
+    return folder / name
+
+
+def _blob(strings: Any) -> np.ndarray:
+    return np.frombuffer(
+        "\n".join(strings).encode("utf-8", "surrogateescape"), dtype=np.uint8
+    ).copy()
+
+
+def _read_cached(
+    path: Path, options: dict[str, Any], cache: bool | PathLike, qfile: Path | None, auto: bool
+) -> RankingDataset:
+    if not path.is_file():
+        open_binary(path).close()  # raises the usual "file not found" error
+    ident = _file_identity(path)
+    sha = file_sha256(path)
+    cfile = _cache_file(path, options, cache)
+    if cfile.is_file():
+        ds = _load_cache(cfile, ident, sha, path)
+        if ds is not None:
+            return ds
+    ds = _read(path, options["missing"], qfile, auto, options["n_features"], options["split_queries"])
+    try:
+        _save_cache(cfile, ds, ident, sha)
+    except OSError as exc:  # a cache that cannot be written is not an error
+        warnings.warn(f"could not write the binary cache {cfile}: {exc}", stacklevel=3)
+    return ds
+
+
+def _save_cache(cfile: Path, ds: RankingDataset, ident: dict[str, Any], sha: str) -> None:
+    arrays: dict[str, np.ndarray] = {
+        "features": ds.features,
+        "labels": ds.labels,
+        "boundaries": ds.boundaries,
+        "query_ids": _blob(ds.query_ids.tolist()),
+    }
+    if ds.doc_ids is not None:
+        arrays["doc_ids"] = _blob(ds.doc_ids.tolist())
+    keys = []
+    for i, (k, v) in enumerate(ds.extras.items()):
+        if v.dtype == object:
+            arrays[f"extra_{i}"] = _blob(v.tolist())
+            keys.append([k, "str"])
+        else:
+            arrays[f"extra_{i}"] = v
+            keys.append([k, "float"])
+    meta = {
+        "version": _CACHE_VERSION,
+        "size": ident["size"],
+        "mtime_ns": ident["mtime_ns"],
+        "sha256": sha,
+        "source": ds.source,
+        "n_docs": ds.n_docs,
+        "n_queries": ds.n_queries,
+        "extras": keys,
+    }
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8).copy()
+    cfile.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(cfile, gz=False) as f:
+        np.savez(f, **arrays)  # type: ignore[arg-type]
+
+
+def _load_cache(cfile: Path, ident: dict[str, Any], sha: str, path: Path) -> RankingDataset | None:
+    try:
+        with np.load(cfile, allow_pickle=False) as z:
+            meta = json.loads(z["meta"].tobytes().decode())
+            if (
+                meta.get("version") != _CACHE_VERSION
+                or meta.get("size") != ident["size"]
+                or meta.get("mtime_ns") != ident["mtime_ns"]
+                or meta.get("sha256") != sha
+            ):
+                return None
+            n_q, n = int(meta["n_queries"]), int(meta["n_docs"])
+            qids = _decode_tokens(z["query_ids"], n_q)
+            doc_ids = None
+            if "doc_ids" in z.files:
+                doc_ids = np.empty(n, dtype=object)
+                doc_ids[:] = _decode_tokens(z["doc_ids"], n)
+            extras: dict[str, np.ndarray] = {}
+            for i, (k, kind) in enumerate(meta["extras"]):
+                if kind == "str":
+                    col = np.empty(n, dtype=object)
+                    col[:] = _decode_tokens(z[f"extra_{i}"], n)
+                    extras[k] = col
+                else:
+                    extras[k] = z[f"extra_{i}"]
+            return RankingDataset(
+                features=z["features"],
+                labels=z["labels"],
+                boundaries=z["boundaries"],
+                query_ids=np.asarray(qids, dtype=object),
+                doc_ids=doc_ids,
+                extras=extras,
+                source=str(path),
+            )
+    except (OSError, ValueError, KeyError) as exc:
+        warnings.warn(f"ignoring unreadable binary cache {cfile}: {exc}", stacklevel=4)
+        return None

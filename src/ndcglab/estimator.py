@@ -1,0 +1,321 @@
+"""A scikit-learn style ranker: :class:`NDCGRanker`.
+
+>>> from ndcglab.estimator import NDCGRanker
+>>> ranker = NDCGRanker(loss="cs_listmle@10", epochs=200).fit(X, y, group=sizes)   # doctest: +SKIP
+>>> scores = ranker.predict(X_test)                                                 # doctest: +SKIP
+
+Conventions:
+
+* ``fit(X, y, *, group=...)`` (LightGBM-style list sizes, documents of a query contiguous) or
+  ``qid=`` (one query id per document); ``X`` may also be a :class:`~ndcglab.data.RankingDataset`
+  (then ``y``, ``group`` and ``qid`` are not given). ``eval_set`` (one ``(X, y)`` pair, a list whose
+  first pair is used, or a dataset) with ``eval_group``/``eval_qid`` is the validation set for
+  model selection on ``validation_measure``.
+* ``predict(X)`` returns one float64 score per document, higher = ranked higher.
+* ``score(X, y, *, group=...)`` is the mean over queries of **NDCG@10 under the estimator's
+  ``preset``** (default ``letor4``: LETOR gain table {0: 0, 1: 1, 2: 3}, LETOR discount, ties in
+  input order, a query without relevant documents scores 0, NDCG@10 of a list shorter than 10 is
+  0 as in the official LETOR scripts). Higher is better.
+* Parameters are stored untouched by ``__init__`` (keyword-only); learned attributes end in ``_``:
+  ``model_`` (the torch module), ``trained_`` (model + normalisation + metadata, see
+  :class:`ndcglab.models.TrainedModel`), ``history_``, ``best_epoch_``, ``best_score_``,
+  ``n_features_in_``.
+* ``model="gbdt"`` hands the fit to :mod:`ndcglab.gbdt` (LightGBM with the loss as a custom
+  objective), imported only then.
+
+See :mod:`ndcglab.training.trainer` for the training protocol and its options.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .data.dataset import RankingDataset
+from .errors import MissingDependencyError, NdcglabError, SpecError
+
+__all__ = ["NDCGRanker"]
+
+
+def _as_dataset(
+    X: Any, y: Any, group: Any, qid: Any, *, what: str = "X", need_labels: bool = True
+) -> RankingDataset:
+    if isinstance(X, RankingDataset):
+        if y is not None or group is not None or qid is not None:
+            raise SpecError(
+                f"{what} is a RankingDataset, which carries its own labels and queries. Fix: do "
+                "not pass y=, group= or qid= with it"
+            )
+        return X
+    if group is None and qid is None:
+        raise SpecError(
+            f"ranking needs to know which documents of {what} form a query. Fix: pass group= "
+            "(number of documents of each query, in order) or qid= (a query id per document)"
+        )
+    x = np.asarray(X, dtype=np.float32)
+    if x.ndim != 2:
+        raise SpecError(f"{what} must be a 2-D (documents, features) array, got shape {x.shape}")
+    if y is None:
+        if need_labels:
+            raise SpecError(f"labels y are needed with {what}")
+        y = np.zeros(len(x))
+    try:
+        return RankingDataset.from_arrays(x, y, group=group, qid=qid)
+    except ValueError as exc:
+        raise SpecError(f"{what}: {exc}") from None
+
+
+class NDCGRanker:
+    """Learning to rank for NDCG, scikit-learn style; see the module docstring for conventions.
+
+    Parameters mirror :class:`ndcglab.training.TrainConfig`: ``loss`` (a registered loss spec,
+    e.g. ``listnet``, ``cs_listmle@10``, ``consistent_listnet(norm=z10)``, ``ranksvm``,
+    ``adarank``), ``model`` (``linear``, ``mlp``, ``adarank``, ``gbdt``), ``optimizer`` (``gd``
+    full batch until the loss changes less than ``tol``, or ``adam`` over batches of
+    ``batch_size`` queries), ``lr`` (None: 0.1 for gd, 1e-3 for adam), ``epochs`` (cap),
+    ``normalize`` (``none``, ``query_minmax``, ``zscore``), ``validation_measure`` and ``preset``
+    (model selection on ``eval_set``), ``patience`` (early stopping), ``seed``, ``device``
+    (``cpu``, ``cuda``, ``auto``), ``hidden``/``activation``/``dropout`` (MLP), ``l2`` and ``C``
+    (RankSVM), ``checkpoint_dir`` (atomic per-epoch checkpoints; ``fit(..., resume=True)``),
+    ``verbose`` (a progress bar on a terminal), ``gbdt_params`` (extra options for ``gbdt``).
+    """
+
+    def __init__(
+        self,
+        *,
+        loss: str = "listnet",
+        model: str = "linear",
+        optimizer: str = "gd",
+        lr: float | None = None,
+        epochs: int = 1000,
+        batch_size: int | None = 16,
+        tol: float = 1e-6,
+        normalize: str = "zscore",
+        validation_measure: str = "ndcg@10",
+        preset: str | None = "letor4",
+        patience: int | None = None,
+        seed: int = 0,
+        device: str = "cpu",
+        hidden: Sequence[int] = (64, 32),
+        activation: str = "relu",
+        dropout: float = 0.0,
+        l2: float | None = None,
+        C: float = 1.0,
+        checkpoint_dir: str | None = None,
+        verbose: bool = False,
+        gbdt_params: dict[str, Any] | None = None,
+    ) -> None:
+        self.loss = loss
+        self.model = model
+        self.optimizer = optimizer
+        self.lr = lr
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.tol = tol
+        self.normalize = normalize
+        self.validation_measure = validation_measure
+        self.preset = preset
+        self.patience = patience
+        self.seed = seed
+        self.device = device
+        self.hidden = hidden
+        self.activation = activation
+        self.dropout = dropout
+        self.l2 = l2
+        self.C = C
+        self.checkpoint_dir = checkpoint_dir
+        self.verbose = verbose
+        self.gbdt_params = gbdt_params
+
+    # ------------------------------------------------------------------ scikit-learn protocol
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [p.name for p in sig.parameters.values() if p.kind == p.KEYWORD_ONLY]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor parameters, as given."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params: Any) -> NDCGRanker:
+        """Set constructor parameters; unknown names raise an error listing the valid ones."""
+        valid = self._param_names()
+        for key, value in params.items():
+            if key not in valid:
+                raise SpecError(
+                    f"unknown parameter {key!r} for NDCGRanker; valid: {', '.join(valid)}"
+                )
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {
+            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
+        }
+        changed = [
+            f"{k}={v!r}" for k, v in self.get_params().items() if not _same(v, defaults.get(k))
+        ]
+        return f"NDCGRanker({', '.join(changed)})"
+
+    def __sklearn_tags__(self) -> Any:  # pragma: no cover - only with scikit-learn's tooling
+        from sklearn.utils import Tags, TargetTags
+
+        return Tags(estimator_type="ranker", target_tags=TargetTags(required=True))
+
+    # ------------------------------------------------------------------ fitting
+    def _config(self) -> Any:
+        from .training import TrainConfig
+
+        return TrainConfig(
+            loss=self.loss,
+            model=self.model,
+            optimizer=self.optimizer,
+            lr=self.lr,
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            tol=self.tol,
+            normalize=self.normalize,
+            validation_measure=self.validation_measure,
+            preset=self.preset,
+            patience=self.patience,
+            seed=self.seed,
+            device=self.device,
+            hidden=tuple(self.hidden),
+            activation=self.activation,
+            dropout=self.dropout,
+            l2=self.l2,
+            C=self.C,
+        )
+
+    def fit(
+        self,
+        X: Any,
+        y: Any = None,
+        *,
+        group: Any = None,
+        qid: Any = None,
+        eval_set: Any = None,
+        eval_group: Any = None,
+        eval_qid: Any = None,
+        resume: bool = False,
+    ) -> NDCGRanker:
+        """Train on ``X``/``y`` (with ``group=`` or ``qid=``, or a dataset); returns ``self``."""
+        train = _as_dataset(X, y, group, qid)
+        valid = self._eval_dataset(eval_set, eval_group, eval_qid)
+        if str(self.model).lower() == "gbdt":
+            return self._fit_gbdt(train, valid)
+        from .training import train as run_training
+
+        result = run_training(
+            train,
+            self._config(),
+            validation=valid,
+            checkpoint_dir=self.checkpoint_dir,
+            resume=resume,
+            progress=bool(self.verbose),
+        )
+        self.result_ = result
+        self.trained_ = result.trained
+        self.model_ = result.trained.model
+        self.history_ = result.history
+        self.best_epoch_ = result.best_epoch
+        self.best_score_ = result.best_score
+        self.n_features_in_ = train.n_features
+        return self
+
+    @staticmethod
+    def _eval_dataset(eval_set: Any, eval_group: Any, eval_qid: Any) -> RankingDataset | None:
+        if eval_set is None:
+            return None
+        if isinstance(eval_set, RankingDataset):
+            return eval_set
+        if isinstance(eval_set, list):
+            if not eval_set:
+                return None
+            eval_set = eval_set[0]
+            if isinstance(eval_group, list) and eval_group and np.ndim(eval_group[0]) == 1:
+                eval_group = eval_group[0]
+            if isinstance(eval_qid, list) and eval_qid and np.ndim(eval_qid[0]) == 1:
+                eval_qid = eval_qid[0]
+        if isinstance(eval_set, RankingDataset):
+            return eval_set
+        if not isinstance(eval_set, tuple) or len(eval_set) != 2:
+            raise SpecError(
+                "eval_set must be a RankingDataset, an (X, y) pair or a list of such pairs "
+                "(the first one is used for model selection)"
+            )
+        return _as_dataset(eval_set[0], eval_set[1], eval_group, eval_qid, what="eval_set")
+
+    def _fit_gbdt(self, train: RankingDataset, valid: RankingDataset | None) -> NDCGRanker:
+        try:
+            import importlib
+
+            gbdt = importlib.import_module("ndcglab.gbdt")
+        except ImportError as exc:
+            raise MissingDependencyError(
+                f"model='gbdt' needs ndcglab.gbdt and LightGBM ({exc}). "
+                "Fix: pip install 'ndcglab[gbdt]'"
+            ) from None
+        fit = getattr(gbdt, "fit_gbdt", None)
+        if fit is None:
+            raise NdcglabError(
+                "model='gbdt' is not available in this ndcglab build (ndcglab.gbdt has no "
+                "fit_gbdt). Fix: use model='linear' or 'mlp'"
+            )
+        trained = fit(
+            train,
+            self.loss,
+            valid=valid,
+            params=self.gbdt_params,
+            measure=self.validation_measure,
+            preset=self.preset,
+            seed=self.seed,
+        )
+        self.trained_ = trained
+        self.model_ = trained
+        training = dict(trained.metadata.get("training") or {})
+        self.history_ = list(training.get("history") or [])
+        self.best_epoch_ = int(trained.best_iteration)
+        self.best_score_ = training.get("best_score")
+        self.n_features_in_ = train.n_features
+        return self
+
+    # ------------------------------------------------------------------ using the model
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "trained_"):
+            raise NdcglabError(
+                "this NDCGRanker is not fitted yet. Fix: call fit(X, y, group=...) first"
+            )
+
+    def predict(self, X: Any, *, group: Any = None, qid: Any = None) -> np.ndarray:
+        """One float64 score per document of ``X`` (a matrix or a dataset); higher ranks first.
+
+        ``group=``/``qid=`` are needed only under ``normalize="query_minmax"``.
+        """
+        self._check_fitted()
+        if str(self.model).lower() == "gbdt":  # trees need no normalisation
+            return np.asarray(self.trained_.predict(X), dtype=np.float64)
+        return np.asarray(self.trained_.predict(X, group=group, qid=qid), dtype=np.float64)
+
+    def score(self, X: Any, y: Any = None, *, group: Any = None, qid: Any = None) -> float:
+        """Mean NDCG@10 over the queries of ``X`` under ``preset`` (see the module docstring)."""
+        ds = _as_dataset(X, y, group, qid)
+        scores = self.predict(ds)
+        from .training._measure import MeasureScorer
+
+        return MeasureScorer("ndcg@10", self.preset).mean(ds.labels, scores, ds.boundaries)
+
+    def save(self, path: str) -> Any:
+        """Write the fitted model (weights, normalisation, metadata) to one file."""
+        self._check_fitted()
+        return self.trained_.save(path)
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b) if not isinstance(a, np.ndarray) else False
+    except Exception:
+        return False

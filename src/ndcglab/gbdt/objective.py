@@ -1,0 +1,480 @@
+"""Any registered differentiable listwise loss as a LightGBM custom objective.
+
+LightGBM grows each tree from per-document first and second derivatives of the training
+objective, ``g_i = ∂L/∂s_i`` and ``h_i ≈ ∂²L/∂s_i²`` at the current scores ``s`` (a diagonal
+Newton step per leaf: ``−Σg / (Σh + λ)``). Here ``L = Σ_q loss(s_q, y_q)``: the registered loss
+(:func:`ndcglab.losses.get_loss`) summed over the training queries, unreduced.
+
+How each derivative is computed (``hessian=`` option; see ``docs/gbdt.md``):
+
+* **closed form** (``"auto"`` picks it when the loss has one, ``"closed"`` requires it): exact
+  gradient and exact Hessian diagonal from formulas (:mod:`ndcglab.gbdt._closed`), e.g. ListNet
+  ``g = c·softmax(s) − p``, ``h = c·softmax(s)(1 − softmax(s))``; consistent ListNet
+  ``g = exp(s) − u``, ``h = exp(s)``; squared losses ``g = 2(s − t)``, ``h = 2``; ListMLE.
+* **exact** (``"exact"``, and ``"auto"`` for lists of at most ``exact_max_len`` documents when no
+  closed form exists): the gradient by torch autograd and the exact Hessian diagonal by ``M``
+  batched Hessian-vector products per bucket (forward-over-reverse on ``e_j``, the j-th column
+  of every list at once): cost ≈ ``M`` gradient evaluations.
+* **hutchinson** (``"hutchinson"``, and ``"auto"`` for longer lists without a closed form):
+  ``diag(H) ≈ (1/S) Σ_k v_k ⊙ H v_k`` with ``S = hutchinson_samples`` Rademacher probes ``v_k``
+  (independent per list). Unbiased; for document ``i`` its standard deviation is
+  ``sqrt(Σ_{j≠i} H_ij² / S)`` — the stated bound the tests check (5 standard deviations).
+* **constant** (``"constant"``): ``h = 1`` — first-order gradient boosting.
+
+Every Hessian value is finally clamped to at least ``hess_floor`` (default ``1e-6``) so that the
+Newton step is defined; the clamp is the only place an estimate is changed.
+
+Gradients of all queries are computed at once on padded tensors, one bucket of similar lengths
+at a time (:class:`~ndcglab.gbdt._buckets.BucketIndex`); the padding index, the padded labels and
+any closed-form targets are computed **once per dataset** (:meth:`LossObjective.bind`), not per
+round. Padded cells never receive a gradient.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._compat import torch as _torch
+from .._spec import parse_spec
+from ..errors import SpecError
+from ._buckets import BucketIndex
+
+__all__ = [
+    "HESSIAN_MODES",
+    "BoundObjective",
+    "LossObjective",
+    "hessian_diagonal",
+    "resolve_loss",
+]
+
+#: the values of the ``hessian=`` option
+HESSIAN_MODES = ("auto", "closed", "exact", "hutchinson", "constant")
+
+
+def resolve_loss(loss: Any) -> Any:
+    """A loss object from a spec string (through :func:`ndcglab.losses.get_loss`) or a loss object.
+
+    A loss object is any callable ``loss(scores, labels, mask) -> Tensor[B]`` over padded ``(B, M)``
+    torch tensors; a ``name`` attribute, if present, is how it is reported.
+    """
+    if isinstance(loss, str):
+        from ..losses import get_loss  # the losses registry (torch)
+
+        obj = get_loss(loss)
+        kind = getattr(obj, "kind", "differentiable")
+        if kind != "differentiable":
+            raise SpecError(
+                f"loss {loss!r} is trained by its own algorithm (kind={kind!r}), not by gradients, "
+                "so it cannot drive LightGBM. Fix: choose a differentiable loss, e.g. listnet, "
+                "consistent_listnet(norm=z10), listmle, cs_listmle@10"
+            )
+        return obj
+    if not callable(loss):
+        raise SpecError(f"a loss must be a spec string or a callable, got {type(loss).__name__}")
+    return loss
+
+
+def loss_name(loss: Any) -> str:
+    """The printed name of a loss object (its ``name``, else its class name)."""
+    name = getattr(loss, "name", None)
+    return str(name) if name is not None else type(loss).__name__
+
+
+def _accepts_generator(fn: Any) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins
+        return False
+    return "generator" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _rademacher(torch: Any, shape: tuple[int, ...], gen: Any, dtype: Any) -> Any:
+    bits = torch.randint(0, 2, shape, generator=gen, dtype=torch.int8)
+    return bits.to(dtype) * 2.0 - 1.0
+
+
+def hessian_diagonal(
+    loss: Any,
+    scores: Any,
+    labels: Any,
+    mask: Any,
+    *,
+    mode: str = "exact",
+    samples: int = 16,
+    generator: Any = None,
+    loss_generator: Any = None,
+) -> tuple[Any, Any]:
+    """Gradient and Hessian diagonal of ``Σ_b loss(scores, labels, mask)[b]`` by torch autograd.
+
+    ``scores``, ``labels`` ``(B, M)`` float tensors, ``mask`` ``(B, M)`` bool. ``mode`` is
+    ``"exact"`` (``M`` Hessian-vector products with the unit vectors ``e_j``, batched over the
+    ``B`` independent lists), ``"hutchinson"`` (``samples`` Rademacher probes) or ``"constant"``
+    (no second derivative; the Hessian returned is all ones). Padded cells get 0 in both.
+    ``loss_generator`` is handed to losses that draw random numbers (ListMLE's tie breaking), so
+    the gradient and the Hessian come from the same draw. Returns ``(grad, hess)`` ``(B, M)``.
+    """
+    torch = _torch()
+    s = scores.detach().clone().requires_grad_(True)
+    kwargs = {"generator": loss_generator} if loss_generator is not None else {}
+    with torch.enable_grad():
+        value = loss(s, labels, mask, **kwargs).sum()
+        if mode == "constant":
+            (g,) = torch.autograd.grad(value, s, allow_unused=True)
+            g = torch.zeros_like(s) if g is None else g
+            h = mask.to(s.dtype)
+            return g.detach() * mask, h
+        (g,) = torch.autograd.grad(value, s, create_graph=True, allow_unused=True)
+        if g is None:
+            z = torch.zeros_like(s).detach()
+            return z, z
+        h = torch.zeros_like(s).detach()
+        if g.grad_fn is None:  # the loss is linear in s: zero curvature
+            return g.detach() * mask, h
+        m = s.shape[1]
+        if mode == "exact":
+            for j in range(m):
+                (col,) = torch.autograd.grad(
+                    g[:, j].sum(), s, retain_graph=j < m - 1, allow_unused=True
+                )
+                if col is not None:
+                    h[:, j] = col[:, j].detach()
+        elif mode == "hutchinson":
+            if samples < 1:
+                raise SpecError(f"hutchinson_samples must be at least 1, got {samples}")
+            for k in range(samples):
+                v = _rademacher(torch, tuple(s.shape), generator, s.dtype) * mask
+                (hv,) = torch.autograd.grad(g, s, grad_outputs=v, retain_graph=k < samples - 1, allow_unused=True)
+                if hv is not None:
+                    h += v * hv.detach()
+            h /= samples
+        else:
+            raise SpecError(f"unknown Hessian mode {mode!r}; known: exact, hutchinson, constant")
+    return g.detach() * mask, h * mask
+
+
+@dataclass
+class _BucketState:
+    """What a bucket needs every round, built once: padded labels, mask, closed-form targets."""
+
+    labels: Any
+    mask: Any
+    active: Any  # (B,) bool: lists that contribute (see ``constant_lists``)
+    closed: Any = None  # closed-form state (targets ...) or None
+    mode: str = "exact"
+
+
+@dataclass
+class BoundObjective:
+    """A :class:`LossObjective` bound to one dataset (its labels and query boundaries).
+
+    Holds the bucket index and the per-bucket padded labels/targets; :meth:`grad_hess` is the
+    per-round work. Built by :meth:`LossObjective.bind`.
+    """
+
+    objective: LossObjective
+    buckets: BucketIndex
+    states: list[_BucketState]
+    n_docs: int
+    modes: dict[str, int] = field(default_factory=dict)
+    round: int = 0
+
+    def grad_hess(self, preds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(grad, hess)`` float64 ``(N,)`` at scores ``preds`` (``(N,)``, dataset order)."""
+        torch = _torch()
+        obj = self.objective
+        preds = np.asarray(preds, dtype=np.float64).ravel()
+        if len(preds) != self.n_docs:
+            raise SpecError(
+                f"{len(preds)} scores for an objective bound to {self.n_docs} documents. Fix: "
+                "bind the objective to the dataset being trained"
+            )
+        grad = np.zeros(self.n_docs, dtype=np.float64)
+        hess = np.full(self.n_docs, obj.hess_floor, dtype=np.float64)
+        padded = self.buckets.gather(preds)
+        gen = torch.Generator().manual_seed(int(obj.seed) * 1_000_003 + self.round)
+        loss_gen = torch.Generator().manual_seed(int(obj.seed) * 7_919 + self.round)
+        self.round += 1
+        dtype = torch.float64
+        for bk, st, sp in zip(self.buckets, self.states, padded, strict=True):
+            if not bool(st.active.any()):
+                continue
+            s = torch.from_numpy(sp).to(dtype)
+            if st.mode == "closed":
+                g, h = st.closed.grad_hess(s)
+            else:
+                g, h = hessian_diagonal(
+                    obj.loss,
+                    s,
+                    st.labels,
+                    st.mask,
+                    mode=st.mode,
+                    samples=obj.hutchinson_samples,
+                    generator=gen,
+                    loss_generator=loss_gen if obj._loss_takes_generator else None,
+                )
+            keep = (st.mask & st.active[:, None]).numpy()
+            gn = g.detach().numpy()
+            hn = h.detach().numpy()
+            idx = bk.index[keep]
+            grad[idx] = gn[keep]
+            hess[idx] = np.maximum(hn[keep], obj.hess_floor)
+        if obj.weights_by_query is not None:
+            w = np.repeat(obj.weights_by_query, np.diff(self.buckets.boundaries))
+            grad *= w
+            hess *= w
+        return grad, hess
+
+
+class LossObjective:
+    """A registered loss as a LightGBM objective: ``grad, hess`` per document, all queries at once.
+
+    Parameters
+    ----------
+    loss:
+        A loss spec (``"listnet"``, ``"consistent_listnet(norm=z10)"``, ``"cs_listmle@10"`` …,
+        resolved by :func:`ndcglab.losses.get_loss`) or a loss object.
+    hessian:
+        ``"auto"`` (closed form if the loss has one; otherwise exact for lists of at most
+        ``exact_max_len`` documents and Hutchinson beyond), ``"closed"`` (require a closed form),
+        ``"exact"``, ``"hutchinson"`` or ``"constant"`` — see the module docstring.
+    hess_floor:
+        Every Hessian value is clamped to at least this (> 0).
+    hutchinson_samples:
+        Rademacher probes per round for the Hutchinson estimate.
+    exact_max_len:
+        Under ``"auto"`` without a closed form: buckets whose lists have at most this many
+        documents use the exact diagonal, longer ones Hutchinson.
+    constant_lists:
+        ``"keep"`` (default): every list contributes its loss as registered. ``"skip"``: lists whose
+        labels are all equal (e.g. no relevant document) get zero gradient — their NDCG does not
+        depend on the ranking, as in LightGBM's ``lambdarank``.
+    seed:
+        Seeds the Hutchinson probes and the loss's own random draws, one stream per round.
+    verify:
+        Check a closed form once per dataset against torch autograd of the loss at random scores
+        (cheap: one gradient evaluation); on a mismatch, warn and fall back to autograd.
+
+    Use :meth:`__call__` as ``params["objective"]`` of :func:`lightgbm.train` (signature
+    ``(preds, train_data) -> (grad, hess)``), and :meth:`sklearn_objective` for LightGBM's
+    scikit-learn and Dask estimators (``(y_true, y_pred, weight, group) -> (grad, hess)``).
+    The bound state is cached per dataset and dropped when pickled.
+    """
+
+    def __init__(
+        self,
+        loss: Any = "listnet",
+        *,
+        hessian: str = "auto",
+        hess_floor: float = 1e-6,
+        hutchinson_samples: int = 16,
+        exact_max_len: int = 64,
+        constant_lists: str = "keep",
+        seed: int = 0,
+        verify: bool = True,
+    ) -> None:
+        if hessian not in HESSIAN_MODES:
+            raise SpecError(f"unknown hessian {hessian!r}; known: {', '.join(HESSIAN_MODES)}")
+        if not hess_floor > 0:
+            raise SpecError(f"hess_floor must be positive, got {hess_floor}")
+        if constant_lists not in ("keep", "skip"):
+            raise SpecError(f"constant_lists must be 'keep' or 'skip', got {constant_lists!r}")
+        self.loss_spec = loss if isinstance(loss, str) else None
+        self._loss = None if isinstance(loss, str) else resolve_loss(loss)
+        self.hessian = hessian
+        self.hess_floor = float(hess_floor)
+        self.hutchinson_samples = int(hutchinson_samples)
+        self.exact_max_len = int(exact_max_len)
+        self.constant_lists = constant_lists
+        self.seed = int(seed)
+        self.verify = bool(verify)
+        self.weights_by_query: np.ndarray | None = None
+        self._bound: BoundObjective | None = None
+        self._bound_key: tuple | None = None
+        if self.loss_spec is not None:
+            parse_spec(self.loss_spec, what="loss")
+            _ = self.loss  # resolve now: unknown names fail here, not in round 1
+        if hessian == "closed":
+            from ._closed import closed_form_for
+
+            if closed_form_for(self.loss) is None:
+                raise SpecError(
+                    f"loss {self.name!r} has no closed-form Hessian. Fix: use hessian='auto', "
+                    "'exact' or 'hutchinson'"
+                )
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def loss(self) -> Any:
+        if self._loss is None:
+            self._loss = resolve_loss(self.loss_spec)
+        return self._loss
+
+    @property
+    def name(self) -> str:
+        return self.loss_spec if self.loss_spec is not None else loss_name(self.loss)
+
+    @property
+    def _loss_takes_generator(self) -> bool:
+        return _accepts_generator(self.loss)
+
+    def describe(self) -> dict[str, Any]:
+        """The objective's settings (stored in model metadata)."""
+        out = {
+            "loss": loss_name(self.loss),
+            "hessian": self.hessian,
+            "hess_floor": self.hess_floor,
+            "hutchinson_samples": self.hutchinson_samples,
+            "exact_max_len": self.exact_max_len,
+            "constant_lists": self.constant_lists,
+            "seed": self.seed,
+        }
+        if self._bound is not None:
+            out["hessian_used"] = dict(self._bound.modes)
+        return out
+
+    # ------------------------------------------------------------------ binding
+    def bind(
+        self,
+        labels: np.ndarray,
+        boundaries: Sequence[int] | np.ndarray,
+    ) -> BoundObjective:
+        """Precompute everything that does not change between rounds for one dataset."""
+        torch = _torch()
+        from ._closed import closed_form_for
+
+        labels = np.asarray(labels, dtype=np.float64).ravel()
+        b = np.asarray(boundaries, dtype=np.int64)
+        if b[-1] != len(labels):
+            raise SpecError(
+                f"query boundaries cover {b[-1]} documents but there are {len(labels)} labels"
+            )
+        closed = closed_form_for(self.loss) if self.hessian in ("auto", "closed") else None
+        quadratic = bool(getattr(self.loss, "pairwise", False)) or (
+            closed is None and self.hessian in ("auto", "exact")
+        )
+        buckets = BucketIndex(b, quadratic=quadratic, max_elements=(1 << 22) if quadratic else (1 << 21))
+        states: list[_BucketState] = []
+        modes: dict[str, int] = {}
+        for bk, yp in zip(buckets, buckets.gather(labels), strict=True):
+            y = torch.from_numpy(yp)
+            mask = torch.from_numpy(bk.mask)
+            if self.constant_lists == "skip":
+                ymax = np.where(bk.mask, yp, -np.inf).max(axis=1)
+                ymin = np.where(bk.mask, yp, np.inf).min(axis=1)
+                active = torch.from_numpy(ymax > ymin)
+            else:
+                active = torch.ones(bk.shape[0], dtype=torch.bool)
+            if closed is not None:
+                mode = "closed"
+                cstate = closed.prepare(self.loss, y, mask)
+            else:
+                cstate = None
+                if self.hessian == "auto":
+                    mode = "exact" if bk.shape[1] <= self.exact_max_len else "hutchinson"
+                else:
+                    mode = self.hessian
+            modes[mode] = modes.get(mode, 0) + int(bk.mask.sum())
+            states.append(_BucketState(labels=y, mask=mask, active=active, closed=cstate, mode=mode))
+        bound = BoundObjective(objective=self, buckets=buckets, states=states, n_docs=len(labels), modes=modes)
+        if closed is not None and self.verify:
+            self._verify_closed(bound)
+        return bound
+
+    def _verify_closed(self, bound: BoundObjective) -> None:
+        """Compare the closed-form gradient with autograd of the loss at random scores, once."""
+        torch = _torch()
+        rng = np.random.default_rng(12345)
+        n_checked = 0
+        for st in bound.states:
+            if n_checked >= 4096:
+                break
+            b = min(st.labels.shape[0], max(1, 4096 // max(1, st.labels.shape[1])))
+            y, mask = st.labels[:b], st.mask[:b]
+            s = torch.from_numpy(rng.normal(0.0, 1.0, size=tuple(y.shape))) * mask
+            sub = st.closed.subset(b)
+            g_cf, _ = sub.grad_hess(s)
+            g_ad, _ = hessian_diagonal(self.loss, s, y, mask, mode="constant")
+            err = float((g_cf - g_ad).abs().max()) if g_cf.numel() else 0.0
+            scale = 1.0 + float(g_ad.abs().max()) if g_ad.numel() else 1.0
+            if not err <= 1e-6 * scale:
+                warnings.warn(
+                    f"the closed-form gradient of {self.name!r} differs from autograd of the "
+                    f"registered loss (max error {err:.3g}); falling back to autograd with "
+                    f"hessian='{'exact' if self.hessian != 'closed' else 'exact'}'",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+                bound.modes = {}
+                for state in bound.states:
+                    state.closed = None
+                    state.mode = "exact" if state.labels.shape[1] <= self.exact_max_len else "hutchinson"
+                    n = int(state.mask.sum())
+                    bound.modes[state.mode] = bound.modes.get(state.mode, 0) + n
+                return
+            n_checked += int(mask.sum())
+
+    def _bound_for(self, labels: np.ndarray, group: np.ndarray) -> BoundObjective:
+        group = np.asarray(group, dtype=np.int64).ravel()
+        key = (len(labels), len(group), hash(group.tobytes()), hash(np.asarray(labels, dtype=np.float64).tobytes()))
+        if self._bound is None or self._bound_key != key:
+            b = np.zeros(len(group) + 1, dtype=np.int64)
+            np.cumsum(group, out=b[1:])
+            self._bound = self.bind(labels, b)
+            self._bound_key = key
+        return self._bound
+
+    # ------------------------------------------------------------------ LightGBM entry points
+    def __call__(self, preds: np.ndarray, train_data: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``lightgbm.train`` custom objective: ``(preds, Dataset) -> (grad, hess)``."""
+        group = train_data.get_group()
+        labels = train_data.get_label()
+        if group is None:
+            raise SpecError(
+                "a listwise objective needs query groups. Fix: build the lightgbm.Dataset with "
+                "group= (list sizes), e.g. via ndcglab.gbdt.to_lgb_dataset"
+            )
+        weight = train_data.get_weight()
+        g, h = self._bound_for(labels, group).grad_hess(preds)
+        if weight is not None:
+            w = np.asarray(weight, dtype=np.float64)
+            g, h = g * w, h * w
+        return g, h
+
+    def sklearn_objective(self) -> _SklearnObjective:
+        """The same objective for ``lightgbm.LGBMRanker`` / ``DaskLGBMRanker``."""
+        return _SklearnObjective(self)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_bound"] = None
+        state["_bound_key"] = None
+        if self.loss_spec is not None:
+            state["_loss"] = None  # re-resolved from the spec where it is unpickled
+        return state
+
+
+class _SklearnObjective:
+    """``(y_true, y_pred, weight, group) -> (grad, hess)``, LightGBM's scikit-learn signature."""
+
+    def __init__(self, objective: LossObjective) -> None:
+        self.objective = objective
+
+    def __call__(
+        self, y_true: np.ndarray, y_pred: np.ndarray, weight: np.ndarray | None, group: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        if group is None:
+            raise SpecError("a listwise objective needs query groups (group=) in fit()")
+        g, h = self.objective._bound_for(y_true, group).grad_hess(y_pred)
+        if weight is not None:
+            w = np.asarray(weight, dtype=np.float64)
+            g, h = g * w, h * w
+        return g, h
+
+    def __repr__(self) -> str:
+        return f"ndcglab_objective({self.objective.name})"

@@ -1,0 +1,317 @@
+"""Training boosted trees with our losses (or LightGBM's own ranking objectives, for comparison).
+
+:func:`train_gbdt` is the one training path; ``loss`` is either one of our registered losses
+(``"listnet"``, ``"consistent_listnet(norm=z10)"``, ``"cs_listmle@10"`` …, driven through
+:class:`~ndcglab.gbdt.objective.LossObjective`) or ``"lightgbm:<objective>"`` for a LightGBM
+built-in (``lightgbm:lambdarank``, ``lightgbm:rank_xendcg``) trained with exactly the same trees,
+rounds and early stopping — which is how ``benchmarks/bench_gbdt.py`` compares them.
+
+Early stopping watches one of *our* measures on the validation set (default ``ndcg@10`` under the
+``letor4`` preset), computed by :func:`ndcglab.measures.evaluate_arrays` in a custom ``feval``;
+LightGBM's own metrics are switched off (``metric="None"``), so every objective is judged alike.
+:func:`fit_gbdt` is the entry point for :class:`ndcglab.estimator.NDCGRanker` (``model="gbdt"``)
+and the CLI.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._compat import lightgbm as _lightgbm
+from ..data.dataset import RankingDataset
+from ..errors import SpecError
+from .model import GBDTModel, _versions
+
+__all__ = [
+    "DEFAULTS",
+    "LIGHTGBM_PREFIX",
+    "MeasureFeval",
+    "fit_gbdt",
+    "make_objective",
+    "to_lgb_dataset",
+    "train_gbdt",
+]
+
+#: ``loss`` values starting with this use LightGBM's built-in objective of that name
+LIGHTGBM_PREFIX = "lightgbm:"
+
+#: default training settings of :func:`train_gbdt` (also what ``fit_gbdt(params=...)`` overrides)
+DEFAULTS: dict[str, Any] = {
+    "num_boost_round": 500,
+    "learning_rate": 0.05,
+    "num_leaves": 31,
+    "min_data_in_leaf": 20,
+    "early_stopping_rounds": 50,
+    "measure": "ndcg@10",
+    "preset": "letor4",
+    "hessian": "auto",
+    "hess_floor": 1e-6,
+    "hutchinson_samples": 16,
+    "constant_lists": "keep",
+    "seed": 0,
+    "num_threads": 0,
+}
+
+
+def to_lgb_dataset(
+    data: RankingDataset,
+    *,
+    reference: Any = None,
+    params: Mapping[str, Any] | None = None,
+) -> Any:
+    """A ``lightgbm.Dataset`` of ``data`` with its query groups (features as float32; NaN = missing)."""
+    lgb = _lightgbm()
+    return lgb.Dataset(
+        data.features,
+        label=data.labels,
+        group=data.query_lengths,
+        reference=reference,
+        params=dict(params or {}),
+        feature_name=list(data.feature_names) if data.feature_names else "auto",
+        free_raw_data=False,
+    )
+
+
+class MeasureFeval:
+    """A LightGBM ``feval`` computing one of our measures: ``(preds, eval_data) -> (name, value, True)``.
+
+    ``measure`` is a measure spec (``"ndcg@10"``, ``"map"`` …) evaluated under ``preset``
+    (``"letor4"`` by default: the official LETOR 4.0 conventions) with
+    :func:`ndcglab.measures.evaluate_arrays`; the value is the mean over the evaluation set's
+    queries. The query boundaries of each evaluation set are computed once and cached.
+    """
+
+    def __init__(self, measure: str = "ndcg@10", preset: str | None = "letor4") -> None:
+        from ..measures import parse_measure
+
+        self.measure = measure
+        self.preset = preset
+        self._parsed = parse_measure(measure)
+        self.name = str(measure) if preset is None else f"{measure}[{preset}]"
+        self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _arrays(self, eval_data: Any) -> tuple[np.ndarray, np.ndarray]:
+        key = id(eval_data)
+        if key not in self._cache:
+            labels = np.asarray(eval_data.get_label(), dtype=np.float64)
+            group = eval_data.get_group()
+            if group is None:
+                raise SpecError(
+                    "evaluating a ranking measure needs query groups on the validation set. Fix: "
+                    "build it with group= (ndcglab.gbdt.to_lgb_dataset does)"
+                )
+            b = np.zeros(len(group) + 1, dtype=np.int64)
+            np.cumsum(np.asarray(group, dtype=np.int64), out=b[1:])
+            self._cache[key] = (labels, b)
+        return self._cache[key]
+
+    def value(self, labels: np.ndarray, scores: np.ndarray, boundaries: np.ndarray) -> float:
+        """The mean of the measure over the queries given as flat arrays."""
+        from ..measures import evaluate_arrays
+
+        res = evaluate_arrays(labels, scores, boundaries, [self._parsed], preset=self.preset)
+        return float(next(iter(res.mean.values())))
+
+    def __call__(self, preds: np.ndarray, eval_data: Any) -> tuple[str, float, bool]:
+        labels, b = self._arrays(eval_data)
+        return self.name, self.value(labels, np.asarray(preds, dtype=np.float64), b), True
+
+
+def make_objective(loss: Any, **options: Any) -> Any:
+    """The :class:`~ndcglab.gbdt.objective.LossObjective` for ``loss`` (``options`` as its keywords)."""
+    from .objective import LossObjective
+
+    return LossObjective(loss, **options)
+
+
+def _is_builtin(loss: Any) -> bool:
+    return isinstance(loss, str) and loss.strip().lower().startswith(LIGHTGBM_PREFIX)
+
+
+def train_gbdt(
+    train: RankingDataset,
+    loss: Any = "listnet",
+    *,
+    valid: RankingDataset | None = None,
+    num_boost_round: int = DEFAULTS["num_boost_round"],
+    learning_rate: float = DEFAULTS["learning_rate"],
+    num_leaves: int = DEFAULTS["num_leaves"],
+    min_data_in_leaf: int = DEFAULTS["min_data_in_leaf"],
+    early_stopping_rounds: int | None = DEFAULTS["early_stopping_rounds"],
+    measure: str = DEFAULTS["measure"],
+    preset: str | None = DEFAULTS["preset"],
+    hessian: str = DEFAULTS["hessian"],
+    hess_floor: float = DEFAULTS["hess_floor"],
+    hutchinson_samples: int = DEFAULTS["hutchinson_samples"],
+    constant_lists: str = DEFAULTS["constant_lists"],
+    seed: int = DEFAULTS["seed"],
+    num_threads: int = DEFAULTS["num_threads"],
+    params: Mapping[str, Any] | None = None,
+    callbacks: Sequence[Callable[..., Any]] = (),
+    eval_every_round: bool = True,
+) -> GBDTModel:
+    """Train a LightGBM ranker whose gradients come from one of our listwise losses.
+
+    Parameters
+    ----------
+    train, valid:
+        :class:`~ndcglab.data.RankingDataset` objects (queries contiguous). With ``valid`` and
+        ``early_stopping_rounds``, training stops when ``measure`` (under ``preset``) on ``valid``
+        has not improved for that many rounds, and the model keeps the best iteration.
+    loss:
+        A registered loss spec, a loss object, or ``"lightgbm:lambdarank"`` /
+        ``"lightgbm:rank_xendcg"`` (LightGBM's built-ins, same settings, for comparison).
+    num_boost_round, learning_rate, num_leaves, min_data_in_leaf:
+        The tree settings (LightGBM's parameters of those names).
+    hessian, hess_floor, hutchinson_samples, constant_lists:
+        How second derivatives are obtained (:class:`~ndcglab.gbdt.objective.LossObjective`).
+    seed, num_threads:
+        LightGBM's ``seed`` (with ``deterministic=True``) and threads (0 = LightGBM's default).
+    params:
+        Extra LightGBM parameters (e.g. ``lambda_l2``, ``feature_fraction``); they win over the
+        arguments above.
+    callbacks:
+        Extra LightGBM callbacks.
+    eval_every_round:
+        Evaluate ``measure`` on ``valid`` every round (needed for early stopping).
+    """
+    lgb = _lightgbm()
+    if not isinstance(train, RankingDataset):
+        raise SpecError(f"train must be a RankingDataset, got {type(train).__name__}")
+    if valid is not None and valid.n_features != train.n_features:
+        raise SpecError(
+            f"the validation set has {valid.n_features} features, the training set "
+            f"{train.n_features}. Fix: use the same feature set for both"
+        )
+    lgb_params: dict[str, Any] = {
+        "learning_rate": float(learning_rate),
+        "num_leaves": int(num_leaves),
+        "min_data_in_leaf": int(min_data_in_leaf),
+        "metric": "None",
+        "verbosity": -1,
+        "seed": int(seed),
+        "deterministic": True,
+        "feature_pre_filter": False,
+        "num_threads": int(num_threads),
+    }
+    objective_info: dict[str, Any]
+    if _is_builtin(loss):
+        name = loss.strip().lower()[len(LIGHTGBM_PREFIX) :]
+        lgb_params["objective"] = name
+        objective_info = {"loss": f"{LIGHTGBM_PREFIX}{name}", "hessian": "lightgbm built-in"}
+        loss_label = f"{LIGHTGBM_PREFIX}{name}"
+        objective_obj = None
+    else:
+        objective_obj = make_objective(
+            loss,
+            hessian=hessian,
+            hess_floor=hess_floor,
+            hutchinson_samples=hutchinson_samples,
+            constant_lists=constant_lists,
+            seed=seed,
+        )
+        lgb_params["objective"] = objective_obj
+        loss_label = objective_obj.name
+        objective_info = {}
+    lgb_params.update(dict(params or {}))
+
+    dtrain = to_lgb_dataset(train, params={"feature_pre_filter": False})
+    valid_sets: list[Any] = []
+    valid_names: list[str] = []
+    feval = None
+    if valid is not None and eval_every_round:
+        dvalid = to_lgb_dataset(valid, reference=dtrain, params={"feature_pre_filter": False})
+        valid_sets, valid_names = [dvalid], ["valid"]
+        feval = MeasureFeval(measure, preset)
+    history: dict[str, Any] = {}
+    cbs: list[Callable[..., Any]] = [lgb.record_evaluation(history), *callbacks]
+    if feval is not None and early_stopping_rounds:
+        cbs.append(lgb.early_stopping(int(early_stopping_rounds), first_metric_only=True, verbose=False))
+
+    t0 = time.perf_counter()
+    booster = lgb.train(
+        lgb_params,
+        dtrain,
+        num_boost_round=int(num_boost_round),
+        valid_sets=valid_sets or None,
+        valid_names=valid_names or None,
+        feval=feval,
+        callbacks=cbs,
+    )
+    seconds = time.perf_counter() - t0
+    if objective_obj is not None:
+        objective_info = objective_obj.describe()
+    best = int(booster.best_iteration or 0)
+    curve = history.get("valid", {}).get(feval.name, []) if feval is not None else []
+    stored_params = {k: v for k, v in lgb_params.items() if k != "objective"}
+    stored_params["objective"] = (
+        lgb_params["objective"] if isinstance(lgb_params["objective"], str) else "custom"
+    )
+    meta: dict[str, Any] = {
+        "loss": loss_label,
+        "objective": objective_info,
+        "params": stored_params,
+        "model": {"kind": "gbdt", "best_iteration": best},
+        "feature_names": list(train.feature_names) if train.feature_names else None,
+        "training_data": train.source,
+        "training": {
+            "num_boost_round": int(num_boost_round),
+            "rounds_run": int(booster.current_iteration()),
+            "best_iteration": best,
+            "early_stopping_rounds": early_stopping_rounds if feval is not None else None,
+            "measure": measure if feval is not None else None,
+            "preset": preset if feval is not None else None,
+            "valid_curve": [float(v) for v in curve],
+            "best_valid": float(max(curve)) if curve else None,
+            "seconds": seconds,
+        },
+        "seed": int(seed),
+        "versions": _versions(),
+    }
+    return GBDTModel(booster=booster, metadata=meta)
+
+
+#: keys of ``fit_gbdt(params=...)`` that are our arguments rather than LightGBM parameters
+_OUR_KEYS = frozenset(DEFAULTS) | {"eval_every_round"}
+
+
+def fit_gbdt(
+    dataset: RankingDataset,
+    loss: Any = "listnet",
+    valid: RankingDataset | None = None,
+    params: Mapping[str, Any] | None = None,
+    **kwargs: Any,
+) -> GBDTModel:
+    """Entry point for the estimator and the CLI: :func:`train_gbdt` with settings in one dict.
+
+    ``params`` (and ``kwargs``, which win) may mix our settings (the keys of :data:`DEFAULTS`:
+    ``num_boost_round``, ``learning_rate``, ``num_leaves``, ``min_data_in_leaf``,
+    ``early_stopping_rounds``, ``measure``, ``preset``, ``hessian``, ``seed`` …) with any LightGBM
+    parameter (``lambda_l2``, ``feature_fraction`` …), which is passed through. The common
+    LightGBM aliases ``n_estimators`` / ``num_iterations`` → ``num_boost_round`` and
+    ``min_child_samples`` → ``min_data_in_leaf`` are understood.
+    """
+    merged = {**dict(params or {}), **kwargs}
+    aliases = {
+        "n_estimators": "num_boost_round",
+        "num_iterations": "num_boost_round",
+        "num_rounds": "num_boost_round",
+        "min_child_samples": "min_data_in_leaf",
+        "random_state": "seed",
+        "eta": "learning_rate",
+    }
+    ours: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in merged.items():
+        k = aliases.get(key, key)
+        if k in _OUR_KEYS:
+            ours[k] = value
+        else:
+            extra[k] = value
+    if "params" in ours:  # pragma: no cover - defensive
+        extra.update(ours.pop("params"))
+    return train_gbdt(dataset, loss, valid=valid, params=extra, **ours)

@@ -1,0 +1,201 @@
+"""Tensor helpers shared by the losses: masking, gains, discounts, DCG norms, safe norms, pairs.
+
+Conventions used everywhere in :mod:`ndcglab.losses`:
+
+* a batch is padded: ``scores``, ``labels`` and the bool ``mask`` (True = a real document) are
+  ``(B, M)`` tensors; every helper here first replaces padded entries by constants with
+  :func:`torch.where`, so that junk (even NaN) in padded slots changes neither a value nor a
+  gradient;
+* every tensor is created on the scores' device with the scores' floating dtype;
+* torch is imported lazily (through :mod:`ndcglab._compat`), so that ``import ndcglab.losses``,
+  :func:`~ndcglab.losses.available_losses` and :func:`~ndcglab.losses.describe_losses` work
+  without it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import _compat
+from .._spec import Cutoff
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torch import Tensor
+
+    from ..measures.discounts import Discount
+    from ..measures.gains import Gain
+
+
+class _LazyTorch:
+    """``torch``, imported on first attribute access through :func:`ndcglab._compat.torch`."""
+
+    _module: ModuleType | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        mod = _LazyTorch._module
+        if mod is None:
+            mod = _LazyTorch._module = _compat.torch()
+        return getattr(mod, name)
+
+
+torch: Any = _LazyTorch()
+
+#: Largest number of pair-matrix entries (rows × M × M) processed at once by pairwise losses;
+#: bigger batches are split into chunks that are recomputed in the backward pass.
+PAIR_BUDGET = 1 << 22
+
+
+def clean(scores: Tensor, labels: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+    """Scores and labels with padded entries replaced by 0 (no value or gradient flows there)."""
+    zero = scores.new_zeros(())
+    s = torch.where(mask, scores, zero)
+    y = torch.where(mask, labels.to(dtype=scores.dtype), zero)
+    return s, y
+
+
+def lengths(mask: Tensor) -> Tensor:
+    """Number of real documents per list, ``(B,)`` int64."""
+    return mask.sum(dim=-1)
+
+
+def masked_gains(gain: Gain, y: Tensor, mask: Tensor) -> Tensor:
+    """``G(y)`` on real documents, 0 on padding (a :mod:`ndcglab.measures.gains` object)."""
+    g = gain(y)
+    if not isinstance(g, torch.Tensor):
+        g = torch.as_tensor(np.asarray(g), device=y.device)
+    g = g.to(dtype=y.dtype, device=y.device)
+    return torch.where(mask, g, y.new_zeros(()))
+
+
+def discount_rows(discount: Discount, m: int, n: Tensor, like: Tensor) -> Tensor:
+    """``D(r)`` for positions r = 1..m as a ``(1, m)`` tensor, or ``(B, m)`` when the discount
+    depends on the list length n (``linear``: n − r). Built from the measures' discount object."""
+    if getattr(discount, "depends_on_length", False):
+        ranks = np.arange(1, m + 1, dtype=np.float64)[None, :]
+        ns = n.detach().to("cpu").numpy().astype(np.float64)[:, None]
+        table = np.asarray(discount(ranks, ns), dtype=np.float64)
+        table = np.broadcast_to(table, (ns.shape[0], m))
+    else:
+        table = np.asarray(discount.table(m), dtype=np.float64)[None, :]
+    return torch.as_tensor(np.array(table, dtype=np.float64), dtype=like.dtype, device=like.device)
+
+
+def cutoff_per_list(cutoff: Cutoff | None, n: Tensor) -> Tensor:
+    """The cut-off k of each list as an int64 ``(B,)`` tensor: the list length when there is no
+    cut-off, the fixed k, or ``Cutoff.k_for(n)`` (ceil rounding) for a fraction of the list."""
+    if cutoff is None:
+        return n.clone()
+    if cutoff.k is not None:
+        return torch.full_like(n, cutoff.k)
+    cache: dict[int, int] = {}
+    ks = [cache.setdefault(v, cutoff.k_for(v)) for v in n.tolist()]
+    return torch.as_tensor(ks, dtype=n.dtype, device=n.device)
+
+
+def positions(like: Tensor) -> Tensor:
+    """1-based positions ``(1, M)`` as int64 on ``like``'s device."""
+    return torch.arange(1, like.shape[-1] + 1, device=like.device).unsqueeze(0)
+
+
+def ideal_dcg(g: Tensor, mask: Tensor, discount: Discount, k: Tensor | int | None = None) -> Tensor:
+    """The DCG norm ``Z_k = IDCG@k = Σ_{r≤k} G(y)_(r) D(r)`` (gains sorted descending), ``(B,)``.
+
+    ``k=None`` is the full norm ‖G(y)‖_D. Constant in the scores (computed without gradient)."""
+    with torch.no_grad():
+        n = lengths(mask)
+        m = g.shape[-1]
+        if m == 0:
+            return g.new_zeros(g.shape[:-1])
+        ranked = torch.sort(torch.where(mask, g, g.new_full((), -math.inf)), dim=-1,
+                            descending=True).values
+        pos = positions(g)
+        keep = pos <= n.unsqueeze(-1)
+        if k is not None:
+            kk = k.unsqueeze(-1) if isinstance(k, torch.Tensor) else k
+            keep = keep & (pos <= kk)
+        d = discount_rows(discount, m, n, g)
+        return torch.where(keep, ranked * d, g.new_zeros(())).sum(dim=-1)
+
+
+def safe_divide(num: Tensor, den: Tensor, ok: Tensor) -> Tensor:
+    """``num / den`` where ``ok``, 0 elsewhere, with no NaN in values or gradients."""
+    one = den.new_ones(())
+    return torch.where(ok, num / torch.where(ok, den, one), num.new_zeros(()))
+
+
+def norm2(s: Tensor) -> tuple[Tensor, Tensor]:
+    """``(‖s‖₂, ‖s‖₂ > 0)`` over the last axis; the norm is 1 where s = 0, so that the normalised
+    losses stay finite and their gradient at s = 0 is the one of the numerator."""
+    sq = (s * s).sum(dim=-1)
+    pos = sq > 0
+    return torch.sqrt(torch.where(pos, sq, sq.new_ones(()))), pos
+
+
+def norm_q(s: Tensor, q: Tensor) -> tuple[Tensor, Tensor]:
+    """``(‖s‖_q, ‖s‖_q > 0)`` over the last axis for ``q ≥ 1`` given per list ``(B, 1)``.
+
+    Computed as ``c · (Σ (|s|/c)^q)^{1/q}`` with the constant c = max|s| (detached), which is
+    exact and avoids overflow for large q; the norm is 1 where s = 0 (see :func:`norm2`)."""
+    a = s.abs()
+    c = a.detach().amax(dim=-1, keepdim=True).clamp_min(torch.finfo(s.dtype).tiny)
+    t = ((a / c) ** q).sum(dim=-1)
+    pos = t > 0
+    root = torch.where(pos, t, t.new_ones(())) ** (1.0 / q.squeeze(-1))
+    return torch.where(pos, c.squeeze(-1) * root, s.new_ones(())), pos
+
+
+def fill_value(dtype: Any) -> float:
+    """A very negative finite number for padded logits (exp of it is exactly 0)."""
+    return float(torch.finfo(dtype).min)
+
+
+def masked_log_softmax(x: Tensor, mask: Tensor) -> Tensor:
+    """``log softmax`` over the real documents of each list (0 on padding)."""
+    z = torch.where(mask, x, x.new_full((), fill_value(x.dtype)))
+    out = torch.log_softmax(z, dim=-1)
+    return torch.where(mask, out, x.new_zeros(()))
+
+
+def masked_softmax(x: Tensor, mask: Tensor) -> Tensor:
+    """``softmax`` over the real documents of each list (0 on padding; 0 for empty lists)."""
+    z = torch.where(mask, x, x.new_full((), fill_value(x.dtype)))
+    out = torch.softmax(z, dim=-1)
+    return torch.where(mask, out, x.new_zeros(()))
+
+
+def has_two_levels(y: Tensor, mask: Tensor) -> Tensor:
+    """True for lists with at least one pair of real documents with different labels."""
+    big = y.new_full((), math.inf)
+    lo = torch.where(mask, y, big).amin(dim=-1) if y.shape[-1] else y.new_zeros(y.shape[:-1])
+    hi = torch.where(mask, y, -big).amax(dim=-1) if y.shape[-1] else y.new_zeros(y.shape[:-1])
+    return (hi > lo) & (mask.sum(dim=-1) >= 2)
+
+
+def better_pairs(y: Tensor, mask: Tensor) -> Tensor:
+    """``P[b, i, j] = (y_i > y_j)`` for real documents i, j: the ordered pairs that count."""
+    valid = mask.unsqueeze(-1) & mask.unsqueeze(-2)
+    return (y.unsqueeze(-1) > y.unsqueeze(-2)) & valid
+
+
+def chunked_rows(fn: Callable[..., Tensor], *tensors: Tensor, budget: int | None = None) -> Tensor:
+    """``fn(*tensors)`` (→ ``(B,)``) evaluated in chunks of lists when the ``(B, M, M)`` pair
+    matrices would exceed ``budget`` entries; with gradients on, each chunk is checkpointed
+    (recomputed in the backward pass) so memory stays bounded by one chunk."""
+    b, m = tensors[0].shape[0], tensors[0].shape[-1]
+    cap = PAIR_BUDGET if budget is None else budget
+    rows = max(1, cap // max(m * m, 1))
+    if rows >= b:
+        return fn(*tensors)
+    from torch.utils.checkpoint import checkpoint
+
+    outs = []
+    grad = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+    for start in range(0, b, rows):
+        part = [t[start : start + rows] for t in tensors]
+        outs.append(checkpoint(fn, *part, use_reentrant=False) if grad else fn(*part))
+    return torch.cat(outs)

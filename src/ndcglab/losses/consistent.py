@@ -1,0 +1,366 @@
+"""NDCG-consistent surrogates of Ravikumar, Tewari and Yang (seed 004).
+
+All of them compare the scores s with the **normalised gains** ::
+
+    u(y) = G(y) / ‖G(y)‖_D            ‖G(y)‖_D = Z(y) = IDCG(y), the DCG norm
+
+(Lemma 4: the Bayes-optimal ranking for NDCG sorts documents by E[u(y) | x], not E[G(y) | x]).
+The experiments of seed 004 also use truncated norms Z_k(y) = IDCG@k(y) (``norm=z1``, ``z10``,
+any ``zK``); NDCG-consistency is proven for the full norm (``norm=z``, the default).
+
+Common parameters: ``gain`` (default ``exp2``, G = 2^y − 1), ``discount`` (default ``log``,
+D(r) = 1/log2(1 + r)), both resolved with :mod:`ndcglab.measures` (``get_gain``,
+``get_discount``), and ``norm``. Lists whose norm is 0 (no relevant document, or empty) have no
+loss: u is undefined there, the value is 0 and the gradient 0.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import SpecError
+from . import _ops
+from ._ops import torch
+from .base import (
+    Loss,
+    Param,
+    choice_param,
+    discount_param,
+    gain_param,
+    number_param,
+    register_loss,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torch import Generator, Tensor
+
+    from ..measures.discounts import Discount
+    from ..measures.gains import Gain
+
+__all__ = [
+    "Bregman",
+    "ConsistentCosine",
+    "ConsistentListNet",
+    "ConsistentSquared",
+    "Potential",
+    "QNorm",
+    "bregman_divergence",
+    "get_potential",
+    "normalised_gains",
+]
+
+_NORM = re.compile(r"z(\d*)\Z")
+
+
+def _convert_norm(v: Any) -> int | None:
+    t = str(v).strip().lower()
+    m = _NORM.match(t)
+    if not m:
+        raise ValueError("write z (full DCG norm) or zK with K a positive whole number, e.g. z10")
+    if not m.group(1):
+        return None
+    k = int(m.group(1))
+    if k < 1:
+        raise ValueError("the K of zK must be at least 1")
+    return k
+
+
+def _show_norm(k: int | None) -> str:
+    return "z" if k is None else f"z{k}"
+
+
+NORM_PARAM = Param(
+    "norm", "z", _convert_norm, _show_norm,
+    "z (full DCG norm ‖G(y)‖_D) or zK (IDCG@K, e.g. z1, z10)",
+    "DCG norm dividing the gains: z = ‖G(y)‖_D, zK = IDCG@K",
+)
+
+
+def normalised_gains(
+    labels: Tensor,
+    mask: Tensor,
+    *,
+    gain: Gain | str = "exp2",
+    discount: Discount | str = "log",
+    norm: int | str | None = None,
+) -> tuple[Tensor, Tensor]:
+    """``(u, ok)``: u = G(y)/Z_k(y) on real documents (0 on padding and where ok is False),
+    ``ok = Z_k(y) > 0`` per list. ``norm``: None or ``"z"`` for the full norm, an int K or
+    ``"zK"`` for IDCG@K. Labels must be a floating tensor (use ``labels.double()``)."""
+    from ..measures.discounts import get_discount
+    from ..measures.gains import get_gain
+
+    k = _convert_norm(norm) if isinstance(norm, str) else norm
+    y = torch.where(mask, labels, labels.new_zeros(()))
+    g = _ops.masked_gains(get_gain(gain), y, mask)
+    z = _ops.ideal_dcg(g, mask, get_discount(discount), k)
+    ok = z > 0
+    u = _ops.safe_divide(g, z.unsqueeze(-1), ok.unsqueeze(-1))
+    return u, ok
+
+
+class _ConsistentBase(Loss):
+    parameters: tuple[Param, ...] = (gain_param(), discount_param(), NORM_PARAM)
+    ndcg_consistent = True
+
+    def _u(self, y: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+        return normalised_gains(
+            y, mask, gain=self.params["gain"], discount=self.params["discount"],
+            norm=self.params["norm"],
+        )
+
+
+@register_loss
+class ConsistentSquared(_ConsistentBase):
+    """NDCG-consistent squared loss (seed 004 §3.3): ``φ̃_sq(s, y) = ‖s − u(y)‖₂²``,
+    u = G(y)/‖G(y)‖_D. The expected minimiser is s* = E[u(y)] (Bregman family with
+    ψ = ‖·‖², Thm 8–9). Parameters ``gain``, ``discount``, ``norm`` (module docstring); lists with
+    norm 0 have no loss; a one-document list with G(y) > 0 has u = 1/D(1) (= 1 for the log
+    discount), so its loss is (s − 1/D(1))².
+    """
+
+    key = "consistent_squared"
+    summary = "NDCG-consistent squared loss ‖s − G/‖G‖_D‖² (seed 004)"
+
+    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+                 ) -> tuple[Tensor, Tensor]:
+        u, ok = self._u(y, mask)
+        d = torch.where(mask, s - u, s.new_zeros(()))
+        return (d * d).sum(dim=-1), ok
+
+
+@register_loss
+class ConsistentCosine(_ConsistentBase):
+    """NDCG-consistent cosine loss (seed 004 §3.3): ``φ̃_cos(s, y) = 1 − ⟨s/‖s‖₂, u(y)⟩``.
+
+    u = G(y)/‖G(y)‖_D is *not* of unit ℓ2 norm, so values are not confined to [0, 2]. Consistent
+    but neither convex nor with a unique minimiser (any positive multiple of E[u] minimises the
+    expected loss). Where s = 0 exactly, ‖s‖₂ is taken as 1 (value 1, gradient −u). Lists with norm
+    0 have no loss.
+    """
+
+    key = "consistent_cosine"
+    summary = "NDCG-consistent cosine 1 − ⟨s/‖s‖₂, G/‖G‖_D⟩ (seed 004)"
+
+    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+                 ) -> tuple[Tensor, Tensor]:
+        u, ok = self._u(y, mask)
+        sn, _ = _ops.norm2(s)
+        return 1.0 - (s * u).sum(dim=-1) / sn, ok
+
+
+@register_loss
+class ConsistentListNet(_ConsistentBase):
+    """NDCG-consistent ListNet (seed 004 §3.3): the generalised KL divergence ::
+
+        φ̃_list(s, y) = KL̃(u ‖ exp(s)) = Σ_j [ u_j log(u_j / e^{s_j}) − u_j + e^{s_j} ]
+                     = Σ_j [ u_j log u_j − u_j s_j − u_j + e^{s_j} ]
+
+    with 0·log 0 = 0, over the real documents. The expected minimiser is exp(s*) = E[u], i.e.
+    s* = log E[u] (Bregman family with h = exp, see ``bregman``). Lists with norm 0 have no loss.
+    """
+
+    key = "consistent_listnet"
+    summary = "NDCG-consistent ListNet KL̃(G/‖G‖_D ‖ exp(s)) (seed 004)"
+
+    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+                 ) -> tuple[Tensor, Tensor]:
+        u, ok = self._u(y, mask)
+        t = torch.xlogy(u, u) - u * s - u + torch.exp(s)
+        return torch.where(mask, t, s.new_zeros(())).sum(dim=-1), ok
+
+
+# --------------------------------------------------------------------------- Bregman family
+@dataclass(frozen=True)
+class Potential:
+    """A convex pair (ψ, ψ*) for the Bregman loss, named by the score-side generator
+    ``ψ*(s) = ψ_out(Σ_j h(s_j))``.
+
+    Each member supplies, in closed form:
+    ``conj(s)`` = ψ*(s); ``b(s)`` = ∇ψ*(s) = (∇ψ)^{-1}(s) (so that ∇ψ(b(s)) = s);
+    ``psi_b(s)`` = ψ(b(s)); ``psi(u)`` = ψ(u), the Fenchel conjugate of ψ* at u (a constant of the
+    labels; numeric for ``outer=exp``). All work on the last axis, with 0 on padding.
+    """
+
+    h: str
+    outer: str
+
+    @property
+    def name(self) -> str:
+        return f"h={self.h},outer={self.outer}"
+
+    def conj(self, s: Tensor) -> Tensor:
+        if self.h == "exp":
+            return torch.exp(s).sum(dim=-1)
+        sq = (s * s).sum(dim=-1)
+        if self.outer == "identity":
+            return sq
+        if self.outer == "square":
+            return sq * sq
+        return torch.exp(sq)
+
+    def b(self, s: Tensor) -> Tensor:
+        if self.h == "exp":
+            return torch.exp(s)
+        sq = (s * s).sum(dim=-1, keepdim=True)
+        if self.outer == "identity":
+            return 2.0 * s
+        if self.outer == "square":
+            return 4.0 * sq * s
+        return 2.0 * torch.exp(sq) * s
+
+    def psi_b(self, s: Tensor) -> Tensor:
+        if self.h == "exp":  # ψ(v) = Σ v log v − v at v = e^s
+            return ((s - 1.0) * torch.exp(s)).sum(dim=-1)
+        sq = (s * s).sum(dim=-1)
+        if self.outer == "identity":  # ψ(v) = ‖v‖²/4 at v = 2s
+            return sq
+        if self.outer == "square":  # ψ(v) = ¾·4^{-1/3}‖v‖^{4/3} at ‖v‖ = 4‖s‖³
+            return 3.0 * sq * sq
+        return (2.0 * sq - 1.0) * torch.exp(sq)  # ⟨s, b⟩ − ψ*(s)
+
+    def psi(self, u: Tensor) -> Tensor:
+        if self.h == "exp":
+            return (torch.xlogy(u, u) - u).sum(dim=-1)
+        sq = (u * u).sum(dim=-1)
+        if self.outer == "identity":
+            return sq / 4.0
+        norm = torch.sqrt(sq)
+        if self.outer == "square":
+            return 0.75 * 4.0 ** (-1.0 / 3.0) * norm ** (4.0 / 3.0)
+        # ψ(u) = sup_λ λ‖u‖ − e^{λ²}: λ ≥ 0 solves 2λ e^{λ²} = ‖u‖ (bisection, float64)
+        with torch.no_grad():
+            x = norm.to(torch.float64)
+            lo = torch.zeros_like(x)
+            hi = 1.0 + torch.sqrt(torch.log1p(x))
+            for _ in range(80):
+                mid = 0.5 * (lo + hi)
+                big = 2.0 * mid * torch.exp(mid * mid) > x
+                hi = torch.where(big, mid, hi)
+                lo = torch.where(big, lo, mid)
+            lam = (0.5 * (lo + hi)).to(u.dtype)
+        return lam * norm - torch.exp(lam * lam)
+
+
+_POTENTIALS = {("square", "identity"), ("exp", "identity"), ("square", "square"),
+               ("square", "exp")}
+
+
+def get_potential(h: str, outer: str) -> Potential:
+    """The supported (h, ψ_out) pairs: (square, identity), (exp, identity), (square, square),
+    (square, exp)."""
+    if (h, outer) not in _POTENTIALS:
+        known = ", ".join(f"h={a},outer={b}" for a, b in sorted(_POTENTIALS))
+        raise SpecError(f"unsupported Bregman potential h={h},outer={outer}; supported: {known}")
+    return Potential(h, outer)
+
+
+def bregman_divergence(
+    psi_a: Tensor, psi_b: Tensor, grad_psi_b: Tensor, a: Tensor, b: Tensor
+) -> Tensor:
+    """The definition ``D_ψ(a, b) = ψ(a) − ψ(b) − ⟨∇ψ(b), a − b⟩`` over the last axis (given
+    ψ(a), ψ(b), ∇ψ(b))."""
+    return psi_a - psi_b - (grad_psi_b * (a - b)).sum(dim=-1)
+
+
+@register_loss
+class Bregman(_ConsistentBase):
+    """The strongly NDCG-consistent Bregman family (seed 004, Thm 8–9)::
+
+        φ(s, y) = D_ψ(u, (∇ψ)^{-1}(s)),   D_ψ(a, b) = ψ(a) − ψ(b) − ⟨∇ψ(b), a − b⟩,   u = G/‖G‖_D
+
+    computed from that definition with b = (∇ψ)^{-1}(s) = ∇ψ*(s) in closed form and ∇ψ(b) = s.
+
+    **Which function is ψ_out(Σ h).** Seed 004 names members by ψ_out and h and says that
+    h(x) = x² gives the consistent squared loss and h = exp the consistent ListNet. Both
+    statements hold when ψ_out(Σ_j h(s_j)) is the potential on the *score* side, ψ* (the Fenchel
+    conjugate of ψ) — the form of the paper's own proof of Thm 9, φ = D_{ψ*}(s, ∇ψ(u)). (Taken
+    as ψ itself, h = exp would need s > 0 and would not give ListNet.) So here
+    ψ*(s) = ψ_out(Σ_j h(s_j)), ψ = (ψ*)*, and:
+
+    ================  ==========================  =================================================
+    h, outer          ψ*(s)                       φ(s, y)
+    ================  ==========================  =================================================
+    exp, identity     Σ e^{s_j}                   KL̃(u ‖ e^s) = consistent_listnet exactly
+    square, identity  ‖s‖²                        ‖s − u/2‖² = ¼·consistent_squared(2s)
+    square, square    ‖s‖⁴                        ψ(u) + ‖s‖⁴ − ⟨s, u⟩, ψ(u) = ¾·4^{-1/3}‖u‖^{4/3}
+    square, exp       exp(‖s‖²)                   ψ(u) + e^{‖s‖²} − ⟨s, u⟩, ψ(u) numeric
+    ================  ==========================  =================================================
+
+    Every member is convex in s, ≥ 0, and 0 exactly at s with ∇ψ*(s) = u; the expected minimiser
+    is (∇ψ*)^{-1}(E[u]), an order-preserving map of E[u]. ``outer=exp`` overflows for large ‖s‖
+    (e^{‖s‖²}); keep scores small with it. Parameters: ``h`` (``square`` default, ``exp``),
+    ``outer`` (``identity`` default, ``square``, ``exp``; only with h = square), ``gain``,
+    ``discount``, ``norm``. Lists with norm 0 have no loss. h = exp needs non-negative gains.
+    """
+
+    key = "bregman"
+    summary = "Bregman family D_ψ(u, (∇ψ)^{-1}(s)), ψ* = ψ_out(Σ h(s)) (seed 004 Thm 8–9)"
+    parameters = (
+        choice_param("h", "square", ("square", "exp"), "h in ψ*(s) = ψ_out(Σ h(s_j))"),
+        choice_param("outer", "identity", ("identity", "square", "exp"),
+                     "ψ_out in ψ*(s) = ψ_out(Σ h(s_j))"),
+        *_ConsistentBase.parameters,
+    )
+
+    def _check(self) -> None:
+        self.potential = get_potential(self.params["h"], self.params["outer"])
+
+    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+                 ) -> tuple[Tensor, Tensor]:
+        u, ok = self._u(y, mask)
+        pot = self.potential
+        zero = s.new_zeros(())
+        b = torch.where(mask, pot.b(s), zero)
+        if pot.h == "exp":
+            # Σ h over real documents only: padded entries would add e^0 = 1
+            psi_b = torch.where(mask, (s - 1.0) * torch.exp(s), zero).sum(dim=-1)
+            psi_u = torch.where(mask, torch.xlogy(u, u) - u, zero).sum(dim=-1)
+        else:
+            psi_b = pot.psi_b(s)
+            psi_u = pot.psi(u)
+        return bregman_divergence(psi_u, psi_b, s, u, b), ok
+
+
+# --------------------------------------------------------------------------- q-norm family
+@register_loss
+class QNorm(_ConsistentBase):
+    """The q-norm family of seed 004 §4 (ψ = ‖·‖_p², q = p/(p − 1) its dual exponent)::
+
+        form=penalised:   φ(s, y) = ‖s‖_q² − 2⟨s, u⟩
+        form=normalised:  φ(s, y) = −⟨s/‖s‖_q, u⟩          (the default; eq. 4)
+
+    u = G(y)/‖G(y)‖_D. ``q=auto`` (default) is q = ln(m) + 2 with m the list's number of real
+    documents (per list, from the mask), the choice of seed 004's experiments (p close to 1);
+    otherwise a number q > 1 (the paper uses q ≥ 2, i.e. p ∈ (1, 2]). q = 2 gives
+    consistent_squared − ‖u‖² (penalised) and consistent_cosine − 1 (normalised). ‖s‖_q is computed
+    as c·(Σ(|s_j|/c)^q)^{1/q} with c = max|s| (no overflow for large q); where s = 0 exactly,
+    ‖s‖_q is taken as 1 (normalised form: value 0, gradient −u). Lists with norm 0 have no loss.
+    """
+
+    key = "qnorm"
+    summary = "q-norm family ‖s‖_q² − 2⟨s,u⟩ or −⟨s/‖s‖_q, u⟩, q = ln m + 2 (seed 004 §4)"
+    parameters = (
+        number_param("q", "auto", "dual exponent q; auto = ln(m) + 2 per list", low=1.0,
+                     allow=("auto",)),
+        choice_param("form", "normalised", ("normalised", "penalised"),
+                     "normalised −⟨s/‖s‖_q, u⟩ or penalised ‖s‖_q² − 2⟨s, u⟩"),
+        *_ConsistentBase.parameters,
+    )
+
+    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+                 ) -> tuple[Tensor, Tensor]:
+        u, ok = self._u(y, mask)
+        q = self.params["q"]
+        if q == "auto":
+            m = _ops.lengths(mask).clamp_min(1).to(s.dtype)
+            qt = (torch.log(m) + 2.0).unsqueeze(-1)
+        else:
+            qt = s.new_full((s.shape[0], 1), float(q))
+        nq, _ = _ops.norm_q(s, qt)
+        dot = (s * u).sum(dim=-1)
+        if self.params["form"] == "penalised":
+            return nq * nq - 2.0 * dot, ok
+        return -dot / nq, ok

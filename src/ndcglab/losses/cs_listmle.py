@@ -1,0 +1,180 @@
+"""Cost-sensitive ListMLE, CS-ListMLE@k (seed 001, Lu et al., PAKDD 2010), as SPEC §3
+reconstructs it.
+
+For one list with labels y (n real documents) and truncation level k::
+
+    a(i)    = G(y_i) = 2^{y_i} − 1
+    ĝ(i)    = 1 + #{t : y_t > y_i}                       approximate ideal position (ties share it)
+    b(j)    = 1/log2(1 + j) for j ≤ k,   1/log2(1 + k) for j > k
+    |b'(j)| = ln 2 / ((1 + j) · ln(1 + j)²) for j ≤ k,   0 for j > k
+    c(i)    = a(i) · |b'(ĝ(i))|
+    DCG_ĝ@k = Σ_i a(i) · I[ĝ(i) ≤ k] / log2(1 + ĝ(i))
+    w_jt    = c(j) + c(t)                     for every pair with y_j > y_t
+    β_j     = Σ_{t: y_t < y_j} w_jt,    α_jt = w_jt / β_j
+
+    L_CS(s, y) = (1 / DCG_ĝ@k) · Σ_j β_j · log2( 1 + Σ_{t: y_t < y_j} α_jt · exp(s_t − s_j) )
+
+Computed as ``β_j · logsumexp(0, log α_jt + s_t − s_j) / ln 2`` (stable for any score range).
+The cut-off is ``@k`` (fixed), ``@cn`` (a fraction of each list, k = ceil(c·n)) or absent (k = n,
+the whole list). ``gain`` may replace 2^y − 1 (default ``exp2``; the bound needs G ≥ 0).
+
+**Bound (Lemma 1 + Thm 1 of seed 001).** For every score vector s (any tie-breaking),
+``1 − NDCG@k(s, y) ≤ L_CS(s, y) + C(y)`` where NDCG@k uses the gain G and D(r) = 1/log2(1 + r),
+and :func:`cs_listmle_constant` gives ::
+
+    C(y) = (1 / DCG_ĝ@k) · [ Σ_i a(i) / log2(1 + k)  +  Σ_i c(i) · (#{t : y_t = y_i} − 1) ]
+
+Derivation (the paper's, written out): (i) DCG@k ≤ DCG_ĝ@k because ĝ(i) ≤ g(i), so
+1 − NDCG@k ≤ (DCG_ĝ@k − DCG_π@k)/DCG_ĝ@k. (ii) With b as above, Σ a(i)b(ĝ(i)) ≥ DCG_ĝ@k and
+DCG_π@k ≥ Σ a(i)b(π(i)) − Σ a(i)/log2(1 + k): the first term of C. (iii) b is convex and
+non-increasing on [1, ∞) (the max of 1/log2(1 + x) and its value at k), and −|b'(j)| is a
+subgradient at j, so a(i)(b(ĝ(i)) − b(π(i))) ≤ c(i)(π(i) − ĝ(i)). (iv) π(i) − ĝ(i) =
+Σ_{t≠i} (I[t before i] − I[y_t > y_i]) ≤ Σ_{t≠i} (I[(s_t − s_i)(y_t − y_i) ≤ 0, y_t ≠ y_i]
++ I[y_t = y_i]); the equal-label terms give the second term of C (this is the paper's
+C2 − C1 = Σ over unordered pairs {i, t}, i ≠ t, y_i = y_t, of c(i) + c(t)); the mis-ordered pairs
+with y_j > y_t weigh c(j) + c(t) = w_jt. (v) I[s_t ≥ s_j] ≤ log2(1 + exp(s_t − s_j)) and the
+concavity of log2, Σ_t w_jt log2(z_t) ≤ β_j log2(Σ_t α_jt z_t), give L_CS.
+
+Conventions: a list with no pair across label levels, or with DCG_ĝ@k = 0 (no gain), has no loss
+(value 0, zero gradient). The loss is convex in s (a positive combination of log-sum-exps of
+affine functions). Pair matrices are (B, M, M); batches are chunked (and checkpointed) to keep
+memory bounded for long lists (see :data:`ndcglab.losses._ops.PAIR_BUDGET`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from .._spec import Cutoff
+from . import _ops
+from ._ops import torch
+from .base import Loss, gain_param, register_loss
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torch import Generator, Tensor
+
+    from ..measures.gains import Gain
+
+__all__ = ["CSListMLE", "cs_listmle_constant", "cs_listmle_weights"]
+
+_LN2 = math.log(2.0)
+
+
+def _k_tensor(k: int | Cutoff | Tensor | None, n: Tensor) -> Tensor:
+    if isinstance(k, torch.Tensor):
+        return k.to(device=n.device, dtype=n.dtype)
+    if isinstance(k, int):
+        k = Cutoff(k=k)
+    return _ops.cutoff_per_list(k, n)
+
+
+def _parts(y: Tensor, mask: Tensor, k: Tensor, gain: Gain) -> dict[str, Tensor]:
+    """Per-document a, ĝ, c = a·|b'(ĝ)|, #equal labels, and DCG_ĝ@k per list (no gradient)."""
+    with torch.no_grad():
+        zero = y.new_zeros(())
+        a = _ops.masked_gains(gain, y, mask)
+        inf = y.new_full((), math.inf)
+        asc = torch.sort(torch.where(mask, y, -inf), dim=-1).values.contiguous()
+        yy = y.contiguous()
+        m = y.shape[-1]
+        right = torch.searchsorted(asc, yy, right=True)
+        left = torch.searchsorted(asc, yy, right=False)
+        ghat = (m - right + 1).to(y.dtype)  # 1 + #{t: y_t > y_i}
+        equal = (right - left).to(y.dtype)  # #{t: y_t = y_i}, i included
+        kk = k.to(y.dtype).unsqueeze(-1)
+        top = mask & (ghat <= kk)
+        l1 = torch.log1p(ghat)
+        bprime = torch.where(top, _LN2 / ((1.0 + ghat) * l1 * l1), zero)
+        c = torch.where(mask, a * bprime, zero)
+        dcg = torch.where(top, a * _LN2 / l1, zero).sum(dim=-1)
+        return {"a": a, "ghat": torch.where(mask, ghat, zero), "c": c, "dcg": dcg,
+                "equal": torch.where(mask, equal, zero), "k": kk.squeeze(-1)}
+
+
+def cs_listmle_weights(
+    labels: Tensor,
+    mask: Tensor | None = None,
+    *,
+    k: int | Cutoff | Tensor | None = None,
+    gain: Gain | str = "exp2",
+) -> tuple[Tensor, Tensor, Tensor]:
+    """``(w, beta, dcg)``: the pair weights ``w[b, j, t] = w_jt`` (0 unless y_j > y_t, both real),
+    ``beta[b, j] = β_j`` and ``dcg[b] = DCG_ĝ@k``, for labels ``(B, M)`` (floating). ``k``: an int,
+    a :class:`Cutoff`, a per-list tensor, or None (k = n)."""
+    from ..measures.gains import get_gain
+
+    if mask is None:
+        mask = torch.ones(labels.shape, dtype=torch.bool, device=labels.device)
+    y = torch.where(mask, labels, labels.new_zeros(()))
+    p = _parts(y, mask, _k_tensor(k, _ops.lengths(mask)), get_gain(gain))
+    pairs = _ops.better_pairs(y, mask)
+    c = p["c"]
+    w = torch.where(pairs, c.unsqueeze(-1) + c.unsqueeze(-2), y.new_zeros(()))
+    return w, w.sum(dim=-1), p["dcg"]
+
+
+def cs_listmle_constant(
+    labels: Tensor,
+    mask: Tensor | None = None,
+    *,
+    k: int | Cutoff | Tensor | None = None,
+    gain: Gain | str = "exp2",
+) -> Tensor:
+    """The constant C(y) of the bound 1 − NDCG@k ≤ L_CS + C (module docstring), ``(B,)``; 0 for
+    lists with DCG_ĝ@k = 0."""
+    from ..measures.gains import get_gain
+
+    if mask is None:
+        mask = torch.ones(labels.shape, dtype=torch.bool, device=labels.device)
+    y = torch.where(mask, labels, labels.new_zeros(()))
+    p = _parts(y, mask, _k_tensor(k, _ops.lengths(mask)), get_gain(gain))
+    c1 = p["a"].sum(dim=-1) * _LN2 / torch.log1p(p["k"])
+    c2 = (p["c"] * (p["equal"] - 1.0).clamp_min(0.0)).sum(dim=-1)
+    ok = p["dcg"] > 0
+    return _ops.safe_divide(c1 + c2, p["dcg"], ok)
+
+
+def _cs_rows(s: Tensor, y: Tensor, mask: Tensor, c: Tensor, dcg: Tensor) -> Tensor:
+    zero = s.new_zeros(())
+    pairs = _ops.better_pairs(y, mask)
+    w = torch.where(pairs, c.unsqueeze(-1) + c.unsqueeze(-2), zero)
+    beta = w.sum(dim=-1)
+    use = pairs & (w > 0)
+    alpha = _ops.safe_divide(w, beta.unsqueeze(-1), use)
+    log_alpha = torch.log(torch.where(use, alpha, s.new_ones(())))
+    diff = s.unsqueeze(-2) - s.unsqueeze(-1)  # [b, j, t] = s_t − s_j
+    x = torch.where(use, log_alpha + diff, s.new_full((), -math.inf))
+    x = torch.cat([s.new_zeros((*x.shape[:-1], 1)), x], dim=-1)
+    lse = torch.logsumexp(x, dim=-1)  # ln(1 + Σ_t α_jt e^{s_t − s_j})
+    total = (beta * lse).sum(dim=-1) / _LN2
+    return _ops.safe_divide(total, dcg, dcg > 0)
+
+
+@register_loss
+class CSListMLE(Loss):
+    """Cost-sensitive ListMLE@k (seed 001; SPEC §3)::
+
+        L_CS(s, y) = (1 / DCG_ĝ@k) · Σ_j β_j · log2( 1 + Σ_{t: y_t < y_j} α_jt · exp(s_t − s_j) )
+
+    with a(i) = G(y_i) (default 2^y − 1), ĝ(i) = 1 + #{t: y_t > y_i}, w_jt = a(j)|b'(ĝ(j))| +
+    a(t)|b'(ĝ(t))|, β_j = Σ_t w_jt, α_jt = w_jt/β_j, |b'(j)| = ln 2/((1 + j) ln(1 + j)²) for j ≤ k
+    and 0 beyond, DCG_ĝ@k = Σ_i a(i) I[ĝ(i) ≤ k]/log2(1 + ĝ(i)) (full definitions, the bound
+    1 − NDCG@k ≤ L_CS + C and its constant C in :mod:`ndcglab.losses.cs_listmle`).
+
+    ``@k`` fixed, ``@cn`` a fraction of each list (ceil), none = the whole list. Convex in s.
+    A list with no pair across label levels, or with DCG_ĝ@k = 0, has no loss (0, zero
+    gradient). Not analysed by seed 004.
+    """
+
+    key = "cs_listmle"
+    summary = "cost-sensitive ListMLE@k, NDCG@k-weighted pairs, bounds 1 − NDCG@k (seed 001)"
+    parameters = (gain_param("exp2", "gain a(i) = G(y_i) (2^y − 1 in seed 001)"),)
+    cutoff_rule = "optional"
+
+    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+                 ) -> tuple[Tensor, Tensor]:
+        n = _ops.lengths(mask)
+        p = _parts(y, mask, _ops.cutoff_per_list(self.cutoff, n), self.params["gain"])
+        values = _ops.chunked_rows(_cs_rows, s, y, mask, p["c"], p["dcg"])
+        return values, _ops.has_two_levels(y, mask) & (p["dcg"] > 0)

@@ -1,0 +1,151 @@
+"""The original listwise (and pointwise) losses: squared, RankCosine, ListNet, ListMLE.
+
+Seed 004 (Ravikumar et al., Prop. 7) shows that squared, cosine and ListNet are **not**
+NDCG-consistent; their consistent versions are in :mod:`ndcglab.losses.consistent`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import _ops
+from ._ops import torch
+from .base import Loss, gain_param, register_loss
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torch import Generator, Tensor
+
+__all__ = ["Cosine", "ListMLE", "ListNet", "Squared", "listmle_order"]
+
+
+@register_loss
+class Squared(Loss):
+    """Squared (pointwise regression) loss ``φ(s, y) = ‖s − G(y)‖₂² = Σ_j (s_j − G(y_j))²``.
+
+    Parameters: ``gain`` (default ``exp2``: G(y) = 2^y − 1). Sum over the list's real documents.
+    Conventions: defined for every non-empty list (a one-document list gives (s − G)²); empty
+    (fully padded) lists get 0. Not NDCG-consistent (seed 004, Prop. 7): its expected minimiser
+    is E[G(y)], which can order documents wrongly (the §3.2.1 example); see
+    ``consistent_squared``.
+    """
+
+    key = "squared"
+    summary = "pointwise squared error ‖s − G(y)‖² (not NDCG-consistent)"
+    parameters = (gain_param(),)
+    ndcg_consistent = False
+
+    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+                 ) -> tuple[Tensor, Tensor]:
+        g = _ops.masked_gains(self.params["gain"], y, mask)
+        d = torch.where(mask, s - g, s.new_zeros(()))
+        return (d * d).sum(dim=-1), _ops.lengths(mask) > 0
+
+
+@register_loss
+class Cosine(Loss):
+    """RankCosine (Qin et al.): ``φ(s, y) = 1 − ⟨s/‖s‖₂, G(y)/‖G(y)‖₂⟩``.
+
+    Parameters: ``gain`` (default ``exp2``). Seed 001 writes it with φ(y), φ(f) and a factor ½;
+    here without the ½ (as seed 004 and SPEC §3). Conventions: lists with ‖G(y)‖₂ = 0 (no
+    relevant document, or empty) have no loss (0, zero gradient); where s = 0 exactly, ‖s‖₂ is
+    taken as 1 (value 1, gradient −G/‖G‖₂), so a zero-initialised model gets a finite first step.
+    A one-document list gives 1 − sign(s). Not NDCG-consistent (seed 004, Prop. 7).
+    """
+
+    key = "cosine"
+    summary = "RankCosine 1 − ⟨s/‖s‖₂, G/‖G‖₂⟩ (not NDCG-consistent)"
+    parameters = (gain_param(),)
+    ndcg_consistent = False
+
+    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+                 ) -> tuple[Tensor, Tensor]:
+        g = _ops.masked_gains(self.params["gain"], y, mask)
+        gn, has = _ops.norm2(g)
+        sn, _ = _ops.norm2(s)
+        return 1.0 - (s * g).sum(dim=-1) / (sn * gn), has
+
+
+@register_loss
+class ListNet(Loss):
+    """ListNet, top-one probability cross entropy (Cao et al.)::
+
+        φ(s, y) = − Σ_j P_j log softmax(s)_j,     P = softmax(G(y))
+
+    Parameters: ``gain`` — the target distribution is the softmax of G(y); default ``linear``
+    (G(y) = y), i.e. the softmax of the labels, as in Cao et al. and seed 004. Seed 004 writes the
+    loss as KL(P ‖ softmax(s)) = φ(s, y) − H(P); the entropy H(P) does not depend on s, so both have
+    the same gradient and minimisers. Conventions: sums over real documents only; a one-document
+    list has loss 0 (P = softmax(s) = 1); empty lists have no loss. Not NDCG-consistent (seed 004,
+    Prop. 7): the expected minimiser orders by E[softmax(y)]; see ``consistent_listnet``.
+    """
+
+    key = "listnet"
+    summary = "ListNet top-1 cross entropy −Σ softmax(G(y)) log softmax(s) (not NDCG-consistent)"
+    parameters = (
+        gain_param("linear", "G in the target softmax(G(y)); linear = softmax of labels"),
+    )
+    ndcg_consistent = False
+
+    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+                 ) -> tuple[Tensor, Tensor]:
+        g = _ops.masked_gains(self.params["gain"], y, mask)
+        p = _ops.masked_softmax(g, mask)
+        logq = _ops.masked_log_softmax(s, mask)
+        return -(p * logq).sum(dim=-1), _ops.lengths(mask) > 0
+
+
+def listmle_order(y: Tensor, mask: Tensor, generator: Generator | None = None) -> Tensor:
+    """The ListMLE order: indices ``(B, M)`` sorting each list by label, descending, real
+    documents first, ties in labels broken at random.
+
+    The randomness is one seed drawn from ``generator`` (torch's global generator when None);
+    from it NumPy draws keys κ_1, κ_2, ... and the t-th real document of every list (in input
+    order) gets κ_t. So the order is deterministic given the generator's state, a fresh uniform
+    random permutation of each group of tied documents at each call (e.g. each epoch), and it
+    does not depend on padding or on the other lists of the batch. (Lists of one batch share
+    the keys, so their tie orders are correlated; each list's own order is uniform.)
+    """
+    b, m = y.shape
+    if m == 0:
+        return torch.zeros((b, 0), dtype=torch.long, device=y.device)
+    gdev = generator.device if generator is not None else "cpu"
+    seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=gdev).item())
+    keys = np.random.default_rng(seed).random(m)
+    keys_t = torch.as_tensor(keys, dtype=torch.float64, device=y.device)
+    rank_in_list = (torch.cumsum(mask.long(), dim=-1) - 1).clamp_min(0)
+    key = torch.where(mask, keys_t[rank_in_list], keys_t.new_full((), 2.0))
+    by_key = torch.argsort(key, dim=-1, stable=True)
+    y_by_key = torch.where(mask, y, y.new_full((), -float("inf"))).gather(-1, by_key)
+    by_label = torch.argsort(y_by_key, dim=-1, descending=True, stable=True)
+    return by_key.gather(-1, by_label)
+
+
+@register_loss
+class ListMLE(Loss):
+    """ListMLE (Xia et al.): the negative log-likelihood of the label order under the
+    Plackett–Luce model of the scores::
+
+        φ(s, y) = − Σ_{i=1..n} log( exp(s_(i)) / Σ_{j≥i} exp(s_(j)) )
+                =   Σ_{i=1..n} ( logsumexp_{j≥i} s_(j) − s_(i) )
+
+    where (i) is the i-th document when the list is sorted by label, descending. Ties in labels are
+    broken at random with the ``generator`` passed to the call (see :func:`listmle_order`): random
+    per call, deterministic given the generator. The suffix log-sum-exps use a numerically stable
+    ``logcumsumexp``. Conventions: a one-document list has loss 0; empty lists have no loss.
+    Not analysed by seed 004.
+    """
+
+    key = "listmle"
+    summary = "ListMLE Plackett–Luce likelihood of the label order (ties broken at random)"
+
+    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+                 ) -> tuple[Tensor, Tensor]:
+        order = listmle_order(y, mask, generator)
+        m_sorted = mask.gather(-1, order)
+        fill = s.new_full((), _ops.fill_value(s.dtype))
+        s_sorted = torch.where(m_sorted, s.gather(-1, order), fill)
+        suffix = torch.flip(torch.logcumsumexp(torch.flip(s_sorted, [-1]), dim=-1), [-1])
+        terms = torch.where(m_sorted, suffix - s_sorted, s.new_zeros(()))
+        return terms.sum(dim=-1), _ops.lengths(mask) > 0

@@ -1,0 +1,235 @@
+"""Pairwise baselines: RankNet, RankSVM, LambdaRank@k, and the AdaRank registry entry.
+
+Pairs are the ordered pairs (i, j) of real documents with y_i > y_j; equal labels make no pair.
+A list without such a pair (one document, all labels equal, empty) has no loss (0, zero
+gradient). Pair matrices are (B, M, M); long lists are processed in checkpointed chunks of lists
+(:data:`ndcglab.losses._ops.PAIR_BUDGET`). None of these is analysed by seed 004.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from . import _ops
+from ._ops import torch
+from .base import (
+    Loss,
+    NotDifferentiableError,
+    choice_param,
+    discount_param,
+    gain_param,
+    int_param,
+    number_param,
+    register_loss,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torch import Generator, Tensor
+
+    from ..measures.discounts import Discount
+    from ..measures.gains import Gain
+
+__all__ = ["AdaRank", "LambdaRank", "RankNet", "RankSVM", "lambdarank_delta"]
+
+
+def _pair_count(pairs: Tensor, like: Tensor) -> Tensor:
+    return pairs.sum(dim=(-2, -1)).to(like.dtype)
+
+
+@register_loss
+class RankNet(Loss):
+    """RankNet (Burges et al.): pairwise logistic loss, mean over the list's pairs ::
+
+        φ(s, y) = (1/|P|) Σ_{(i,j) ∈ P} w_ij · log(1 + exp(−σ (s_i − s_j)))
+        P = {(i, j): y_i > y_j}
+
+    Parameters: ``sigma`` (σ > 0, default 1); ``weight``: ``none`` (w = 1, default), ``label``
+    (w = y_i − y_j) or ``gain`` (w = G(y_i) − G(y_j) with ``gain``, default exp2). The mean over
+    pairs makes every list weigh the same whatever its size. Lists without a pair have no loss.
+    """
+
+    key = "ranknet"
+    summary = "RankNet pairwise logistic loss, mean over pairs with y_i > y_j"
+    parameters = (
+        number_param("sigma", "1", "slope σ of the logistic", low=0.0),
+        choice_param("weight", "none", ("none", "label", "gain"),
+                     "pair weight: 1, y_i − y_j, or G(y_i) − G(y_j)"),
+        gain_param("exp2", "gain G for weight=gain"),
+    )
+
+    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+                 ) -> tuple[Tensor, Tensor]:
+        weight = self.params["weight"]
+        sigma = float(self.params["sigma"])
+        v = _ops.masked_gains(self.params["gain"], y, mask) if weight == "gain" else y
+
+        def rows(s: Tensor, y: Tensor, mask: Tensor, v: Tensor) -> Tensor:
+            pairs = _ops.better_pairs(y, mask)
+            loss = torch.nn.functional.softplus(-sigma * (s.unsqueeze(-1) - s.unsqueeze(-2)))
+            w = (v.unsqueeze(-1) - v.unsqueeze(-2)) if weight != "none" else s.new_ones(())
+            total = torch.where(pairs, w * loss, s.new_zeros(())).sum(dim=(-2, -1))
+            count = _pair_count(pairs, s)
+            return _ops.safe_divide(total, count, count > 0)
+
+        return _ops.chunked_rows(rows, s, y, mask, v), _ops.has_two_levels(y, mask)
+
+
+@register_loss
+class RankSVM(Loss):
+    """Ranking SVM (Joachims / Herbrich et al.): pairwise hinge loss, mean over the list's pairs ::
+
+        φ(s, y) = (1/|P|) Σ_{(i,j) ∈ P} max(0, margin − (s_i − s_j)),   P = {(i, j): y_i > y_j}
+
+    Parameters: ``margin`` (default 1); ``l2`` (default 0.001) is **not** used by the loss: it is
+    the weight of the L2 penalty l2·‖w‖² that the trainer adds for the linear model
+    (``loss.params["l2"]``). Minimising mean-over-lists(φ) + l2·‖w‖² over Q lists is the SVM
+    ½‖w‖² + C Σ_q φ_q with C = 1/(2·l2·Q). Lists without a pair have no loss.
+    """
+
+    key = "ranksvm"
+    summary = "Ranking SVM pairwise hinge, mean over pairs (L2 weight l2 read by the trainer)"
+    parameters = (
+        number_param("margin", "1", "hinge margin", low=0.0),
+        number_param("l2", "0.001", "L2 penalty l2·‖w‖² added by the trainer (not by the loss)",
+                     low=0.0, low_open=False),
+    )
+
+    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+                 ) -> tuple[Tensor, Tensor]:
+        margin = float(self.params["margin"])
+
+        def rows(s: Tensor, y: Tensor, mask: Tensor) -> Tensor:
+            pairs = _ops.better_pairs(y, mask)
+            hinge = torch.relu(margin - (s.unsqueeze(-1) - s.unsqueeze(-2)))
+            total = torch.where(pairs, hinge, s.new_zeros(())).sum(dim=(-2, -1))
+            count = _pair_count(pairs, s)
+            return _ops.safe_divide(total, count, count > 0)
+
+        return _ops.chunked_rows(rows, s, y, mask), _ops.has_two_levels(y, mask)
+
+
+def _lambda_parts(
+    s: Tensor, y: Tensor, mask: Tensor, k: Tensor, gain: Gain, discount: Discount
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Per document G(y) and D̃(π(i)) = D(π(i))·I[π(i) ≤ k] at the current positions π (scores
+    sorted descending, ties in input order), and IDCG@k per list. No gradient."""
+    with torch.no_grad():
+        zero = s.new_zeros(())
+        n = _ops.lengths(mask)
+        m = s.shape[-1]
+        g = _ops.masked_gains(gain, y, mask)
+        key = torch.where(mask, s.detach(), s.new_full((), -math.inf))
+        order = torch.argsort(key, dim=-1, descending=True, stable=True)
+        rank = torch.empty_like(order)
+        rank.scatter_(-1, order, torch.arange(m, device=s.device).expand_as(order).contiguous())
+        d = _ops.discount_rows(discount, m, n, s).expand(s.shape[0], m)
+        pos = rank + 1
+        dd = torch.where(mask & (pos <= k.unsqueeze(-1)), d.gather(-1, rank), zero)
+        idcg = _ops.ideal_dcg(g, mask, discount, k)
+        return g, dd, idcg
+
+
+def lambdarank_delta(
+    scores: Tensor,
+    labels: Tensor,
+    mask: Tensor | None = None,
+    *,
+    k: int | None = None,
+    gain: Gain | str = "exp2",
+    discount: Discount | str = "log",
+) -> Tensor:
+    """``|ΔNDCG@k|`` of swapping documents i and j in the ranking by ``scores`` (descending, ties
+    in input order), ``(B, M, M)``: |G(y_i) − G(y_j)| · |D̃(π(i)) − D̃(π(j))| / IDCG@k with
+    D̃(r) = D(r) for r ≤ k and 0 beyond; 0 where IDCG@k = 0 and on padding."""
+    from .._spec import Cutoff
+    from ..measures.discounts import get_discount
+    from ..measures.gains import get_gain
+
+    if mask is None:
+        mask = torch.ones(scores.shape, dtype=torch.bool, device=scores.device)
+    s, y = _ops.clean(scores, labels, mask)
+    kk = _ops.cutoff_per_list(None if k is None else Cutoff(k=k), _ops.lengths(mask))
+    g, dd, idcg = _lambda_parts(s, y, mask, kk, get_gain(gain), get_discount(discount))
+    return _delta(g, dd, idcg, mask)
+
+
+def _delta(g: Tensor, dd: Tensor, idcg: Tensor, mask: Tensor) -> Tensor:
+    valid = mask.unsqueeze(-1) & mask.unsqueeze(-2)
+    raw = (g.unsqueeze(-1) - g.unsqueeze(-2)).abs() * (dd.unsqueeze(-1) - dd.unsqueeze(-2)).abs()
+    ok = (idcg > 0).view(-1, 1, 1) & valid
+    return _ops.safe_divide(raw, idcg.view(-1, 1, 1), ok)
+
+
+@register_loss
+class LambdaRank(Loss):
+    """LambdaRank@k (Burges et al.; LightGBM's ``lambdarank`` objective): the pairwise logistic
+    loss weighted by the NDCG@k change of swapping the pair ::
+
+        φ(s, y) = Σ_{(i,j): y_i > y_j} |ΔNDCG@k_ij| · log(1 + exp(−σ (s_i − s_j)))
+
+    |ΔNDCG@k_ij| = |G(y_i) − G(y_j)| · |D̃(π(i)) − D̃(π(j))| / IDCG@k (see
+    :func:`lambdarank_delta`), computed at the current ranking π (scores descending, ties in input
+    order) with the measures' ``gain`` (default exp2) and ``discount`` (default log) objects and
+    treated as constants (no gradient flows through them). Sum over pairs (as LambdaMART, no
+    further normalisation). ``@k`` fixed, ``@cn`` a fraction of each list (ceil), none = the
+    whole list; ``sigma`` σ > 0 (default 1). Lists without a pair or with IDCG@k = 0 have no loss.
+    """
+
+    key = "lambdarank"
+    summary = "LambdaRank@k: |ΔNDCG@k|-weighted pairwise logistic loss"
+    parameters = (
+        number_param("sigma", "1", "slope σ of the logistic", low=0.0),
+        gain_param(),
+        discount_param(),
+    )
+    cutoff_rule = "optional"
+
+    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+                 ) -> tuple[Tensor, Tensor]:
+        sigma = float(self.params["sigma"])
+        kk = _ops.cutoff_per_list(self.cutoff, _ops.lengths(mask))
+        g, dd, idcg = _lambda_parts(s, y, mask, kk, self.params["gain"], self.params["discount"])
+
+        def rows(s: Tensor, y: Tensor, mask: Tensor, g: Tensor, dd: Tensor, idcg: Tensor
+                 ) -> Tensor:
+            pairs = _ops.better_pairs(y, mask)
+            with torch.no_grad():
+                delta = _delta(g, dd, idcg, mask)
+            loss = torch.nn.functional.softplus(-sigma * (s.unsqueeze(-1) - s.unsqueeze(-2)))
+            return torch.where(pairs, delta * loss, s.new_zeros(())).sum(dim=(-2, -1))
+
+        values = _ops.chunked_rows(rows, s, y, mask, g, dd, idcg)
+        return values, _ops.has_two_levels(y, mask) & (idcg > 0)
+
+
+@register_loss
+class AdaRank(Loss):
+    """AdaRank (Xu & Li, SIGIR 2007) — registered for its name and parameters only.
+
+    AdaRank is trained by boosting (weak rankers re-weighted by their per-query measure), not by
+    gradient descent on a loss: its algorithm lives in :mod:`ndcglab.models.adarank`, which reads
+    ``measure`` (``ndcg`` default, or ``map``), the cut-off ``@k`` of NDCG@k (none = full list)
+    and ``rounds`` (boosting rounds, default 100) from this entry. Calling it raises
+    :class:`NotDifferentiableError`. Not analysed by seed 004.
+    """
+
+    key = "adarank"
+    kind = "boosting"
+    summary = "AdaRank (boosting; trained by ndcglab.models.adarank, not by gradient)"
+    parameters = (
+        choice_param("measure", "ndcg", ("ndcg", "map"), "per-query measure AdaRank boosts"),
+        int_param("rounds", "100", "number of boosting rounds T"),
+    )
+    cutoff_rule = "optional"
+
+    def per_list(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotDifferentiableError(
+            f"{self.name!r} is trained by boosting, not by gradient: it has no per-list loss to "
+            "evaluate or differentiate. Fix: train it with ndcglab.models.adarank (e.g. "
+            f"NDCGRanker(loss={self.name!r})), or pick a differentiable loss "
+            "(ndcglab.losses.available_losses(kind='differentiable'))"
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.per_list(*args, **kwargs)

@@ -1,0 +1,377 @@
+"""Per-query values of resolved measures, all queries at once (the layer over the numba kernels).
+
+:func:`compute_per_query` takes flat ``labels``/``scores``, ``boundaries`` and a list of
+*resolved* measures (every option set, :meth:`Measure.resolve`) and returns, per measure, the
+``(Q,)`` values and the mask of *empty* queries (IDCG = 0 for the ndcg family, no relevant
+document for map/mrr). Measures that share a ranking (same gain, discount and tie rule; or same
+relevance rule and tie rule) are computed in one pass of one kernel, with all their cut-offs.
+
+:func:`ndcg_per_query` is the lean entry point for training loops.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._spec import Cutoff
+from ..errors import ConventionError, DataFormatError, EmptyQueryError
+from . import _kernels as K
+from .discounts import Discount, LinearDiscount, get_discount
+from .gains import Gain, LinearGain, get_gain
+from .registry import Measure
+
+__all__ = ["PerQuery", "check_inputs", "compute_per_query", "cutoff_k", "ndcg_per_query"]
+
+_EMPTY_F = np.zeros(0, dtype=np.float64)
+#: a fixed cut-off at most this large uses top-k selection instead of a full sort
+SELECT_LIMIT = 64
+
+
+@dataclass(frozen=True)
+class PerQuery:
+    """Values of one measure: ``values`` ``(Q,)`` (NaN where skipped) and ``empty`` ``(Q,)`` bool."""
+
+    values: np.ndarray
+    empty: np.ndarray
+
+
+# ------------------------------------------------------------------------------ validation
+def check_inputs(
+    labels: Any, scores: Any, boundaries: Any, ranked_end: Any = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Validate and convert: float64 labels and scores (same length, finite), int64 boundaries
+    (start at 0, never decrease, end at N) and ``ranked_end`` (default ``boundaries[1:]``)."""
+    y = np.ascontiguousarray(labels, dtype=np.float64).ravel()
+    s = np.ascontiguousarray(scores, dtype=np.float64).ravel()
+    b = np.ascontiguousarray(boundaries, dtype=np.int64).ravel()
+    if len(s) != len(y):
+        raise DataFormatError(
+            f"{len(s)} scores for {len(y)} documents",
+            fix="give exactly one score per document, in the data's document order",
+        )
+    if len(b) < 1 or b[0] != 0 or b[-1] != len(y) or (np.diff(b) < 0).any():
+        raise ConventionError(
+            f"boundaries must start at 0, never decrease and end at the number of documents "
+            f"({len(y)}); got {b[:4].tolist()}...{b[-2:].tolist()}"
+        )
+    if not np.isfinite(s).all():
+        bad = int(np.flatnonzero(~np.isfinite(s))[0])
+        raise DataFormatError(
+            f"score of document {bad + 1} is not a finite number",
+            token=str(s[bad]),
+            fix="replace NaN/inf scores by finite numbers",
+        )
+    if not np.isfinite(y).all():
+        bad = int(np.flatnonzero(~np.isfinite(y))[0])
+        raise DataFormatError(
+            f"label of document {bad + 1} is not a finite number", token=str(y[bad]),
+            fix="give every document a finite relevance label",
+        )
+    if ranked_end is None:
+        re = np.ascontiguousarray(b[1:])
+    else:
+        re = np.ascontiguousarray(ranked_end, dtype=np.int64).ravel()
+        if len(re) != len(b) - 1 or (re < b[:-1]).any() or (re > b[1:]).any():
+            raise ConventionError("ranked_end must lie within each query's boundaries")
+    return y, s, b, re
+
+
+def _nchunks(nq: int) -> int:
+    return int(min(nq, 64 if nq > 4096 else max(1, min(nq, 2 * (os.cpu_count() or 1)))))
+
+
+# ------------------------------------------------------------------------------ cut-offs
+def cutoff_k(cutoff: Cutoff | None, rounding: str, n_ranked: np.ndarray, n_all: np.ndarray) -> np.ndarray:
+    """Per-query k (int64): the whole list (``n_all``) without a cut-off, ``k`` for a fixed one,
+    and :meth:`Cutoff.k_for` of the ranked length for a fraction (same arithmetic, vectorised)."""
+    if cutoff is None:
+        return n_all.astype(np.int64)
+    if cutoff.k is not None:
+        return np.full(len(n_all), cutoff.k, dtype=np.int64)
+    x = float(cutoff.fraction) * n_ranked.astype(np.float64)  # type: ignore[arg-type]
+    if rounding == "ceil":
+        k = np.ceil(x - 1e-9)
+    elif rounding == "floor":
+        k = np.floor(x + 1e-9)
+    elif rounding == "round":
+        k = np.floor(x + 0.5 + 1e-9)
+    else:
+        raise ConventionError(f"unknown rounding {rounding!r}; known: ceil, floor, round")
+    k = k.astype(np.int64)
+    return np.where(n_ranked > 0, np.maximum(k, 1), 0).astype(np.int64)
+
+
+# ------------------------------------------------------------------------------ sources
+def _gain_source(gain: Gain, labels: np.ndarray, lmax: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """(mode, table, per-doc array) for ``_kernels._val``."""
+    if isinstance(gain, LinearGain):
+        return 2, _EMPTY_F, _EMPTY_F
+    if lmax >= 0:
+        tab = np.ascontiguousarray(gain(np.arange(lmax + 1, dtype=np.float64)), dtype=np.float64)
+        if tab.shape == (lmax + 1,) and np.isfinite(tab).all():
+            return 1, tab, _EMPTY_F
+    arr = np.ascontiguousarray(gain(labels), dtype=np.float64)
+    if arr.shape != labels.shape or not np.isfinite(arr).all():
+        raise ConventionError(
+            f"gain {gain} must map each label to one finite number (got shape {arr.shape})"
+        )
+    return 0, _EMPTY_F, arr
+
+
+def _rel_source(rel: str, labels: np.ndarray, lmax: int) -> tuple[int, np.ndarray, np.ndarray, float]:
+    if rel == "letor":
+        if lmax >= 0:
+            tab = np.zeros(lmax + 1)
+            tab[1:3] = 1.0
+            return 1, tab[: lmax + 1], _EMPTY_F, 0.0
+        return 0, _EMPTY_F, ((labels == 1.0) | (labels == 2.0)).astype(np.float64), 0.0
+    return 3, _EMPTY_F, _EMPTY_F, float(rel)
+
+
+def _discount_source(disc: Discount, bnd: np.ndarray) -> tuple[int, np.ndarray]:
+    lengths = np.diff(bnd)
+    if isinstance(disc, LinearDiscount):
+        return 1, _EMPTY_F
+    if disc.depends_on_length:
+        flat = np.empty(int(bnd[-1]), dtype=np.float64)
+        cache: dict[int, np.ndarray] = {}
+        for q, n in enumerate(lengths.tolist()):
+            if n not in cache:
+                cache[n] = _checked_table(disc, n)
+            flat[bnd[q] : bnd[q + 1]] = cache[n]
+        return 2, flat
+    m = int(lengths.max(initial=0))
+    return 0, _checked_table(disc, max(m, 1))
+
+
+def _checked_table(disc: Discount, m: int) -> np.ndarray:
+    tab = np.ascontiguousarray(disc.table(m), dtype=np.float64)
+    if tab.shape != (m,) or not np.isfinite(tab).all():
+        raise ConventionError(f"discount {disc} must give one finite number per position 1..{m}")
+    return tab
+
+
+def _tie_key(
+    ties: str, n_docs: int, doc_ids: np.ndarray | None, values: np.ndarray | None
+) -> tuple[np.ndarray, bool]:
+    """(secondary sort key ascending, average?) for a tie rule; ``values`` are the per-document
+    gains (ndcg family) or relevance (map, p, mrr) used by pessimistic/optimistic."""
+    if ties in ("input", "average"):
+        return np.zeros(n_docs), ties == "average"
+    if ties == "docid":
+        if doc_ids is None:
+            raise ConventionError(
+                "ties=docid (trec_eval: docno descending) needs document ids. Fix: pass doc_ids= "
+                "(read_letor keeps '#docid = ...'), or use ties=input"
+            )
+        _, inv = np.unique(np.asarray(doc_ids).astype(str), return_inverse=True)
+        return -inv.astype(np.float64), False
+    if ties in ("pessimistic", "optimistic"):
+        assert values is not None
+        return (values if ties == "pessimistic" else -values).astype(np.float64), False
+    if ties.startswith("random:"):
+        seed = int(ties.split(":", 1)[1])
+        return np.random.default_rng(seed).random(n_docs), False
+    raise ConventionError(f"unknown tie rule {ties!r}")  # pragma: no cover - validated earlier
+
+
+def _values_for_ties(mode: int, tab: np.ndarray, arr: np.ndarray, thr: float, labels: np.ndarray) -> np.ndarray:
+    if mode == 1:
+        return tab[labels.astype(np.int64)]
+    if mode == 2:
+        return labels
+    if mode == 3:
+        return (labels >= thr).astype(np.float64)
+    return arr
+
+
+# ------------------------------------------------------------------------------ main
+def compute_per_query(
+    measures: Sequence[Measure],
+    labels: np.ndarray,
+    scores: np.ndarray,
+    boundaries: np.ndarray,
+    *,
+    ranked_end: np.ndarray | None = None,
+    doc_ids: np.ndarray | None = None,
+    query_ids: Sequence[str] | None = None,
+) -> dict[Measure, PerQuery]:
+    """Values of *resolved* measures for every query (see the module docstring).
+
+    Inputs must already be validated (:func:`check_inputs`). Empty queries get the measure's
+    ``empty`` rule (``error`` raises :class:`EmptyQueryError` naming the first query ids).
+    """
+    y, s, b = labels, scores, boundaries
+    re = b[1:] if ranked_end is None else ranked_end
+    nq = len(b) - 1
+    n_all = np.diff(b)
+    n_ranked = re - b[:-1]
+    lmax = int(K.integer_label_max(y)) if len(y) else 0
+    nch = _nchunks(nq)
+    out: dict[Measure, PerQuery] = {}
+
+    gain_groups: dict[tuple, list[Measure]] = {}
+    rel_groups: dict[tuple, list[Measure]] = {}
+    for m in measures:
+        if not m.is_resolved:
+            raise ConventionError(f"measure {m} is not resolved; call Measure.resolve(preset)")
+        if m.info.family == "gain":
+            key = (str(m.get("gain")), str(m.get("discount")), m.get("ties"), m.get("gain"), m.get("discount"))
+            gain_groups.setdefault(key, []).append(m)
+        else:
+            rel_groups.setdefault((m.get("rel"), m.get("ties")), []).append(m)
+
+    for (_, _, ties, gspec, dspec), group in gain_groups.items():
+        gain, disc = get_gain(gspec), get_discount(dspec)
+        gmode, gtab, garr = _gain_source(gain, y, lmax)
+        dmode, darr = _discount_source(disc, b)
+        vals = _values_for_ties(gmode, gtab, garr, 0.0, y) if ties in ("pessimistic", "optimistic") else None
+        tkey, average = _tie_key(ties, len(y), doc_ids, vals)
+        cols: dict[tuple, int] = {}
+        kcols: list[np.ndarray] = []
+        want_mean = False
+
+        def col(cut: Cutoff | None, rounding: str) -> int:
+            key = (str(cut), rounding if cut is not None and cut.fraction is not None else "")
+            if key not in cols:
+                cols[key] = len(kcols)
+                kcols.append(cutoff_k(cut, rounding, n_ranked, n_all))
+            return cols[key]
+
+        need = {}
+        for m in group:
+            need[m] = col(m.cutoff, m.get("rounding", "ceil"))
+            if m.name == "meanndcg":
+                want_mean = True
+        ks = np.ascontiguousarray(np.stack(kcols, axis=1)) if kcols else np.zeros((nq, 0), np.int64)
+        dcg, idcg, mean = K.gain_kernel(
+            y, s, tkey, b, re, gmode, gtab, garr, dmode, darr, ks, average, want_mean, nch,
+            SELECT_LIMIT,
+        )
+        for m in group:
+            j = need[m]
+            d, z = dcg[:, j], idcg[:, j]
+            if m.name == "dcg":
+                out[m] = PerQuery(_short(m, d.copy(), n_ranked), np.zeros(nq, bool))
+                continue
+            if m.name == "idcg":
+                out[m] = PerQuery(z.copy(), np.zeros(nq, bool))
+                continue
+            empty = z == 0.0
+            if m.name == "meanndcg":
+                v = mean.copy()
+            else:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    v = np.where(empty, 0.0, d / np.where(empty, 1.0, z))
+                v = _short(m, v, n_ranked)
+            out[m] = PerQuery(_apply_empty(m, v, empty, query_ids), empty)
+
+    for (rel, ties), group in rel_groups.items():
+        rmode, rtab, rarr, thr = _rel_source(rel, y, lmax)
+        vals = _values_for_ties(rmode, rtab, rarr, thr, y) if ties in ("pessimistic", "optimistic") else None
+        tkey, average = _tie_key(ties, len(y), doc_ids, vals)
+        lists: dict[str, list[np.ndarray]] = {"p": [], "map": [], "mrr": []}
+        where: dict[Measure, int] = {}
+        for m in group:
+            lists[m.name].append(cutoff_k(m.cutoff, m.get("rounding", "ceil"), n_ranked, n_all))
+            where[m] = len(lists[m.name]) - 1
+
+        def mat(name: str) -> np.ndarray:
+            if not lists[name]:
+                return np.zeros((nq, 0), np.int64)
+            return np.ascontiguousarray(np.stack(lists[name], axis=1))
+
+        pk, ak, rk = mat("p"), mat("map"), mat("mrr")
+        hits, apsum, rr, nrel = K.rel_kernel(
+            y, s, tkey, b, re, rmode, rtab, rarr, thr, pk, ak, rk, average, nch
+        )
+        empty = nrel == 0.0
+        for m in group:
+            j = where[m]
+            if m.name == "p":
+                k = pk[:, j]
+                short = m.get("short", "pad")
+                if m.cutoff is None or m.cutoff.k is None:
+                    div = np.minimum(k, n_ranked)  # whole list or a fraction: k <= n
+                elif short == "clip":
+                    div = np.minimum(k, n_ranked)
+                else:
+                    div = k
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    v = np.where(div > 0, hits[:, j] / np.maximum(div, 1), 0.0)
+                if m.cutoff is not None and m.cutoff.k is not None and short == "zero":
+                    v = np.where(k > n_ranked, 0.0, v)
+                out[m] = PerQuery(v, np.zeros(nq, bool))
+            elif m.name == "map":
+                if m.cutoff is not None and m.get("denom", "all") == "cut":
+                    den = np.minimum(nrel, np.minimum(ak[:, j], n_ranked))
+                else:
+                    den = nrel
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    v = np.where(den > 0, apsum[:, j] / np.where(den > 0, den, 1.0), 0.0)
+                out[m] = PerQuery(_apply_empty(m, v, empty, query_ids), empty)
+            else:  # mrr
+                out[m] = PerQuery(_apply_empty(m, rr[:, j].copy(), empty, query_ids), empty)
+    return out
+
+
+def _short(m: Measure, v: np.ndarray, n_ranked: np.ndarray) -> np.ndarray:
+    if m.cutoff is not None and m.cutoff.k is not None and m.get("short") == "zero":
+        v = np.where(m.cutoff.k > n_ranked, 0.0, v)
+    return v
+
+
+def _apply_empty(m: Measure, v: np.ndarray, empty: np.ndarray, query_ids: Sequence[str] | None) -> np.ndarray:
+    rule = m.get("empty", "zero")
+    if not empty.any():
+        return v
+    if rule == "zero":
+        v[empty] = 0.0
+    elif rule == "one":
+        v[empty] = 1.0
+    elif rule == "skip":
+        v[empty] = np.nan
+    else:
+        idx = np.flatnonzero(empty)
+        names = [str(query_ids[i]) if query_ids is not None else f"#{i}" for i in idx[:5]]
+        more = f" and {len(idx) - 5} more" if len(idx) > 5 else ""
+        what = "no document with a positive gain (IDCG = 0)" if m.info.family == "gain" else (
+            "no relevant document")
+        raise EmptyQueryError(
+            f"{m}: {len(idx)} quer{'y has' if len(idx) == 1 else 'ies have'} {what}: query "
+            f"{', '.join(names)}{more} (empty=error). Fix: remove such queries or choose "
+            "empty=zero, one or skip"
+        )
+    return v
+
+
+# ------------------------------------------------------------------------------ fast path
+def ndcg_per_query(
+    labels: Any,
+    scores: Any,
+    boundaries: Any,
+    k: int | None = None,
+    *,
+    gain: str | Gain = "exp2",
+    discount: str | Discount = "log",
+    ties: str = "input",
+    empty: str = "zero",
+) -> np.ndarray:
+    """NDCG (``@k`` when ``k`` is given) of every query, ``(Q,)`` float64 — the lean function for
+    training loops (numba, all queries at once, top-k selection for a fixed k).
+
+    Conventions: gain ``exp2`` (2^y − 1), discount ``log`` (1/log2(1+r)), ties in input order,
+    k beyond the list = NDCG of the whole list, a query with IDCG = 0 scores 0 (``empty``:
+    ``zero``, ``one``, ``skip`` → NaN, ``error``).
+    """
+    opts: dict[str, Any] = {"gain": gain, "discount": discount, "ties": ties, "empty": empty}
+    if k is not None:
+        opts["short"] = "clip"
+    m = Measure.create("ndcg", k, **opts)
+    y, s, b, _ = check_inputs(labels, scores, boundaries)
+    return compute_per_query([m], y, s, b)[m].values

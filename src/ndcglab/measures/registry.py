@@ -1,0 +1,431 @@
+"""Measures as values, and the one registry of measures.
+
+A :class:`Measure` is an immutable, hashable value: a registered name, the options the user set
+explicitly, and an optional cut-off. ``str(m)`` prints the canonical spec, which
+:func:`parse_measure` reads back to an equal value::
+
+    >>> m = parse_measure("NDCG( gain=linear , discount=power:0.5 )@0.2n")
+    >>> str(m)
+    'ndcg(discount=power:0.5,gain=linear)@0.2n'
+    >>> parse_measure(str(m)) == m
+    True
+
+Options left unset are filled by a preset (:meth:`Measure.resolve`); the resolved measure states
+every option, which is what :attr:`EvaluationResult.convention` reports.
+
+Every measure, its aliases, its options and their meanings live in :data:`REGISTRY`; the CLI,
+presets, reports and ``docs/measures.md`` all go through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._spec import Cutoff, ParsedSpec, format_number, parse_spec
+from ..errors import ConventionError, SpecError
+from .discounts import Discount, get_discount
+from .gains import Gain, get_gain
+
+__all__ = [
+    "OPTIONS",
+    "REGISTRY",
+    "Measure",
+    "MeasureInfo",
+    "OptionInfo",
+    "available_measures",
+    "get_measure_info",
+    "parse_measure",
+]
+
+
+# ---------------------------------------------------------------------------------- options
+@dataclass(frozen=True)
+class OptionInfo:
+    """One option a measure may take: its key, the accepted values (for errors) and a doc line."""
+
+    key: str
+    values: str
+    doc: str
+
+
+OPTIONS: dict[str, OptionInfo] = {
+    o.key: o
+    for o in (
+        OptionInfo("gain", "exp2, linear, letor, table:<label>=<gain>;...",
+                   "gain G(y) of a label (custom callables via Measure.with_options)"),
+        OptionInfo("discount", "log, log:<base>, power:<beta>, zipf, exp:<a>, linear, letor",
+                   "discount D(r) of a 1-based position r"),
+        OptionInfo("ties", "input, docid, average, pessimistic, optimistic, random:<seed>",
+                   "order of documents with equal scores"),
+        OptionInfo("empty", "zero, one, skip, error",
+                   "value of a query with no relevant document (IDCG = 0 / no relevant doc)"),
+        OptionInfo("short", "clip, zero (ndcg family); pad, clip, zero (p)",
+                   "meaning of a fixed cut-off k larger than the list's length n"),
+        OptionInfo("rounding", "ceil, floor, round",
+                   "how a fractional cut-off c*n is rounded to whole positions"),
+        OptionInfo("rel", "<threshold> (label >= threshold) or letor (labels 1 and 2 only)",
+                   "which labels count as relevant"),
+        OptionInfo("denom", "all, cut",
+                   "AP denominator: all relevant docs of the query, or min(R, k) (LightGBM)"),
+    )
+}
+
+TIE_RULES = ("input", "docid", "average", "pessimistic", "optimistic", "random:<seed>")
+EMPTY_RULES = ("zero", "one", "skip", "error")
+ROUNDINGS = ("ceil", "floor", "round")
+
+
+def _canon_ties(v: str) -> str:
+    s = v.strip().lower()
+    if s in ("input", "docid", "average", "pessimistic", "optimistic"):
+        return s
+    if s.startswith("random"):
+        _, _, seed = s.partition(":")
+        try:
+            return f"random:{int(seed)}"
+        except ValueError:
+            pass
+        raise ConventionError(
+            f"cannot read tie rule {v!r}. Fix: give an integer seed, e.g. ties=random:0"
+        )
+    raise ConventionError(f"unknown tie rule {v!r}; known: {', '.join(TIE_RULES)}")
+
+
+def _canon_choice(key: str, v: str, allowed: tuple[str, ...]) -> str:
+    s = v.strip().lower()
+    if s not in allowed:
+        raise ConventionError(f"unknown {key} rule {v!r}; known: {', '.join(allowed)}")
+    return s
+
+
+def _canon_rel(v: str) -> str:
+    s = v.strip().lower()
+    if s == "letor":
+        return s
+    try:
+        return format_number(float(s))
+    except ValueError:
+        raise ConventionError(
+            f"cannot read relevance rule rel={v!r}. Fix: a number (label >= it is relevant, e.g. "
+            "rel=1) or rel=letor (labels 1 and 2 only)"
+        ) from None
+
+
+# ---------------------------------------------------------------------------------- registry
+@dataclass(frozen=True)
+class MeasureInfo:
+    """A registered measure: canonical ``name``, ``aliases``, the ``params`` it accepts, options
+    that are ``fixed`` by definition, the allowed ``short`` rules, whether it takes a ``cutoff``
+    (``"optional"``, ``"never"``), its ``family`` (``"gain"``: computed from gains and discounts;
+    ``"rel"``: from a binary relevance rule) and a ``doc`` line."""
+
+    name: str
+    family: str
+    params: tuple[str, ...]
+    doc: str
+    formula: str
+    aliases: tuple[str, ...] = ()
+    fixed: Mapping[str, str] = field(default_factory=dict)
+    shorts: tuple[str, ...] = ("clip", "zero")
+    cutoff: str = "optional"
+
+
+_GAIN_PARAMS = ("gain", "discount", "ties", "empty", "short", "rounding")
+
+REGISTRY: dict[str, MeasureInfo] = {
+    m.name: m
+    for m in (
+        MeasureInfo(
+            "ndcg", "gain", _GAIN_PARAMS,
+            "normalised discounted cumulative gain",
+            "DCG@k / IDCG@k, DCG@k = sum_{r<=k} G(y_(r)) D(r), IDCG@k = DCG@k of the ideal order",
+        ),
+        MeasureInfo(
+            "dcg", "gain", ("gain", "discount", "ties", "short", "rounding"),
+            "discounted cumulative gain (not normalised; the log base matters)",
+            "sum_{r<=k} G(y_(r)) D(r)",
+        ),
+        MeasureInfo(
+            "idcg", "gain", ("gain", "discount", "rounding"),
+            "ideal DCG = the DCG norm ||G(y)||_D; idcg@k is Z_k (seed 004)",
+            "DCG@k of the labels sorted by gain, descending (independent of the scores)",
+            aliases=("z",),
+        ),
+        MeasureInfo(
+            "ndcg_beta", "gain", ("ties", "empty", "short", "rounding"),
+            "linear NDCG^beta of the ECML/PKDD 2010 challenge (Jin & Geng): ndcg with linear gain "
+            "and discount n - r",
+            "sum_r y_(r) (n - r) / ideal",
+            fixed={"gain": "linear", "discount": "linear"},
+        ),
+        MeasureInfo(
+            "meanndcg", "gain", ("gain", "discount", "ties", "empty"),
+            "LETOR 4.0's MeanNDCG: the mean of NDCG@1..NDCG@n over the n positions of the list",
+            "(1/n) sum_{k=1..n} NDCG@k",
+            cutoff="never",
+        ),
+        MeasureInfo(
+            "map", "rel", ("ties", "empty", "rel", "denom", "rounding"),
+            "average precision (mean over queries = MAP); map@k sums precision at relevant "
+            "positions <= k",
+            "(1/R) sum_{relevant r<=k} P@r, R = relevant docs of the query (denom=all) or "
+            "min(R, k) (denom=cut)",
+            aliases=("ap",),
+        ),
+        MeasureInfo(
+            "p", "rel", ("ties", "rel", "short", "rounding"),
+            "precision at k (p without cut-off: precision of the whole list)",
+            "(relevant docs in the top k) / k",
+            aliases=("precision",),
+            shorts=("pad", "clip", "zero"),
+        ),
+        MeasureInfo(
+            "mrr", "rel", ("ties", "empty", "rel", "rounding"),
+            "reciprocal rank of the first relevant document (mean over queries = MRR); 0 when it "
+            "lies beyond k",
+            "1 / (position of the first relevant document)",
+            aliases=("rr",),
+        ),
+    )
+}
+
+_ALIASES: dict[str, str] = {}
+for _info in REGISTRY.values():
+    _ALIASES[_info.name] = _info.name
+    for _a in _info.aliases:
+        _ALIASES[_a] = _info.name
+
+
+def available_measures() -> list[str]:
+    """Canonical names of every registered measure."""
+    return list(REGISTRY)
+
+
+def get_measure_info(name: str) -> MeasureInfo:
+    """The :class:`MeasureInfo` of a name or alias; unknown names raise :class:`SpecError`."""
+    key = name.strip().lower()
+    if key not in _ALIASES:
+        known = ", ".join(
+            n + (f" ({'/'.join(i.aliases)})" if i.aliases else "") for n, i in REGISTRY.items()
+        )
+        raise SpecError(f"unknown measure {name!r}; known: {known}")
+    return REGISTRY[_ALIASES[key]]
+
+
+# ---------------------------------------------------------------------------------- values
+def _canon_value(info: MeasureInfo, key: str, value: Any) -> Any:
+    """Canonical form of one option value: text for anything nameable, else the object."""
+    if key == "gain":
+        g = get_gain(value)
+        try:
+            if isinstance(value, Gain | str) and get_gain(str(g)) == g:
+                return str(g)
+        except ConventionError:
+            pass
+        return g
+    if key == "discount":
+        d = get_discount(value)
+        try:
+            if isinstance(value, Discount | str) and get_discount(str(d)) == d:
+                return str(d)
+        except ConventionError:
+            pass
+        return d
+    if not isinstance(value, str | int | float):
+        raise ConventionError(f"option {key}= of {info.name} must be text, got {value!r}")
+    text = value if isinstance(value, str) else format_number(value)
+    if key == "ties":
+        return _canon_ties(text)
+    if key == "empty":
+        return _canon_choice("empty", text, EMPTY_RULES)
+    if key == "rounding":
+        return _canon_choice("rounding", text, ROUNDINGS)
+    if key == "short":
+        s = text.strip().lower()
+        if s not in info.shorts:
+            raise ConventionError(
+                f"unknown short rule {text!r} for {info.name}; known: {', '.join(info.shorts)} "
+                "(see docs/measures.md: what a cut-off beyond the list's length means)"
+            )
+        return s
+    if key == "rel":
+        return _canon_rel(text)
+    if key == "denom":
+        return _canon_choice("denom", text, ("all", "cut"))
+    raise ConventionError(f"unknown option {key!r}")  # pragma: no cover - guarded by callers
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A measure as a value: ``name`` (canonical), explicitly set ``params`` (sorted ``(key,
+    value)`` pairs, values canonical text or a custom gain/discount object) and ``cutoff``.
+
+    Build one with :func:`parse_measure` (``"ndcg(ties=average)@5"``) or
+    :meth:`Measure.create`. Two measures are equal when they print the same and hold the same
+    custom objects. Unset options are filled by :meth:`resolve`.
+    """
+
+    name: str
+    params: tuple[tuple[str, Any], ...] = ()
+    cutoff: Cutoff | None = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def create(cls, name: str, cutoff: int | float | str | Cutoff | None = None, **options: Any) -> Measure:
+        """Build a measure from a name, a cut-off (``10``, ``"0.2n"``, a :class:`Cutoff`) and
+        options; gains and discounts may be objects or callables (they then print by name and
+        cannot be parsed back)."""
+        info = get_measure_info(name)
+        cut: Cutoff | None
+        if cutoff is None or isinstance(cutoff, Cutoff):
+            cut = cutoff
+        elif isinstance(cutoff, str):
+            cut = parse_spec(f"x@{cutoff}", what="cut-off").cutoff
+        elif isinstance(cutoff, int):
+            cut = Cutoff(k=cutoff)
+        else:
+            raise SpecError(f"cannot read cut-off {cutoff!r}. Fix: an integer k or text like '0.2n'")
+        return _build(info, dict(options), cut, spec_text=None)
+
+    def with_options(self, **options: Any) -> Measure:
+        """A copy with more options set (or replaced)."""
+        merged = dict(self.params)
+        merged.update(options)
+        return _build(self.info, merged, self.cutoff, spec_text=None)
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def info(self) -> MeasureInfo:
+        """The registry entry of this measure."""
+        return REGISTRY[self.name]
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The explicitly set options (plus the ones the measure fixes by definition)."""
+        out = dict(self.info.fixed)
+        out.update(self.params)
+        return out
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """One option's value (explicit or fixed), or ``default``."""
+        return self.options.get(key, default)
+
+    @property
+    def is_resolved(self) -> bool:
+        """True when every applicable option is set."""
+        return all(k in self.options for k in _applicable(self.info, self.cutoff))
+
+    def resolve(self, preset: Any = None) -> Measure:
+        """Fill every unset option from ``preset`` (a name, a :class:`~ndcglab.measures.Preset`, or
+        ``None`` for ``standard``). Options that do not apply are left out: ``short`` needs a fixed
+        cut-off, ``rounding`` a fractional one, ``denom`` a cut-off."""
+        from .presets import get_preset
+
+        p = get_preset(preset)
+        opts = dict(self.params)
+        for key in _applicable(self.info, self.cutoff):
+            if key not in opts and key not in self.info.fixed:
+                opts[key] = p.default(self.name, key)
+        return _build(self.info, opts, self.cutoff, spec_text=None)
+
+    def convention(self, preset: Any = None) -> dict[str, Any]:
+        """Every option of the resolved measure as printable text, plus the cut-off."""
+        r = self.resolve(preset)
+        out: dict[str, Any] = {k: str(v) for k, v in sorted(r.options.items())}
+        out["cutoff"] = None if self.cutoff is None else str(self.cutoff)
+        return out
+
+    def __str__(self) -> str:
+        return str(ParsedSpec(self.name, tuple((k, str(v)) for k, v in self.params), self.cutoff))
+
+    def __repr__(self) -> str:
+        return f"Measure({str(self)!r})"
+
+
+def _applicable(info: MeasureInfo, cutoff: Cutoff | None) -> list[str]:
+    keys = []
+    for k in info.params:
+        if k == "short" and (cutoff is None or cutoff.k is None):
+            continue
+        if k == "rounding" and (cutoff is None or cutoff.fraction is None):
+            continue
+        if k == "denom" and cutoff is None:
+            continue
+        keys.append(k)
+    return keys
+
+
+def _build(info: MeasureInfo, options: dict[str, Any], cutoff: Cutoff | None, spec_text: str | None) -> Measure:
+    where = f" in {spec_text!r}" if spec_text else ""
+    if cutoff is not None and info.cutoff == "never":
+        raise SpecError(
+            f"measure {info.name} takes no cut-off{where}: it averages over every position. "
+            f"Fix: write {info.name} without @k"
+        )
+    params: dict[str, Any] = {}
+    for key, value in options.items():
+        key = key.strip().lower()
+        if key in info.fixed:
+            if str(_canon_value(info, key, value)) != info.fixed[key]:
+                raise SpecError(
+                    f"{info.name} fixes {key}={info.fixed[key]} by definition{where}; "
+                    f"use ndcg({key}=...) for another {key}"
+                )
+            continue
+        if key not in info.params:
+            raise SpecError(
+                f"unknown parameter {key!r} for measure {info.name}{where}; allowed: "
+                + ", ".join(info.params)
+            )
+        params[key] = _canon_value(info, key, value)
+    if "short" in params and (cutoff is None or cutoff.k is None):
+        raise SpecError(
+            f"short= applies to a fixed cut-off k (ndcg@10){where}; it has no meaning here. "
+            "Fix: drop short= or give @k"
+        )
+    if "rounding" in params and (cutoff is None or cutoff.fraction is None):
+        raise SpecError(
+            f"rounding= applies to a fractional cut-off (@0.2n){where}. Fix: drop rounding= or "
+            "give @<c>n"
+        )
+    return Measure(info.name, tuple(sorted(params.items())), cutoff)
+
+
+def parse_measure(spec: str | Measure) -> Measure:
+    """Parse a measure string (the grammar of :mod:`ndcglab._spec`) into a :class:`Measure`.
+
+    Raises :class:`SpecError` for unknown names ("unknown measure X; known: ...") and unknown
+    parameters (listing the allowed ones), :class:`ConventionError` for bad option values.
+    """
+    if isinstance(spec, Measure):
+        return spec
+    parsed = parse_spec(spec, what="measure")
+    info = get_measure_info(parsed.name)
+    return _build(info, dict(parsed.params), parsed.cutoff, spec_text=spec)
+
+
+def parse_measures(specs: Any) -> tuple[Measure, ...]:
+    """One spec or a sequence of specs (strings or :class:`Measure`) as a tuple of measures,
+    duplicates (same printed form) dropped, order kept."""
+    if specs is None:
+        return ()
+    if isinstance(specs, str | Measure):
+        specs = [specs]
+    out: dict[str, Measure] = {}
+    for s in specs:
+        m = parse_measure(s)
+        out.setdefault(str(m), m)
+    return tuple(out.values())
+
+
+def resolve_gain(m: Measure) -> Gain:
+    """The :class:`Gain` object of a resolved measure."""
+    return get_gain(m.get("gain", "exp2"))
+
+
+def resolve_discount(m: Measure) -> Discount:
+    """The :class:`Discount` object of a resolved measure."""
+    return get_discount(m.get("discount", "log"))
+

@@ -1,0 +1,172 @@
+"""Batches of queries for training: padded *scores*, never padded feature tensors.
+
+Every model scores documents one by one, so a batch needs only the flat ``(n, F)`` feature rows of
+its queries (a contiguous slice when the data are stored in batch order) plus a ``(B, M)`` index
+that scatters the ``n`` flat scores into a padded ``(B, M)`` matrix, a ``(B, M)`` mask and the
+padded labels. Padded positions read score 0 (masked) and receive no gradient.
+
+Two layouts:
+
+* ``"bucket"`` (default): queries are sorted once by length (ties in a seeded random order) and cut
+  into batches of ``batch_size`` queries, each also capped at ``max_padded`` padded cells; the
+  documents are stored in that order, so a batch's features are a view. Each epoch visits the
+  batches in a new seeded random order. Padding is minimal.
+* ``"random"``: each epoch a seeded random permutation of queries is cut into batches (classic
+  minibatch SGD; features are gathered per batch).
+
+``batch_size=None`` puts every query in one pass (full-batch gradient descent), still split into
+length buckets of at most ``max_padded`` cells whose gradients are accumulated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._compat import torch as _torch
+from ..data.dataset import _segment_index, boundaries_from_group
+from ..errors import SpecError
+
+torch = _torch()
+
+__all__ = ["Batch", "BatchPlan"]
+
+
+@dataclass
+class Batch:
+    """One batch: rows ``lo:hi`` (or ``doc_index``); ``pad_index``, ``mask``, ``labels`` (B, M)."""
+
+    pad_index: Any
+    mask: Any
+    labels: Any
+    lo: int = 0
+    hi: int = 0
+    doc_index: Any = None
+
+    @property
+    def n_queries(self) -> int:
+        return int(self.mask.shape[0])
+
+    def features(self, x: Any) -> Any:
+        return x[self.lo : self.hi] if self.doc_index is None else x[self.doc_index]
+
+    def pad(self, flat_scores: Any) -> Any:
+        """Scatter flat scores ``(n,)`` into ``(B, M)``; padded cells are 0, with no gradient."""
+        padded = flat_scores[self.pad_index]
+        return torch.where(
+            self.mask, padded, torch.zeros((), dtype=padded.dtype, device=padded.device)
+        )
+
+
+def _pad_layout(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``pad_index`` (B, M) into a concatenation of lists of ``lengths``, and the mask."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    m = int(lengths.max(initial=0))
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    cols = np.arange(m, dtype=np.int64)
+    mask = cols[None, :] < lengths[:, None]
+    pad_index = np.where(mask, offsets[:, None] + cols[None, :], 0)
+    return pad_index, mask
+
+
+class BatchPlan:
+    """Training data on the device, arranged for batching (see the module docstring)."""
+
+    def __init__(
+        self,
+        features: np.ndarray,
+        labels: np.ndarray,
+        boundaries: np.ndarray,
+        *,
+        batch_size: int | None,
+        batching: str = "bucket",
+        max_padded: int = 4_000_000,
+        seed: int = 0,
+        device: Any = "cpu",
+        dtype: Any = None,
+    ) -> None:
+        if batching not in ("bucket", "random"):
+            raise SpecError(f"unknown batching {batching!r}; known: bucket, random")
+        if batch_size is not None and int(batch_size) < 1:
+            raise SpecError(f"batch_size must be a positive number of queries, got {batch_size}")
+        self.batching = batching if batch_size is not None else "bucket"
+        self.batch_size = None if batch_size is None else int(batch_size)
+        self.max_padded = int(max_padded)
+        self.seed = int(seed)
+        self.device = device
+        dtype = dtype or torch.float32
+        b = np.asarray(boundaries, dtype=np.int64)
+        lengths = np.diff(b)
+        self.n_queries = len(lengths)
+        if self.batching == "bucket":
+            tie = np.random.default_rng([self.seed, 7919]).permutation(self.n_queries)
+            order = np.lexsort((tie, lengths))
+        else:
+            order = np.arange(self.n_queries)
+        self.order = order
+        doc_index = _segment_index(b[:-1][order], lengths[order])
+        self.lengths = lengths[order]
+        self.boundaries = boundaries_from_group(self.lengths)
+        self.x = torch.as_tensor(
+            np.ascontiguousarray(features[doc_index]), dtype=dtype, device=device
+        )
+        self.y = torch.as_tensor(
+            np.asarray(labels, dtype=np.float64)[doc_index], dtype=dtype, device=device
+        )
+        self._fixed: list[Batch] | None = None
+        if self.batching == "bucket":
+            self._fixed = self._bucket_batches()
+
+    # ------------------------------------------------------------------ layouts
+    def _make(self, qidx: np.ndarray, contiguous: bool) -> Batch:
+        lengths = self.lengths[qidx]
+        pad_index, mask = _pad_layout(lengths)
+        dev = self.device
+        if contiguous:
+            lo, hi = int(self.boundaries[qidx[0]]), int(self.boundaries[qidx[-1] + 1])
+            doc_index = None
+        else:
+            lo = hi = 0
+            doc_index = torch.as_tensor(
+                _segment_index(self.boundaries[:-1][qidx], lengths), device=dev
+            )
+        pi = torch.as_tensor(pad_index, device=dev)
+        mk = torch.as_tensor(mask, device=dev)
+        flat_y = self.y[lo:hi] if contiguous else self.y[doc_index]
+        labels = torch.where(mk, flat_y[pi], torch.zeros((), dtype=self.y.dtype, device=dev))
+        return Batch(pad_index=pi, mask=mk, labels=labels, lo=lo, hi=hi, doc_index=doc_index)
+
+    def _chunks(self, qorder: np.ndarray) -> list[np.ndarray]:
+        """Cut ``qorder`` into batches of ``batch_size`` queries, at most ``max_padded`` cells."""
+        out: list[np.ndarray] = []
+        start = 0
+        n = len(qorder)
+        cap = self.batch_size or n
+        while start < n:
+            end = start
+            longest = 0
+            while end < n and end - start < cap:
+                longest2 = max(longest, int(self.lengths[qorder[end]]))
+                if end > start and longest2 * (end - start + 1) > self.max_padded:
+                    break
+                longest = longest2
+                end += 1
+            out.append(qorder[start:end])
+            start = end
+        return out
+
+    def _bucket_batches(self) -> list[Batch]:
+        q = np.arange(self.n_queries)
+        return [self._make(c, contiguous=True) for c in self._chunks(q)]
+
+    def epoch_batches(self, epoch: int) -> list[Batch]:
+        """The batches of ``epoch`` in visiting order (seeded by ``(seed, epoch)``)."""
+        rng = np.random.default_rng([self.seed, int(epoch)])
+        if self._fixed is not None:
+            if self.batch_size is None or len(self._fixed) == 1:
+                return self._fixed
+            return [self._fixed[i] for i in rng.permutation(len(self._fixed))]
+        perm = rng.permutation(self.n_queries)
+        return [self._make(c, contiguous=False) for c in self._chunks(perm)]

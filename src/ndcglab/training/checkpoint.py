@@ -1,0 +1,67 @@
+"""Atomic training checkpoints.
+
+One file, ``<dir>/checkpoint.pt``, rewritten after every epoch through a temporary file and
+``os.replace`` (an interruption leaves the previous epoch's checkpoint intact). It holds the model
+and optimiser ``state_dict``s, the number of finished epochs, the RNG states (torch's global RNG
+and the loss's ``torch.Generator``), the best-so-far (validation score, epoch, weights), the history
+and the stopping state, plus a *fingerprint* of the training options and data so that
+``resume=True`` never continues a different run. Read back with ``weights_only=True``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+from .._compat import torch as _torch
+from ..errors import NdcglabError
+
+torch = _torch()
+
+__all__ = ["CHECKPOINT_NAME", "CheckpointError", "load_checkpoint", "save_checkpoint"]
+
+CHECKPOINT_NAME = "checkpoint.pt"
+FORMAT = "ndcglab-checkpoint"
+
+
+class CheckpointError(NdcglabError, ValueError):
+    """A checkpoint cannot be resumed (another run's, or unreadable)."""
+
+
+def checkpoint_path(directory: str | os.PathLike[str]) -> Path:
+    return Path(directory) / CHECKPOINT_NAME
+
+
+def save_checkpoint(directory: str | os.PathLike[str], state: dict[str, Any]) -> Path:
+    """Write ``state`` atomically to ``directory/checkpoint.pt``."""
+    from ..models.io import atomic_write_bytes
+
+    buf = io.BytesIO()
+    torch.save({"format": FORMAT, **state}, buf)
+    return atomic_write_bytes(checkpoint_path(directory), buf.getvalue())
+
+
+def load_checkpoint(directory: str | os.PathLike[str], fingerprint: str) -> dict[str, Any] | None:
+    """The checkpoint in ``directory`` (``None`` if there is none); refuses another run's."""
+    path = checkpoint_path(directory)
+    if not path.exists():
+        return None
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # corrupt or foreign file
+        raise CheckpointError(
+            f"{path}: cannot read the checkpoint ({exc}). Fix: delete it, or train without --resume"
+        ) from None
+    if not isinstance(state, dict) or state.get("format") != FORMAT:
+        raise CheckpointError(
+            f"{path} is not an ndcglab training checkpoint. Fix: use another --checkpoint folder"
+        )
+    if state.get("fingerprint") != fingerprint:
+        raise CheckpointError(
+            f"{path} was written by a run with other training options or data "
+            f"({state.get('fingerprint_text', '?')}). Fix: resume with the same options and data, "
+            "or use a new --checkpoint folder"
+        )
+    return state

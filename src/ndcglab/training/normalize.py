@@ -1,0 +1,135 @@
+"""Feature normalisation, fitted on training data and stored with the model.
+
+Methods (the ``normalize=`` option of training, the estimator and ``ndcglab train``):
+
+=================  ===============================================================================
+``none``           features as read.
+``query_minmax``   per query and feature, ``(x − min_q) / (max_q − min_q)`` over the query's
+                   documents (LETOR's *QueryLevelNorm*); a feature constant within a query
+                   becomes 0.
+                   Stateless: it needs the query boundaries of the data it is applied to.
+``zscore``         ``(x − μ) / σ`` with μ, σ (population std) of each feature over the *training*
+                   documents; σ = 0 is replaced by 1.
+=================  ===============================================================================
+
+Missing values (NaN, e.g. OHSUMED's ``NULL`` read with ``missing="nan"``) are ignored when the
+statistics are computed and **filled with 0 after normalisation** under every method (for
+``zscore`` that is the training mean; for ``query_minmax`` the query's minimum). Output is float32.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import ModelMismatchError, SpecError
+
+__all__ = ["NORMALIZATIONS", "Normalizer"]
+
+NORMALIZATIONS = ("none", "query_minmax", "zscore")
+
+
+def _segment_reduce(
+    func: np.ufunc, x: np.ndarray, boundaries: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``func.reduceat`` over the non-empty segments of ``x``; also returns their lengths."""
+    b = np.asarray(boundaries, dtype=np.int64)
+    lengths = np.diff(b)
+    keep = lengths > 0
+    if not keep.any():
+        return np.zeros((0, x.shape[1]), dtype=x.dtype), lengths[keep]
+    return func.reduceat(x, b[:-1][keep], axis=0), lengths[keep]
+
+
+@dataclass
+class Normalizer:
+    """A fitted feature normalisation (see the module docstring for the methods)."""
+
+    method: str = "none"
+    n_features: int | None = None
+    mean: np.ndarray | None = None
+    scale: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.method not in NORMALIZATIONS:
+            raise SpecError(
+                f"unknown normalisation {self.method!r}; known: {', '.join(NORMALIZATIONS)}"
+            )
+        if self.mean is not None:
+            self.mean = np.asarray(self.mean, dtype=np.float64)
+        if self.scale is not None:
+            self.scale = np.asarray(self.scale, dtype=np.float64)
+
+    @classmethod
+    def fit(cls, method: str, features: np.ndarray) -> Normalizer:
+        """Fit ``method`` on training ``features`` (``(N, F)``; NaN ignored)."""
+        x = np.asarray(features, dtype=np.float64)
+        if x.ndim != 2:
+            raise SpecError(f"features must be 2-D (documents, features), got shape {x.shape}")
+        norm = cls(method=method, n_features=x.shape[1])
+        if method == "zscore":
+            finite = np.isfinite(x)
+            count = finite.sum(axis=0)
+            xs = np.where(finite, x, 0.0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = xs.sum(axis=0) / count
+                var = (np.where(finite, x - mean, 0.0) ** 2).sum(axis=0) / count
+            mean = np.where(count > 0, mean, 0.0)
+            std = np.sqrt(np.where(count > 0, var, 0.0))
+            norm.mean = mean
+            norm.scale = np.where(std > 0, std, 1.0)
+        return norm
+
+    def transform(self, features: np.ndarray, boundaries: np.ndarray | None = None) -> np.ndarray:
+        """Normalise ``features`` (``(N, F)``); ``boundaries`` are needed by ``query_minmax``."""
+        x = np.asarray(features)
+        if x.ndim != 2:
+            raise SpecError(f"features must be 2-D (documents, features), got shape {x.shape}")
+        if self.n_features is not None and x.shape[1] != self.n_features:
+            raise ModelMismatchError(
+                f"the normalisation was fitted on {self.n_features} features but the data has "
+                f"{x.shape[1]}. Fix: apply the model to data with the same feature set"
+            )
+        if self.method == "none":
+            out = np.array(x, dtype=np.float32, copy=True)
+        elif self.method == "zscore":
+            assert self.mean is not None and self.scale is not None
+            out = ((x.astype(np.float64) - self.mean) / self.scale).astype(np.float32)
+        else:
+            if boundaries is None:
+                raise SpecError(
+                    "query_minmax normalisation needs the query boundaries of the data. Fix: pass "
+                    "a RankingDataset, or group=/qid= with the feature matrix"
+                )
+            x64 = x.astype(np.float64)
+            lo, lengths = _segment_reduce(np.fmin, x64, boundaries)
+            hi, _ = _segment_reduce(np.fmax, x64, boundaries)
+            span = hi - lo
+            with np.errstate(invalid="ignore", divide="ignore"):
+                inv = np.where(span > 0, 1.0 / span, 0.0)
+            out = ((x64 - np.repeat(lo, lengths, axis=0)) * np.repeat(inv, lengths, axis=0)).astype(
+                np.float32
+            )
+        out[~np.isfinite(out)] = 0.0
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (stored in model files)."""
+        return {
+            "method": self.method,
+            "n_features": self.n_features,
+            "mean": None if self.mean is None else self.mean.tolist(),
+            "scale": None if self.scale is None else self.scale.tolist(),
+            "missing": "NaN filled with 0 after normalisation",
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Normalizer:
+        return cls(
+            method=d.get("method", "none"),
+            n_features=d.get("n_features"),
+            mean=d.get("mean"),
+            scale=d.get("scale"),
+        )

@@ -1,0 +1,80 @@
+"""Feature normalisation against slow reference loops."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ndcglab.errors import ModelMismatchError, SpecError
+from ndcglab.training import Normalizer
+
+
+def _data(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    lengths = [3, 1, 0, 5, 4]
+    b = np.concatenate([[0], np.cumsum(lengths)])
+    x = rng.normal(size=(b[-1], 4)) * [1, 10, 0.1, 1]
+    x[:, 3] = np.round(x[:, 3])  # many ties
+    x[0:3, 2] = 7.0  # a feature constant within the first query
+    x[[1, 5, 9], 0] = np.nan
+    x[3:9, 1] = np.nan  # query of length 5 all NaN in feature 1 (and the single-doc query)
+    return x, b
+
+
+def _ref_minmax(x, b):
+    out = np.zeros_like(x)
+    for q in range(len(b) - 1):
+        for f in range(x.shape[1]):
+            col = x[b[q] : b[q + 1], f]
+            vals = [v for v in col if not np.isnan(v)]
+            for i, v in enumerate(col):
+                if np.isnan(v) or not vals or max(vals) == min(vals):
+                    out[b[q] + i, f] = 0.0
+                else:
+                    out[b[q] + i, f] = (v - min(vals)) / (max(vals) - min(vals))
+    return out
+
+
+def _ref_zscore(train, x):
+    out = np.zeros_like(x)
+    for f in range(x.shape[1]):
+        vals = [v for v in train[:, f] if not np.isnan(v)]
+        mu = sum(vals) / len(vals) if vals else 0.0
+        sd = (sum((v - mu) ** 2 for v in vals) / len(vals)) ** 0.5 if vals else 0.0
+        sd = sd if sd > 0 else 1.0
+        for i in range(x.shape[0]):
+            out[i, f] = 0.0 if np.isnan(x[i, f]) else (x[i, f] - mu) / sd
+    return out
+
+
+def test_query_minmax_matches_reference() -> None:
+    x, b = _data()
+    got = Normalizer.fit("query_minmax", x).transform(x, b)
+    np.testing.assert_allclose(got, _ref_minmax(x, b), atol=1e-6)
+    assert got.dtype == np.float32
+    assert not np.isnan(got).any()
+
+
+def test_zscore_matches_reference_with_training_statistics() -> None:
+    train, _ = _data(0)
+    other, b = _data(1)
+    norm = Normalizer.fit("zscore", train)
+    np.testing.assert_allclose(norm.transform(other, b), _ref_zscore(train, other), atol=1e-5)
+    again = Normalizer.from_dict(norm.to_dict())
+    np.testing.assert_array_equal(again.transform(other), norm.transform(other))
+
+
+def test_none_fills_nan_with_zero() -> None:
+    x, b = _data()
+    got = Normalizer.fit("none", x).transform(x, b)
+    np.testing.assert_allclose(got, np.nan_to_num(x, nan=0.0).astype(np.float32))
+
+
+def test_errors() -> None:
+    x, _ = _data()
+    with pytest.raises(SpecError, match="unknown normalisation"):
+        Normalizer.fit("minmax", x)
+    with pytest.raises(SpecError, match="boundaries"):
+        Normalizer.fit("query_minmax", x).transform(x)
+    with pytest.raises(ModelMismatchError, match="4 features"):
+        Normalizer.fit("zscore", x).transform(x[:, :3])
