@@ -7,13 +7,6 @@ import pytest
 
 from ndcglab.data import RankingDataset
 
-try:  # stand-ins while the losses/measures are being written; removed once they land
-    from . import _standins
-
-    _standins.install()
-except ImportError:  # pragma: no cover
-    pass
-
 
 def make_ranking_data(
     n_queries: int = 60,
@@ -45,3 +38,14 @@ def split(data: RankingDataset) -> tuple[RankingDataset, RankingDataset]:
     """(train, validation) halves of ``data``."""
     q = data.n_queries
     return data.subset(np.arange(q // 2)), data.subset(np.arange(q // 2, q))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_torch_thread():
+    """Tiny tensors: one thread avoids oversubscription on the shared 2-core machine."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

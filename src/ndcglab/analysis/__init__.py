@@ -1,1 +1,76 @@
-"""analysis"""
+"""Analysis tools: comparing rankers, distinguishability curves, and the limits of NDCG.
+
+* :mod:`~ndcglab.analysis.significance` — paired t-test, randomisation (sign-flip) test,
+  bootstrap CI, Cohen's d_z, Holm; :func:`compare_rankers` with Markdown/LaTeX/CSV tables.
+* :mod:`~ndcglab.analysis.distinguish` — mean measure vs list size n on prefixes S_n, and the
+  stability of the rankers' order (Wang et al. 2013, §4 and Definition 3).
+* :mod:`~ndcglab.analysis.limits` — the limits of Theorems 1, 3, 5–13 of Wang et al. (2013).
+* :mod:`~ndcglab.analysis.simulate` — the i.i.d. model of the theorems, simulated.
+
+See ``docs/analysis.md``.
+"""
+
+from .distinguish import DistinguishResult, distinguishability, make_grid
+from .limits import (
+    GradedModel,
+    Limit,
+    limit_graded_log_cutoff,
+    limit_graded_power,
+    limit_graded_power_cutoff,
+    limit_graded_sublinear_cutoff,
+    limit_log,
+    limit_log_cutoff,
+    limit_power,
+    limit_power_cutoff,
+    limit_sublinear_cutoff,
+    limit_zipf,
+    positive_rate,
+    theoretical_limit,
+)
+from .significance import (
+    ComparisonResult,
+    ConfidenceInterval,
+    PairedComparison,
+    TestResult,
+    bootstrap_ci,
+    cohens_dz,
+    compare_rankers,
+    holm,
+    paired_t_test,
+    permutation_test,
+)
+from .simulate import SimulationResult, convergence_table, simulate_ndcg, uniform_order_statistics
+
+__all__ = [
+    "ComparisonResult",
+    "ConfidenceInterval",
+    "DistinguishResult",
+    "GradedModel",
+    "Limit",
+    "PairedComparison",
+    "SimulationResult",
+    "TestResult",
+    "bootstrap_ci",
+    "cohens_dz",
+    "compare_rankers",
+    "convergence_table",
+    "distinguishability",
+    "holm",
+    "limit_graded_log_cutoff",
+    "limit_graded_power",
+    "limit_graded_power_cutoff",
+    "limit_graded_sublinear_cutoff",
+    "limit_log",
+    "limit_log_cutoff",
+    "limit_power",
+    "limit_power_cutoff",
+    "limit_sublinear_cutoff",
+    "limit_zipf",
+    "make_grid",
+    "paired_t_test",
+    "permutation_test",
+    "positive_rate",
+    "simulate_ndcg",
+    "theoretical_limit",
+    "uniform_order_statistics",
+]

@@ -20,7 +20,9 @@ rule except ``random``) go through a numba kernel that sorts each list once per 
 repetition and obtains every prefix's ranking by a scan (no re-sorting); other measures (``map``,
 ``p``, ``mrr``, ``meanndcg``, random tie-breaking) are evaluated prefix by prefix with
 :func:`ndcglab.measures.evaluate_arrays`. ``engine="evaluate"`` forces the latter for everything
-(slow; it is the reference the fast path is tested against).
+(slow; it is the reference the fast path is tested against). Documents that share a doc id
+within a list are all kept (the LETOR presets' ``duplicates=last`` rule is not applied to
+prefixes).
 """
 
 from __future__ import annotations
@@ -421,7 +423,6 @@ def _fast_values(
     y = ds.labels
     lengths = np.diff(bnd)
     q_count = len(lengths)
-    qidx = np.repeat(np.arange(q_count, dtype=np.int64), lengths)
     lmax = int(lengths.max(initial=1))
     n_pref = np.minimum(grid[None, :], lengths[:, None])  # (Q, G) prefix lengths
 
@@ -549,19 +550,19 @@ def _evaluate_values(
     qidx = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
     base = np.lexsort((pos, qidx))  # documents in (query, position) order
     out = np.zeros((len(scores), len(meas), len(grid), len(lengths)))
-    specs = [m.resolved for m in meas]
+    specs = list({str(m.resolved): m.resolved for m in meas}.values())
     for gi, n in enumerate(grid.tolist()):
         idx = base[pos[base] < n]
         b = boundaries_from_group(np.minimum(lengths, n))
         for k, s in enumerate(scores):
+            # duplicates="keep": a doc id repeated within a list stays, as in the fast path
             res = evaluate_arrays(
                 ds.labels[idx], s[idx], b, specs, preset=preset,
                 doc_ids=None if ds.doc_ids is None else ds.doc_ids[idx],
-                query_ids=ds.query_ids,
+                query_ids=ds.query_ids, duplicates="keep",
             )
-            vals = list(res.per_query.values())
-            for i in range(len(meas)):
-                out[k, i, gi] = vals[i]
+            for i, m in enumerate(meas):
+                out[k, i, gi] = res.per_query[str(m.resolved)]
     return out
 
 

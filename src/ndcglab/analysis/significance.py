@@ -112,8 +112,9 @@ def paired_t_test(a: Any, b: Any | None = None, *, alternative: str = "two-sided
     """Student's paired t-test of ``mean(a − b) = 0`` (``scipy.stats.ttest_rel``).
 
     With ``b=None``, ``a`` holds the differences. Pairs with a NaN are dropped. Fewer than two
-    pairs, or differences that are all equal (zero variance), give ``p_value = NaN`` unless the
-    differences are all zero (then ``p = 1``).
+    pairs give ``p_value = NaN``; differences that are all zero give ``p = 1``; differences that
+    are all equal and non-zero (zero variance, up to 1e-12 relative) give ``t = ±inf`` and
+    ``p = 0`` (two-sided), as scipy does.
     """
     from scipy import stats
 
@@ -122,11 +123,18 @@ def paired_t_test(a: Any, b: Any | None = None, *, alternative: str = "two-sided
     n = int(d.size)
     if n < 2:
         return TestResult("t", math.nan, math.nan, n, alternative, df=None)
-    if np.all(d == d[0]):
-        if d[0] == 0.0:
-            return TestResult("t", 0.0, 1.0, n, alternative, df=float(n - 1))
-        t_inf = math.copysign(math.inf, d[0])
-        return TestResult("t", t_inf, math.nan, n, alternative, df=float(n - 1))
+    scale = float(np.max(np.abs(d)))
+    if scale == 0.0:
+        return TestResult("t", 0.0, 1.0, n, alternative, df=float(n - 1))
+    if float(np.ptp(d)) <= 1e-12 * scale:
+        # (numerically) constant non-zero differences: no variance, t = ±inf (as scipy)
+        mean = float(d.mean())
+        if alternative == "two-sided":
+            p = 0.0
+        else:
+            p = 0.0 if (mean > 0) == (alternative == "greater") else 1.0
+        t_inf = math.copysign(math.inf, mean)
+        return TestResult("t", t_inf, p, n, alternative, df=float(n - 1))
     res = stats.ttest_1samp(d, 0.0, alternative=alternative)
     return TestResult("t", float(res.statistic), float(res.pvalue), n, alternative, df=float(n - 1))
 
@@ -542,7 +550,7 @@ class ComparisonResult:
         legend = (
             self.legend.replace(_MARK_WEAK, r"\dag{}").replace(_MARK_STRONG, r"\ddag{}")
         )
-        legend = _tex_escape(legend, keep=(r"\dag{}", r"\ddag{}"))
+        legend = _tex_escape(legend, keep=(r"\dag{}", r"\ddag{}")).replace("<", "$<$")
         cap = (_tex_escape(caption) + " " if caption else "") + legend + " Bold: best mean."
         lines = [
             r"% requires \usepackage{booktabs}",

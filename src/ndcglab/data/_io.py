@@ -60,7 +60,9 @@ def file_sha256(path: PathLike, *, uncompressed: bool = False, chunk: int = 1 <<
 
 
 @contextlib.contextmanager
-def atomic_write(path: PathLike, *, gz: bool | None = None, compresslevel: int = 6) -> Iterator[IO[bytes]]:
+def atomic_write(
+    path: PathLike, *, gz: bool | None = None, compresslevel: int = 6
+) -> Iterator[IO[bytes]]:
     """Write ``path`` atomically: a temporary file in the same folder, renamed on success.
 
     ``gz=None`` compresses when the name ends in ``.gz``. On any exception the temporary file is

@@ -27,7 +27,8 @@ __all__ = ["QueryView", "RankingDataset", "boundaries_from_group", "pad_segments
 
 
 def boundaries_from_group(group: Sequence[int] | np.ndarray) -> np.ndarray:
-    """Turn LightGBM-style group sizes ``[n_1, n_2, ...]`` into boundaries ``[0, n_1, n_1+n_2, ...]``."""
+    """Turn LightGBM-style group sizes ``[n_1, n_2, ...]`` into boundaries
+    ``[0, n_1, n_1+n_2, ...]``."""
     g = np.asarray(group, dtype=np.int64)
     if g.ndim != 1 or (g < 0).any():
         raise ValueError("group must be a 1-D sequence of non-negative list sizes")
@@ -59,7 +60,8 @@ def _boundaries_from_qids(qid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def pad_segments(
     values: np.ndarray, boundaries: np.ndarray, fill: float = 0.0, max_len: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Scatter flat per-document ``values`` (``(N, ...)``) into ``(Q, M, ...)`` plus a mask ``(Q, M)``."""
+    """Scatter flat per-document ``values`` (``(N, ...)``) into ``(Q, M, ...)`` plus a mask
+    ``(Q, M)``."""
     b = np.asarray(boundaries, dtype=np.int64)
     lengths = np.diff(b)
     m = int(lengths.max(initial=0)) if max_len is None else int(max_len)
@@ -104,7 +106,9 @@ class RankingDataset:
             self.features = self.features.reshape(-1, 1)
         self.labels = np.asarray(self.labels, dtype=np.float64)
         self.boundaries = np.asarray(self.boundaries, dtype=np.int64)
-        self.query_ids = np.asarray([str(q) for q in np.asarray(self.query_ids).tolist()], dtype=object)
+        self.query_ids = np.asarray(
+            [str(q) for q in np.asarray(self.query_ids).tolist()], dtype=object
+        )
         n = len(self.labels)
         if self.features.shape[0] != n:
             raise ValueError(
@@ -140,7 +144,7 @@ class RankingDataset:
         doc_ids: Sequence[str] | None = None,
         feature_names: list[str] | None = None,
     ) -> RankingDataset:
-        """Build a dataset from a feature matrix and labels, with ``group`` sizes or a ``qid`` column.
+        """Build a dataset from a feature matrix and labels, with ``group`` sizes or ``qid``s.
 
         Exactly one of ``group`` (LightGBM style) or ``qid`` (one id per document, each query's
         documents contiguous) must be given.
@@ -243,7 +247,8 @@ class RankingDataset:
         return self._take(doc_index, boundaries_from_group(lengths), self.query_ids[idx])
 
     def truncate(self, n: int) -> RankingDataset:
-        """Keep the first ``n`` documents of every list (``S_n`` of Wang et al.); shorter lists stay whole."""
+        """Keep the first ``n`` documents of every list (``S_n`` of Wang et al.); shorter lists
+        stay whole."""
         lengths = np.minimum(self.query_lengths, n)
         doc_index = _segment_index(self.boundaries[:-1], lengths)
         return self._take(doc_index, boundaries_from_group(lengths), self.query_ids)
@@ -254,7 +259,9 @@ class RankingDataset:
         key = rng.random(self.n_docs) + self.doc_query_index
         return self._take(np.argsort(key, kind="stable"), self.boundaries, self.query_ids)
 
-    def _take(self, doc_index: np.ndarray, boundaries: np.ndarray, query_ids: np.ndarray) -> RankingDataset:
+    def _take(
+        self, doc_index: np.ndarray, boundaries: np.ndarray, query_ids: np.ndarray
+    ) -> RankingDataset:
         return RankingDataset(
             features=self.features[doc_index],
             labels=self.labels[doc_index],
@@ -298,5 +305,6 @@ def _segment_index(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     total = int(lengths.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)
-    offsets = np.repeat(np.asarray(starts, dtype=np.int64) - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    ends_before = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    offsets = np.repeat(np.asarray(starts, dtype=np.int64) - ends_before, lengths)
     return np.arange(total, dtype=np.int64) + offsets

@@ -37,8 +37,9 @@ own query, the k-th block of ``Q`` getting the id ``Q#k`` (k ≥ 2).
 **Speed and memory.** Parsing runs in a Numba tokenizer over 64 MiB blocks of bytes and fills
 float32 arrays directly (no Python object per token; one string per document only for doc ids).
 Peak memory is about twice the float32 feature matrix for multi-block files, less in resident
-pages. ``cache=True`` keeps a binary copy (``.npz``) that reloads in seconds; it is used only
-when the source file's size, modification time and sha256 all match.
+pages. ``cache=True`` keeps a binary copy (``.npz``, in :func:`default_cache_dir`, never beside
+the data) that reloads in seconds; it is used only when the source file's size, modification
+time and sha256 all match.
 """
 
 from __future__ import annotations
@@ -96,8 +97,10 @@ def read_letor(
         ``"error"``, ``"merge"`` or ``"separate"``: how to treat a qid that reappears after
         other queries (see the module docstring).
     cache:
-        ``False`` (default); ``True`` to keep a binary cache beside the file (or in
-        :func:`default_cache_dir` when that folder is not writable); or a folder for the cache.
+        ``False`` (default); ``True`` to keep a binary cache in :func:`default_cache_dir`; or a
+        folder for the cache. Cache files are named after the source file plus a hash of its
+        absolute path and the read options, written atomically, and used only when the
+        source's size, modification time and sha256 match those recorded in them.
 
     Raises
     ------
@@ -234,13 +237,12 @@ class _Parser:
     # ---------------------------------------------------------------- one block
     def feed(self, arr: np.ndarray) -> None:
         K = self.K
-        n_lines = int(np.count_nonzero(arr == 10))
-        if len(arr) and arr[-1] != 10:
-            n_lines += 1
+        n_lines = int(K.count_lines(arr))
         if not self.chunks and self.first_data_line is None:
             self._seed_keys(arr)
         if not self.fixed and self.width == 0:
-            self.width = int(K.max_feature_index(arr))
+            # a guess from the first lines; a wider index later triggers a full scan
+            self.width = int(K.max_feature_index(arr[: 1 << 16]))
         rows = max(n_lines, 1)
         while True:
             nk = len(self.keys)
@@ -268,11 +270,10 @@ class _Parser:
                 self._set_keys([*self.keys, key])
                 continue
             break
-        if self.first_data_line is None and n > 0:
+        if self.first_data_line is None and (n > 0 or qid_mode != K.QID_UNKNOWN):
+            # row 0's label and line number are set once its qid: was looked for
             self.first_data_line = self.line_offset + int(line_no[0]) + 1
             self.first_data_token = _token_after_label(arr, int(lab_e[0]))
-        if status != K.S_OK:
-            self._raise(status, arr, err_line, es, ee)
         self.qid_mode = qid_mode
         if qid_mode == K.QID_NO and self.query_file is None:
             raise DataFormatError(
@@ -285,6 +286,8 @@ class _Parser:
                     "with one list size per line; PATH.query is picked up automatically)"
                 ),
             )
+        if status != K.S_OK:
+            self._raise(status, arr, err_line, es, ee)
         labels = labels[:n]
         if n_slow:
             for r in np.flatnonzero(lab_slow[:n]):
@@ -394,23 +397,34 @@ def _comment_pairs(comment: str) -> list[tuple[str, str]]:
 def _feed_blocks(path: Path, feed: Any) -> None:
     """Call ``feed(arr)`` with uint8 arrays of whole lines (the last may lack its newline).
 
-    ``feed`` must not keep a reference to ``arr``: it is a view on a reused buffer.
+    One reusable buffer of ``_CHUNK`` bytes (grown only for a line longer than that) is filled
+    with ``readinto``; ``feed`` must not keep a reference to ``arr``.
     """
     with open_binary(path) as f:
-        data = bytearray()
-        while True:
-            block = f.read(_CHUNK)
-            if not block:
-                break
-            data += block
-            del block
-            k = data.rfind(b"\n")
+        buf = bytearray(_CHUNK)
+        start = 0  # bytes of an unfinished line carried over at the front of buf
+        eof = False
+        while not eof:
+            if start == len(buf):
+                buf.extend(bytes(len(buf)))
+            end = start
+            with memoryview(buf) as mv:
+                while end < len(buf):
+                    got = f.readinto(mv[end:])
+                    if not got:
+                        eof = True
+                        break
+                    end += got
+            k = buf.rfind(b"\n", 0, end)
             if k < 0:
+                start = end
                 continue
-            feed(np.frombuffer(data, dtype=np.uint8, count=k + 1))
-            del data[: k + 1]
-        if data:
-            feed(np.frombuffer(data, dtype=np.uint8))
+            feed(np.frombuffer(buf, dtype=np.uint8, count=k + 1))
+            rest = end - (k + 1)
+            buf[:rest] = buf[k + 1 : end]
+            start = rest
+        if start:
+            feed(np.frombuffer(buf, dtype=np.uint8, count=start))
 
 
 def _find_query_file(path: Path) -> Path | None:
@@ -491,9 +505,7 @@ def _read(
                     fix="drop the query file (the qid: tokens already define the queries), or "
                     "make its sizes equal the lengths of the qid: blocks",
                 )
-        perm, boundaries, query_ids = _split_queries(
-            qids, boundaries, lines, split_queries, path
-        )
+        perm, boundaries, query_ids = _split_queries(qids, boundaries, lines, split_queries, path)
         if perm is not None:
             X = X[perm]
             labels = labels[perm]
@@ -550,10 +562,7 @@ def _assemble_extras(keys: list[str], chunks: list[_Chunk], n_docs: int) -> dict
                 r += m
         else:
             col = np.concatenate(
-                [
-                    np.full(len(c.labels), np.nan) if p is None else p
-                    for c, p in zip(chunks, parts)
-                ]
+                [np.full(len(c.labels), np.nan) if p is None else p for c, p in zip(chunks, parts)]
             )
         out[key] = col
     return out
@@ -613,13 +622,8 @@ def _cache_file(path: Path, options: dict[str, Any], cache: bool | PathLike) -> 
         sort_keys=True,
     )
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    name = f".{path.name}.{digest}.ndcglab-cache.npz"
-    if cache is True:
-        folder = path.resolve().parent
-        if not os.access(folder, os.W_OK):
-            folder = default_cache_dir()
-    else:
-        folder = Path(cache)  # type: ignore[arg-type]
+    name = f"{path.name}.{digest}.ndcglab-cache.npz"
+    folder = default_cache_dir() if cache is True else Path(cache)  # type: ignore[arg-type]
     return folder / name
 
 
@@ -641,7 +645,9 @@ def _read_cached(
         ds = _load_cache(cfile, ident, sha, path)
         if ds is not None:
             return ds
-    ds = _read(path, options["missing"], qfile, auto, options["n_features"], options["split_queries"])
+    ds = _read(
+        path, options["missing"], qfile, auto, options["n_features"], options["split_queries"]
+    )
     try:
         _save_cache(cfile, ds, ident, sha)
     except OSError as exc:  # a cache that cannot be written is not an error

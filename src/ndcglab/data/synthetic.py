@@ -9,8 +9,11 @@ parameters and seed give bit-identical data on any machine and whatever the bloc
    ``mu`` solved so that the drawn sizes average exactly that mean (log-normal, long right tail
    like MSLR's list sizes).
 2. **Features.** ``x_qi = m_q + z_qi`` (float32), with a query offset ``m_q ~ N(0, query_spread²)``
-   per feature and document noise ``z_qi ~ N(0, I)``. The offsets carry no relevance: only the
-   within-query part ``z`` does (as in real data, where raw features shift from query to query).
+   per feature and document noise ``z_qi`` with independent, close-to-normal coordinates
+   (mean 0, variance 1: the sum of four uniforms, Irwin-Hall, from a counter-based SplitMix64
+   hash - fast, and each value depends only on the seed, its row and its column). The offsets
+   carry no relevance: only the within-query part ``z`` does (as in real data, where raw
+   features shift from query to query).
 3. **Latent relevance.** ``t_qi = signal · <w, z_qi> + e_qi``, ``e_qi ~ N(0, 1)``; ``w`` is a unit
    vector over the first ``n_informative`` features (random Gaussian direction), zero elsewhere.
    ``signal`` is the signal-to-noise ratio: 0 makes labels independent of the features; the
@@ -22,8 +25,9 @@ parameters and seed give bit-identical data on any machine and whatever the bloc
      ``label_concentration`` is None), and its documents sorted by ``t`` get labels by those
      proportions (the top ``≈ n_q · p_q[L-1]`` documents get ``L-1``, and so on). Overall the
      labels follow ``label_probs``; short lists may have no relevant document.
-   * ``label_mode="global"`` - fixed cut-points on ``t`` (normal quantiles), so the pairs
-     ``(x, y)`` are i.i.d. with ``P(y = l) = label_probs[l]`` - the model of Wang et al. §2.
+   * ``label_mode="global"`` - fixed cut-points on ``t`` (normal quantiles of
+     ``N(0, 1 + signal²)``), so the pairs ``(x, y)`` are i.i.d. with ``P(y = l) ≈ label_probs[l]``
+     (exact up to the near-normality of ``<w, z>``) - the model of Wang et al. §2.
 
 Named shapes (``make_synthetic(NAME)``):
 
@@ -152,7 +156,8 @@ def synthetic_params(
     unknown = sorted(set(overrides) - fields)
     if unknown:
         raise SpecError(
-            f"unknown synthetic parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(fields))}"
+            f"unknown synthetic parameter(s) {', '.join(unknown)}; "
+            f"known: {', '.join(sorted(fields))}"
         )
     if "label_probs" in overrides:
         overrides["label_probs"] = tuple(float(x) for x in overrides["label_probs"])
@@ -174,7 +179,7 @@ def _list_sizes(p: SyntheticParams, seed: int) -> np.ndarray:
     if isinstance(d, int | np.integer):
         return np.full(q, int(d), dtype=np.int64)
     mean = float(d)
-    hi_cap = int(p.max_docs) if p.max_docs is not None else max(1, int(round(mean * 12)))
+    hi_cap = int(p.max_docs) if p.max_docs is not None else max(1, round(mean * 12))
     z = rng.standard_normal(q)
 
     def sizes(mu: float) -> np.ndarray:
@@ -216,19 +221,20 @@ def make_synthetic(
     w = np.zeros(f, dtype=np.float64)
     w[:n_inf] = rng.standard_normal(n_inf)
     w /= np.linalg.norm(w) or 1.0
-    w32 = w.astype(np.float32)
-    offsets = (rng.standard_normal((q, f)) * p.query_spread).astype(np.float32)
+    offsets = rng.standard_normal((q, f)) * p.query_spread
     qidx = np.repeat(np.arange(q, dtype=np.int64), lengths)
+
+    from . import _kernels as K
 
     X = np.empty((n, f), dtype=np.float32)
     t = np.empty(n, dtype=np.float64)
-    for b, lo in enumerate(range(0, n, _BLOCK)):
+    key = np.uint64(K.splitmix64(np.uint64(seed) ^ np.uint64(0x5EED5EED5EED5EED)))
+    noise_rng = _rng(seed, 3)
+    for lo in range(0, n, _BLOCK):
         hi = min(n, lo + _BLOCK)
-        r = _rng(seed, 3, b)
-        z = r.standard_normal((hi - lo, f), dtype=np.float32)
-        t[lo:hi] = p.signal * (z @ w32) + r.standard_normal(hi - lo, dtype=np.float32)
-        z += offsets[qidx[lo:hi]]
-        X[lo:hi] = z
+        K.synth_features(X[lo:hi], t[lo:hi], offsets, qidx[lo:hi], w, key, lo)
+        t[lo:hi] *= p.signal
+        t[lo:hi] += noise_rng.standard_normal(hi - lo)
 
     probs = np.asarray(p.label_probs, dtype=np.float64)
     n_levels = len(probs)

@@ -11,18 +11,32 @@ softmax: ``listnet``        ``c·softmax(s) − p``   ``c·σ(1 − σ)``, σ=so
 exp: ``consistent_listnet``  ``a ⊙ exp(s) − u``    ``a ⊙ exp(s)``                ``u = G(y)/‖G(y)‖``
 identity: ``squared``,      ``a ⊙ s − t``          ``a``                         ``t`` (G(y) or u)
 ``consistent_squared``
+pairwise: ``ranknet``,      ``σ Σ_j (W_ji ρ_ji −   ``σ² Σ_j (W_ij ρ_ij(1−ρ_ij)   pair weights ``W``
+``lambdarank@k``            W_ij ρ_ij)``           + W_ji ρ_ji(1−ρ_ji))``        (``|ΔNDCG@k|`` at
+                                                                                 the current ranking)
+cs: ``cs_listmle@k``        see below              see below                     ``w``, ``β``, DCG_ĝ@k
 ==========================  =====================  ===========================  ====================
 
+CS-ListMLE (SPEC §3): ``L = (1/(ln2·DCG)) Σ_j β_j ln(1 + A_j)``, ``A_j = Σ_t w_jt e^{s_t−s_j} / β_j``.
+With ``q_jt = w_jt e^{s_t−s_j} / (β_j + Σ_t w_jt e^{s_t−s_j})`` and ``Q_j = Σ_t q_jt``:
+``∂L/∂s_i = (Σ_j β_j q_ji − β_i Q_i) / (ln2·DCG)`` and
+``∂²L/∂s_i² = (Σ_j β_j q_ji (1 − q_ji) + β_i Q_i (1 − Q_i)) / (ln2·DCG)``; the label-only constants
+come from :func:`ndcglab.losses.cs_listmle_weights` (the loss's own).
+Pairwise: ``φ = Σ_{y_i>y_j} W_ij log(1 + exp(−σ(s_i − s_j)))`` with ``ρ_ij = 1/(1 + e^{σ(s_i−s_j)})``.
 (ListNet: ``−Σ p log softmax(s)`` → ``∂/∂s_i = c σ_i − p_i`` and ``∂²/∂s_i² = c σ_i(1 − σ_i)``;
 consistent ListNet ``KL̃(u ‖ exp s) = Σ u log(u/e^s) − Σu + Σe^s`` → ``e^s − u`` and ``e^s``;
 squared ``‖s − t‖²`` → ``2(s − t)`` and ``2``.)
 
-The constants (``p``, ``c``, ``u``, ``t``, ``a``) are **read off the registered loss itself** by
+For the first three families the constants (``p``, ``c``, ``u``, ``t``, ``a``) are **read off the registered loss itself** by
 evaluating its autograd gradient at two fixed score vectors, once per dataset — ``s = 0`` and
 ``s = 1`` (for ``softmax``: ``s = e_1``, a one at each list's first document) — and solving the
 affine form for them. So the gain, the normaliser (``z``, ``z10``, ``z1``), the treatment of lists
 without relevant documents and any scale factor are exactly the loss's own; nothing about its
-conventions is copied here. :meth:`LossObjective.bind` then checks the closed-form gradient once
+conventions is copied here. The pairwise weights ``W`` cannot be read off that way (LambdaRank's
+depend on the current ranking); they are built from the loss's own parameters (``sigma``,
+``weight``, ``gain``, ``discount``, the cut-off) and, for LambdaRank, by
+:func:`ndcglab.losses.pairwise.lambdarank_delta` at the current scores, as the loss does (with the
+weights held constant, so the Hessian is the one autograd gives). :meth:`LossObjective.bind` then checks the closed-form gradient once
 against autograd at random scores and falls back to autograd if the loss is not of the stated form.
 """
 
@@ -43,6 +57,9 @@ CLOSED_FORM_FAMILIES: dict[str, str] = {
     "consistent_listnet": "exp",
     "squared": "identity",
     "consistent_squared": "identity",
+    "ranknet": "pairwise",
+    "lambdarank": "pairwise",
+    "cs_listmle": "cs",
 }
 
 
@@ -122,15 +139,102 @@ class _IdentityState:
         return _IdentityState(self.scale[:b], self.target[:b], self.mask[:b])
 
 
+@dataclass
+class _PairwiseState:
+    loss: Any
+    labels: Any
+    mask: Any
+
+    def _weights(self, s: Any) -> Any:
+        """``W`` ``(B, M, M)``: the weight of each ordered pair (i better than j), 0 elsewhere."""
+        torch = _torch()
+        y, mask, loss = self.labels, self.mask, self.loss
+        valid = mask.unsqueeze(-1) & mask.unsqueeze(-2)
+        pairs = (y.unsqueeze(-1) > y.unsqueeze(-2)) & valid
+        key = getattr(loss, "key", "")
+        p = loss.params
+        if key == "ranknet":
+            weight = p["weight"]
+            if weight == "none":
+                w = pairs.to(s.dtype)
+            else:
+                v = y if weight == "label" else torch.where(mask, p["gain"](y).to(s.dtype), 0.0)
+                w = (v.unsqueeze(-1) - v.unsqueeze(-2)) * pairs
+            count = pairs.sum(dim=(-2, -1), keepdim=True).to(s.dtype)
+            return torch.where(count > 0, w / count.clamp_min(1.0), 0.0)
+        from ..losses.pairwise import lambdarank_delta
+
+        k = None if loss.cutoff is None else loss.cutoff.k
+        delta = lambdarank_delta(s, y, mask, k=k, gain=p["gain"], discount=p["discount"])
+        return torch.where(pairs, delta.to(s.dtype), 0.0)
+
+    def grad_hess(self, s: Any) -> tuple[Any, Any]:
+        torch = _torch()
+        sigma = float(self.loss.params["sigma"])
+        s = s.masked_fill(~self.mask, 0.0)
+        w = self._weights(s)
+        rho = torch.sigmoid(-sigma * (s.unsqueeze(-1) - s.unsqueeze(-2)))  # ρ_ij
+        wr = w * rho
+        g = sigma * (wr.sum(dim=-2) - wr.sum(dim=-1))
+        c = w * rho * (1.0 - rho)
+        h = sigma * sigma * (c.sum(dim=-1) + c.sum(dim=-2))
+        return g * self.mask, h * self.mask
+
+    def subset(self, b: int) -> _PairwiseState:
+        return _PairwiseState(self.loss, self.labels[:b], self.mask[:b])
+
+
+@dataclass
+class _CSState:
+    loss: Any
+    labels: Any
+    mask: Any
+
+    def grad_hess(self, s: Any) -> tuple[Any, Any]:
+        torch = _torch()
+        from ..losses import cs_listmle_weights
+
+        mask = self.mask
+        p = self.loss.params
+        w, beta, dcg = cs_listmle_weights(self.labels, mask, k=self.loss.cutoff, gain=p["gain"])
+        w, beta, dcg = w.to(s.dtype), beta.to(s.dtype), dcg.to(s.dtype)
+        s = s.masked_fill(~mask, 0.0)
+        pos = w > 0
+        z = torch.where(pos, torch.log(torch.where(pos, w, 1.0)) + s.unsqueeze(-2) - s.unsqueeze(-1), -math.inf)
+        has = beta > 0
+        lb = torch.where(has, torch.log(torch.where(has, beta, 1.0)), -math.inf).unsqueeze(-1)
+        lse = torch.logsumexp(torch.cat([lb, z], dim=-1), dim=-1, keepdim=True)
+        lse = torch.where(has.unsqueeze(-1), lse, 0.0)
+        q = torch.where(pos, torch.exp(z - lse), 0.0)  # q[b, j, t]
+        big_q = q.sum(dim=-1)
+        scale = torch.where(dcg > 0, 1.0 / (math.log(2.0) * dcg.clamp_min(1e-300)), 0.0).unsqueeze(-1)
+        bq = beta.unsqueeze(-1) * q
+        g = (bq.sum(dim=-2) - beta * big_q) * scale
+        h = ((bq * (1.0 - q)).sum(dim=-2) + beta * big_q * (1.0 - big_q)) * scale
+        return g * mask, h * mask
+
+    def subset(self, b: int) -> _CSState:
+        return _CSState(self.loss, self.labels[:b], self.mask[:b])
+
+
 class _Family:
     def __init__(self, kind: str) -> None:
         self.kind = kind
+
+    @property
+    def quadratic(self) -> bool:
+        """Whether a bucket's cost grows as ``B·M²`` (all pairs of a list)."""
+        return self.kind in ("pairwise", "cs")
 
     def prepare(self, loss: Any, y: Any, mask: Any) -> Any:
         """Read the family's constants off ``loss`` on padded labels ``y`` ``(B, M)``."""
         torch = _torch()
         dtype = torch.float64
         y = y.to(dtype)
+        if self.kind == "pairwise":
+            return _PairwiseState(loss=loss, labels=y, mask=mask)
+        if self.kind == "cs":
+            return _CSState(loss=loss, labels=y, mask=mask)
         m = mask.to(dtype)
         zero = torch.zeros_like(y)
         g0 = _grad(loss, zero, y, mask)
@@ -162,4 +266,10 @@ class _Family:
 def closed_form_for(loss: Any) -> _Family | None:
     """The closed-form family of ``loss`` (by its registered name), or ``None``."""
     kind = _family_of(loss)
+    if kind in ("pairwise", "cs") and not hasattr(loss, "params"):
+        return None  # a foreign loss with a registered name: autograd instead
+    if kind == "pairwise":
+        cutoff = getattr(loss, "cutoff", None)
+        if not hasattr(loss, "params") or (cutoff is not None and cutoff.k is None):
+            return None  # a fractional cut-off (@0.5n) or a foreign loss: autograd instead
     return None if kind is None else _Family(kind)

@@ -183,6 +183,8 @@ class BoundObjective:
     n_docs: int
     modes: dict[str, int] = field(default_factory=dict)
     round: int = 0
+    #: Hessian entries that came out NaN/inf (replaced by the floor), over all rounds
+    nonfinite_hessians: int = 0
 
     def grad_hess(self, preds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(grad, hess)`` float64 ``(N,)`` at scores ``preds`` (``(N,)``, dataset order)."""
@@ -221,13 +223,18 @@ class BoundObjective:
             keep = (st.mask & st.active[:, None]).numpy()
             gn = g.detach().numpy()
             hn = h.detach().numpy()
+            if not np.isfinite(gn[keep]).all():
+                raise FloatingPointError(
+                    f"the gradient of loss {obj.name!r} is not finite at round {self.round}. Fix: "
+                    "lower learning_rate, or raise hess_floor"
+                )
+            bad = ~np.isfinite(hn)
+            if bad[keep].any():  # e.g. a loss whose double backward is NaN: floor, and say so
+                self.nonfinite_hessians += int(bad[keep].sum())
+                hn = np.where(bad, obj.hess_floor, hn)
             idx = bk.index[keep]
             grad[idx] = gn[keep]
             hess[idx] = np.maximum(hn[keep], obj.hess_floor)
-        if obj.weights_by_query is not None:
-            w = np.repeat(obj.weights_by_query, np.diff(self.buckets.boundaries))
-            grad *= w
-            hess *= w
         return grad, hess
 
 
@@ -293,7 +300,6 @@ class LossObjective:
         self.constant_lists = constant_lists
         self.seed = int(seed)
         self.verify = bool(verify)
-        self.weights_by_query: np.ndarray | None = None
         self._bound: BoundObjective | None = None
         self._bound_key: tuple | None = None
         if self.loss_spec is not None:
@@ -336,6 +342,7 @@ class LossObjective:
         }
         if self._bound is not None:
             out["hessian_used"] = dict(self._bound.modes)
+            out["nonfinite_hessians_floored"] = self._bound.nonfinite_hessians
         return out
 
     # ------------------------------------------------------------------ binding
@@ -355,9 +362,8 @@ class LossObjective:
                 f"query boundaries cover {b[-1]} documents but there are {len(labels)} labels"
             )
         closed = closed_form_for(self.loss) if self.hessian in ("auto", "closed") else None
-        quadratic = bool(getattr(self.loss, "pairwise", False)) or (
-            closed is None and self.hessian in ("auto", "exact")
-        )
+        # pair-building losses (and any loss without a closed form, to be safe) cost B·M² a bucket
+        quadratic = closed.quadratic if closed is not None else True
         buckets = BucketIndex(b, quadratic=quadratic, max_elements=(1 << 22) if quadratic else (1 << 21))
         states: list[_BucketState] = []
         modes: dict[str, int] = {}
@@ -449,6 +455,11 @@ class LossObjective:
     def sklearn_objective(self) -> _SklearnObjective:
         """The same objective for ``lightgbm.LGBMRanker`` / ``DaskLGBMRanker``."""
         return _SklearnObjective(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> LossObjective:
+        # lightgbm.train deep-copies its params; share this object (its only state is the
+        # per-dataset cache) so the bound padding index is built once and reported afterwards
+        return self
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)

@@ -182,13 +182,15 @@ def better_pairs(y: Tensor, mask: Tensor) -> Tensor:
     return (y.unsqueeze(-1) > y.unsqueeze(-2)) & valid
 
 
-def chunked_rows(fn: Callable[..., Tensor], *tensors: Tensor, budget: int | None = None) -> Tensor:
-    """``fn(*tensors)`` (→ ``(B,)``) evaluated in chunks of lists when the ``(B, M, M)`` pair
-    matrices would exceed ``budget`` entries; with gradients on, each chunk is checkpointed
-    (recomputed in the backward pass) so memory stays bounded by one chunk."""
+def chunked_rows(fn: Callable[..., Tensor], *tensors: Tensor, per_row: int | None = None,
+                 budget: int | None = None) -> Tensor:
+    """``fn(*tensors)`` (→ ``(B,)``) evaluated in chunks of lists when the pair matrices
+    (``per_row`` entries per list, M² by default) would exceed ``budget`` entries (default
+    :data:`PAIR_BUDGET`); with gradients on, each chunk is checkpointed (recomputed in the
+    backward pass) so memory stays bounded by one chunk."""
     b, m = tensors[0].shape[0], tensors[0].shape[-1]
     cap = PAIR_BUDGET if budget is None else budget
-    rows = max(1, cap // max(m * m, 1))
+    rows = max(1, cap // max(m * m if per_row is None else per_row, 1))
     if rows >= b:
         return fn(*tensors)
     from torch.utils.checkpoint import checkpoint

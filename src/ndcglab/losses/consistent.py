@@ -181,7 +181,8 @@ class Potential:
     Each member supplies, in closed form:
     ``conj(s)`` = ψ*(s); ``b(s)`` = ∇ψ*(s) = (∇ψ)^{-1}(s) (so that ∇ψ(b(s)) = s);
     ``psi_b(s)`` = ψ(b(s)); ``psi(u)`` = ψ(u), the Fenchel conjugate of ψ* at u (a constant of the
-    labels; numeric for ``outer=exp``). All work on the last axis, with 0 on padding.
+    labels; numeric for ``outer=exp``). All act on the last axis over the real documents
+    (``mask``); ``b`` is 0 on padding.
     """
 
     h: str
@@ -191,40 +192,43 @@ class Potential:
     def name(self) -> str:
         return f"h={self.h},outer={self.outer}"
 
-    def conj(self, s: Tensor) -> Tensor:
+    def conj(self, s: Tensor, mask: Tensor) -> Tensor:
         if self.h == "exp":
-            return torch.exp(s).sum(dim=-1)
-        sq = (s * s).sum(dim=-1)
+            return _msum(torch.exp(s), mask)
+        sq = _msum(s * s, mask)
         if self.outer == "identity":
             return sq
         if self.outer == "square":
             return sq * sq
         return torch.exp(sq)
 
-    def b(self, s: Tensor) -> Tensor:
+    def b(self, s: Tensor, mask: Tensor) -> Tensor:
         if self.h == "exp":
-            return torch.exp(s)
-        sq = (s * s).sum(dim=-1, keepdim=True)
-        if self.outer == "identity":
-            return 2.0 * s
-        if self.outer == "square":
-            return 4.0 * sq * s
-        return 2.0 * torch.exp(sq) * s
+            out = torch.exp(s)
+        else:
+            sq = _msum(s * s, mask).unsqueeze(-1)
+            if self.outer == "identity":
+                out = 2.0 * s
+            elif self.outer == "square":
+                out = 4.0 * sq * s
+            else:
+                out = 2.0 * torch.exp(sq) * s
+        return torch.where(mask, out, s.new_zeros(()))
 
-    def psi_b(self, s: Tensor) -> Tensor:
+    def psi_b(self, s: Tensor, mask: Tensor) -> Tensor:
         if self.h == "exp":  # ψ(v) = Σ v log v − v at v = e^s
-            return ((s - 1.0) * torch.exp(s)).sum(dim=-1)
-        sq = (s * s).sum(dim=-1)
+            return _msum((s - 1.0) * torch.exp(s), mask)
+        sq = _msum(s * s, mask)
         if self.outer == "identity":  # ψ(v) = ‖v‖²/4 at v = 2s
             return sq
         if self.outer == "square":  # ψ(v) = ¾·4^{-1/3}‖v‖^{4/3} at ‖v‖ = 4‖s‖³
             return 3.0 * sq * sq
         return (2.0 * sq - 1.0) * torch.exp(sq)  # ⟨s, b⟩ − ψ*(s)
 
-    def psi(self, u: Tensor) -> Tensor:
+    def psi(self, u: Tensor, mask: Tensor) -> Tensor:
         if self.h == "exp":
-            return (torch.xlogy(u, u) - u).sum(dim=-1)
-        sq = (u * u).sum(dim=-1)
+            return _msum(torch.xlogy(u, u) - u, mask)
+        sq = _msum(u * u, mask)
         if self.outer == "identity":
             return sq / 4.0
         norm = torch.sqrt(sq)
@@ -242,6 +246,11 @@ class Potential:
                 lo = torch.where(big, lo, mid)
             lam = (0.5 * (lo + hi)).to(u.dtype)
         return lam * norm - torch.exp(lam * lam)
+
+
+def _msum(x: Tensor, mask: Tensor) -> Tensor:
+    """Σ over the real documents of each list (last axis)."""
+    return torch.where(mask, x, x.new_zeros(())).sum(dim=-1)
 
 
 _POTENTIALS = {("square", "identity"), ("exp", "identity"), ("square", "square"),
@@ -312,16 +321,8 @@ class Bregman(_ConsistentBase):
                  ) -> tuple[Tensor, Tensor]:
         u, ok = self._u(y, mask)
         pot = self.potential
-        zero = s.new_zeros(())
-        b = torch.where(mask, pot.b(s), zero)
-        if pot.h == "exp":
-            # Σ h over real documents only: padded entries would add e^0 = 1
-            psi_b = torch.where(mask, (s - 1.0) * torch.exp(s), zero).sum(dim=-1)
-            psi_u = torch.where(mask, torch.xlogy(u, u) - u, zero).sum(dim=-1)
-        else:
-            psi_b = pot.psi_b(s)
-            psi_u = pot.psi(u)
-        return bregman_divergence(psi_u, psi_b, s, u, b), ok
+        b = pot.b(s, mask)  # (∇ψ)^{-1}(s), so that ∇ψ(b) = s
+        return bregman_divergence(pot.psi(u, mask), pot.psi_b(s, mask), s, u, b), ok
 
 
 # --------------------------------------------------------------------------- q-norm family

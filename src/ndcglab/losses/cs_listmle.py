@@ -14,7 +14,7 @@ For one list with labels y (n real documents) and truncation level k::
 
     L_CS(s, y) = (1 / DCG_ĝ@k) · Σ_j β_j · log2( 1 + Σ_{t: y_t < y_j} α_jt · exp(s_t − s_j) )
 
-Computed as ``β_j · logsumexp(0, log α_jt + s_t − s_j) / ln 2`` (stable for any score range).
+Computed in log space (stable for any score range), without pair matrices (see below).
 The cut-off is ``@k`` (fixed), ``@cn`` (a fraction of each list, k = ceil(c·n)) or absent (k = n,
 the whole list). ``gain`` may replace 2^y − 1 (default ``exp2``; the bound needs G ≥ 0).
 
@@ -29,16 +29,21 @@ Derivation (the paper's, written out): (i) DCG@k ≤ DCG_ĝ@k because ĝ(i) ≤ 
 DCG_π@k ≥ Σ a(i)b(π(i)) − Σ a(i)/log2(1 + k): the first term of C. (iii) b is convex and
 non-increasing on [1, ∞) (the max of 1/log2(1 + x) and its value at k), and −|b'(j)| is a
 subgradient at j, so a(i)(b(ĝ(i)) − b(π(i))) ≤ c(i)(π(i) − ĝ(i)). (iv) π(i) − ĝ(i) =
-Σ_{t≠i} (I[t before i] − I[y_t > y_i]) ≤ Σ_{t≠i} (I[(s_t − s_i)(y_t − y_i) ≤ 0, y_t ≠ y_i]
-+ I[y_t = y_i]); the equal-label terms give the second term of C (this is the paper's
-C2 − C1 = Σ over unordered pairs {i, t}, i ≠ t, y_i = y_t, of c(i) + c(t)); the mis-ordered pairs
-with y_j > y_t weigh c(j) + c(t) = w_jt. (v) I[s_t ≥ s_j] ≤ log2(1 + exp(s_t − s_j)) and the
+Σ_{t≠i} (I[t before i] − I[y_t > y_i]), and each term is ≤ I[{i, t} mis-ordered] + I[y_t = y_i]
+(the paper's I[x > 0] − I[y > 0] ≤ I[xy < 0] + I[y = 0]; mis-ordered: different labels and the
+lower-labelled document ranked first). Summed with the weights c(i), a mis-ordered pair with
+y_j > y_t is counted from both ends, c(j) + c(t) = w_jt, and the equal-label terms give the second
+term of C (the paper's C2 − C1, read as a sum over unordered pairs {i, t} of distinct documents
+with y_i = y_t of c(i) + c(t)). (v) I[t before j] ≤ I[s_t ≥ s_j] ≤ log2(1 + exp(s_t − s_j)) and the
 concavity of log2, Σ_t w_jt log2(z_t) ≤ β_j log2(Σ_t α_jt z_t), give L_CS.
+The bound is loose: DCG_ĝ@k ≤ Σ_i a(i), so C ≥ 1/log2(1 + k) (≥ 1 at k = 1, where it is vacuous).
 
 Conventions: a list with no pair across label levels, or with DCG_ĝ@k = 0 (no gain), has no loss
 (value 0, zero gradient). The loss is convex in s (a positive combination of log-sum-exps of
-affine functions). Pair matrices are (B, M, M); batches are chunked (and checkpointed) to keep
-memory bounded for long lists (see :data:`ndcglab.losses._ops.PAIR_BUDGET`).
+affine functions). Because w_jt = c(j) + c(t), the loss needs no pair matrix: it is computed in
+O(M log M) time and O(M) memory per list from prefix log-sum-exps over the documents sorted by
+label (see :func:`_cs_values`); :func:`cs_listmle_weights` builds the (B, M, M) weights for
+inspection.
 """
 
 from __future__ import annotations
@@ -135,19 +140,43 @@ def cs_listmle_constant(
     return _ops.safe_divide(c1 + c2, p["dcg"], ok)
 
 
-def _cs_rows(s: Tensor, y: Tensor, mask: Tensor, c: Tensor, dcg: Tensor) -> Tensor:
+def _cs_values(s: Tensor, y: Tensor, mask: Tensor, c: Tensor, dcg: Tensor) -> Tensor:
+    """L_CS per list in O(M log M) time and O(M) memory, without pair matrices.
+
+    Because w_jt = c(j) + c(t), the inner sums factorise over the documents below j::
+
+        β_j = c(j)·N_j + C_j,        Σ_t α_jt e^{s_t − s_j} = (c(j)·A_j + B_j) · e^{−s_j} / β_j
+
+    with N_j = #{t: y_t < y_j}, C_j = Σ c(t), A_j = Σ e^{s_t}, B_j = Σ c(t) e^{s_t} over
+    {t: y_t < y_j}: prefix sums over the documents sorted by label (ascending), taken in log
+    space (``logcumsumexp``). Each term is β_j · softplus(log(c(j)A_j + B_j) − s_j − log β_j)/ln 2.
+    """
     zero = s.new_zeros(())
-    pairs = _ops.better_pairs(y, mask)
-    w = torch.where(pairs, c.unsqueeze(-1) + c.unsqueeze(-2), zero)
-    beta = w.sum(dim=-1)
-    use = pairs & (w > 0)
-    alpha = _ops.safe_divide(w, beta.unsqueeze(-1), use)
-    log_alpha = torch.log(torch.where(use, alpha, s.new_ones(())))
-    diff = s.unsqueeze(-2) - s.unsqueeze(-1)  # [b, j, t] = s_t − s_j
-    x = torch.where(use, log_alpha + diff, s.new_full((), -math.inf))
-    x = torch.cat([s.new_zeros((*x.shape[:-1], 1)), x], dim=-1)
-    lse = torch.logsumexp(x, dim=-1)  # ln(1 + Σ_t α_jt e^{s_t − s_j})
-    total = (beta * lse).sum(dim=-1) / _LN2
+    fill = s.new_full((), _ops.fill_value(s.dtype))
+    inf = y.new_full((), math.inf)
+    with torch.no_grad():
+        order = torch.argsort(torch.where(mask, y, inf), dim=-1, stable=True)
+        y_asc = torch.where(mask, y, inf).gather(-1, order).contiguous()
+        below = torch.searchsorted(y_asc, y.contiguous(), right=False)  # N_j
+        last = (below - 1).clamp_min(0)  # prefix position holding the docs below j
+        has_below = mask & (below > 0)
+        c_asc = c.gather(-1, order)
+        c_prefix = torch.cumsum(c_asc, dim=-1).gather(-1, last)
+        beta = torch.where(has_below, c * below.to(s.dtype) + c_prefix, zero)
+        use = has_below & (beta > 0)
+        positive = c > 0
+        log_c = torch.log(torch.where(positive, c, s.new_ones(())))
+        log_beta = torch.log(torch.where(use, beta, s.new_ones(())))
+    m_asc = mask.gather(-1, order)
+    s_asc = torch.where(m_asc, s.gather(-1, order), fill)
+    la = torch.logcumsumexp(s_asc, dim=-1).gather(-1, last)  # log A_j
+    cs_asc = torch.where(m_asc & positive.gather(-1, order), log_c.gather(-1, order) + s_asc, fill)
+    lb = torch.logcumsumexp(cs_asc, dim=-1).gather(-1, last)  # log B_j
+    first = torch.where(positive & has_below, log_c + la, fill)
+    second = torch.where(has_below, lb, fill)
+    z = torch.logaddexp(first, second) - s - log_beta
+    terms = torch.where(use, beta * torch.nn.functional.softplus(torch.where(use, z, zero)), zero)
+    total = terms.sum(dim=-1) / _LN2
     return _ops.safe_divide(total, dcg, dcg > 0)
 
 
@@ -176,5 +205,5 @@ class CSListMLE(Loss):
                  ) -> tuple[Tensor, Tensor]:
         n = _ops.lengths(mask)
         p = _parts(y, mask, _ops.cutoff_per_list(self.cutoff, n), self.params["gain"])
-        values = _ops.chunked_rows(_cs_rows, s, y, mask, p["c"], p["dcg"])
+        values = _cs_values(s, y, mask, p["c"], p["dcg"])
         return values, _ops.has_two_levels(y, mask) & (p["dcg"] > 0)

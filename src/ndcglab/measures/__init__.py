@@ -1,1 +1,56 @@
-"""measures"""
+"""Measures of ranking quality, every convention explicit.
+
+* :func:`parse_measure` / :class:`Measure`: a measure as a value (``ndcg@10``,
+  ``ndcg(gain=linear,discount=power:0.5)@0.2n``, ``map``, ``p@5``, ``mrr``, ``meanndcg``,
+  ``ndcg_beta``); :data:`REGISTRY` lists every measure and its options.
+* :func:`get_preset`: whole conventions of other tools (``standard``, ``letor3``, ``letor4``,
+  ``trec_eval``, ``sklearn``, ``lightgbm``).
+* :func:`evaluate`, :func:`evaluate_arrays`, :func:`evaluate_trec` -> :class:`EvaluationResult`.
+* :func:`ndcg_per_query`: the fast per-query NDCG for training loops.
+* :mod:`~ndcglab.measures.linear_ndcg`: NDCG^beta and Jin & Geng's weighted pairwise loss.
+* :mod:`~ndcglab.measures.gains`, :mod:`~ndcglab.measures.discounts`: G(y) and D(r) objects,
+  shared with the losses (NumPy and torch).
+
+Formulas and the differences between libraries: ``docs/measures.md``.
+"""
+
+from .compute import ndcg_per_query
+from .discounts import Discount, get_discount
+from .evaluate import EvaluationResult, evaluate, evaluate_arrays, evaluate_trec
+from .gains import Gain, get_gain
+from .linear_ndcg import linear_dcg, pairwise_loss
+from .presets import PRESETS, Preset, available_presets, get_preset
+from .registry import (
+    REGISTRY,
+    Measure,
+    MeasureInfo,
+    available_measures,
+    get_measure_info,
+    parse_measure,
+    parse_measures,
+)
+
+__all__ = [
+    "PRESETS",
+    "REGISTRY",
+    "Discount",
+    "EvaluationResult",
+    "Gain",
+    "Measure",
+    "MeasureInfo",
+    "Preset",
+    "available_measures",
+    "available_presets",
+    "evaluate",
+    "evaluate_arrays",
+    "evaluate_trec",
+    "get_discount",
+    "get_gain",
+    "get_measure_info",
+    "get_preset",
+    "linear_dcg",
+    "ndcg_per_query",
+    "pairwise_loss",
+    "parse_measure",
+    "parse_measures",
+]

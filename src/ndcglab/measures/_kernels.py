@@ -1,94 +1,61 @@
 """Numba kernels: every query at once, from flat arrays and ``boundaries``.
 
-Conventions shared by the kernels (the Python layer in :mod:`ndcglab.measures.compute` prepares
-the inputs):
+Conventions shared by the kernels (:mod:`ndcglab.measures.compute` prepares the inputs):
 
 * query ``q`` owns documents ``bnd[q]:bnd[q+1]``; only ``bnd[q]:rend[q]`` are *ranked* (the run);
-  the rest (``rend[q]:bnd[q+1]``) are judged but not retrieved — they count in the ideal DCG and
-  in the number of relevant documents, never in the ranking (``evaluate_trec``). Usually
-  ``rend = bnd[1:]``.
+  the rest are judged but not retrieved — they count in the ideal DCG and in the number of
+  relevant documents, never in the ranking (``evaluate_trec``). Usually ``rend = bnd[1:]``.
 * ranking order: score descending, then ``tkey`` ascending, then document index ascending — a
   strict total order, so the result never depends on the sorting algorithm. ``tkey`` encodes the
-  tie rule (zeros: input order; −docid rank; label; −label; random numbers).
+  tie rule (zeros: input order; −docid rank; gain; −gain; random numbers).
 * ``average``: documents with equal scores form a group; each position of the group gets the
-  group's mean gain (mean relevance), which is the expectation over all orders of the group.
-* per-document values (gain, relevance) come from ``_val``: mode 0 an array per document, 1 a
-  table indexed by the integer label, 2 the label itself, 3 the indicator ``label >= thr``.
-* discount ``D(r)`` (``r`` 1-based) from ``_disc``: mode 0 a table ``darr[r-1]``, 1 ``N - r``
-  (linear, ``N`` = documents of the query), 2 a per-document flat table ``darr[bnd[q] + r - 1]``.
-* work is split into ``nchunks`` contiguous chunks of queries run in parallel (``prange``); each
-  chunk allocates its scratch buffers once.
+  group's mean gain (mean relevance), the expectation over all orders of the group.
+* per-document gain (``gmode``): 0 ``garr[i]``; 1 ``2^y − 1`` (table ``gtab`` for whole labels in
+  range); 2 ``y``; 3 table ``gtab`` for whole labels in range, else ``gdef``.
+  Relevance (``rmode``): 0 ``rarr[i]``; 3 ``y >= thr``; 4 ``y in {1, 2}`` (LETOR).
+* discount ``D(r)`` (``r`` 1-based, ``dmode``): 0 table ``darr[r-1]``; 1 ``N − r`` (linear, ``N`` =
+  documents of the query); 2 per-document flat table ``darr[bnd[q] + r − 1]``.
+* each kernel handles queries ``q0:q1`` and writes into the given output arrays; the caller runs
+  disjoint query ranges on several threads (``nogil``). Scratch buffers are allocated once per call.
+
+Compile time matters (a fresh process compiles on first use, target < 2 s per entry point):
+the kernels are few, call only :func:`_msort`, and use no NumPy sorting routines.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-__all__ = ["gain_kernel", "integer_label_max", "pairwise_kernel", "rel_kernel"]
-
-
-@njit(cache=True)
-def _before(s, t, a, b):  # pragma: no cover - compiled
-    """True when document ``a`` ranks before document ``b``."""
-    sa = s[a]
-    sb = s[b]
-    if sa > sb:
-        return True
-    if sa < sb:
-        return False
-    ta = t[a]
-    tb = t[b]
-    if ta < tb:
-        return True
-    if ta > tb:
-        return False
-    return a < b
+__all__ = ["full_gain_kernel", "pairwise_kernel", "rel_kernel", "topk_gain_kernel"]
 
 
-@njit(cache=True)
-def _val(mode, tab, arr, thr, labels, i):  # pragma: no cover - compiled
-    if mode == 1:
-        return tab[int(labels[i])]
-    if mode == 2:
-        return labels[i]
-    if mode == 3:
-        return 1.0 if labels[i] >= thr else 0.0
-    return arr[i]
-
-
-@njit(cache=True)
-def _disc(dmode, darr, r, nall, lo):  # pragma: no cover - compiled
-    if dmode == 0:
-        return darr[r - 1]
-    if dmode == 1:
-        return float(nall - r)
-    return darr[lo + r - 1]
-
-
-@njit(cache=True)
-def _sort_range(idx, n, s, t, tmp):  # pragma: no cover - compiled
-    """Sort ``idx[:n]`` (document indices) into ranking order: insertion-sorted runs of 16,
-    then bottom-up merges."""
+@njit(cache=True, nogil=True)
+def _msort(idx, n, s, t, tmp):  # pragma: no cover - compiled
+    """Sort ``idx[:n]`` (indices into ``s``/``t``) by ``s`` descending, ``t`` ascending, index
+    ascending: insertion-sorted runs of 16, then bottom-up merges through ``tmp``."""
     run = 16
     for lo in range(0, n, run):
         hi = min(lo + run, n)
         for i in range(lo + 1, hi):
             x = idx[i]
+            sx = s[x]
+            tx = t[x]
             j = i
-            while j > lo and _before(s, t, x, idx[j - 1]):
-                idx[j] = idx[j - 1]
-                j -= 1
+            while j > lo:
+                b = idx[j - 1]
+                sb = s[b]
+                if sx > sb or (sx == sb and (tx < t[b] or (tx == t[b] and x < b))):
+                    idx[j] = b
+                    j -= 1
+                else:
+                    break
             idx[j] = x
     width = run
     in_idx = True
     while width < n:
-        if in_idx:
-            src = idx
-            dst = tmp
-        else:
-            src = tmp
-            dst = idx
+        src = idx if in_idx else tmp
+        dst = tmp if in_idx else idx
         for lo in range(0, n, 2 * width):
             mid = min(lo + width, n)
             hi = min(lo + 2 * width, n)
@@ -96,11 +63,15 @@ def _sort_range(idx, n, s, t, tmp):  # pragma: no cover - compiled
             j = mid
             k = lo
             while i < mid and j < hi:
-                if _before(s, t, src[j], src[i]):
-                    dst[k] = src[j]
+                a = src[i]
+                b = src[j]
+                sa = s[a]
+                sb = s[b]
+                if sb > sa or (sb == sa and (t[b] < t[a] or (t[b] == t[a] and b < a))):
+                    dst[k] = b
                     j += 1
                 else:
-                    dst[k] = src[i]
+                    dst[k] = a
                     i += 1
                 k += 1
             while i < mid:
@@ -118,340 +89,375 @@ def _sort_range(idx, n, s, t, tmp):  # pragma: no cover - compiled
             idx[i] = tmp[i]
 
 
-@njit(cache=True)
-def _topk(lo, hi, k, s, t, buf):  # pragma: no cover - compiled
-    """The first ``k`` documents of ``lo:hi`` in ranking order, into ``buf``; returns the count."""
-    cnt = 0
-    for i in range(lo, hi):
-        if cnt < k:
-            j = cnt
-            cnt += 1
-        elif _before(s, t, i, buf[k - 1]):
-            j = k - 1
-        else:
-            continue
-        while j > 0 and _before(s, t, i, buf[j - 1]):
-            buf[j] = buf[j - 1]
-            j -= 1
-        buf[j] = i
-    return cnt
-
-
-@njit(cache=True)
-def _average_groups(idx, n, s, g):  # pragma: no cover - compiled
-    """Replace ``g[:n]`` (values in ranking order ``idx``) by their tied group's mean."""
-    p = 0
-    while p < n:
-        e = p + 1
-        sp = s[idx[p]]
-        tot = g[p]
-        while e < n and s[idx[e]] == sp:
-            tot += g[e]
-            e += 1
-        if e - p > 1:
-            m = tot / (e - p)
-            for u in range(p, e):
-                g[u] = m
-        p = e
-
-
-@njit(cache=True)
-def integer_label_max(labels):  # pragma: no cover - compiled
-    """The largest label when every label is a whole number in [0, 4096), else -1."""
-    mx = 0.0
-    for i in range(labels.shape[0]):
-        y = labels[i]
-        if not (y >= 0.0 and y < 4096.0) or y != np.floor(y):
-            return -1
-        if y > mx:
-            mx = y
-    return int(mx)
-
-
 @njit(cache=True, nogil=True)
-def gain_kernel(labels, scores, tkey, bnd, rend, gmode, gtab, garr, dmode, darr, ks, average,
-                want_mean, nchunks, sel_limit):  # pragma: no cover - compiled
-    """DCG@k and IDCG@k for every query and every column of ``ks`` (``(Q, C)`` int64; a k at
-    least the list's length means the whole list), and the LETOR MeanNDCG when ``want_mean``.
+def topk_gain_kernel(labels, scores, tkey, bnd, rend, gmode, gtab, gdef, garr, darr, ks, q0, q1,
+                     dcg, idcg):  # pragma: no cover - compiled
+    """DCG@k and IDCG@k by top-k selection (no full sort), for fixed cut-offs ``ks`` ``(Q, C)``,
+    a discount table ``darr`` and a tie rule other than ``average``.
 
-    Returns ``dcg (Q, C)``, ``idcg (Q, C)``, ``mean (Q,)``. DCG sums over the ranked documents
-    (positions beyond the list hold nothing); IDCG@k over the top k of all documents of the query.
-    A fixed k at most ``sel_limit`` and below half the list uses top-k selection instead of a
-    full sort (same order, fewer comparisons).
+    A document enters the sorted top-k buffer only when it ranks before the current k-th one;
+    the ideal keeps the k largest gains of all the query's documents the same way.
     """
-    nq = bnd.shape[0] - 1
     nc = ks.shape[1]
-    dcg = np.zeros((nq, nc))
-    idcg = np.zeros((nq, nc))
-    mean = np.zeros(nq)
-    for c in range(nchunks):
-        q0 = c * nq // nchunks
-        q1 = (c + 1) * nq // nchunks
-        maxn = 1
-        for q in range(q0, q1):
-            maxn = max(maxn, bnd[q + 1] - bnd[q])
-        idx = np.empty(maxn, np.int64)
-        tmp = np.empty(maxn, np.int64)
-        g = np.empty(maxn)
-        ig = np.empty(maxn)
-        iidx = np.empty(maxn, np.int64)
-        zk = np.zeros(maxn)
-        cum = np.empty(maxn + 1)
-        icum = np.empty(maxn + 1)
-        for q in range(q0, q1):
-            lo = bnd[q]
-            hi = bnd[q + 1]
-            re = rend[q]
-            n = re - lo
-            nall = hi - lo
-            kmax = 0
-            for j in range(nc):
-                kmax = max(kmax, min(ks[q, j], nall))
-            kr = min(kmax, n)
-            if (not want_mean) and kmax <= sel_limit and 2 * kr < n:
-                # ---- top-k selection of the ranking
-                cnt = _topk(lo, re, kr, scores, tkey, idx)
-                for p in range(cnt):
-                    g[p] = _val(gmode, gtab, garr, 0.0, labels, idx[p])
-                if average and cnt > 0:
-                    t = scores[idx[cnt - 1]]
-                    above = 0
-                    m = 0
-                    gt = 0.0
-                    for i in range(lo, re):
-                        if scores[i] > t:
-                            above += 1
-                        elif scores[i] == t:
-                            m += 1
-                            gt += _val(gmode, gtab, garr, 0.0, labels, i)
-                    _average_groups(idx, above, scores, g)
-                    for p in range(above, cnt):
-                        g[p] = gt / m
-                cum[0] = 0.0
-                for p in range(cnt):
-                    cum[p + 1] = cum[p] + g[p] * _disc(dmode, darr, p + 1, nall, lo)
-                # ---- ideal: top-k gains of all documents
-                ki = min(kmax, nall)
-                icnt = 0
-                for i in range(lo, hi):
-                    v = _val(gmode, gtab, garr, 0.0, labels, i)
-                    if icnt < ki:
-                        j = icnt
-                        icnt += 1
-                    elif v > ig[ki - 1]:
-                        j = ki - 1
+    ntab = gtab.shape[0]
+    maxn = 1
+    for q in range(q0, q1):
+        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    buf = np.empty(maxn, np.int64)
+    gq = np.empty(maxn)
+    ig = np.empty(maxn)
+    cum = np.empty(maxn + 1)
+    icum = np.empty(maxn + 1)
+    for q in range(q0, q1):
+        lo = bnd[q]
+        hi = bnd[q + 1]
+        re = rend[q]
+        n = re - lo
+        nall = hi - lo
+        for p in range(nall):
+            y = labels[lo + p]
+            if gmode == 0:
+                v = garr[lo + p]
+            elif gmode == 2:
+                v = y
+            else:
+                yi = int(y)
+                if yi == y and yi >= 0 and yi < ntab:
+                    v = gtab[yi]
+                elif gmode == 1:
+                    v = 2.0**y - 1.0
+                else:
+                    v = gdef
+            gq[p] = v
+        kmax = 0
+        for j in range(nc):
+            kmax = max(kmax, min(ks[q, j], nall))
+        kr = min(kmax, n)
+        cnt = 0
+        if kr > 0:
+            for i in range(lo, re):
+                si = scores[i]
+                ti = tkey[i]
+                if cnt < kr:
+                    j = cnt
+                    cnt += 1
+                else:
+                    b = buf[kr - 1]
+                    sb = scores[b]
+                    if si > sb or (si == sb and (ti < tkey[b] or (ti == tkey[b] and i < b))):
+                        j = kr - 1
                     else:
                         continue
-                    while j > 0 and v > ig[j - 1]:
-                        ig[j] = ig[j - 1]
+                while j > 0:
+                    b = buf[j - 1]
+                    sb = scores[b]
+                    if si > sb or (si == sb and (ti < tkey[b] or (ti == tkey[b] and i < b))):
+                        buf[j] = b
                         j -= 1
-                    ig[j] = v
-                icum[0] = 0.0
-                for p in range(icnt):
-                    icum[p + 1] = icum[p] + ig[p] * _disc(dmode, darr, p + 1, nall, lo)
-            else:
-                # ---- full sort
-                for p in range(n):
-                    idx[p] = lo + p
-                _sort_range(idx, n, scores, tkey, tmp)
-                for p in range(n):
-                    g[p] = _val(gmode, gtab, garr, 0.0, labels, idx[p])
-                if average:
-                    _average_groups(idx, n, scores, g)
-                cum[0] = 0.0
-                for p in range(n):
-                    cum[p + 1] = cum[p] + g[p] * _disc(dmode, darr, p + 1, nall, lo)
-                for p in range(nall):
-                    ig[p] = _val(gmode, gtab, garr, 0.0, labels, lo + p)
-                    iidx[p] = p
-                _sort_range(iidx, nall, ig, zk, tmp)
-                icum[0] = 0.0
-                for p in range(nall):
-                    icum[p + 1] = icum[p] + ig[iidx[p]] * _disc(dmode, darr, p + 1, nall, lo)
-                if want_mean and n > 0:
-                    acc = 0.0
-                    for p in range(1, n + 1):
-                        if icum[p] != 0.0:
-                            acc += cum[p] / icum[p]
-                    mean[q] = acc / n
-            for j in range(nc):
-                k = ks[q, j]
-                dcg[q, j] = cum[min(k, n)]  # min(k, n) <= kr on the selection path
-                idcg[q, j] = icum[min(k, nall)]
-    return dcg, idcg, mean
-
-
-@njit(cache=True, nogil=True)
-def rel_kernel(labels, scores, tkey, bnd, rend, rmode, rtab, rarr, thr, pk, ak, rk, average,
-               nchunks):  # pragma: no cover - compiled
-    """Binary-relevance statistics for every query (full sort of the ranked documents).
-
-    ``pk``, ``ak``, ``rk`` are ``(Q, C)`` cut-offs for P, AP and RR. Returns ``hits (Q, Cp)``
-    (relevant docs in the top min(k, n); expected count under ``average``), ``apsum (Q, Ca)``
-    (sum of P@r over relevant positions r <= k; tie-aware expectation under ``average``,
-    McSherry & Najork 2008), ``rr (Q, Cr)`` (1/position of the first relevant doc if within k,
-    expectation under ``average``) and ``nrel (Q,)`` (relevant docs among all of the query's
-    documents, ranked or not).
-    """
-    nq = bnd.shape[0] - 1
-    hits = np.zeros((nq, pk.shape[1]))
-    apsum = np.zeros((nq, ak.shape[1]))
-    rr = np.zeros((nq, rk.shape[1]))
-    nrel = np.zeros(nq)
-    for c in range(nchunks):
-        q0 = c * nq // nchunks
-        q1 = (c + 1) * nq // nchunks
-        maxn = 1
-        for q in range(q0, q1):
-            maxn = max(maxn, bnd[q + 1] - bnd[q])
-        idx = np.empty(maxn, np.int64)
-        tmp = np.empty(maxn, np.int64)
-        v = np.empty(maxn)
-        hc = np.empty(maxn + 1)
-        apc = np.empty(maxn + 1)
-        for q in range(q0, q1):
-            lo = bnd[q]
-            hi = bnd[q + 1]
-            re = rend[q]
-            n = re - lo
-            tot = 0.0
-            for i in range(lo, hi):
-                tot += _val(rmode, rtab, rarr, thr, labels, i)
-            nrel[q] = tot
-            for p in range(n):
-                idx[p] = lo + p
-            _sort_range(idx, n, scores, tkey, tmp)
-            for p in range(n):
-                v[p] = _val(rmode, rtab, rarr, thr, labels, idx[p])
-            hc[0] = 0.0
-            apc[0] = 0.0
-            first = -1.0
-            rrpos = np.zeros(0)
-            rrp = np.zeros(0)
-            if not average:
-                for p in range(n):
-                    hc[p + 1] = hc[p] + v[p]
-                    apc[p + 1] = apc[p] + v[p] * hc[p + 1] / (p + 1)
-                    if first < 0.0 and v[p] > 0.0:
-                        first = p + 1.0
-            else:
-                p = 0
-                while p < n:
-                    e = p + 1
-                    sp = scores[idx[p]]
-                    crel = v[p]
-                    while e < n and scores[idx[e]] == sp:
-                        crel += v[e]
-                        e += 1
-                    gsz = e - p
-                    r0 = hc[p]
-                    for u in range(gsz):
-                        pos = p + u + 1
-                        hc[pos] = hc[pos - 1] + crel / gsz
-                        if gsz == 1:
-                            contrib = crel * (r0 + 1.0) / pos
-                        else:
-                            contrib = (crel / gsz) * (r0 + 1.0 + u * (crel - 1.0) / (gsz - 1.0)) / pos
-                        apc[pos] = apc[pos - 1] + contrib
-                    if first < 0.0 and crel > 0.0:
-                        # expected reciprocal rank: P(first relevant at offset m) for m = 1..
-                        first = 0.0
-                        m_max = int(gsz - crel + 1)
-                        rrpos = np.empty(m_max)
-                        rrp = np.empty(m_max)
-                        none_before = 1.0
-                        for m in range(1, m_max + 1):
-                            rrpos[m - 1] = p + m
-                            rrp[m - 1] = none_before * crel / (gsz - m + 1)
-                            none_before *= (gsz - crel - (m - 1)) / (gsz - (m - 1))
-                    p = e
-            for j in range(pk.shape[1]):
-                hits[q, j] = hc[min(pk[q, j], n)]
-            for j in range(ak.shape[1]):
-                apsum[q, j] = apc[min(ak[q, j], n)]
-            for j in range(rk.shape[1]):
-                k = rk[q, j]
-                if not average:
-                    if first > 0.0 and first <= k:
-                        rr[q, j] = 1.0 / first
+                    else:
+                        break
+                buf[j] = i
+        cum[0] = 0.0
+        for p in range(cnt):
+            cum[p + 1] = cum[p] + gq[buf[p] - lo] * darr[p]
+        ki = min(kmax, nall)
+        icnt = 0
+        if ki > 0:
+            for p in range(nall):
+                v = gq[p]
+                if icnt < ki:
+                    j = icnt
+                    icnt += 1
+                elif v > ig[ki - 1]:
+                    j = ki - 1
                 else:
-                    acc = 0.0
-                    for m in range(rrpos.shape[0]):
-                        if rrpos[m] <= k:
-                            acc += rrp[m] / rrpos[m]
-                    rr[q, j] = acc
-    return hits, apsum, rr, nrel
+                    continue
+                while j > 0 and v > ig[j - 1]:
+                    ig[j] = ig[j - 1]
+                    j -= 1
+                ig[j] = v
+        icum[0] = 0.0
+        for p in range(icnt):
+            icum[p + 1] = icum[p] + ig[p] * darr[p]
+        for j in range(nc):
+            k = ks[q, j]
+            dcg[q, j] = cum[min(k, n)]
+            idcg[q, j] = icum[min(k, nall)]
 
 
 @njit(cache=True, nogil=True)
-def pairwise_kernel(labels, scores, tkey, bnd, average, nchunks):  # pragma: no cover - compiled
-    """Jin & Geng's label-gap-weighted pairwise loss R(f) per query in O(n log n).
-
-    ``R = sum over pairs with y_i > y_j ranked i below j of (y_i - y_j)``: documents are visited
-    in ranking order and a Fenwick tree over the query's label values holds the count and label
-    sum of the documents already visited (ranked above). Under ``average`` a pair with equal
-    scores counts half (the expectation over the orders of the tied group).
-    """
-    nq = bnd.shape[0] - 1
-    out = np.zeros(nq)
-    for c in range(nchunks):
-        q0 = c * nq // nchunks
-        q1 = (c + 1) * nq // nchunks
-        maxn = 1
-        for q in range(q0, q1):
-            maxn = max(maxn, bnd[q + 1] - bnd[q])
-        idx = np.empty(maxn, np.int64)
-        tmp = np.empty(maxn, np.int64)
-        fc = np.zeros(maxn + 1)
-        fs = np.zeros(maxn + 1)
-        grp = np.empty(maxn)
-        for q in range(q0, q1):
-            lo = bnd[q]
-            n = bnd[q + 1] - lo
-            if n < 2:
-                continue
-            uniq = np.unique(labels[lo:lo + n])
-            m = uniq.shape[0]
-            for i in range(m + 1):
-                fc[i] = 0.0
-                fs[i] = 0.0
-            for p in range(n):
-                idx[p] = lo + p
-            _sort_range(idx, n, scores, tkey, tmp)
-            total = 0.0
+def full_gain_kernel(labels, scores, tkey, bnd, rend, gmode, gtab, gdef, garr, dmode, darr, ks,
+                     average, want_mean, q0, q1, dcg, idcg, mean):  # pragma: no cover - compiled
+    """DCG@k and IDCG@k with a full sort, for any cut-offs ``ks`` ``(Q, C)`` (k at least the
+    list's length = whole list), any discount mode, any tie rule (``average`` included); and the
+    LETOR MeanNDCG ``(1/n) sum_{k=1..n} DCG@k / IDCG@k`` (0 where IDCG@k = 0) when ``want_mean``.
+    DCG sums over ranked documents only; IDCG@k over the top k gains of all documents."""
+    nc = ks.shape[1]
+    ntab = gtab.shape[0]
+    maxn = 1
+    for q in range(q0, q1):
+        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    idx = np.empty(maxn, np.int64)
+    tmp = np.empty(maxn, np.int64)
+    gq = np.empty(maxn)
+    g = np.empty(maxn)
+    zk = np.zeros(maxn)
+    cum = np.empty(maxn + 1)
+    icum = np.empty(maxn + 1)
+    for q in range(q0, q1):
+        lo = bnd[q]
+        hi = bnd[q + 1]
+        re = rend[q]
+        n = re - lo
+        nall = hi - lo
+        for p in range(nall):
+            y = labels[lo + p]
+            if gmode == 0:
+                v = garr[lo + p]
+            elif gmode == 2:
+                v = y
+            else:
+                yi = int(y)
+                if yi == y and yi >= 0 and yi < ntab:
+                    v = gtab[yi]
+                elif gmode == 1:
+                    v = 2.0**y - 1.0
+                else:
+                    v = gdef
+            gq[p] = v
+        # ranking
+        for p in range(n):
+            idx[p] = lo + p
+        _msort(idx, n, scores, tkey, tmp)
+        for p in range(n):
+            g[p] = gq[idx[p] - lo]
+        if average:
             p = 0
             while p < n:
                 e = p + 1
-                if average:
-                    while e < n and scores[idx[e]] == scores[idx[p]]:
-                        e += 1
-                for u in range(p, e):
-                    y = labels[idx[u]]
-                    r = np.searchsorted(uniq, y)  # labels strictly below y: ranks 0..r-1
-                    cnt = 0.0
-                    sm = 0.0
-                    i = r
-                    while i > 0:
-                        cnt += fc[i]
-                        sm += fs[i]
-                        i -= i & (-i)
-                    total += cnt * y - sm
+                sp = scores[idx[p]]
+                tot = g[p]
+                while e < n and scores[idx[e]] == sp:
+                    tot += g[e]
+                    e += 1
                 if e - p > 1:
-                    gsz = e - p
-                    for u in range(gsz):
-                        grp[u] = labels[idx[p + u]]
-                    srt = np.sort(grp[:gsz])
-                    acc = 0.0
-                    for u in range(gsz):
-                        acc += srt[u] * (2.0 * u - gsz + 1.0)
-                    total += 0.5 * acc
-                for u in range(p, e):
-                    y = labels[idx[u]]
-                    i = np.searchsorted(uniq, y) + 1
-                    while i <= m:
-                        fc[i] += 1.0
-                        fs[i] += y
-                        i += i & (-i)
+                    for u in range(p, e):
+                        g[u] = tot / (e - p)
                 p = e
-            out[q] = total
-    return out
+        cum[0] = 0.0
+        for p in range(n):
+            r = p + 1
+            if dmode == 0:
+                d = darr[p]
+            elif dmode == 1:
+                d = float(nall - r)
+            else:
+                d = darr[lo + p]
+            cum[r] = cum[p] + g[p] * d
+        # ideal: all gains, descending
+        for p in range(nall):
+            idx[p] = p
+        _msort(idx, nall, gq, zk, tmp)
+        icum[0] = 0.0
+        for p in range(nall):
+            r = p + 1
+            if dmode == 0:
+                d = darr[p]
+            elif dmode == 1:
+                d = float(nall - r)
+            else:
+                d = darr[lo + p]
+            icum[r] = icum[p] + gq[idx[p]] * d
+        if want_mean and n > 0:
+            acc = 0.0
+            for r in range(1, n + 1):
+                if icum[r] != 0.0:
+                    acc += cum[r] / icum[r]
+            mean[q] = acc / n
+        for j in range(nc):
+            k = ks[q, j]
+            dcg[q, j] = cum[min(k, n)]
+            idcg[q, j] = icum[min(k, nall)]
+
+
+@njit(cache=True, nogil=True)
+def rel_kernel(labels, scores, tkey, bnd, rend, rmode, rarr, thr, pk, ak, rk, average, q0, q1,
+               hits, apsum, rr, nrel):  # pragma: no cover - compiled
+    """Binary-relevance statistics with a full sort of the ranked documents.
+
+    ``pk``, ``ak``, ``rk``: ``(Q, C)`` cut-offs for P, AP and RR. Writes ``hits`` (relevant docs
+    in the top min(k, n); expected count under ``average``), ``apsum`` (sum of P@r over relevant
+    positions r <= k; under ``average`` the tie-aware expectation of McSherry & Najork 2008),
+    ``rr`` (1/position of the first relevant doc when within k; expectation under ``average``)
+    and ``nrel`` (relevant documents of the query, ranked or not).
+    """
+    maxn = 1
+    for q in range(q0, q1):
+        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    idx = np.empty(maxn, np.int64)
+    tmp = np.empty(maxn, np.int64)
+    v = np.empty(maxn)
+    hc = np.empty(maxn + 1)
+    apc = np.empty(maxn + 1)
+    rrpos = np.empty(maxn)
+    rrp = np.empty(maxn)
+    for q in range(q0, q1):
+        lo = bnd[q]
+        hi = bnd[q + 1]
+        re = rend[q]
+        n = re - lo
+        tot = 0.0
+        for i in range(lo, hi):
+            y = labels[i]
+            if rmode == 0:
+                x = rarr[i]
+            elif rmode == 3:
+                x = 1.0 if y >= thr else 0.0
+            else:
+                x = 1.0 if (y == 1.0 or y == 2.0) else 0.0
+            tot += x
+            if i < re:
+                v[i - lo] = x
+        nrel[q] = tot
+        for p in range(n):
+            idx[p] = lo + p
+        _msort(idx, n, scores, tkey, tmp)
+        # v in ranking order (reuse the ``hc`` buffer as scratch)
+        for p in range(n):
+            hc[p] = v[idx[p] - lo]
+        for p in range(n):
+            v[p] = hc[p]
+        hc[0] = 0.0
+        apc[0] = 0.0
+        first = -1.0
+        nfirst = 0
+        if not average:
+            for p in range(n):
+                hc[p + 1] = hc[p] + v[p]
+                apc[p + 1] = apc[p] + v[p] * hc[p + 1] / (p + 1)
+                if first < 0.0 and v[p] > 0.0:
+                    first = p + 1.0
+        else:
+            p = 0
+            while p < n:
+                e = p + 1
+                sp = scores[idx[p]]
+                crel = v[p]
+                while e < n and scores[idx[e]] == sp:
+                    crel += v[e]
+                    e += 1
+                gsz = e - p
+                r0 = hc[p]
+                for u in range(gsz):
+                    pos = p + u + 1
+                    hc[pos] = hc[pos - 1] + crel / gsz
+                    if gsz == 1:
+                        contrib = crel * (r0 + 1.0) / pos
+                    else:
+                        contrib = (crel / gsz) * (r0 + 1.0 + u * (crel - 1.0) / (gsz - 1.0)) / pos
+                    apc[pos] = apc[pos - 1] + contrib
+                if first < 0.0 and crel > 0.0:
+                    # P(first relevant at offset m of the group), m = 1 .. gsz - crel + 1
+                    first = 0.0
+                    nfirst = int(gsz - crel + 1.0 + 0.5)
+                    none_before = 1.0
+                    for m in range(1, nfirst + 1):
+                        rrpos[m - 1] = p + m
+                        rrp[m - 1] = none_before * crel / (gsz - m + 1)
+                        none_before *= (gsz - crel - (m - 1)) / (gsz - (m - 1))
+                p = e
+        for j in range(pk.shape[1]):
+            hits[q, j] = hc[min(pk[q, j], n)]
+        for j in range(ak.shape[1]):
+            apsum[q, j] = apc[min(ak[q, j], n)]
+        for j in range(rk.shape[1]):
+            k = rk[q, j]
+            if not average:
+                rr[q, j] = 1.0 / first if (first > 0.0 and first <= k) else 0.0
+            else:
+                acc = 0.0
+                for m in range(nfirst):
+                    if rrpos[m] <= k:
+                        acc += rrp[m] / rrpos[m]
+                rr[q, j] = acc
+
+
+@njit(cache=True, nogil=True)
+def pairwise_kernel(labels, scores, tkey, bnd, average, q0, q1, out):  # pragma: no cover - compiled
+    """Jin & Geng's label-gap-weighted pairwise loss R(f) per query, O(n log n).
+
+    ``R = sum over pairs with y_i > y_j where i ranks below j of (y_i − y_j)``. Documents are
+    visited in ranking order; a Fenwick tree over the query's distinct label values holds the
+    count and the label sum of the documents visited so far (ranked above). Under ``average`` a
+    pair with equal scores counts half (the expectation over the orders of the tied group).
+    """
+    maxn = 1
+    for q in range(q0, q1):
+        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    idx = np.empty(maxn, np.int64)
+    tmp = np.empty(maxn, np.int64)
+    lidx = np.empty(maxn, np.int64)
+    zk = np.zeros(maxn)
+    uniq = np.empty(maxn)
+    rank = np.empty(maxn, np.int64)
+    fc = np.zeros(maxn + 1)
+    fs = np.zeros(maxn + 1)
+    for q in range(q0, q1):
+        lo = bnd[q]
+        n = bnd[q + 1] - lo
+        out[q] = 0.0
+        if n < 2:
+            continue
+        # distinct labels, ascending; rank[p] = 1-based rank of document lo + p's label
+        for p in range(n):
+            lidx[p] = lo + p
+        _msort(lidx, n, labels, zk, tmp)  # descending labels
+        m = 0
+        for p in range(n - 1, -1, -1):
+            y = labels[lidx[p]]
+            if m == 0 or uniq[m - 1] != y:
+                uniq[m] = y
+                m += 1
+            rank[lidx[p] - lo] = m
+        for i in range(m + 1):
+            fc[i] = 0.0
+            fs[i] = 0.0
+        for p in range(n):
+            idx[p] = lo + p
+        _msort(idx, n, scores, tkey, tmp)
+        total = 0.0
+        p = 0
+        while p < n:
+            e = p + 1
+            if average:
+                while e < n and scores[idx[e]] == scores[idx[p]]:
+                    e += 1
+            for u in range(p, e):
+                y = labels[idx[u]]
+                cnt = 0.0
+                sm = 0.0
+                i = rank[idx[u] - lo] - 1  # ranks strictly below y
+                while i > 0:
+                    cnt += fc[i]
+                    sm += fs[i]
+                    i -= i & (-i)
+                total += cnt * y - sm
+            if e - p > 1:
+                # pairs inside the tied group: half of sum |y_a - y_b|
+                gsz = e - p
+                for u in range(gsz):
+                    lidx[u] = idx[p + u]
+                _msort(lidx, gsz, labels, zk, tmp)  # descending
+                acc = 0.0
+                for u in range(gsz):
+                    acc += labels[lidx[u]] * (gsz - 1.0 - 2.0 * u)
+                total += 0.5 * acc
+            for u in range(p, e):
+                y = labels[idx[u]]
+                i = rank[idx[u] - lo]
+                while i <= m:
+                    fc[i] += 1.0
+                    fs[i] += y
+                    i += i & (-i)
+            p = e
+        out[q] = total

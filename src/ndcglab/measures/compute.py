@@ -12,7 +12,9 @@ relevance rule and tie rule) are computed in one pass of one kernel, with all th
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +24,7 @@ from .._spec import Cutoff
 from ..errors import ConventionError, DataFormatError, EmptyQueryError
 from . import _kernels as K
 from .discounts import Discount, LinearDiscount, get_discount
-from .gains import Gain, LinearGain, get_gain
+from .gains import Exp2Gain, Gain, LinearGain, TableGain, get_gain
 from .registry import Measure
 
 __all__ = ["PerQuery", "check_inputs", "compute_per_query", "cutoff_k", "ndcg_per_query"]
@@ -81,8 +83,47 @@ def check_inputs(
     return y, s, b, re
 
 
-def _nchunks(nq: int) -> int:
-    return int(min(nq, 64 if nq > 4096 else max(1, min(nq, 2 * (os.cpu_count() or 1)))))
+def n_threads() -> int:
+    """Threads used by the kernels: ``NDCGLAB_NUM_THREADS`` or the CPUs this process may use."""
+    env = os.environ.get("NDCGLAB_NUM_THREADS")
+    if env:
+        return max(1, int(env))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+#: below this many documents the kernels run on the calling thread only
+PARALLEL_MIN_DOCS = 50_000
+
+
+def _run(kernel: Callable[..., None], bnd: np.ndarray, *args: Any) -> None:
+    """Call ``kernel(*args, q0, q1, *outputs)`` over disjoint query ranges on several threads.
+
+    ``args`` ends with the output arrays, preceded by the inputs; the ranges hold about the same
+    number of documents each. The kernels release the GIL (``nogil``)."""
+    *inputs, outputs = args
+    nq = len(bnd) - 1
+    total = int(bnd[-1])
+    t = n_threads()
+    if t == 1 or total < PARALLEL_MIN_DOCS or nq < 2 * t:
+        kernel(*inputs, 0, nq, *outputs)
+        return
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL._max_workers < t:  # type: ignore[attr-defined]
+            _POOL = ThreadPoolExecutor(max_workers=t, thread_name_prefix="ndcglab")
+        pool = _POOL
+    cuts = np.searchsorted(bnd, np.linspace(0, total, 4 * t + 1)[1:-1]).tolist()
+    edges = sorted({0, nq, *[min(max(c, 0), nq) for c in cuts]})
+    futures = [
+        pool.submit(kernel, *inputs, q0, q1, *outputs) for q0, q1 in zip(edges[:-1], edges[1:]) if q1 > q0
+    ]
+    for f in futures:
+        f.result()
 
 
 # ------------------------------------------------------------------------------ cut-offs
@@ -107,30 +148,44 @@ def cutoff_k(cutoff: Cutoff | None, rounding: str, n_ranked: np.ndarray, n_all: 
 
 
 # ------------------------------------------------------------------------------ sources
-def _gain_source(gain: Gain, labels: np.ndarray, lmax: int) -> tuple[int, np.ndarray, np.ndarray]:
-    """(mode, table, per-doc array) for ``_kernels._val``."""
+def _gain_source(gain: Gain, labels: np.ndarray) -> tuple[int, np.ndarray, float, np.ndarray]:
+    """(mode, table, default, per-doc array) for the kernels' ``gmode`` (see ``_kernels``)."""
     if isinstance(gain, LinearGain):
-        return 2, _EMPTY_F, _EMPTY_F
-    if lmax >= 0:
-        tab = np.ascontiguousarray(gain(np.arange(lmax + 1, dtype=np.float64)), dtype=np.float64)
-        if tab.shape == (lmax + 1,) and np.isfinite(tab).all():
-            return 1, tab, _EMPTY_F
+        return 2, _EMPTY_F, 0.0, _EMPTY_F
+    if isinstance(gain, Exp2Gain):
+        return 1, np.exp2(np.arange(64, dtype=np.float64)) - 1.0, 0.0, _EMPTY_F
+    if isinstance(gain, TableGain):
+        keys = np.array([k for k, _ in gain.table], dtype=np.float64)
+        if len(keys) and (keys >= 0).all() and (keys == np.floor(keys)).all() and keys.max() < 4096:
+            tab = np.full(int(keys.max()) + 1, float(gain.default))
+            for k, v in gain.table:
+                tab[int(k)] = float(v)
+            if np.isfinite(tab).all() and np.isfinite(gain.default):
+                return 3, tab, float(gain.default), _EMPTY_F
     arr = np.ascontiguousarray(gain(labels), dtype=np.float64)
     if arr.shape != labels.shape or not np.isfinite(arr).all():
         raise ConventionError(
             f"gain {gain} must map each label to one finite number (got shape {arr.shape})"
         )
-    return 0, _EMPTY_F, arr
+    return 0, _EMPTY_F, 0.0, arr
 
 
-def _rel_source(rel: str, labels: np.ndarray, lmax: int) -> tuple[int, np.ndarray, np.ndarray, float]:
+def _gain_values(gain: Gain, labels: np.ndarray) -> np.ndarray:
+    """Per-document gains (for the pessimistic/optimistic tie keys)."""
+    return np.asarray(gain(labels), dtype=np.float64)
+
+
+def _rel_source(rel: str) -> tuple[int, float]:
+    """(rmode, threshold) for the kernels: 4 = LETOR (labels 1 and 2), 3 = label >= threshold."""
     if rel == "letor":
-        if lmax >= 0:
-            tab = np.zeros(lmax + 1)
-            tab[1:3] = 1.0
-            return 1, tab[: lmax + 1], _EMPTY_F, 0.0
-        return 0, _EMPTY_F, ((labels == 1.0) | (labels == 2.0)).astype(np.float64), 0.0
-    return 3, _EMPTY_F, _EMPTY_F, float(rel)
+        return 4, 0.0
+    return 3, float(rel)
+
+
+def _rel_values(rel: str, labels: np.ndarray) -> np.ndarray:
+    if rel == "letor":
+        return ((labels == 1.0) | (labels == 2.0)).astype(np.float64)
+    return (labels >= float(rel)).astype(np.float64)
 
 
 def _discount_source(disc: Discount, bnd: np.ndarray) -> tuple[int, np.ndarray]:
@@ -180,16 +235,6 @@ def _tie_key(
     raise ConventionError(f"unknown tie rule {ties!r}")  # pragma: no cover - validated earlier
 
 
-def _values_for_ties(mode: int, tab: np.ndarray, arr: np.ndarray, thr: float, labels: np.ndarray) -> np.ndarray:
-    if mode == 1:
-        return tab[labels.astype(np.int64)]
-    if mode == 2:
-        return labels
-    if mode == 3:
-        return (labels >= thr).astype(np.float64)
-    return arr
-
-
 # ------------------------------------------------------------------------------ main
 def compute_per_query(
     measures: Sequence[Measure],
@@ -207,12 +252,10 @@ def compute_per_query(
     ``empty`` rule (``error`` raises :class:`EmptyQueryError` naming the first query ids).
     """
     y, s, b = labels, scores, boundaries
-    re = b[1:] if ranked_end is None else ranked_end
+    re = np.ascontiguousarray(b[1:]) if ranked_end is None else ranked_end
     nq = len(b) - 1
     n_all = np.diff(b)
     n_ranked = re - b[:-1]
-    lmax = int(K.integer_label_max(y)) if len(y) else 0
-    nch = _nchunks(nq)
     out: dict[Measure, PerQuery] = {}
 
     gain_groups: dict[tuple, list[Measure]] = {}
@@ -221,38 +264,40 @@ def compute_per_query(
         if not m.is_resolved:
             raise ConventionError(f"measure {m} is not resolved; call Measure.resolve(preset)")
         if m.info.family == "gain":
-            key = (str(m.get("gain")), str(m.get("discount")), m.get("ties"), m.get("gain"), m.get("discount"))
-            gain_groups.setdefault(key, []).append(m)
+            gain_groups.setdefault(
+                (m.get("gain"), m.get("discount"), m.get("ties", "input")), []
+            ).append(m)
         else:
             rel_groups.setdefault((m.get("rel"), m.get("ties")), []).append(m)
 
-    for (_, _, ties, gspec, dspec), group in gain_groups.items():
+    for (gspec, dspec, ties), group in gain_groups.items():
         gain, disc = get_gain(gspec), get_discount(dspec)
-        gmode, gtab, garr = _gain_source(gain, y, lmax)
+        gmode, gtab, gdef, garr = _gain_source(gain, y)
         dmode, darr = _discount_source(disc, b)
-        vals = _values_for_ties(gmode, gtab, garr, 0.0, y) if ties in ("pessimistic", "optimistic") else None
+        vals = _gain_values(gain, y) if ties in ("pessimistic", "optimistic") else None
         tkey, average = _tie_key(ties, len(y), doc_ids, vals)
         cols: dict[tuple, int] = {}
         kcols: list[np.ndarray] = []
-        want_mean = False
-
-        def col(cut: Cutoff | None, rounding: str) -> int:
+        need: dict[Measure, int] = {}
+        for m in group:
+            cut, rounding = m.cutoff, m.get("rounding", "ceil")
             key = (str(cut), rounding if cut is not None and cut.fraction is not None else "")
             if key not in cols:
                 cols[key] = len(kcols)
                 kcols.append(cutoff_k(cut, rounding, n_ranked, n_all))
-            return cols[key]
-
-        need = {}
-        for m in group:
-            need[m] = col(m.cutoff, m.get("rounding", "ceil"))
-            if m.name == "meanndcg":
-                want_mean = True
-        ks = np.ascontiguousarray(np.stack(kcols, axis=1)) if kcols else np.zeros((nq, 0), np.int64)
-        dcg, idcg, mean = K.gain_kernel(
-            y, s, tkey, b, re, gmode, gtab, garr, dmode, darr, ks, average, want_mean, nch,
-            SELECT_LIMIT,
-        )
+            need[m] = cols[key]
+        want_mean = any(m.name == "meanndcg" for m in group)
+        ks = np.ascontiguousarray(np.stack(kcols, axis=1))
+        dcg = np.zeros(ks.shape)
+        idcg = np.zeros(ks.shape)
+        fixed_small = all(m.cutoff is not None and m.cutoff.k is not None and m.cutoff.k <= SELECT_LIMIT for m in group)
+        if fixed_small and not average and not want_mean and dmode == 0:
+            _run(K.topk_gain_kernel, b, y, s, tkey, b, re, gmode, gtab, gdef, garr, darr, ks, (dcg, idcg))
+            mean = np.zeros(nq)
+        else:
+            mean = np.zeros(nq)
+            _run(K.full_gain_kernel, b, y, s, tkey, b, re, gmode, gtab, gdef, garr, dmode, darr, ks,
+                 average, want_mean, (dcg, idcg, mean))
         for m in group:
             j = need[m]
             d, z = dcg[:, j], idcg[:, j]
@@ -266,14 +311,13 @@ def compute_per_query(
             if m.name == "meanndcg":
                 v = mean.copy()
             else:
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    v = np.where(empty, 0.0, d / np.where(empty, 1.0, z))
+                v = d / np.where(empty, 1.0, z)
                 v = _short(m, v, n_ranked)
             out[m] = PerQuery(_apply_empty(m, v, empty, query_ids), empty)
 
     for (rel, ties), group in rel_groups.items():
-        rmode, rtab, rarr, thr = _rel_source(rel, y, lmax)
-        vals = _values_for_ties(rmode, rtab, rarr, thr, y) if ties in ("pessimistic", "optimistic") else None
+        rmode, thr = _rel_source(rel)
+        vals = _rel_values(rel, y) if ties in ("pessimistic", "optimistic") else None
         tkey, average = _tie_key(ties, len(y), doc_ids, vals)
         lists: dict[str, list[np.ndarray]] = {"p": [], "map": [], "mrr": []}
         where: dict[Measure, int] = {}
@@ -281,15 +325,16 @@ def compute_per_query(
             lists[m.name].append(cutoff_k(m.cutoff, m.get("rounding", "ceil"), n_ranked, n_all))
             where[m] = len(lists[m.name]) - 1
 
-        def mat(name: str) -> np.ndarray:
+        def mat(name: str, lists: dict[str, list[np.ndarray]] = lists) -> np.ndarray:
             if not lists[name]:
                 return np.zeros((nq, 0), np.int64)
             return np.ascontiguousarray(np.stack(lists[name], axis=1))
 
         pk, ak, rk = mat("p"), mat("map"), mat("mrr")
-        hits, apsum, rr, nrel = K.rel_kernel(
-            y, s, tkey, b, re, rmode, rtab, rarr, thr, pk, ak, rk, average, nch
-        )
+        hits, apsum, rr = np.zeros(pk.shape), np.zeros(ak.shape), np.zeros(rk.shape)
+        nrel = np.zeros(nq)
+        _run(K.rel_kernel, b, y, s, tkey, b, re, rmode, _EMPTY_F, thr, pk, ak, rk, average,
+             (hits, apsum, rr, nrel))
         empty = nrel == 0.0
         for m in group:
             j = where[m]

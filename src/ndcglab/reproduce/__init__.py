@@ -22,8 +22,10 @@ matplotlib) happen inside ``run``.
 from __future__ import annotations
 
 import importlib
+import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
@@ -53,6 +55,31 @@ def _module(name: str) -> ModuleType:
     return importlib.import_module(f"{__name__}.{EXPERIMENTS[name]}")
 
 
+@contextmanager
+def _torch_threads() -> Iterator[int | None]:
+    """Run torch single-threaded (``NDCGLAB_TORCH_THREADS`` overrides), restoring the setting after.
+
+    The experiments train small linear models; on a busy 2-core machine torch's intra-op thread
+    pool makes them 5–15 times slower (threads spin while the other core is taken), and one
+    thread costs nothing measurable when the machine is idle.
+    """
+    from .._compat import has
+
+    if not has("torch"):
+        yield None
+        return
+    from .._compat import torch
+
+    th = torch()
+    before = th.get_num_threads()
+    want = int(os.environ.get("NDCGLAB_TORCH_THREADS", "1"))
+    th.set_num_threads(max(1, want))
+    try:
+        yield max(1, want)
+    finally:
+        th.set_num_threads(before)
+
+
 def build_report(name: str, settings: Settings, log: Callable[[str], None] | None = None) -> Report:
     """Run experiment ``name`` and return its filled, time-stamped :class:`Report` (nothing written)."""
     mod = _module(name)
@@ -65,7 +92,9 @@ def build_report(name: str, settings: Settings, log: Callable[[str], None] | Non
     t0 = time.perf_counter()
     if log:
         log(f"{name}: running ({settings.mode})")
-    mod.run(report, settings)
+    with _torch_threads() as threads:
+        report.results["torch_threads"] = threads
+        mod.run(report, settings)
     report.finish(time.perf_counter() - t0)
     if log:
         log(f"{name}: done in {report.elapsed_s:.1f} s")

@@ -200,13 +200,13 @@ class DataSource:
     def synthetic(self) -> RankingDataset:
         """The whole synthetic dataset (kind ``synthetic`` only)."""
         if "synthetic" not in self._cache:
-            from ..data import make_synthetic
+            from ..data.synthetic import make_synthetic
 
             self._cache["synthetic"] = make_synthetic(self.synthetic_name, seed=self.seed)
         return self._cache["synthetic"]
 
     def _read(self, path: Path) -> RankingDataset:
-        from ..data import read_letor
+        from ..data.letor import read_letor
 
         key = str(path)
         if key not in self._cache:
@@ -223,7 +223,7 @@ class DataSource:
 
     def _letor_folds(self) -> list[Any]:
         if "folds" not in self._cache:
-            from ..data import load_letor_folder
+            from ..data.folds import load_letor_folder
 
             self._cache["folds"] = list(load_letor_folder(self.path))
         return self._cache["folds"]
@@ -339,6 +339,13 @@ def _as_dict(p: Any) -> dict[str, Any]:
 
         return asdict(p)
     return {"params": str(p)}
+
+
+def source_for(settings: Settings) -> DataSource:
+    """The data source of a run: ``--data``, else the embedded ``default`` synthetic set (the
+    ``small`` one in the test-suite's tiny mode)."""
+    return open_source(settings.data, seed=settings.seed,
+                       synthetic="small" if settings.mode == "tiny" else "default")
 
 
 def open_source(data: str | Path | None, *, seed: int = 0, synthetic: str = "default") -> DataSource:

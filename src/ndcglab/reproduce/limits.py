@@ -168,10 +168,13 @@ def run(report: Report, settings: Settings) -> None:
     fig, axes = subplots(len(panels), ncols=2, size=(6.4, 4.4))
     for ax, (title, idx) in zip(axes, panels):
         for i in idx:
-            sims[i].plot(ax, label=f"Thm {CASES[i][0]}: {results[i]['measure']}")
+            case = CASES[i]
+            what = case[4] + ("" if case[5] == "none" else f", {case[5]}")
+            sims[i].plot(ax, label=f"Thm {case[0]}: D(r) = {what}")
         ax.set_title(title, fontsize="medium")
         ax.set_xlabel("list size n (log scale)")
-        ax.set_ylabel("NDCG(f, S_n): gain exp2 (2^y − 1), no ties,\nmean ± 1 sd over draws")
+        ax.set_ylabel("NDCG(f, S_n): gain 2^y − 1 (exp2), ties: none,\n"
+                      "empty list → 0; mean ± 1 sd over draws")
         ax.legend(fontsize="x-small", loc="best")
     fig.suptitle("Simulated NDCG vs n; dashed: the theorem's limit")
     fig.tight_layout()

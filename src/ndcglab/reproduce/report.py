@@ -464,11 +464,12 @@ class Report:
 
         The convention dict may be one dict for all measures or a mapping printed name -> dict.
         """
+        from ._fit import measure_convention
+
         conv = getattr(result, "convention", {}) or {}
         names = [str(m) for m in getattr(result, "measures", ())] or list(getattr(result, "mean", {}))
         for name in names:
-            c = conv.get(name) if isinstance(conv.get(name), Mapping) else conv
-            self.add_convention(name, c)
+            self.add_convention(name, measure_convention(conv, name))
 
     def add_dataset(self, info: Mapping[str, Any]) -> None:
         """Record a dataset description (see :func:`ndcglab.reproduce._common.describe_dataset`)."""

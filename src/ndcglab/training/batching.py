@@ -14,8 +14,10 @@ Two layouts:
 * ``"random"``: each epoch a seeded random permutation of queries is cut into batches (classic
   minibatch SGD; features are gathered per batch).
 
-``batch_size=None`` puts every query in one pass (full-batch gradient descent), still split into
-length buckets of at most ``max_padded`` cells whose gradients are accumulated.
+Full-batch gradient descent uses the bucket layout without shuffling (``shuffle=False``): every
+query is visited each epoch, in length buckets of ``batch_size`` queries (``None``: as many as fit)
+and at most ``max_padded`` cells, whose gradients are accumulated before the one step. Buckets of
+similar lengths keep the padding — and the O(M²) work of pairwise losses — small.
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ class BatchPlan:
         batching: str = "bucket",
         max_padded: int = 4_000_000,
         seed: int = 0,
+        shuffle: bool = True,
         device: Any = "cpu",
         dtype: Any = None,
     ) -> None:
@@ -95,6 +98,7 @@ class BatchPlan:
         self.batch_size = None if batch_size is None else int(batch_size)
         self.max_padded = int(max_padded)
         self.seed = int(seed)
+        self.shuffle = bool(shuffle)
         self.device = device
         dtype = dtype or torch.float32
         b = np.asarray(boundaries, dtype=np.int64)
@@ -165,7 +169,7 @@ class BatchPlan:
         """The batches of ``epoch`` in visiting order (seeded by ``(seed, epoch)``)."""
         rng = np.random.default_rng([self.seed, int(epoch)])
         if self._fixed is not None:
-            if self.batch_size is None or len(self._fixed) == 1:
+            if not self.shuffle or len(self._fixed) == 1:
                 return self._fixed
             return [self._fixed[i] for i in rng.permutation(len(self._fixed))]
         perm = rng.permutation(self.n_queries)

@@ -96,6 +96,7 @@ class TrainConfig:
     skip_uninformative: bool = True
     rounds: int | None = None
     max_padded: int = 4_000_000
+    gd_bucket: int | None = 64
     eval_every: int = 1
     dtype: str = "float32"
 
@@ -334,10 +335,11 @@ def train(
             x_work,
             work.labels,
             work.boundaries,
-            batch_size=None if cfg.optimizer == "gd" else cfg.batch_size,
+            batch_size=cfg.gd_bucket if cfg.optimizer == "gd" else cfg.batch_size,
             batching=cfg.batching,
             max_padded=cfg.max_padded,
             seed=cfg.seed,
+            shuffle=cfg.optimizer != "gd",
             device=device,
             dtype=dtype,
         )

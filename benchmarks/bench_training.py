@@ -1,0 +1,143 @@
+"""Training speed: seconds per epoch and documents per second, linear model.
+
+Losses: ListNet, ListMLE, CS-ListMLE@10. Data: MQ2008 Fold1 train (skipped when
+``../shared/data`` is absent) and the MSLR-WEB30K-sized synthetic set (``make_synthetic("mslr30k")``,
+~3.77M documents, 136 features; ``--quick`` takes a subset of its queries). Each line trains a few
+epochs through :func:`ndcglab.training.train` — the real loop, data already on the device — and
+reports the median time of the epochs after the first (warm-up). Modes: ``gd`` (one full-batch
+step per epoch, length buckets of at most 4M padded cells) and ``adam`` (minibatches of 64 queries,
+bucketed by length).
+
+For comparison, ``padded-features`` times the straightforward alternative for ListNet — a dense
+``(Q, M, F)`` feature tensor with a mask, scored as a whole — which is what the training loop avoids
+by scoring the flat ``(N, F)`` rows and padding only the scores.
+
+    python benchmarks/bench_training.py [--quick] [--epochs 3] [--threads N] [--skip-mslr]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+LOSSES = ("listnet", "listmle", "cs_listmle@10")
+
+
+def epoch_times(ds, loss: str, optimizer: str, epochs: int, batch_size: int = 64) -> list[float]:
+    from ndcglab.training import train
+
+    r = train(
+        ds,
+        loss=loss,
+        optimizer=optimizer,
+        lr=1e-3 if optimizer == "adam" else 0.1,
+        epochs=epochs,
+        tol=0.0,
+        batch_size=batch_size,
+        normalize="none",
+        progress=False,
+    )
+    return [h["seconds"] for h in r.history]
+
+
+def padded_features_listnet(ds, epochs: int) -> list[float]:
+    """The alternative: a dense (Q, M, F) tensor, full batch, same loss and optimiser step."""
+    import torch
+
+    from ndcglab.losses import get_loss
+    from ndcglab.models import LinearModel
+
+    x, mask = ds.padded_features()
+    y, _ = ds.padded()
+    keep = np.flatnonzero(y.max(1) > np.where(mask, y, np.inf).min(1))
+    xt = torch.as_tensor(x[keep])
+    yt = torch.as_tensor(y[keep], dtype=torch.float32)
+    mt = torch.as_tensor(mask[keep])
+    model = LinearModel(ds.n_features)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss = get_loss("listnet")
+    times = []
+    for _ in range(epochs):
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        s = torch.where(mt, model(xt), torch.zeros(()))
+        loss(s, yt, mt).mean().backward()
+        opt.step()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def row(name: str, ds, label: str, times: list[float]) -> list[str]:
+    t = statistics.median(times[1:] if len(times) > 1 else times)
+    return [name, label, f"{ds.n_queries}", f"{ds.n_docs}", f"{t:.4f}", f"{ds.n_docs / t:,.0f}"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="MSLR-sized set: a 3,000-query subset")
+    ap.add_argument("--epochs", type=int, default=4, help="epochs per measurement (default 4)")
+    ap.add_argument("--threads", type=int, default=None, help="torch threads (default torch's)")
+    ap.add_argument("--skip-mslr", action="store_true", help="only MQ2008")
+    ap.add_argument("--mslr-queries", type=int, default=None, help="subset size for the MSLR set")
+    args = ap.parse_args(argv)
+
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, CPU", flush=True)
+    rows: list[list[str]] = []
+
+    sets = []
+    mq = SHARED / "MQ2008" / "Fold1"
+    if mq.exists():
+        from ndcglab.data import read_letor
+
+        path = next(p for p in (mq / "train.txt.gz", mq / "train.txt") if p.exists())
+        sets.append(("MQ2008 Fold1 train", read_letor(path)))
+    else:
+        print(f"(MQ2008 not found under {SHARED}: skipped)")
+    if not args.skip_mslr:
+        from ndcglab.data import make_synthetic
+
+        t0 = time.perf_counter()
+        big = make_synthetic("mslr30k", seed=0)
+        print(f"make_synthetic('mslr30k'): {big.n_queries} queries, {big.n_docs} docs, "
+              f"{big.n_features} features in {time.perf_counter() - t0:.1f} s", flush=True)
+        n_sub = args.mslr_queries or (3000 if args.quick else None)
+        if n_sub is not None and n_sub < big.n_queries:
+            big = big.subset(np.arange(n_sub))
+            name = f"mslr30k synthetic (first {n_sub} queries)"
+        else:
+            name = "mslr30k synthetic"
+        sets.append((name, big))
+
+    for name, ds in sets:
+        for loss in LOSSES:
+            for opt in ("gd", "adam"):
+                times = epoch_times(ds, loss, opt, args.epochs)
+                rows.append(row(name, ds, f"{loss} / {opt}", times))
+                print("  ".join(rows[-1]), flush=True)
+        if ds.n_docs <= 200_000:
+            times = padded_features_listnet(ds, args.epochs)
+            rows.append(row(name, ds, "listnet / padded-features (alternative)", times))
+            print("  ".join(rows[-1]), flush=True)
+
+    header = ["data", "loss / optimiser", "queries", "docs", "s/epoch", "docs/s"]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)] if rows else []
+    print()
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    for r in rows:
+        print("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""``ndcglab compare DATA --scores A --scores B ... [--test t|permutation] [--export TABLE]``.
+
+Evaluates every score file on DATA (a LETOR/SVMlight file or ``synthetic:NAME[:SEED]``) with the
+same measures, prints the table of means, and marks each system that differs significantly from
+the baseline (default: the first): ``†`` p < 0.05, ``‡`` p < 0.01, paired two-sided test on the
+per-query values, Holm-adjusted within each measure. ``--export`` writes the table as Markdown,
+LaTeX or CSV (by the file's suffix) with the same legend.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ._common import add_format_argument, emit
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "compare",
+        help="compare several score files on one dataset: means, paired tests, marks",
+        description=__doc__.split("\n\n")[1] if __doc__ else None,
+    )
+    p.add_argument("data", metavar="DATA", help="LETOR/SVMlight file or synthetic:NAME[:SEED]")
+    p.add_argument(
+        "--scores", action="append", required=True, metavar="FILE",
+        help="score file (one score per document, in DATA's order); give it once per system",
+    )
+    p.add_argument(
+        "--name", action="append", default=None, metavar="NAME",
+        help="system name, once per --scores in the same order (default: the file names)",
+    )
+    p.add_argument(
+        "--measure", action="append", default=None, metavar="SPEC",
+        help="measure to compare, e.g. ndcg@10 or 'ndcg(discount=power:0.5)'; repeatable "
+        "(default: the preset's measure set)",
+    )
+    p.add_argument("--preset", default=None, help="convention preset (default: standard)")
+    p.add_argument(
+        "--test", choices=("t", "permutation"), default="t",
+        help="paired t-test (default) or paired randomisation (sign-flip) test",
+    )
+    p.add_argument("--baseline", default=None, metavar="NAME",
+                   help="system the others are tested against (default: the first)")
+    p.add_argument(
+        "--all-pairs", action="store_true",
+        help="test every pair of systems, not only against the baseline",
+    )
+    p.add_argument("--correction", choices=("holm", "none"), default="holm",
+                   help="multiple-comparison adjustment of the p-values (default holm)")
+    p.add_argument("--resamples", type=int, default=10_000,
+                   help="random sign vectors of the permutation test and bootstrap resamples "
+                   "(default 10000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the permutation test and bootstrap")
+    p.add_argument(
+        "--export", action="append", default=None, metavar="FILE",
+        help="write the table to FILE.md, FILE.tex or FILE.csv (repeatable)",
+    )
+    add_format_argument(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def _names(files: list[str], names: list[str] | None) -> list[str]:
+    from ..errors import ConventionError
+
+    if names:
+        if len(names) != len(files):
+            raise ConventionError(
+                f"{len(names)} --name for {len(files)} --scores. Fix: give one --name per --scores "
+                "or none"
+            )
+        out = list(names)
+    else:
+        out = [Path(f).name for f in files]
+        for suffix in (".gz", ".txt", ".scores", ".score"):
+            stripped = [n[: -len(suffix)] if n.endswith(suffix) else n for n in out]
+            if len(set(stripped)) == len(stripped) and all(stripped):
+                out = stripped
+        if len(set(out)) != len(out):
+            out = [str(f) for f in files]
+    if len(set(out)) != len(out):
+        raise ConventionError(f"system names must differ, got {out}. Fix: pass --name")
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..analysis.significance import compare_rankers
+    from ..data import load_dataset, read_scores
+    from ..measures import evaluate
+
+    ds = load_dataset(args.data)
+    names = _names(args.scores, args.name)
+    results = {}
+    for name, path in zip(names, args.scores):
+        scores = read_scores(path, n_expected=ds.n_docs)
+        results[name] = evaluate(ds, scores, args.measure, preset=args.preset)
+    first = next(iter(results.values()))
+    res = compare_rankers(
+        {n: r.per_query for n, r in results.items()},
+        baseline=args.baseline,
+        test=args.test,
+        pairs="all" if args.all_pairs else "baseline",
+        correction=args.correction,
+        n_resamples=args.resamples,
+        n_bootstrap=args.resamples,
+        seed=args.seed,
+    )
+    written = [str(res.export(p)) for p in args.export or []]
+    payload = res.to_dict()
+    payload["data"] = str(args.data)
+    payload["scores"] = dict(zip(names, args.scores))
+    payload["n_queries"] = first.n_queries
+    payload["empty_queries"] = {n: r.empty_queries for n, r in results.items()}
+    payload["convention"] = first.convention
+    payload["exported"] = written
+
+    def text() -> str:
+        out = res.to_text()
+        if written:
+            out += "\n\nwritten: " + ", ".join(written)
+        return out
+
+    emit(args, payload, text)
+    return 0

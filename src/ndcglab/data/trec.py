@@ -1,0 +1,183 @@
+"""TREC qrels and run files, in pytrec_eval's shapes (``dict[qid, dict[docno, value]]``).
+
+* qrels: ``QID ITER DOCNO REL`` per line (``ITER`` is ignored, usually ``0``);
+* run:   ``QID Q0 DOCNO RANK SCORE TAG`` per line (``RANK`` is checked to be an integer and
+  otherwise ignored, as trec_eval does: documents are ranked by score).
+
+Blank lines are skipped. A (query, document) pair given twice is an error (trec_eval rejects
+duplicate documents in a run; a repeated qrels judgement is ambiguous).
+
+Document names for a :class:`RankingDataset` (:func:`document_names`) are its ``doc_ids`` where
+present and non-empty, else ``"{qid}-{i}"`` (``i`` = 0-based position in the list); a name
+repeated within a query gets ``#2``, ``#3``... appended so every document stays distinct.
+
+pytrec_eval insists on integer relevance: pass ``integer=True`` to :func:`read_qrels` /
+:func:`dataset_to_qrels` to get ``int`` values (an error names any non-integral label).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataFormatError
+from ._io import PathLike, atomic_write, open_binary
+from .dataset import RankingDataset
+
+__all__ = ["dataset_to_qrels", "document_names", "read_qrels", "read_run", "write_run"]
+
+
+def _lines(p: Path):
+    with open_binary(p) as f:
+        text = f.read().decode("utf-8", "replace")
+    for k, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            yield k, line
+
+
+def _number(tok: str, p: Path, k: int, what: str, fix: str) -> float:
+    try:
+        v = float(tok)
+    except ValueError:
+        v = float("nan")
+    if not np.isfinite(v) or "_" in tok:
+        raise DataFormatError(f"{what} is not a finite number", path=p, line=k, token=tok, fix=fix)
+    return v
+
+
+def _as_int(v: float, p: Path | None, k: int | None, tok: str) -> int:
+    if not float(v).is_integer():
+        raise DataFormatError(
+            "relevance is not an integer (integer=True)",
+            path=p,
+            line=k,
+            token=tok,
+            fix="use integer=False to keep float relevance, or round the labels",
+        )
+    return int(v)
+
+
+def read_qrels(path: PathLike, *, integer: bool = False) -> dict[str, dict[str, Any]]:
+    """Read a TREC qrels file: ``QID ITER DOCNO REL`` → ``{qid: {docno: rel}}``.
+
+    Relevance values are floats (``integer=True``: ints, as pytrec_eval requires).
+    """
+    p = Path(path)
+    fix = "qrels lines are 'QID 0 DOCNO RELEVANCE' (four fields separated by blanks)"
+    out: dict[str, dict[str, Any]] = {}
+    first: dict[tuple[str, str], int] = {}
+    for k, line in _lines(p):
+        tok = line.split()
+        if len(tok) != 4:
+            raise DataFormatError(
+                f"{len(tok)} fields, expected 4", path=p, line=k, token=line.strip(), fix=fix
+            )
+        qid, _, doc, rel = tok
+        v: Any = _number(rel, p, k, "relevance", fix)
+        if integer:
+            v = _as_int(v, p, k, rel)
+        if (qid, doc) in first:
+            raise DataFormatError(
+                f"document {doc!r} of query {qid!r} is judged twice (first on line "
+                f"{first[qid, doc]})",
+                path=p,
+                line=k,
+                token=line.strip(),
+                fix="keep one judgement per (query, document)",
+            )
+        first[qid, doc] = k
+        out.setdefault(qid, {})[doc] = v
+    return out
+
+
+def read_run(path: PathLike) -> dict[str, dict[str, float]]:
+    """Read a TREC run: ``QID Q0 DOCNO RANK SCORE TAG`` → ``{qid: {docno: score}}``."""
+    p = Path(path)
+    fix = "run lines are 'QID Q0 DOCNO RANK SCORE TAG' (six fields separated by blanks)"
+    out: dict[str, dict[str, float]] = {}
+    first: dict[tuple[str, str], int] = {}
+    for k, line in _lines(p):
+        tok = line.split()
+        if len(tok) != 6:
+            raise DataFormatError(
+                f"{len(tok)} fields, expected 6", path=p, line=k, token=line.strip(), fix=fix
+            )
+        qid, _, doc, rank, score, _ = tok
+        try:
+            int(rank)
+        except ValueError:
+            raise DataFormatError(
+                "rank is not an integer", path=p, line=k, token=rank, fix=fix
+            ) from None
+        v = _number(score, p, k, "score", fix)
+        if (qid, doc) in first:
+            raise DataFormatError(
+                f"document {doc!r} appears twice in the ranking of query {qid!r} (first on "
+                f"line {first[qid, doc]})",
+                path=p,
+                line=k,
+                token=line.strip(),
+                fix="list each document once per query",
+            )
+        first[qid, doc] = k
+        out.setdefault(qid, {})[doc] = v
+    return out
+
+
+def document_names(dataset: RankingDataset) -> np.ndarray:
+    """One distinct name per document within each query (see the module docstring)."""
+    ds = dataset
+    names = np.empty(ds.n_docs, dtype=object)
+    for qi in range(ds.n_queries):
+        lo, hi = int(ds.boundaries[qi]), int(ds.boundaries[qi + 1])
+        qid = str(ds.query_ids[qi])
+        seen: dict[str, int] = {}
+        for i in range(lo, hi):
+            d = None if ds.doc_ids is None else ds.doc_ids[i]
+            name = str(d) if d is not None and str(d) != "" else f"{qid}-{i - lo}"
+            c = seen.get(name, 0) + 1
+            seen[name] = c
+            names[i] = name if c == 1 else f"{name}#{c}"
+    return names
+
+
+def dataset_to_qrels(
+    dataset: RankingDataset, *, integer: bool = False
+) -> dict[str, dict[str, Any]]:
+    """The dataset's labels as qrels ``{qid: {docno: label}}`` (names: :func:`document_names`)."""
+    names = document_names(dataset)
+    out: dict[str, dict[str, Any]] = {}
+    labels = dataset.labels.tolist()
+    for qi in range(dataset.n_queries):
+        lo, hi = int(dataset.boundaries[qi]), int(dataset.boundaries[qi + 1])
+        if integer:
+            d = {names[i]: _as_int(labels[i], None, None, repr(labels[i])) for i in range(lo, hi)}
+        else:
+            d = {names[i]: float(labels[i]) for i in range(lo, hi)}
+        out[str(dataset.query_ids[qi])] = d
+    return out
+
+
+def write_run(
+    path: PathLike, dataset: RankingDataset, scores: Any, *, tag: str = "ndcglab"
+) -> None:
+    """Write ``scores`` (one per document, data order) as a TREC run; atomic.
+
+    Each query's documents are listed by score, descending, equal scores in input order;
+    ranks count from 1; scores are printed with ``repr`` (exact).
+    """
+    if not tag or any(c.isspace() for c in tag):
+        raise ValueError(f"run tag {tag!r} must be non-empty without blanks. Fix: e.g. tag='mine'")
+    s = dataset.check_scores(scores)
+    names = document_names(dataset)
+    out: list[str] = []
+    for qi in range(dataset.n_queries):
+        lo, hi = int(dataset.boundaries[qi]), int(dataset.boundaries[qi + 1])
+        qid = str(dataset.query_ids[qi])
+        order = np.argsort(-s[lo:hi], kind="stable")
+        for r, j in enumerate(order.tolist(), start=1):
+            out.append(f"{qid} Q0 {names[lo + j]} {r} {float(s[lo + j])!r} {tag}\n")
+    with atomic_write(path) as f:
+        f.write("".join(out).encode("utf-8", "surrogateescape"))

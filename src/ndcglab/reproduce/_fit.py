@@ -1,0 +1,212 @@
+"""Training and evaluation steps shared by the experiments (thin wrappers over the library).
+
+Training goes through :func:`ndcglab.training.train` (linear model, the papers' setting); evaluation
+through :func:`ndcglab.measures.evaluate`. Nothing here computes a gain, a discount or a measure.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..data.dataset import RankingDataset
+
+__all__ = ["Fitted", "PerQueryStore", "evaluate", "fit_scores"]
+
+
+@dataclass
+class Fitted:
+    """One trained model's scores on the requested sets, and how the training went."""
+
+    loss: str
+    scores: dict[str, np.ndarray]
+    best_epoch: int
+    epochs_run: int
+    stop_reason: str
+    best_score: float | None
+    seconds: float
+    loss_name: str = ""
+    lr: float | None = None
+
+
+def fit_scores(
+    loss: str,
+    train: RankingDataset,
+    score_sets: Mapping[str, RankingDataset],
+    *,
+    validation: RankingDataset | None = None,
+    epochs: int = 200,
+    lr: float | None = None,
+    tol: float = 1e-6,
+    seed: int = 0,
+    preset: str | None = "letor3",
+    validation_measure: str = "ndcg@10",
+    rounds: int | None = None,
+    normalize: str = "zscore",
+    optimizer: str = "gd",
+    patience: int | None = None,
+    eval_every: int = 1,
+) -> Fitted:
+    """Train a linear model with ``loss`` on ``train`` and score every set in ``score_sets``.
+
+    Full-batch gradient descent (``optimizer="gd"``) until the objective changes by less than
+    ``tol`` or ``epochs`` epochs; with ``validation`` the epoch with the best
+    ``validation_measure`` (under ``preset``) is kept. AdaRank (``loss="adarank..."``) is boosted
+    for ``rounds`` rounds instead.
+
+    If the objective diverges (the trainer stops with "the training loss became inf/nan … lower the
+    learning rate"), the run is repeated with the learning rate divided by 10, up to four times —
+    a fixed, loss-agnostic rule (losses summed over a list, such as the squared loss, need a
+    smaller step than those normalised per list); the rate used is returned in ``Fitted.lr``.
+    """
+    from ..errors import NdcglabError
+    from ..training import DEFAULT_LR
+
+    rate = float(lr) if lr is not None else DEFAULT_LR[optimizer]
+    for attempt in range(5):
+        try:
+            return _fit_once(loss, train, score_sets, validation=validation, epochs=epochs, lr=rate,
+                             tol=tol, seed=seed, preset=preset, validation_measure=validation_measure,
+                             rounds=rounds, normalize=normalize, optimizer=optimizer,
+                             patience=patience, eval_every=eval_every)
+        except NdcglabError as exc:
+            if "learning rate" not in str(exc) or attempt == 4:
+                raise
+            rate /= 10.0
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _fit_once(
+    loss: str,
+    train: RankingDataset,
+    score_sets: Mapping[str, RankingDataset],
+    *,
+    validation: RankingDataset | None,
+    epochs: int,
+    lr: float,
+    tol: float,
+    seed: int,
+    preset: str | None,
+    validation_measure: str,
+    rounds: int | None,
+    normalize: str,
+    optimizer: str,
+    patience: int | None,
+    eval_every: int,
+) -> Fitted:
+    from ..training import TrainConfig, train as _train
+
+    boosting = loss.split("(")[0].split("@")[0].strip().lower() == "adarank"
+    cfg = TrainConfig(
+        loss=loss,
+        model="adarank" if boosting else "linear",
+        optimizer=optimizer,
+        lr=lr,
+        epochs=int(epochs),
+        tol=tol,
+        normalize=normalize,
+        validation_measure=validation_measure,
+        preset=preset,
+        seed=int(seed),
+        rounds=rounds,
+        patience=patience,
+        eval_every=eval_every,
+        batch_size=None if optimizer == "gd" else 16,
+    )
+    t0 = time.perf_counter()
+    res = _train(train, cfg, validation=validation, progress=False)
+    scores = {name: np.asarray(res.trained.predict(ds), dtype=np.float64) for name, ds in score_sets.items()}
+    return Fitted(
+        loss=loss,
+        scores=scores,
+        best_epoch=int(res.best_epoch),
+        epochs_run=int(res.epochs_run),
+        stop_reason=str(res.stop_reason),
+        best_score=res.best_score,
+        seconds=time.perf_counter() - t0,
+        loss_name=str(res.trained.metadata.get("loss", loss)),
+        lr=None if boosting else lr,
+    )
+
+
+def evaluate(ds: RankingDataset, scores: np.ndarray, measures: Sequence[str], preset: str | None) -> Any:
+    """:func:`ndcglab.measures.evaluate` (``EvaluationResult``)."""
+    from ..measures import evaluate as _evaluate
+
+    return _evaluate(ds, scores, list(measures), preset=preset)
+
+
+def measure_convention(conv: Any, printed: str) -> dict[str, Any]:
+    """One measure's full convention from an ``EvaluationResult.convention`` (its per-measure entry
+    plus the result-wide keys such as the preset)."""
+    if not isinstance(conv, Mapping):
+        return {"convention": str(conv)}
+    per = conv.get("measures")
+    if isinstance(per, Mapping) and isinstance(per.get(printed), Mapping):
+        top = {k: v for k, v in conv.items() if k != "measures"}
+        return {**top, **per[printed]}
+    if isinstance(conv.get(printed), Mapping):
+        return dict(conv[printed])
+    return dict(conv)
+
+
+@dataclass
+class PerQueryStore:
+    """Per-query values of several systems on several measures, gathered fold by fold.
+
+    ``add(system, fold, result)`` appends an ``EvaluationResult``'s per-query arrays (in the order
+    of ``measures``, keyed by the short names given); queries of different folds are distinct, so
+    the concatenation over folds covers every test query once.
+    """
+
+    measures: Sequence[str]
+    values: dict[str, dict[str, list[np.ndarray]]] = field(default_factory=dict)
+    fold_means: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    printed: dict[str, str] = field(default_factory=dict)
+    conventions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    empty_queries: dict[str, int] = field(default_factory=dict)
+
+    def add(self, system: str, fold: str, result: Any) -> None:
+        per = self.values.setdefault(system, {})
+        fm = self.fold_means.setdefault(system, {})
+        names = [str(m) for m in result.measures]
+        conv = result.convention
+        for short, printed in zip(self.measures, names):
+            arr = np.asarray(result.per_query[printed], dtype=np.float64)
+            per.setdefault(short, []).append(arr)
+            fm.setdefault(short, []).append(float(np.nanmean(arr)) if arr.size else float("nan"))
+            self.printed[short] = printed
+            self.conventions[printed] = measure_convention(conv, printed)
+        self.empty_queries[f"{system}/{fold}"] = int(getattr(result, "empty_queries", 0) or 0)
+
+    def resolved(self, measure: str) -> str:
+        """The fully resolved printed spec of a measure (every option stated), for axis labels."""
+        conv = self.conventions.get(self.printed.get(measure, measure), {})
+        return str(conv.get("resolved", self.printed.get(measure, measure)))
+
+    def systems(self) -> list[str]:
+        return list(self.values)
+
+    def per_query(self, system: str, measure: str) -> np.ndarray:
+        return np.concatenate(self.values[system][measure])
+
+    def mean(self, system: str, measure: str) -> float:
+        v = self.per_query(system, measure)
+        return float(np.nanmean(v)) if v.size else float("nan")
+
+    def fold_std(self, system: str, measure: str) -> float | None:
+        f = self.fold_means[system][measure]
+        return float(np.std(f, ddof=1)) if len(f) > 1 else None
+
+    def sem(self, system: str, measure: str) -> float:
+        v = self.per_query(system, measure)
+        v = v[~np.isnan(v)]
+        return float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan")
+
+    def as_mapping(self, systems: Sequence[str] | None = None) -> dict[str, dict[str, np.ndarray]]:
+        """``{system: {measure: per-query array}}`` for :func:`ndcglab.analysis.significance.compare_rankers`."""
+        return {s: {m: self.per_query(s, m) for m in self.measures} for s in (systems or self.systems())}

@@ -1,0 +1,148 @@
+"""The protocol of Ravikumar et al.'s experiments (AISTATS 2011 §6), shared by ``consistency`` and
+``qnorm``: several surrogate losses, one linear model each, the same plain gradient descent without
+any tuning or model selection, NDCG@1..10 on the test part of every fold, and paired randomisation
+(sign-flip) tests between losses on per-query values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._common import DataSource, Settings, preset_for, timed, wrap_label
+from ._fit import PerQueryStore, evaluate, fit_scores
+from .report import Cell, Report, Table
+
+KS = tuple(range(1, 11))
+NDCG_K = tuple(f"ndcg@{k}" for k in KS)
+
+
+def protocol(settings: Settings) -> dict[str, Any]:
+    """Folds, epochs and learning rate of a run (the same for every loss)."""
+    return {
+        "folds": settings.pick(5, 2, 1),
+        "epochs": settings.pick(200, 40, 3),
+        "lr": 0.1,
+        "tol": 1e-6,
+        "normalize": "zscore",
+        "selection": "none (last epoch; no tuning, as the paper)",
+    }
+
+
+def train_all(
+    report: Report,
+    settings: Settings,
+    source: DataSource,
+    losses: Sequence[tuple[str, str]],
+) -> tuple[PerQueryStore, str, list[list[Any]]]:
+    """Train every ``(display name, loss spec)`` on every fold; per-query NDCG@1..10 on the tests."""
+    proto = protocol(settings)
+    preset = preset_for(source)
+    store = PerQueryStore(NDCG_K)
+    info: list[list[Any]] = []
+    for fold in source.folds(proto["folds"], with_vali=False):
+        for name, spec in losses:
+            with timed(report.timings, name):
+                fit = fit_scores(spec, fold.train, {"test": fold.test}, validation=None,
+                                 epochs=proto["epochs"], lr=proto["lr"], tol=proto["tol"],
+                                 seed=settings.seed, preset=preset, normalize=proto["normalize"])
+                res = evaluate(fold.test, fit.scores["test"], NDCG_K, preset)
+            store.add(name, fold.name, res)
+            info.append([fold.name, name, fit.loss_name, fit.lr, fit.epochs_run, fit.stop_reason,
+                         round(fit.seconds, 2)])
+    report.add_dataset(source.describe())
+    for printed, conv in store.conventions.items():
+        report.add_convention(printed, conv)
+    report.results["protocol"] = {**proto, "preset": preset, "losses": dict(losses)}
+    return store, preset, info
+
+
+def describe_protocol(report: Report, settings: Settings, source: DataSource) -> None:
+    proto = protocol(settings)
+    report.text(
+        f"Data: {source.label}. As in the paper, every loss trains the same linear model by plain "
+        f"full-batch gradient descent with no tuning: learning rate {proto['lr']} (divided by 10 "
+        "only if the loss diverges; the rate used is in the training table), at most "
+        f"{proto['epochs']} epochs (or until the loss changes by less than {proto['tol']}), z-score "
+        f"features, no model selection; {proto['folds']} fold(s), tested on each fold's test part. "
+        f"NDCG@1..10 under the {preset_for(source)} preset (official LETOR conventions)."
+    )
+    if source.kind == "letor-file":
+        report.text(source.single_file_note())
+
+
+def compare(store: PerQueryStore, systems: Sequence[str], baseline: str, settings: Settings) -> Any:
+    """Paired randomisation tests of every system against ``baseline`` on NDCG@1..10 (Holm per k)."""
+    from ..analysis.significance import compare_rankers
+
+    return compare_rankers(
+        store.as_mapping(list(systems)), baseline=baseline, test="permutation",
+        measures=list(NDCG_K), correction="holm", family="measure",
+        n_resamples=settings.pick(10_000, 2_000, 200), n_bootstrap=settings.pick(2_000, 500, 100),
+        seed=settings.seed,
+    )
+
+
+def ndcg_table(
+    report: Report,
+    name: str,
+    title: str,
+    store: PerQueryStore,
+    systems: Sequence[str],
+    sig: Any | None,
+    baseline: str | None,
+) -> Table:
+    """Rows: systems; columns NDCG@1..10 and their mean; cells marked against ``baseline``."""
+    rows = []
+    for s in systems:
+        row: list[Any] = [s]
+        for m in NDCG_K:
+            mark, p = "", None
+            if sig is not None and s != baseline:
+                t = sig.get(s, m)
+                if t is not None:
+                    mark, p = t.mark, t.p_adjusted
+            row.append(Cell(store.mean(s, m), None, mark, p))
+        row.append(float(np.mean([store.mean(s, m) for m in NDCG_K])))
+        rows.append(row)
+    return report.add_table(Table(
+        name, title, ["loss", *[f"N@{k}" for k in KS], "mean N@1..10"], rows, digits=4,
+        caption="mean over all test queries", notes=[sig.legend] if sig is not None else []))
+
+
+def curves(ax: Any, store: PerQueryStore, systems: Sequence[str], conv_text: str, title: str) -> None:
+    """NDCG@1..10 of each system with a ±1 standard-error band over queries."""
+    ks = np.array(KS)
+    for s in systems:
+        mu = np.array([store.mean(s, m) for m in NDCG_K])
+        se = np.array([store.sem(s, m) for m in NDCG_K])
+        (line,) = ax.plot(ks, mu, marker="o", ms=3, label=s)
+        ax.fill_between(ks, mu - se, mu + se, color=line.get_color(), alpha=0.12, lw=0)
+    ax.set_xlabel("cut-off k")
+    ax.set_ylabel(wrap_label(conv_text, 48), fontsize="x-small")
+    ax.set_title(title, fontsize="medium")
+    ax.set_xticks(ks)
+    ax.legend(fontsize="x-small")
+
+
+def conv_text(store: PerQueryStore, preset: str) -> str:
+    """The measure's full convention for axis labels: the resolved spec with k generic."""
+    return generic_k(store.resolved("ndcg@1")) + f" [{preset}]"
+
+
+def generic_k(resolved: str) -> str:
+    """``ndcg(...)@1`` -> ``ndcg(...)@k``."""
+    head, sep, _ = resolved.rpartition("@")
+    return f"{head}@k" if sep else resolved
+
+
+def add_sig_files(report: Report, tag: str, sig: Any) -> None:
+    """The significance exporters' own Markdown/LaTeX/CSV files, beside our tables."""
+    report.add_file(f"tables/significance_{tag}.export.md", sig.to_markdown(details=True))
+    report.add_file(f"tables/significance_{tag}.export.tex", sig.to_latex())
+    report.add_file(f"tables/significance_{tag}.export.csv", sig.to_csv())
+    header, body = sig.details()
+    report.add_table(Table(f"significance_{tag}", f"Randomisation tests: {tag.replace('_', ' ')}",
+                           header, [list(r) for r in body], notes=[sig.legend]))
