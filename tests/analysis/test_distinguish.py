@@ -83,6 +83,17 @@ def test_prefix_values_match_evaluate_on_truncated_data(repeats: int) -> None:
     assert np.isnan(res.per_query[:, :, MEASURES.index("ndcg(empty=skip,discount=zipf)")]).any()
 
 
+def test_keep_per_query_false_keeps_the_means() -> None:
+    ds, scores = _dataset(4)
+    full = distinguishability(ds, scores, ["ndcg", "ndcg(empty=skip)"], grid=[2, 9], repeats=2)
+    lean = distinguishability(ds, scores, ["ndcg", "ndcg(empty=skip)"], grid=[2, 9], repeats=2,
+                              keep_per_query=False)
+    assert lean.per_query is None
+    np.testing.assert_allclose(lean.values, full.values)
+    np.testing.assert_allclose(full.values, np.nanmean(full.per_query, axis=-1))
+    assert lean.to_dict()["n_queries"] == 6
+
+
 def test_engine_evaluate_gives_the_same_numbers() -> None:
     ds, scores = _dataset(1)
     ms = ["ndcg", "ndcg(ties=average)@0.5n", "ndcg(short=zero)@4"]

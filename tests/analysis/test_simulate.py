@@ -100,6 +100,13 @@ def test_simulator_is_seeded_and_nested_prefixes() -> None:
     assert nested.nested and nested.values.shape == (2, 4)
     perfect = simulate_ndcg(lambda s: (np.asarray(s) > 0.5) * 1.0, [10, 1000], "ndcg", draws=5)
     np.testing.assert_allclose(perfect.values[perfect.values > 0], 1.0)
+    import math
+
+    scalar_only = simulate_ndcg(lambda s: math.sqrt(s), [200], "ndcg", draws=2, seed=1)
+    vectorised = simulate_ndcg(np.sqrt, [200], "ndcg", draws=2, seed=1)
+    np.testing.assert_array_equal(scalar_only.values, vectorised.values)
+    with pytest.raises(ConventionError, match="lie in"):
+        simulate_ndcg(lambda s: 2 * np.asarray(s), [10], "ndcg")
     with pytest.raises(ConventionError):
         simulate_ndcg(ident, [10], "map")
     with pytest.raises(ConventionError):
@@ -130,7 +137,7 @@ def test_theorem5_zipf_converges_like_one_over_log_n() -> None:
     sizes = [10**4, 10**5, 10**6]
     res = simulate_ndcg(ident, sizes, "ndcg(discount=zipf)", draws=2, seed=3)
     want = [(harmonic(n) - 1) / harmonic(n // 2) for n in sizes]
-    np.testing.assert_allclose(res.mean, want, atol=0.003)
+    np.testing.assert_allclose(res.mean, want, atol=0.004)
     gap = 1.0 - res.mean
     assert gap[0] > gap[1] > gap[2] > 0.015
 
@@ -158,8 +165,8 @@ def test_theorem1_log_tends_to_one_slowly() -> None:
 
 
 def test_theorem7_sublinear_cutoff() -> None:
-    res = simulate_ndcg(middling, [10**3, 10**5], "ndcg", cutoff=lambda n: int(n**0.5),
-                        draws=6, seed=7)
+    res = simulate_ndcg(middling, [10**3, 10**6], "ndcg", cutoff=lambda n: int(n**0.5),
+                        draws=4, seed=7)
     assert res.limit is not None and res.limit.theorem == "7"
     assert abs(res.mean[-1] - 0.8) < 0.03
 
@@ -176,14 +183,14 @@ def test_theorems_8_9_cutoff_fraction(spec: str, theorem: str, tol: float) -> No
     assert abs(res.mean[0] - res.limit.value) < tol
 
 
-@pytest.mark.parametrize(("spec", "theorem", "tol", "cut"), [
-    ("ndcg(discount=power:0.5)", "10", 0.005, None),
-    ("ndcg(discount=power:0.5)@0.4n", "13", 0.005, None),
-    ("ndcg@0.4n", "12", 0.02, None),
-    ("ndcg", "11", 0.03, "sqrt"),
+@pytest.mark.parametrize(("spec", "theorem", "n", "tol", "cut"), [
+    ("ndcg(discount=power:0.5)", "10", 10**6, 0.004, None),  # observed gap ~0.0005
+    ("ndcg(discount=power:0.5)@0.4n", "13", 10**6, 0.004, None),  # ~0.0005
+    ("ndcg@0.4n", "12", 10**5, 0.02, None),  # ~0.009: log discount, 1/log n
+    ("ndcg", "11", 10**5, 0.04, "sqrt"),  # k = 316: noise ~0.016
 ])
-def test_graded_theorems_10_to_13(spec: str, theorem: str, tol: float, cut) -> None:
-    res = simulate_ndcg(graded(), [10**5], spec, draws=2, seed=9,
+def test_graded_theorems_10_to_13(spec: str, theorem: str, n: int, tol: float, cut) -> None:
+    res = simulate_ndcg(graded(), [n], spec, draws=1 if n > 10**5 else 3, seed=9,
                         cutoff=(lambda n: int(n**0.5)) if cut else None)
     assert res.limit is not None and res.limit.theorem == theorem
     assert abs(res.mean[0] - res.limit.value) < tol

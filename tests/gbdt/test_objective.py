@@ -294,3 +294,24 @@ def test_registered_hutchinson_within_bound(spec):
     loss = _reg(spec)
     y, s, b = _distinct_labels(16, n_queries=10, max_len=12)
     _hutchinson_check(loss, y, s, b)
+
+
+def test_listmle_closed_form_with_tied_labels_same_draw():
+    loss = _reg("listmle")
+    y, s, b = S.random_lists(17, n_queries=20, max_len=15)
+    bound = LossObjective("listmle").bind(y, b)
+    assert bound.modes == {"closed": len(y)}
+    for st, sp in zip(bound.states, bound.buckets.gather(s)):
+        x = torch.from_numpy(sp)
+        g, h = st.closed.grad_hess(x, torch.Generator().manual_seed(3))
+
+        def f(v, st=st):
+            return loss(v, st.labels, st.mask, generator=torch.Generator().manual_seed(3)).sum()
+
+        v = x.clone().requires_grad_(True)
+        (g_ref,) = torch.autograd.grad(f(v), v)
+        hfull = torch.autograd.functional.hessian(f, x)
+        bsz, m = x.shape
+        h_ref = hfull.reshape(bsz * m, bsz * m).diagonal().reshape(bsz, m)
+        np.testing.assert_allclose(g.numpy(), g_ref.numpy(), atol=1e-10)
+        np.testing.assert_allclose(h.numpy(), (h_ref * st.mask).numpy(), atol=1e-10)

@@ -74,11 +74,12 @@ def test_early_stopping_uses_our_measure():
     tr = model.metadata["training"]
     curve = tr["valid_curve"]
     assert tr["measure"] == "ndcg@5" and tr["preset"] == "letor4"
-    # every recorded value is our measure of the model truncated at that round (oracle: evaluate)
-    for t in (1, len(curve) // 2, len(curve)):
+    best = int(np.argmax(curve)) + 1  # first maximum
+    # every recorded value is our measure of the model truncated at that round (oracle: evaluate);
+    # LightGBM keeps the trees up to the best iteration only
+    for t in (1, max(1, best // 2), best):
         expect = evaluate(VALID, model.predict(VALID, num_iteration=t), ["ndcg@5"], preset="letor4")
         assert curve[t - 1] == pytest.approx(expect.mean["ndcg@5"], abs=1e-12)
-    best = int(np.argmax(curve)) + 1  # first maximum
     assert model.best_iteration == best == tr["best_iteration"]
     assert tr["rounds_run"] == min(60, best + 5)
     np.testing.assert_array_equal(model.predict(VALID), model.predict(VALID, num_iteration=best))

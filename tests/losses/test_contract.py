@@ -190,6 +190,18 @@ def test_reductions(spec):
 
 
 @pytest.mark.parametrize("spec", SPECS)
+def test_empty_batches(spec):
+    loss = get_loss(spec)
+    for b, m in ((0, 5), (3, 0), (0, 0)):
+        s = torch.zeros(b, m, dtype=F64, requires_grad=True)
+        values = loss(s, torch.zeros(b, m), torch.zeros(b, m, dtype=torch.bool))
+        assert values.shape == (b,) and (values == 0).all()
+        mean = loss(s, torch.zeros(b, m), torch.zeros(b, m, dtype=torch.bool), reduction="mean")
+        mean.backward()
+        assert mean.item() == 0.0
+
+
+@pytest.mark.parametrize("spec", SPECS)
 def test_names_round_trip(spec):
     loss = get_loss(spec)
     again = get_loss(loss.name)

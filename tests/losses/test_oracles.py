@@ -506,6 +506,15 @@ def test_lambdarank_delta_is_the_measured_swap_difference(k, gain, discount):
                 assert delta[i, j].item() == pytest.approx(expect, abs=1e-12)
 
 
+def test_lambdarank_delta_accepts_the_loss_cutoff():
+    s = t([[0.3, -0.2, 1.0, 0.0, 0.5, 0.1]])
+    y = t([[2.0, 0.0, 1.0, 0.0, 1.0, 2.0]])
+    loss = get_loss("lambdarank@0.5n")  # n = 6: k = 3
+    torch.testing.assert_close(lambdarank_delta(s, y, k=loss.cutoff), lambdarank_delta(s, y, k=3))
+    torch.testing.assert_close(lambdarank_delta(s, y, k=torch.tensor([3])),
+                               lambdarank_delta(s, y, k=3))
+
+
 def test_lambdarank_value_equals_loop():
     rng = random.Random(4)
     for _ in range(10):

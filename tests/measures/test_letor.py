@@ -162,14 +162,14 @@ def _script(name: str) -> Path:
     return p
 
 
-def _run_perl(script: Path, data: Path, scores, tmp_path: Path) -> list[str]:  # noqa: ANN001
+def _run_perl(script: Path, data: Path, scores, tmp_path: Path, flag: str = "0") -> list[str]:  # noqa: ANN001
     feat = tmp_path / "feature.txt"
-    with gzip.open(data, "rb") as src, feat.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
+    with gzip.open(data, "rb") as src:
+        feat.write_bytes(src.read().replace(b"\r\n", b"\n"))  # the script wants LF endings
     pred = tmp_path / "pred.txt"
     pred.write_text("".join(f"{float(s)!r}\n" for s in scores))
     out = tmp_path / "out.txt"
-    subprocess.run(["perl", str(script), str(feat), str(pred), str(out), "0"], check=True,
+    subprocess.run(["perl", str(script), str(feat), str(pred), str(out), flag], check=True,
                    capture_output=True, timeout=120)
     return out.read_text().splitlines()
 
@@ -179,15 +179,26 @@ def test_letor4_matches_the_perl_script(mq2008: Path, tmp_path: Path) -> None:
     data = mq2008 / "Fold1" / "test.txt.gz"
     ds = read_letor(data)
     scores = ds.features[:, 0].astype(np.float64)
-    lines = _run_perl(script, data, scores, tmp_path)
-    averages = [ln for ln in lines if ln.startswith("Average")]
-    prec = [float(x) for x in averages[0].split("\t")[1:] if x.strip()]
-    ndcg = [float(x) for x in averages[1].split("\t")[1:] if x.strip()]
+    lines = _run_perl(script, data, scores, tmp_path, flag="1")
+    blocks: list[dict[str, list[float]]] = []
+    for ln in lines:
+        parts = [x for x in ln.split("\t") if x.strip()]
+        if not parts:
+            continue
+        if parts[0] == "qid":
+            blocks.append({})
+        else:
+            blocks[-1][parts[0]] = [float(x) for x in parts[1:]]
+    prec, ndcg = blocks
     res = evaluate(ds, scores, preset="letor4")
-    assert np.allclose([res.mean[m] for m in P], prec[:10], rtol=0, atol=1e-4)
-    assert abs(res.mean["map"] - prec[10]) < 1e-4
-    assert np.allclose([res.mean[m] for m in NDCG], ndcg[:10], rtol=0, atol=1e-4)
-    assert abs(res.mean["meanndcg"] - ndcg[10]) < 1e-4
+    assert np.allclose([res.mean[m] for m in P], prec["Average"][:10], rtol=0, atol=1e-4)
+    assert abs(res.mean["map"] - prec["Average"][10]) < 1e-4
+    assert np.allclose([res.mean[m] for m in NDCG], ndcg["Average"][:10], rtol=0, atol=1e-4)
+    assert abs(res.mean["meanndcg"] - ndcg["Average"][10]) < 1e-4
+    for i, q in enumerate(ds.query_ids):  # per query too (printed with 4 decimals)
+        assert np.allclose([res.per_query[m][i] for m in P + ["map"]], prec[str(q)], atol=1e-4)
+        assert np.allclose([res.per_query[m][i] for m in NDCG + ["meanndcg"]], ndcg[str(q)],
+                           atol=1e-4)
 
 
 def test_letor3_matches_the_perl_script(ohsumed: Path, tmp_path: Path) -> None:

@@ -66,7 +66,7 @@ def make_grid(
 
 
 # ----------------------------------------------------------------------------- result
-@dataclass
+@dataclass(eq=False)
 class DistinguishResult:
     """Curves of mean measure values against list size, and their stability.
 
@@ -84,8 +84,10 @@ class DistinguishResult:
         Seeds of the repetitions (``dataset.permute_within_queries(seed)``), or None for file order.
     per_query:
         ``(R, K, M, G, Q)`` values (NaN where a query is skipped), R repetitions, K rankers,
-        M measures, G sizes, Q queries.
+        M measures, G sizes, Q queries; None when computed with ``keep_per_query=False``.
     query_ids, preset, engines (``{measure: "fast" | "evaluate"}``).
+    means:
+        ``(R, K, M, G)`` means over queries (NaN-skipping); computed from ``per_query`` when None.
     """
 
     rankers: tuple[str, ...]
@@ -94,23 +96,28 @@ class DistinguishResult:
     grid: np.ndarray
     order: str
     seeds: list[int] | None
-    per_query: np.ndarray
+    per_query: np.ndarray | None
     query_ids: np.ndarray
     preset: str | None = None
     engines: dict[str, str] = field(default_factory=dict)
+    means: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.means is None:
+            if self.per_query is None:
+                raise ConventionError("a DistinguishResult needs per_query or means")
+            self.means = _mean_over_queries(self.per_query)
 
     # ------------------------------------------------------------------ values
     @property
     def n_repeats(self) -> int:
-        return int(self.per_query.shape[0])
+        return int(self.values.shape[0])
 
     @property
     def values(self) -> np.ndarray:
         """``(R, K, M, G)`` mean over queries (NaN-skipping) for every repetition."""
-        with np.errstate(invalid="ignore"):
-            cnt = np.sum(~np.isnan(self.per_query), axis=-1)
-            tot = np.nansum(self.per_query, axis=-1)
-            return np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
+        assert self.means is not None  # set in __post_init__
+        return self.means
 
     def _m(self, measure: str | None) -> int:
         if measure is None:
@@ -239,7 +246,7 @@ class DistinguishResult:
             "order": self.order,
             "repeats": self.n_repeats,
             "seeds": self.seeds,
-            "n_queries": int(self.per_query.shape[-1]),
+            "n_queries": len(self.query_ids),
             "engines": dict(self.engines),
             "mean": final,
             "curves": curves,
@@ -341,6 +348,14 @@ class DistinguishResult:
         fig.tight_layout()
         fig.savefig(path, dpi=dpi)
         plt.close(fig)
+
+
+def _mean_over_queries(per_query: np.ndarray) -> np.ndarray:
+    """Mean over the last axis, skipping NaN (NaN when every value is NaN)."""
+    with np.errstate(invalid="ignore"):
+        cnt = np.sum(~np.isnan(per_query), axis=-1)
+        tot = np.nansum(per_query, axis=-1)
+        return np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
 
 
 def _first_from(grid: np.ndarray, frac: np.ndarray, level: float) -> int | None:
@@ -579,6 +594,7 @@ def distinguishability(
     repeats: int = 0,
     seed: int = 0,
     engine: str = "auto",
+    keep_per_query: bool = True,
 ) -> DistinguishResult:
     """Mean measure values of several rankers on the prefixes ``S_n`` of every list.
 
@@ -591,6 +607,7 @@ def distinguishability(
     repetition r using ``dataset.permute_within_queries(seeds[r])`` with
     ``seeds = SeedSequence(seed).generate_state(R)``. ``engine``: ``"auto"`` (fast kernel where
     possible) or ``"evaluate"`` (every prefix through ``evaluate_arrays``).
+    ``keep_per_query=False`` keeps only the means over queries (for very many queries).
     """
     if engine not in ("auto", "evaluate"):
         raise ConventionError(f"unknown engine {engine!r}; known: auto, evaluate")
@@ -625,16 +642,22 @@ def distinguishability(
     else:
         seeds = [int(x) for x in np.random.SeedSequence(seed).generate_state(repeats)]
         rep_seeds = list(seeds)
-    per_query = np.zeros((len(rep_seeds), len(sc), len(meas), len(g), dataset.n_queries))
+    shape = (len(sc), len(meas), len(g), dataset.n_queries)
+    per_query = np.zeros((len(rep_seeds), *shape)) if keep_per_query else None
+    means = np.zeros((len(rep_seeds), *shape[:-1]))
     fi = [meas.index(m) for m in fast]
     si = [meas.index(m) for m in slow]
     for r, sd in enumerate(rep_seeds):
         perm = _permutation(dataset, sd)
         pos = _positions(perm, dataset.boundaries)
+        rep = np.zeros(shape)
         if fast:
-            per_query[r][:, fi] = _fast_values(dataset, sc, fast, g, perm, pos)
+            rep[:, fi] = _fast_values(dataset, sc, fast, g, perm, pos)
         if slow:
-            per_query[r][:, si] = _evaluate_values(dataset, sc, slow, g, pos, preset)
+            rep[:, si] = _evaluate_values(dataset, sc, slow, g, pos, preset)
+        means[r] = _mean_over_queries(rep)
+        if per_query is not None:
+            per_query[r] = rep
     pname = None
     if preset is not None:
         pname = getattr(preset, "name", str(preset))
@@ -649,5 +672,6 @@ def distinguishability(
         query_ids=dataset.query_ids,
         preset=pname,
         engines={m.key: "fast" if m.fast else "evaluate" for m in meas},
+        means=means,
     )
 

@@ -59,8 +59,22 @@ def _sample_labels(
         cum = np.cumsum(model.probs(s), axis=1)
         idx = (u[:, None] >= cum[:, :-1]).sum(axis=1)
         return idx, np.asarray(model.labels)
-    q = np.broadcast_to(np.asarray(model(s), dtype=np.float64), s.shape)
-    return (u < q).astype(np.int64), np.array([0.0, 1.0])
+    return (u < _ybar_values(model, s)).astype(np.int64), np.array([0.0, 1.0])
+
+
+def _ybar_values(ybar: YBar, s: np.ndarray) -> np.ndarray:
+    """``ybar`` at every score: called once on the array, element by element if it is not
+    vectorised (a function written with ``math`` rather than NumPy)."""
+    try:
+        q = np.asarray(ybar(s), dtype=np.float64)
+        if q.shape not in (s.shape, ()):
+            raise ValueError
+    except (TypeError, ValueError):
+        q = np.fromiter((float(ybar(float(x))) for x in s), dtype=np.float64, count=s.shape[0])
+    q = np.broadcast_to(q, s.shape)
+    if not np.all((q >= 0.0) & (q <= 1.0)):
+        raise ConventionError("ybar(s) = P[Y = 1 | s] must lie in [0, 1] for every s in [0, 1]")
+    return q
 
 
 @dataclass(frozen=True)
@@ -117,7 +131,7 @@ def _ndcg_sorted(
     return dcg / idcg if idcg > 0 else 0.0
 
 
-@dataclass
+@dataclass(eq=False)
 class SimulationResult:
     """NDCG of the canonical ranker on simulated lists.
 

@@ -44,6 +44,7 @@ time and sha256 all match.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -397,11 +398,17 @@ def _comment_pairs(comment: str) -> list[tuple[str, str]]:
 def _feed_blocks(path: Path, feed: Any) -> None:
     """Call ``feed(arr)`` with uint8 arrays of whole lines (the last may lack its newline).
 
-    One reusable buffer of ``_CHUNK`` bytes (grown only for a line longer than that) is filled
-    with ``readinto``; ``feed`` must not keep a reference to ``arr``.
+    One reusable buffer, filled with ``readinto``: it starts small (the file's size for small
+    plain files) and doubles while it keeps filling up, to at most ``_CHUNK`` bytes (more only
+    for a line longer than that). ``feed`` must not keep a reference to ``arr``.
     """
     with open_binary(path) as f:
-        buf = bytearray(_CHUNK)
+        size = _CHUNK
+        if not isinstance(f, gzip.GzipFile):
+            size = min(_CHUNK, os.fstat(f.fileno()).st_size + 1)
+        else:
+            size = min(_CHUNK, 1 << 20)
+        buf = bytearray(max(size, 1))
         start = 0  # bytes of an unfinished line carried over at the front of buf
         eof = False
         while not eof:
@@ -423,6 +430,8 @@ def _feed_blocks(path: Path, feed: Any) -> None:
             rest = end - (k + 1)
             buf[:rest] = buf[k + 1 : end]
             start = rest
+            if not eof and len(buf) < _CHUNK:
+                buf.extend(bytes(min(len(buf), _CHUNK - len(buf))))
         if start:
             feed(np.frombuffer(buf, dtype=np.uint8, count=start))
 

@@ -15,7 +15,12 @@ pairwise: ``ranknet``,      ``σ Σ_j (W_ji ρ_ji −   ``σ² Σ_j (W_ij ρ_ij(
 ``lambdarank@k``            W_ij ρ_ij)``           + W_ji ρ_ji(1−ρ_ji))``        (``|ΔNDCG@k|`` at
                                                                                  the current ranking)
 cs: ``cs_listmle@k``        see below              see below                     ``w``, ``β``, DCG_ĝ@k
+listmle: ``listmle``        ``Σ_{i≤k} p_ik − 1``   ``Σ_{i≤k} p_ik(1 − p_ik)``    the label order
 ==========================  =====================  ===========================  ====================
+
+ListMLE: documents sorted by label (ties broken at random by the loss's own
+:func:`ndcglab.losses.listmle_order` with the same generator, so the draw is the loss's),
+``p_ik = exp(s_(k) − logsumexp_{j≥i} s_(j))`` for the k-th document of the order.
 
 CS-ListMLE (SPEC §3): ``L = (1/(ln2·DCG)) Σ_j β_j ln(1 + A_j)``, ``A_j = Σ_t w_jt e^{s_t−s_j} / β_j``.
 With ``q_jt = w_jt e^{s_t−s_j} / (β_j + Σ_t w_jt e^{s_t−s_j})`` and ``Q_j = Σ_t q_jt``:
@@ -60,6 +65,7 @@ CLOSED_FORM_FAMILIES: dict[str, str] = {
     "ranknet": "pairwise",
     "lambdarank": "pairwise",
     "cs_listmle": "cs",
+    "listmle": "listmle",
 }
 
 
@@ -99,7 +105,7 @@ class _SoftmaxState:
     target: Any  # (B, M) p
     mask: Any
 
-    def grad_hess(self, s: Any) -> tuple[Any, Any]:
+    def grad_hess(self, s: Any, generator: Any = None) -> tuple[Any, Any]:
         torch = _torch()
         sig = _masked_softmax(torch, s, self.mask)
         g = (self.mass * sig - self.target) * self.mask
@@ -116,7 +122,7 @@ class _ExpState:
     target: Any  # (B, M) u
     mask: Any
 
-    def grad_hess(self, s: Any) -> tuple[Any, Any]:
+    def grad_hess(self, s: Any, generator: Any = None) -> tuple[Any, Any]:
         torch = _torch()
         e = torch.exp(s.masked_fill(~self.mask, 0.0)) * self.scale * self.mask
         return (e - self.target) * self.mask, e
@@ -131,7 +137,7 @@ class _IdentityState:
     target: Any  # (B, M) t (the gradient is a ⊙ s − t)
     mask: Any
 
-    def grad_hess(self, s: Any) -> tuple[Any, Any]:
+    def grad_hess(self, s: Any, generator: Any = None) -> tuple[Any, Any]:
         g = (self.scale * s - self.target) * self.mask
         return g, self.scale * self.mask
 
@@ -168,7 +174,7 @@ class _PairwiseState:
         delta = lambdarank_delta(s, y, mask, k=k, gain=p["gain"], discount=p["discount"])
         return torch.where(pairs, delta.to(s.dtype), 0.0)
 
-    def grad_hess(self, s: Any) -> tuple[Any, Any]:
+    def grad_hess(self, s: Any, generator: Any = None) -> tuple[Any, Any]:
         torch = _torch()
         sigma = float(self.loss.params["sigma"])
         s = s.masked_fill(~self.mask, 0.0)
@@ -190,7 +196,7 @@ class _CSState:
     labels: Any
     mask: Any
 
-    def grad_hess(self, s: Any) -> tuple[Any, Any]:
+    def grad_hess(self, s: Any, generator: Any = None) -> tuple[Any, Any]:
         torch = _torch()
         from ..losses import cs_listmle_weights
 
@@ -217,6 +223,36 @@ class _CSState:
         return _CSState(self.loss, self.labels[:b], self.mask[:b])
 
 
+@dataclass
+class _ListMLEState:
+    labels: Any
+    mask: Any
+
+    def grad_hess(self, s: Any, generator: Any = None) -> tuple[Any, Any]:
+        torch = _torch()
+        from ..losses import listmle_order
+
+        mask = self.mask
+        order = listmle_order(self.labels, mask, generator)
+        m = mask.gather(-1, order)
+        ss = torch.where(m, s.gather(-1, order), -math.inf)
+        lse = torch.flip(torch.logcumsumexp(torch.flip(ss, [-1]), dim=-1), [-1])  # LSE_i
+        neg = torch.where(m, -lse, -math.inf)
+        log_c = torch.logcumsumexp(neg, dim=-1)  # log Σ_{i≤k} e^{−LSE_i}
+        log_d = torch.logcumsumexp(2.0 * neg, dim=-1)  # log Σ_{i≤k} e^{−2 LSE_i}
+        sz = torch.where(m, ss, 0.0)
+        p1 = torch.where(m, torch.exp(sz + torch.where(m, log_c, 0.0)), 0.0)
+        p2 = torch.where(m, torch.exp(2.0 * sz + torch.where(m, log_d, 0.0)), 0.0)
+        g_sorted = torch.where(m, p1 - 1.0, 0.0)
+        h_sorted = torch.where(m, p1 - p2, 0.0)
+        g = torch.zeros_like(s).scatter(-1, order, g_sorted)
+        h = torch.zeros_like(s).scatter(-1, order, h_sorted)
+        return g * mask, h * mask
+
+    def subset(self, b: int) -> _ListMLEState:
+        return _ListMLEState(self.labels[:b], self.mask[:b])
+
+
 class _Family:
     def __init__(self, kind: str) -> None:
         self.kind = kind
@@ -235,6 +271,8 @@ class _Family:
             return _PairwiseState(loss=loss, labels=y, mask=mask)
         if self.kind == "cs":
             return _CSState(loss=loss, labels=y, mask=mask)
+        if self.kind == "listmle":
+            return _ListMLEState(labels=y, mask=mask)
         m = mask.to(dtype)
         zero = torch.zeros_like(y)
         g0 = _grad(loss, zero, y, mask)
@@ -266,7 +304,7 @@ class _Family:
 def closed_form_for(loss: Any) -> _Family | None:
     """The closed-form family of ``loss`` (by its registered name), or ``None``."""
     kind = _family_of(loss)
-    if kind in ("pairwise", "cs") and not hasattr(loss, "params"):
+    if kind in ("pairwise", "cs", "listmle") and not hasattr(loss, "params"):
         return None  # a foreign loss with a registered name: autograd instead
     if kind == "pairwise":
         cutoff = getattr(loss, "cutoff", None)

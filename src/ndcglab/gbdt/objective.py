@@ -208,7 +208,7 @@ class BoundObjective:
                 continue
             s = torch.from_numpy(sp).to(dtype)
             if st.mode == "closed":
-                g, h = st.closed.grad_hess(s)
+                g, h = st.closed.grad_hess(s, loss_gen if obj._loss_takes_generator else None)
             else:
                 g, h = hessian_diagonal(
                     obj.loss,
@@ -404,8 +404,12 @@ class LossObjective:
             y, mask = st.labels[:b], st.mask[:b]
             s = torch.from_numpy(rng.normal(0.0, 1.0, size=tuple(y.shape))) * mask
             sub = st.closed.subset(b)
-            g_cf, _ = sub.grad_hess(s)
-            g_ad, _ = hessian_diagonal(self.loss, s, y, mask, mode="constant")
+            gen = self._loss_takes_generator
+            g_cf, _ = sub.grad_hess(s, torch.Generator().manual_seed(5) if gen else None)
+            g_ad, _ = hessian_diagonal(
+                self.loss, s, y, mask, mode="constant",
+                loss_generator=torch.Generator().manual_seed(5) if gen else None,
+            )
             err = float((g_cf - g_ad).abs().max()) if g_cf.numel() else 0.0
             scale = 1.0 + float(g_ad.abs().max()) if g_ad.numel() else 1.0
             if not err <= 1e-6 * scale:

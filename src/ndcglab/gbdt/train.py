@@ -260,7 +260,7 @@ def train_gbdt(
         "training_data": train.source,
         "training": {
             "num_boost_round": int(num_boost_round),
-            "rounds_run": int(booster.current_iteration()),
+            "rounds_run": len(curve) if curve else int(booster.current_iteration()),
             "best_iteration": best,
             "early_stopping_rounds": early_stopping_rounds if feval is not None else None,
             "measure": measure if feval is not None else None,

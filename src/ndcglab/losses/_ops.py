@@ -141,6 +141,9 @@ def norm_q(s: Tensor, q: Tensor) -> tuple[Tensor, Tensor]:
 
     Computed as ``c · (Σ (|s|/c)^q)^{1/q}`` with the constant c = max|s| (detached), which is
     exact and avoids overflow for large q; the norm is 1 where s = 0 (see :func:`norm2`)."""
+    if s.shape[-1] == 0:
+        return s.new_ones(s.shape[:-1]), torch.zeros(s.shape[:-1], dtype=torch.bool,
+                                                     device=s.device)
     a = s.abs()
     c = a.detach().amax(dim=-1, keepdim=True).clamp_min(torch.finfo(s.dtype).tiny)
     t = ((a / c) ** q).sum(dim=-1)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from .._spec import Cutoff
 from . import _ops
 from ._ops import torch
 from .base import (
@@ -136,21 +137,26 @@ def lambdarank_delta(
     labels: Tensor,
     mask: Tensor | None = None,
     *,
-    k: int | None = None,
+    k: int | Cutoff | Tensor | None = None,
     gain: Gain | str = "exp2",
     discount: Discount | str = "log",
 ) -> Tensor:
     """``|ΔNDCG@k|`` of swapping documents i and j in the ranking by ``scores`` (descending, ties
     in input order), ``(B, M, M)``: |G(y_i) − G(y_j)| · |D̃(π(i)) − D̃(π(j))| / IDCG@k with
-    D̃(r) = D(r) for r ≤ k and 0 beyond; 0 where IDCG@k = 0 and on padding."""
-    from .._spec import Cutoff
+    D̃(r) = D(r) for r ≤ k and 0 beyond; 0 where IDCG@k = 0 and on padding. ``k``: an int, a
+    :class:`~ndcglab._spec.Cutoff` (e.g. ``loss.cutoff``, fractions included), a per-list
+    tensor, or None (the whole list)."""
     from ..measures.discounts import get_discount
     from ..measures.gains import get_gain
 
     if mask is None:
         mask = torch.ones(scores.shape, dtype=torch.bool, device=scores.device)
     s, y = _ops.clean(scores, labels, mask)
-    kk = _ops.cutoff_per_list(None if k is None else Cutoff(k=k), _ops.lengths(mask))
+    n = _ops.lengths(mask)
+    if isinstance(k, torch.Tensor):
+        kk = k.to(device=n.device, dtype=n.dtype)
+    else:
+        kk = _ops.cutoff_per_list(Cutoff(k=k) if isinstance(k, int) else k, n)
     g, dd, idcg, _, _ = _lambda_parts(s, y, mask, kk, get_gain(gain), get_discount(discount))
     return _delta(g, dd, idcg, mask)
 

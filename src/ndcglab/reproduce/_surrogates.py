@@ -145,4 +145,4 @@ def add_sig_files(report: Report, tag: str, sig: Any) -> None:
     report.add_file(f"tables/significance_{tag}.export.csv", sig.to_csv())
     header, body = sig.details()
     report.add_table(Table(f"significance_{tag}", f"Randomisation tests: {tag.replace('_', ' ')}",
-                           header, [list(r) for r in body], notes=[sig.legend]))
+                           header, [list(r) for r in body], notes=[sig.legend], collapsed=True))

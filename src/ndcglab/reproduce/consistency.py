@@ -49,18 +49,11 @@ def run(report: Report, settings: Settings) -> None:
     store, preset, info = S.train_all(report, settings, source, all_losses)
     text = S.conv_text(store, preset)
 
-    fig, axes = subplots(len(FAMILIES), ncols=3, size=(5.0, 4.2))
+    sigs = {}
     summary_rows = []
-    for ax, fam in zip(axes, FAMILIES):
+    for fam in FAMILIES:
         names = [n for n, _ in losses_of(fam)]
-        sig = S.compare(store, names, names[0], settings)
-        report.heading(f"{FAMILIES[fam][0]}")
-        for m in ("†", "‡"):
-            report.add_mark(m, "differs from the original loss: " + sig.legend)
-        S.ndcg_table(report, f"ndcg_{fam}", f"{FAMILIES[fam][0]}: original vs consistent", store,
-                     names, sig, names[0])
-        S.add_sig_files(report, f"{fam}_consistent_vs_original", sig)
-        S.curves(ax, store, names, text, FAMILIES[fam][0])
+        sig = sigs[fam] = S.compare(store, names, names[0], settings)
         base = np.mean([store.mean(names[0], m) for m in S.NDCG_K])
         for n in names[1:]:
             mean = float(np.mean([store.mean(n, m) for m in S.NDCG_K]))
@@ -69,13 +62,17 @@ def run(report: Report, settings: Settings) -> None:
             worse = sum(1 for m in S.NDCG_K if sig.get(n, m).mark and sig.get(n, m).diff < 0)
             summary_rows.append([fam, n, base, mean, rel * 100, better, worse])
         report.results.setdefault("significance", {})[fam] = sig.to_dict()
+    for m in ("†", "‡"):
+        report.add_mark(m, "differs from the original loss: " + sigs["cosine"].legend)
+
+    fig, axes = subplots(len(FAMILIES), ncols=3, size=(5.0, 4.2))
+    for ax, fam in zip(axes, FAMILIES):
+        S.curves(ax, store, [n for n, _ in losses_of(fam)], text, FAMILIES[fam][0])
     fig.suptitle(f"{source.label}: original vs NDCG-consistent surrogates (band: ±1 s.e. over queries)")
     fig.tight_layout()
     report.add_figure("ndcg_at_k", fig, title="NDCG@1..10 per loss family",
                       caption="one panel per family: the original loss and its consistent versions "
                               "with Z_1, Z_10 and Z; band ±1 standard error over test queries")
-
-    report.heading("Summary")
     report.add_table(Table(
         "summary", "Change of mean NDCG@1..10, consistent vs original",
         ["family", "consistent loss", "original mean N@1..10", "consistent mean N@1..10",
@@ -83,8 +80,15 @@ def run(report: Report, settings: Settings) -> None:
         summary_rows, digits=4,
         notes=["significance: paired randomisation test per k, Holm-adjusted over the three "
                "consistent versions, p < 0.05"]))
-    report.add_table(Table("training", "Training runs", ["fold", "loss", "spec", "learning rate", "epochs run", "stop",
-                                                     "seconds"], info))
+    for fam in FAMILIES:
+        names = [n for n, _ in losses_of(fam)]
+        report.heading(f"{FAMILIES[fam][0]}")
+        S.ndcg_table(report, f"ndcg_{fam}", f"{FAMILIES[fam][0]}: original vs consistent", store,
+                     names, sigs[fam], names[0])
+        S.add_sig_files(report, f"{fam}_consistent_vs_original", sigs[fam])
+    report.add_table(Table("training", "Training runs", ["fold", "loss", "spec", "learning rate",
+                                                         "epochs run", "stop", "seconds"], info,
+                           collapsed=True))
 
     big = [r for r in summary_rows if abs(r[4]) > 3]
     big_bad = [r for r in big if r[4] < 0]

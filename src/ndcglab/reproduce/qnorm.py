@@ -62,7 +62,8 @@ def run(report: Report, settings: Settings) -> None:
                       caption="left: NDCG@1..10 with ±1 standard-error bands over test queries; "
                               "right: NDCG@10")
     report.add_table(Table("training", "Training runs",
-                           ["fold", "loss", "spec", "learning rate", "epochs run", "stop", "seconds"], info))
+                           ["fold", "loss", "spec", "learning rate", "epochs run", "stop", "seconds"], info,
+                           collapsed=True))
 
     t_cos = sig.get(names[1], "ndcg@10")
     t_ce = sig.get(names[2], "ndcg@10")

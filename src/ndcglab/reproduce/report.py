@@ -168,6 +168,7 @@ class Table:
     caption: str = ""
     digits: int = 4
     notes: list[str] = field(default_factory=list)
+    collapsed: bool = False
 
     def __post_init__(self) -> None:
         _check_name(self.name, "table")
@@ -296,6 +297,9 @@ class Table:
                      f'<a href="tables/{e(self.name)}.md">Markdown</a> · '
                      f'<a href="tables/{e(self.name)}.tex">LaTeX</a></p>')
         parts.append("</figure>")
+        if self.collapsed:
+            parts = [f"<details><summary>{e(self.title)} ({len(self.rows)} rows)</summary>", *parts,
+                     "</details>"]
         return "\n".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -724,4 +728,6 @@ li.agrees b { color: #1b7a2e; }
 li.disagrees b { color: #b3261e; }
 li.inconclusive b { color: #8a6d00; }
 .obs { color: #444; font-size: .92em; }
+details { margin: .6em 0; }
+summary { cursor: pointer; color: #2a5590; }
 """

@@ -1,0 +1,105 @@
+"""TREC qrels/run readers and writers, checked against pytrec_eval where it helps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ndcglab.data import (
+    RankingDataset,
+    dataset_to_qrels,
+    document_names,
+    make_synthetic,
+    read_qrels,
+    read_run,
+    write_run,
+)
+from ndcglab.errors import DataFormatError
+
+
+def test_read_qrels_and_run(tmp_path):
+    q = tmp_path / "qrels"
+    q.write_text("101 0 d1 2\n101 0 d2 0\n\n102 0 d9 1\n")
+    assert read_qrels(q) == {"101": {"d1": 2.0, "d2": 0.0}, "102": {"d9": 1.0}}
+    assert read_qrels(q, integer=True)["101"]["d1"] == 2
+    assert isinstance(read_qrels(q, integer=True)["101"]["d1"], int)
+    r = tmp_path / "run"
+    r.write_text("101 Q0 d2 1 3.5 x\n101 Q0 d1 2 -1e3 x\r\n102 Q0 d9 1 0 x\n")
+    assert read_run(r) == {"101": {"d2": 3.5, "d1": -1000.0}, "102": {"d9": 0.0}}
+
+
+@pytest.mark.parametrize(
+    ("reader", "text", "line", "words"),
+    [
+        (read_qrels, "1 0 d1 1\n1 0 d2\n", 2, "expected 4"),
+        (read_qrels, "1 0 d1 high\n", 1, "relevance is not"),
+        (read_qrels, "1 0 d1 1\n1 0 d1 2\n", 2, "judged twice"),
+        (read_run, "1 Q0 d1 1 0.5 t\n1 Q0 d2 2 0.4\n", 2, "expected 6"),
+        (read_run, "1 Q0 d1 1 abc t\n", 1, "score is not"),
+        (read_run, "1 Q0 d1 1 nan t\n", 1, "score is not"),
+        (read_run, "1 Q0 d1 one 0.5 t\n", 1, "rank is not"),
+        (read_run, "1 Q0 d1 1 0.5 t\n1 Q0 d1 2 0.4 t\n", 2, "twice"),
+    ],
+)
+def test_trec_errors_name_file_and_line(tmp_path, reader, text, line, words):
+    p = tmp_path / "f"
+    p.write_text(text)
+    with pytest.raises(DataFormatError) as e:
+        reader(p)
+    msg = str(e.value)
+    assert e.value.line == line and f"{p}:{line}:" in msg and words in msg and "Fix:" in msg
+
+
+def test_integer_qrels_reject_fractions(tmp_path):
+    p = tmp_path / "q"
+    p.write_text("1 0 d 1.5\n")
+    with pytest.raises(DataFormatError, match="integer"):
+        read_qrels(p, integer=True)
+
+
+def test_write_run_round_trip_and_order(tmp_path):
+    ds = RankingDataset.from_arrays(
+        np.zeros((5, 1)), [1, 0, 2, 0, 1], qid=["a", "a", "a", "b", "b"],
+        doc_ids=["x", "y", "z", "x", ""],
+    )  # fmt: skip
+    scores = [0.5, 0.5, 2.0, 0.1, 0.30000000000000004]
+    p = tmp_path / "run.txt"
+    write_run(p, ds, scores, tag="t1")
+    lines = p.read_text().splitlines()
+    assert lines[:3] == ["a Q0 z 1 2.0 t1", "a Q0 x 2 0.5 t1", "a Q0 y 3 0.5 t1"]
+    assert lines[3] == "b Q0 b-1 1 0.30000000000000004 t1"  # missing doc id -> qid-position
+    run = read_run(p)
+    assert run == {"a": {"x": 0.5, "y": 0.5, "z": 2.0}, "b": {"x": 0.1, "b-1": 0.30000000000000004}}
+    with pytest.raises(ValueError, match="tag"):
+        write_run(p, ds, scores, tag="has space")
+    with pytest.raises(DataFormatError):
+        write_run(p, ds, scores[:4])
+
+
+def test_document_names_are_unique_per_query():
+    ds = RankingDataset.from_arrays(np.zeros((4, 1)), [0, 1, 0, 1], qid=[1, 1, 1, 2],
+                                    doc_ids=["d", "d", "d", "d"])  # fmt: skip
+    assert document_names(ds).tolist() == ["d", "d#2", "d#3", "d"]
+    no_ids = RankingDataset.from_arrays(np.zeros((2, 1)), [0, 1], group=[2])
+    assert document_names(no_ids).tolist() == ["0-0", "0-1"]
+
+
+def test_qrels_and_run_agree_with_pytrec_eval(tmp_path):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    ds = make_synthetic("small", seed=2)
+    scores = np.random.default_rng(0).standard_normal(ds.n_docs)
+    qrels = dataset_to_qrels(ds, integer=True)
+    assert dataset_to_qrels(ds)[ds.query_ids[0]] == {
+        k: float(v) for k, v in qrels[ds.query_ids[0]].items()
+    }
+    write_run(tmp_path / "run", ds, scores)
+    run = read_run(tmp_path / "run")
+    got = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg"}).evaluate(run)
+    # reference: NDCG (linear gain, log2 discount, as trec_eval) by a loop over each query
+    for q in ds:
+        s = scores[q.start : q.start + len(q)]
+        g = q.labels[np.argsort(-s, kind="stable")]
+        disc = 1 / np.log2(np.arange(2, len(g) + 2))
+        ideal = np.sort(q.labels)[::-1]
+        exp = (g * disc).sum() / (ideal * disc).sum() if ideal.sum() else 0.0
+        assert got[q.query_id]["ndcg"] == pytest.approx(exp, abs=1e-12)
