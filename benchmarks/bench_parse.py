@@ -11,8 +11,8 @@ read of a tiny file, so Numba's compiled code is loaded and imports are done) an
 
 * MB/s = uncompressed file size / wall time of the read, for ndcglab (``read_letor``) and
   scikit-learn (``load_svmlight_file(query_id=True, dtype=float32)``), and their ratio;
-* peak memory = growth of the process's peak resident set (``ru_maxrss``) during the read,
-  also as a multiple of the float32 feature matrix;
+* peak memory = the process's peak resident set (``ru_maxrss``) after the read minus its
+  resident set just before it, also as a multiple of the float32 feature matrix;
 * the binary cache: the time of ``read_letor(cache=...)`` reloading the ``.npz`` (source sha256
   check included).
 
@@ -49,6 +49,15 @@ def _rss_peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _rss_now_mb() -> float:
+    """Current resident set (Linux /proc), else the peak so far."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError):
+        return _rss_peak_mb()
+
+
 def worker(kind: str, path: str, cache_dir: str | None) -> None:
     """Run one measurement in this (fresh) process and print a JSON line."""
     import numpy as np
@@ -64,7 +73,7 @@ def worker(kind: str, path: str, cache_dir: str | None) -> None:
 
         load_svmlight_file(str(tiny), query_id=True)
     shutil.rmtree(tiny.parent)
-    base = _rss_peak_mb()
+    base = _rss_now_mb()
     t = time.perf_counter()
     if kind == "ndcglab":
         ds = read_letor(path)

@@ -39,6 +39,7 @@ MEASURES = [
     "ndcg@5",
     "ndcg(short=zero)@5",
     "dcg(discount=zipf)@3",
+    "idcg@0.5n",
     "ndcg(ties=average)",
     "ndcg(ties=average,discount=power:0.5)@0.5n",
     "ndcg(ties=pessimistic)@4",
