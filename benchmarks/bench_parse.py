@@ -165,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--decimals", type=int, default=None, help="round generated features")
     ap.add_argument("--sklearn", action="store_true", help="compare with sklearn under --full")
     ap.add_argument("--no-real", action="store_true", help="skip the real LETOR files")
+    ap.add_argument("--no-sklearn", action="store_true", help="skip scikit-learn on generated data")
     ap.add_argument("--keep", default=None, help="folder to keep the generated file in")
     ap.add_argument("--worker", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     ap.add_argument("--cache-dir", default=None, help=argparse.SUPPRESS)
@@ -203,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         gen = folder / ("mslr30k_full.txt" if args.full else f"mslr30k_{int(args.size_mb)}mb.txt")
         if not gen.exists():
             generate(gen, None if args.full else args.size_mb, decimals)
-        row(gen.name, gen, (not args.full) or args.sklearn, True, tmp)
+        with_sk = not args.no_sklearn and ((not args.full) or args.sklearn)
+        row(gen.name, gen, with_sk, True, tmp)
         print(header)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

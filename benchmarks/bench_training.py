@@ -1,18 +1,19 @@
 """Training speed: seconds per epoch and documents per second, linear model.
 
 Losses: ListNet, ListMLE, CS-ListMLE@10. Data: MQ2008 Fold1 train (skipped when
-``../shared/data`` is absent) and the MSLR-WEB30K-sized synthetic set (``make_synthetic("mslr30k")``,
-~3.77M documents, 136 features; ``--quick`` takes a subset of its queries). Each line trains a few
-epochs through :func:`ndcglab.training.train` — the real loop, data already on the device — and
-reports the median time of the epochs after the first (warm-up). Modes: ``gd`` (one full-batch
-step per epoch, length buckets of at most 4M padded cells) and ``adam`` (minibatches of 64 queries,
-bucketed by length).
+``../shared/data`` is absent) and the MSLR-WEB30K-sized synthetic set
+(``make_synthetic("mslr30k")``, ~3.77M documents, 136 features; ``--quick`` or
+``--mslr-queries N`` take a subset of its queries). Each line trains a few epochs through
+:func:`ndcglab.training.train` (the real loop, data already on the device) and reports the
+median time of the epochs after the first (warm-up). Optimisers: ``gd`` (one full-batch step per
+epoch, gradients accumulated over length buckets of 64 queries) and ``adam`` (minibatches of 64
+queries, bucketed by length).
 
-For comparison, ``padded-features`` times the straightforward alternative for ListNet — a dense
-``(Q, M, F)`` feature tensor with a mask, scored as a whole — which is what the training loop avoids
-by scoring the flat ``(N, F)`` rows and padding only the scores.
+For comparison, ``padded-features`` times the straightforward alternative for ListNet: a dense
+``(Q, M, F)`` feature tensor with a mask, scored as a whole, one full-batch step. The training
+loop avoids it by scoring the flat ``(N, F)`` rows and padding only the scores.
 
-    python benchmarks/bench_training.py [--quick] [--epochs 3] [--threads N] [--skip-mslr]
+    python benchmarks/bench_training.py [--quick] [--epochs 4] [--threads N] [--skip-mslr]
 """
 
 from __future__ import annotations
@@ -109,8 +110,11 @@ def main(argv: list[str] | None = None) -> int:
 
         t0 = time.perf_counter()
         big = make_synthetic("mslr30k", seed=0)
-        print(f"make_synthetic('mslr30k'): {big.n_queries} queries, {big.n_docs} docs, "
-              f"{big.n_features} features in {time.perf_counter() - t0:.1f} s", flush=True)
+        print(
+            f"make_synthetic('mslr30k'): {big.n_queries} queries, {big.n_docs} docs, "
+            f"{big.n_features} features in {time.perf_counter() - t0:.1f} s",
+            flush=True,
+        )
         n_sub = args.mslr_queries or (3000 if args.quick else None)
         if n_sub is not None and n_sub < big.n_queries:
             big = big.subset(np.arange(n_sub))
@@ -135,7 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
     for r in rows:
-        print("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        print(
+            "  ".join(
+                c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))
+            )
+        )
     return 0
 
 

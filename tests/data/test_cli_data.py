@@ -11,12 +11,6 @@ from ndcglab.cli import main as cli_main
 from ndcglab.data import make_synthetic, read_letor, write_svmlight
 
 
-@pytest.fixture(autouse=True)
-def only_data_commands(monkeypatch):
-    """Build the real parser with just these sub-commands (the others import torch: slow)."""
-    monkeypatch.setattr(cli_main, "COMMANDS", {"describe": "describe", "generate": "generate"})
-
-
 def run(capsys, *argv):
     rc = cli_main.main(list(argv))
     out, err = capsys.readouterr()

@@ -365,6 +365,14 @@ def test_binary_cache_reuses_and_invalidates(tmp_path, monkeypatch):
     c = read_letor(p, cache=cache)
     assert calls == [1, 1] and c.labels[0] == 1
     assert not [f for f in cache.iterdir() if f.name.endswith(".tmp")]
+    # same size and mtime, other content: caught by the sha256 unless cache_verify=False
+    st = p.stat()
+    p.write_text(SIMPLE.replace("2 qid:10", "0 qid:10"))
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert read_letor(p, cache=cache, cache_verify=False).labels[0] == 1  # stale, trusted
+    assert calls == [1, 1]
+    assert read_letor(p, cache=cache).labels[0] == 0
+    assert calls == [1, 1, 1]
 
 
 def test_cache_true_uses_the_cache_dir(tmp_path, monkeypatch):

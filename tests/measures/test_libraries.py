@@ -93,6 +93,23 @@ def test_evaluate_trec_queries_and_unretrieved() -> None:
     assert res.empty_queries == 1
 
 
+def test_trec_eval_compares_scores_in_single_precision() -> None:
+    """trec_eval keeps run scores as C float: 1 + 1e-9 and 1 tie (then docno descending)."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels = {"q": {"a": 1, "b": 0}}
+    run = {"q": {"a": 1.0 + 1e-9, "b": 1.0}}
+    want = pytrec_eval.RelevanceEvaluator(qrels, {"P.1"}).evaluate(run)["q"]["P_1"]
+    assert want == 0.0  # tie in float32 -> docno descending -> b first
+    assert evaluate_trec(qrels, run, ["p@1"]).mean["p@1"] == 0.0
+    assert evaluate_trec(qrels, {"q": {"a": 1.0 + 1e-7, "b": 1.0}}, ["p@1"]).mean["p@1"] == 1.0
+    res = evaluate_arrays([1, 0], [1.0 + 1e-9, 1.0], [0, 2], ["p@1"], preset="trec_eval",
+                          doc_ids=["a", "b"])
+    assert res.mean["p@1"] == 0.0 and res.convention["score_precision"] == "float32"
+    res = evaluate_arrays([1, 0], [1.0 + 1e-9, 1.0], [0, 2], ["p@1"], preset="trec_eval",
+                          doc_ids=["a", "b"], score_precision="float64")
+    assert res.mean["p@1"] == 1.0
+
+
 # ------------------------------------------------------------------------------ scikit-learn
 @pytest.mark.parametrize("which", ["mq2008", "ohsumed"])
 def test_sklearn_preset_matches_ndcg_score(which: str, request: pytest.FixtureRequest) -> None:

@@ -19,9 +19,15 @@ def _report(name: str = "toy") -> Report:
     plt = pyplot()
     r = Report(name, "Toy report", claim="a beats b", quick=True, seed=3)
     r.add_mark("▲", "significantly better than b (paired t-test, p < 0.05)")
-    r.add_table(Table("scores", "Scores", ["method", "N@1", "MAP"],
-                      [["a", Cell(0.5, 0.01, "▲", 0.012), 0.3], ["b_x", 0.4, None]],
-                      notes=["a note"]))
+    r.add_table(
+        Table(
+            "scores",
+            "Scores",
+            ["method", "N@1", "MAP"],
+            [["a", Cell(0.5, 0.01, "▲", 0.012), 0.3], ["b_x", 0.4, None]],
+            notes=["a note"],
+        )
+    )
     fig, ax = plt.subplots()
     ax.plot([1, 2], [3, 4], label="x")
     ax.legend()
@@ -54,8 +60,12 @@ def test_files_and_formats(tmp_path: Path) -> None:
     assert set(package_versions()) <= set(res["versions"])
     for pkg in ("python", "ndcglab", "numpy", "scipy", "torch", "lightgbm"):
         assert res["versions"][pkg]
-    assert res["tables"]["scores"]["rows"][0][1] == {"value": 0.5, "spread": 0.01, "mark": "▲",
-                                                      "p": 0.012}
+    assert res["tables"]["scores"]["rows"][0][1] == {
+        "value": 0.5,
+        "spread": 0.01,
+        "mark": "▲",
+        "p": 0.012,
+    }
     assert res["tables"]["scores"]["rows"][1][2] is None
     assert res["conventions"]["ndcg@1"]["gain"] == "exp2"
 

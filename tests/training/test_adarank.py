@@ -1,4 +1,4 @@
-"""AdaRank: boosting over single features beats every single feature when a combination is needed."""
+"""AdaRank: boosting over single features beats every single feature when they must combine."""
 
 from __future__ import annotations
 
@@ -49,7 +49,10 @@ def test_adarank_weights_follow_the_algorithm() -> None:
     m = AdaRank(ds.n_features, measure="ndcg@10", rounds=1, patience=5)
     m.fit(ds.features, ds.labels, ds.boundaries)
     sc = MeasureScorer("ndcg@10", "letor4")
-    e = np.stack([sc.per_query(ds.labels, ds.features[:, k].astype(float), ds.boundaries) for k in range(5)], 1)
+    e = np.stack(
+        [sc.per_query(ds.labels, ds.features[:, k].astype(float), ds.boundaries) for k in range(5)],
+        1,
+    )
     p = np.full(ds.n_queries, 1 / ds.n_queries)
     k = int(np.argmax(p @ e))
     alpha = 0.5 * np.log((p @ (1 + e[:, k])) / (p @ (1 - e[:, k])))

@@ -28,7 +28,9 @@ def test_fit_returns_self_and_learned_attributes(split) -> None:
 def test_params_are_stored_untouched_and_round_trip() -> None:
     est = NDCGRanker(loss="cs_listmle@10", hidden=[4, 2], epochs=7)
     params = est.get_params()
-    assert params["loss"] == "cs_listmle@10" and params["hidden"] == [4, 2] and params["epochs"] == 7
+    assert (
+        params["loss"] == "cs_listmle@10" and params["hidden"] == [4, 2] and params["epochs"] == 7
+    )
     other = NDCGRanker().set_params(**params)
     assert other.get_params() == params
     with pytest.raises(SpecError, match="unknown parameter 'lrr'"):
@@ -58,8 +60,13 @@ def test_group_and_qid_and_dataset_agree(split) -> None:
 def test_eval_set_and_score(split) -> None:
     tr, va = split
     est = NDCGRanker(optimizer="adam", lr=0.1, batch_size=4, epochs=8)
-    est.fit(tr.features, tr.labels, group=tr.group, eval_set=[(va.features, va.labels)],
-            eval_group=[va.group])
+    est.fit(
+        tr.features,
+        tr.labels,
+        group=tr.group,
+        eval_set=[(va.features, va.labels)],
+        eval_group=[va.group],
+    )
     assert est.best_score_ is not None
     assert 1 <= est.best_epoch_ <= 8
     s = est.score(va.features, va.labels, group=va.group)

@@ -67,7 +67,11 @@ def test_mlp_predict_is_deterministic_in_eval_mode() -> None:
 
 @pytest.mark.parametrize(
     "kind,params",
-    [("linear", {"bias": False}), ("mlp", {"hidden": (3, 2), "activation": "gelu"}), ("adarank", {})],
+    [
+        ("linear", {"bias": False}),
+        ("mlp", {"hidden": (3, 2), "activation": "gelu"}),
+        ("adarank", {}),
+    ],
 )
 def test_config_round_trip(kind: str, params: dict) -> None:
     m = make_model(kind, 6, **params)
@@ -101,7 +105,9 @@ def _trained(kind: str, n_features: int = 5) -> TrainedModel:
 def test_save_load_round_trip(tmp_path, kind: str) -> None:
     trained = _trained(kind)
     x = np.random.default_rng(1).normal(size=(30, 5)).astype(np.float32)
-    path = save_model(tmp_path / "m.ndcg", trained.model, trained.metadata, normalizer=trained.normalizer)
+    path = save_model(
+        tmp_path / "m.ndcg", trained.model, trained.metadata, normalizer=trained.normalizer
+    )
     back = load_model(path)
     np.testing.assert_array_equal(back.predict(x, group=[30]), trained.predict(x, group=[30]))
     assert back.model.config() == trained.model.config()

@@ -78,3 +78,25 @@ def test_errors() -> None:
         Normalizer.fit("query_minmax", x).transform(x)
     with pytest.raises(ModelMismatchError, match="4 features"):
         Normalizer.fit("zscore", x).transform(x[:, :3])
+
+
+@pytest.mark.parametrize("method", ["none", "query_minmax", "zscore"])
+def test_block_processing_changes_nothing(monkeypatch, method: str) -> None:
+    """Large inputs are processed in blocks of whole queries; the result is the same."""
+    import ndcglab.training.normalize as N
+
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(0, 12, size=40)
+    b = np.concatenate([[0], np.cumsum(lengths)])
+    x = rng.normal(size=(b[-1], 3))
+    x[::7, 1] = np.nan
+    whole = N.Normalizer.fit(method, x).transform(x, b)
+    monkeypatch.setattr(N, "_BLOCK", 7)
+    blocked = N.Normalizer.fit(method, x).transform(x, b)
+    np.testing.assert_allclose(blocked, whole, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(
+        N.Normalizer.fit(method, x).transform(x, b if method == "query_minmax" else None),
+        whole,
+        rtol=1e-6,
+        atol=1e-7,
+    )

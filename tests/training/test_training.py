@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -26,7 +28,7 @@ def test_gd_stops_when_the_loss_changes_less_than_tol(split) -> None:
     assert r.stop_reason == "converged"
     losses = [h["loss"] for h in r.history]
     assert abs(losses[-1] - losses[-2]) < tol
-    assert all(abs(a - b) >= tol for a, b in zip(losses[:-2], losses[1:-1]))
+    assert all(abs(a - b) >= tol for a, b in itertools.pairwise(losses[:-1]))
     assert r.epochs_run < 500
     # without validation the last epoch is kept
     assert r.best_epoch == r.epochs_run and r.best_score is None
@@ -40,8 +42,18 @@ def test_max_epochs_cap(split) -> None:
 @pytest.mark.parametrize("optimizer", ["gd", "adam"])
 def test_same_seed_gives_identical_weights(split, optimizer: str) -> None:
     tr, va = split
-    kw = dict(loss="listmle", model="mlp", hidden=(8,), dropout=0.2, optimizer=optimizer,
-              lr=0.01, batch_size=4, batching="random", epochs=6, seed=5)
+    kw = dict(
+        loss="listmle",
+        model="mlp",
+        hidden=(8,),
+        dropout=0.2,
+        optimizer=optimizer,
+        lr=0.01,
+        batch_size=4,
+        batching="random",
+        epochs=6,
+        seed=5,
+    )
     a, b = train(tr, validation=va, **kw), train(tr, validation=va, **kw)
     np.testing.assert_array_equal(_weights(a), _weights(b))
     c = train(tr, validation=va, **{**kw, "seed": 6})
@@ -58,8 +70,19 @@ def test_global_rng_is_left_alone(split) -> None:
 @pytest.mark.parametrize("optimizer", ["gd", "adam"])
 def test_resume_after_interruption_gives_the_same_result(split, tmp_path, optimizer: str) -> None:
     tr, va = split
-    kw = dict(loss="listmle", model="mlp", hidden=(8,), dropout=0.1, optimizer=optimizer, lr=0.02,
-              batch_size=4, batching="random", epochs=8, seed=2, tol=0.0)
+    kw = dict(
+        loss="listmle",
+        model="mlp",
+        hidden=(8,),
+        dropout=0.1,
+        optimizer=optimizer,
+        lr=0.02,
+        batch_size=4,
+        batching="random",
+        epochs=8,
+        seed=2,
+        tol=0.0,
+    )
     straight = train(tr, validation=va, **kw)
 
     class Interrupt(Exception):
@@ -74,11 +97,19 @@ def test_resume_after_interruption_gives_the_same_result(split, tmp_path, optimi
         train(tr, validation=va, checkpoint_dir=ckpt, callback=stop_at_3, **kw)
     assert (ckpt / "checkpoint.pt").exists()
     seen = []
-    resumed = train(tr, validation=va, checkpoint_dir=ckpt, resume=True,
-                    callback=lambda i: seen.append(i["epoch"]), **kw)
+    resumed = train(
+        tr,
+        validation=va,
+        checkpoint_dir=ckpt,
+        resume=True,
+        callback=lambda i: seen.append(i["epoch"]),
+        **kw,
+    )
     assert seen == [4, 5, 6, 7, 8]
     np.testing.assert_array_equal(_weights(resumed), _weights(straight))
-    assert resumed.history == [{**h, "seconds": r["seconds"]} for h, r in zip(straight.history, resumed.history)]
+    assert resumed.history == [
+        {**h, "seconds": r["seconds"]} for h, r in zip(straight.history, resumed.history)
+    ]
     assert resumed.best_epoch == straight.best_epoch
     # resuming a finished run changes nothing
     again = train(tr, validation=va, checkpoint_dir=ckpt, resume=True, **kw)
@@ -90,8 +121,9 @@ def test_resume_after_interruption_gives_the_same_result(split, tmp_path, optimi
 
 def test_model_selection_keeps_the_best_validation_epoch(split) -> None:
     tr, va = split
-    r = train(tr, validation=va, loss="listnet", optimizer="adam", lr=0.3, batch_size=2,
-              epochs=15, seed=0)
+    r = train(
+        tr, validation=va, loss="listnet", optimizer="adam", lr=0.3, batch_size=2, epochs=15, seed=0
+    )
     valid = [h["valid"] for h in r.history]
     best = int(np.argmax(valid))  # first maximum
     assert r.best_epoch == best + 1
@@ -100,15 +132,24 @@ def test_model_selection_keeps_the_best_validation_epoch(split) -> None:
     from ndcglab.training._measure import MeasureScorer
 
     scores = r.trained.predict(va)
-    assert MeasureScorer("ndcg@10", "letor4").mean(va.labels, scores, va.boundaries) == pytest.approx(
-        r.best_score, abs=1e-6
-    )
+    assert MeasureScorer("ndcg@10", "letor4").mean(
+        va.labels, scores, va.boundaries
+    ) == pytest.approx(r.best_score, abs=1e-6)
 
 
 def test_patience_stops_early(split) -> None:
     tr, va = split
-    r = train(tr, validation=va, loss="listnet", optimizer="adam", lr=0.3, batch_size=2,
-              epochs=200, patience=3, seed=0)
+    r = train(
+        tr,
+        validation=va,
+        loss="listnet",
+        optimizer="adam",
+        lr=0.3,
+        batch_size=2,
+        epochs=200,
+        patience=3,
+        seed=0,
+    )
     assert r.stop_reason == "early_stopping"
     assert r.epochs_run == r.best_epoch + 3
 
@@ -120,6 +161,10 @@ def test_bucketing_does_not_change_full_batch_gradient_descent(split) -> None:
     one = train(tr, **kw)
     many = train(tr, max_padded=60, **kw)  # forces many small buckets
     np.testing.assert_allclose(_weights(one), _weights(many), rtol=1e-10, atol=1e-12)
+    whole = train(tr, gd_bucket=None, **kw)  # one bucket
+    few = train(tr, gd_bucket=3, **kw)
+    np.testing.assert_allclose(_weights(one), _weights(whole), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(_weights(one), _weights(few), rtol=1e-10, atol=1e-12)
 
 
 def test_padding_does_not_change_training(split) -> None:
@@ -146,7 +191,11 @@ def test_training_learns(split) -> None:
     learned = evaluate(test, r.trained.predict(test), ["ndcg@10"], preset="letor4").mean
     rng = np.random.default_rng(0)
     rand = [
-        next(iter(evaluate(test, rng.random(test.n_docs), ["ndcg@10"], preset="letor4").mean.values()))
+        next(
+            iter(
+                evaluate(test, rng.random(test.n_docs), ["ndcg@10"], preset="letor4").mean.values()
+            )
+        )
         for _ in range(5)
     ]
     got = next(iter(learned.values()))
@@ -157,8 +206,16 @@ def test_training_learns(split) -> None:
 def test_minibatch_adam_learns_with_both_batchings(split, loss: str) -> None:
     tr, va = split
     for batching in ("bucket", "random"):
-        r = train(tr, validation=va, loss=loss, optimizer="adam", lr=0.05, batch_size=8,
-                  batching=batching, epochs=10)
+        r = train(
+            tr,
+            validation=va,
+            loss=loss,
+            optimizer="adam",
+            lr=0.05,
+            batch_size=8,
+            batching=batching,
+            epochs=10,
+        )
         assert r.best_score > 0.6
 
 
@@ -206,3 +263,29 @@ def test_cuda_matches_cpu(split) -> None:  # pragma: no cover - needs a GPU
     cpu = train(tr, validation=va, device="cpu", **kw)
     gpu = train(tr, validation=va, device="cuda", **kw)
     np.testing.assert_allclose(_weights(cpu), _weights(gpu), rtol=1e-6, atol=1e-9)
+
+
+def test_memory_does_not_grow_with_epochs(split) -> None:
+    """The number of live tensors is the same after epoch 3 and after epoch 30."""
+    import gc
+
+    tr, va = split
+    counts: dict[int, int] = {}
+
+    def count(info):
+        if info["epoch"] in (3, 30):
+            gc.collect()
+            kinds = (torch.Tensor, torch.nn.Parameter)
+            counts[info["epoch"]] = sum(1 for o in gc.get_objects() if type(o) in kinds)
+
+    train(
+        tr,
+        validation=va,
+        loss="listnet",
+        optimizer="adam",
+        lr=0.05,
+        batch_size=4,
+        epochs=30,
+        callback=count,
+    )
+    assert counts[30] == counts[3]

@@ -15,28 +15,34 @@ from collections.abc import Sequence
 from .. import __version__
 from ..errors import NdcglabError
 
-#: sub-command name -> module in ndcglab.cli (imported lazily so ``ndcglab --help`` stays fast)
-COMMANDS: dict[str, str] = {
-    "evaluate": "evaluate",
-    "describe": "describe",
-    "train": "train",
-    "predict": "predict",
-    "cv": "cv",
-    "compare": "compare",
-    "distinguish": "distinguish",
-    "reproduce": "reproduce",
-    "generate": "generate",
+#: sub-command name -> (module in ndcglab.cli, one-line help). Modules are imported only when
+#: their command runs (or for ``--help`` of that command), so ``ndcglab --help`` stays fast and
+#: measuring never imports torch.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "evaluate": ("evaluate", "evaluate scores against a LETOR file or a TREC run"),
+    "describe": ("describe", "describe a dataset: queries, documents, labels, list lengths"),
+    "generate": ("generate", "write a seeded synthetic LETOR dataset"),
+    "train": ("train", "train a ranker with a registered loss"),
+    "predict": ("predict", "score a dataset with a saved model"),
+    "cv": ("cv", "cross-validate losses over LETOR folds"),
+    "compare": ("compare", "compare rankers with significance tests"),
+    "distinguish": ("distinguish", "mean NDCG against list size: distinguishability curves"),
+    "reproduce": ("reproduce", "reproduce the papers' experiments as reports"),
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; with ``only``, just that sub-command's module is imported."""
     parser = argparse.ArgumentParser(
         prog="ndcglab",
         description="Measure and optimise NDCG, with every convention stated.",
     )
     parser.add_argument("--version", action="version", version=f"ndcglab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module in COMMANDS.items():
+    for name, (module, help_text) in COMMANDS.items():
+        if only is not None and name != only:
+            sub.add_parser(name, help=help_text)
+            continue
         try:
             mod = importlib.import_module(f"{__package__}.{module}")
         except ModuleNotFoundError as exc:
@@ -48,7 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(only=chosen if chosen in COMMANDS else "")
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

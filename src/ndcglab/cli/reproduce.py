@@ -42,14 +42,27 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("name", choices=NAMES, metavar="NAME", help="experiment: " + ", ".join(NAMES))
-    p.add_argument("--data", default=None, metavar="PATH",
-                   help="LETOR folder with Fold1..5, or one LETOR file (default: embedded synthetic data)")
-    p.add_argument("--quick", action="store_true",
-                   help="reduced run: fewer folds, epochs, repetitions and smaller n")
+    p.add_argument(
+        "--data",
+        default=None,
+        metavar="PATH",
+        help="LETOR folder with Fold1..5, or one LETOR file (default: embedded synthetic data)",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="reduced run: fewer folds, epochs, repetitions and smaller n",
+    )
     p.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
-    p.add_argument("--out", required=True, metavar="DIR",
-                   help="report folder to write (created atomically; an earlier report there is replaced)")
-    p.add_argument("--mode", choices=("full", "quick", "tiny"), default=None, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="report folder to write (created atomically; an earlier report there is replaced)",
+    )
+    p.add_argument(
+        "--mode", choices=("full", "quick", "tiny"), default=None, help=argparse.SUPPRESS
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
     add_format_argument(p)
     p.set_defaults(func=run)
@@ -70,8 +83,14 @@ def run(args: argparse.Namespace) -> int:
         command.append("--quick")
     command += ["--seed", str(args.seed), "--out", str(args.out)]
     folder, report = run_experiment(
-        args.name, args.out, data=args.data, quick=args.quick, seed=args.seed, mode=args.mode,
-        command=command, log=log,
+        args.name,
+        args.out,
+        data=args.data,
+        quick=args.quick,
+        seed=args.seed,
+        mode=args.mode,
+        command=command,
+        log=log,
     )
     payload = {
         "experiment": args.name,
@@ -90,11 +109,20 @@ def run(args: argparse.Namespace) -> int:
         lines = [f"report written to {folder}/index.html  ({report.elapsed_s:.1f} s)"]
         findings = report.findings
         if args.name == "all":
-            findings = [dict(f, claim=f"[{sub}] {f['claim']}") for sub, r in report.results.items()
-                        for f in r["findings"]]
+            findings = [
+                dict(f, claim=f"[{sub}] {f['claim']}")
+                for sub, r in report.results.items()
+                for f in r["findings"]
+            ]
         if findings:
-            rows = [[{True: "agrees", False: "DISAGREES", None: "inconclusive"}[f["agrees"]],
-                     f["claim"][:70], f["observed"][:80]] for f in findings]
+            rows = [
+                [
+                    {True: "agrees", False: "DISAGREES", None: "inconclusive"}[f["agrees"]],
+                    f["claim"][:70],
+                    f["observed"][:80],
+                ]
+                for f in findings
+            ]
             lines += ["", format_table(["verdict", "claim", "observed"], rows)]
         return "\n".join(lines)
 

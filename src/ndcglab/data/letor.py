@@ -79,6 +79,7 @@ def read_letor(
     n_features: int | None = None,
     split_queries: SplitQueries = "error",
     cache: bool | PathLike = False,
+    cache_verify: bool = True,
 ) -> RankingDataset:
     """Read a LETOR/SVMlight file (plain or gzip) into a :class:`RankingDataset`.
 
@@ -102,6 +103,9 @@ def read_letor(
         folder for the cache. Cache files are named after the source file plus a hash of its
         absolute path and the read options, written atomically, and used only when the
         source's size, modification time and sha256 match those recorded in them.
+    cache_verify:
+        With ``False``, a cache entry is trusted when the source's size and modification time
+        match, without hashing the source again (faster for multi-GB files).
 
     Raises
     ------
@@ -130,7 +134,7 @@ def read_letor(
             "query_file": _file_identity(qfile) if qfile is not None else None,
             "explicit_query_file": not auto_qfile,
         }
-        return _read_cached(p, options, cache, qfile, auto_qfile)
+        return _read_cached(p, options, cache, qfile, auto_qfile, cache_verify)
     return _read(p, missing, qfile, auto_qfile, n_features, split_queries)
 
 
@@ -456,10 +460,9 @@ def _read(
 ) -> RankingDataset:
     parser = _Parser(path, n_features, query_file)
     _feed_blocks(path, parser.feed)
-    if missing == "zero":
+    if missing == "zero" and parser.n_nan:
         for c in parser.chunks:
-            if parser.n_nan:
-                np.putmask(c.X, np.isnan(c.X), np.float32(0))
+            np.putmask(c.X, np.isnan(c.X), np.float32(0))
     chunks = parser.chunks
     n_docs = sum(len(c.labels) for c in chunks)
     if n_docs == 0:
@@ -522,7 +525,8 @@ def _read(
                 doc_ids = doc_ids[perm]
             extras = {k: v[perm] for k, v in extras.items()}
     else:
-        assert query_file is not None  # checked by the parser after the first block
+        if query_file is None:  # pragma: no cover - the parser raises this after block one
+            raise DataFormatError("no qid:<id> and no query file", path=path, fix=_FIXES["qid"])
         sizes = read_query_file(query_file)
         _check_sizes(sizes, n_docs, query_file, path)
         boundaries = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
@@ -643,17 +647,24 @@ def _blob(strings: Any) -> np.ndarray:
 
 
 def _read_cached(
-    path: Path, options: dict[str, Any], cache: bool | PathLike, qfile: Path | None, auto: bool
+    path: Path,
+    options: dict[str, Any],
+    cache: bool | PathLike,
+    qfile: Path | None,
+    auto: bool,
+    verify: bool,
 ) -> RankingDataset:
     if not path.is_file():
         open_binary(path).close()  # raises the usual "file not found" error
     ident = _file_identity(path)
-    sha = file_sha256(path)
+    sha = file_sha256(path) if verify else None
     cfile = _cache_file(path, options, cache)
     if cfile.is_file():
         ds = _load_cache(cfile, ident, sha, path)
         if ds is not None:
             return ds
+    if sha is None:
+        sha = file_sha256(path)
     ds = _read(
         path, options["missing"], qfile, auto, options["n_features"], options["split_queries"]
     )
@@ -697,7 +708,9 @@ def _save_cache(cfile: Path, ds: RankingDataset, ident: dict[str, Any], sha: str
         np.savez(f, **arrays)  # type: ignore[arg-type]
 
 
-def _load_cache(cfile: Path, ident: dict[str, Any], sha: str, path: Path) -> RankingDataset | None:
+def _load_cache(
+    cfile: Path, ident: dict[str, Any], sha: str | None, path: Path
+) -> RankingDataset | None:
     try:
         with np.load(cfile, allow_pickle=False) as z:
             meta = json.loads(z["meta"].tobytes().decode())
@@ -705,7 +718,7 @@ def _load_cache(cfile: Path, ident: dict[str, Any], sha: str, path: Path) -> Ran
                 meta.get("version") != _CACHE_VERSION
                 or meta.get("size") != ident["size"]
                 or meta.get("mtime_ns") != ident["mtime_ns"]
-                or meta.get("sha256") != sha
+                or (sha is not None and meta.get("sha256") != sha)
             ):
                 return None
             n_q, n = int(meta["n_queries"]), int(meta["n_docs"])

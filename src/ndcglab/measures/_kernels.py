@@ -27,7 +27,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["full_gain_kernel", "pairwise_kernel", "rel_kernel", "topk_gain_kernel"]
+__all__ = [
+    "full_gain_kernel",
+    "pairwise_kernel",
+    "rel_average_kernel",
+    "rel_kernel",
+    "tie_flags_kernel",
+    "topk_gain_kernel",
+]
 
 
 @njit(cache=True, nogil=True)
@@ -281,16 +288,84 @@ def full_gain_kernel(labels, scores, tkey, bnd, rend, gmode, gtab, gdef, garr, d
 
 
 @njit(cache=True, nogil=True)
-def rel_kernel(labels, scores, tkey, bnd, rend, rmode, rarr, thr, pk, ak, rk, average, q0, q1,
-               hits, apsum, rr, nrel):  # pragma: no cover - compiled
-    """Binary-relevance statistics with a full sort of the ranked documents.
+def rel_kernel(labels, scores, tkey, bnd, rend, rmode, rarr, thr, pk, ak, rk, q0, q1, hits, apsum,
+               rr, nrel):  # pragma: no cover - compiled
+    """Binary-relevance statistics with a full sort of the ranked documents (order-based tie
+    rules; ``rel_average_kernel`` handles ``average``).
 
     ``pk``, ``ak``, ``rk``: ``(Q, C)`` cut-offs for P, AP and RR. Writes ``hits`` (relevant docs
-    in the top min(k, n); expected count under ``average``), ``apsum`` (sum of P@r over relevant
-    positions r <= k; under ``average`` the tie-aware expectation of McSherry & Najork 2008),
-    ``rr`` (1/position of the first relevant doc when within k; expectation under ``average``)
-    and ``nrel`` (relevant documents of the query, ranked or not).
+    in the top min(k, n)), ``apsum`` (sum of P@r over relevant positions r <= k), ``rr``
+    (1/position of the first relevant doc when within k) and ``nrel`` (relevant documents of the
+    query, ranked or not). A query without relevant document is not sorted (all zero).
     """
+    maxn = 1
+    for q in range(q0, q1):
+        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    idx = np.empty(maxn, np.int64)
+    tmp = np.empty(maxn, np.int64)
+    hc = np.empty(maxn + 1)
+    apc = np.empty(maxn + 1)
+    for q in range(q0, q1):
+        lo = bnd[q]
+        hi = bnd[q + 1]
+        re = rend[q]
+        n = re - lo
+        tot = 0.0
+        ranked_rel = 0.0
+        for i in range(lo, hi):
+            y = labels[i]
+            if rmode == 0:
+                x = rarr[i]
+            elif rmode == 3:
+                x = 1.0 if y >= thr else 0.0
+            else:
+                x = 1.0 if (y == 1.0 or y == 2.0) else 0.0
+            tot += x
+            if i < re:
+                ranked_rel += x
+        nrel[q] = tot
+        hc[0] = 0.0
+        apc[0] = 0.0
+        first = 0
+        if ranked_rel > 0.0:
+            for p in range(n):
+                idx[p] = lo + p
+            _msort(idx, n, scores, tkey, tmp)
+            for p in range(n):
+                i = idx[p]
+                y = labels[i]
+                if rmode == 0:
+                    x = rarr[i]
+                elif rmode == 3:
+                    x = 1.0 if y >= thr else 0.0
+                else:
+                    x = 1.0 if (y == 1.0 or y == 2.0) else 0.0
+                hc[p + 1] = hc[p] + x
+                apc[p + 1] = apc[p] + x * hc[p + 1] / (p + 1)
+                if first == 0 and x > 0.0:
+                    first = p + 1
+        else:
+            for p in range(n):
+                hc[p + 1] = 0.0
+                apc[p + 1] = 0.0
+        for j in range(pk.shape[1]):
+            hits[q, j] = hc[min(pk[q, j], n)]
+        for j in range(ak.shape[1]):
+            apsum[q, j] = apc[min(ak[q, j], n)]
+        for j in range(rk.shape[1]):
+            rr[q, j] = 1.0 / first if (first > 0 and first <= rk[q, j]) else 0.0
+
+
+@njit(cache=True, nogil=True)
+def rel_average_kernel(labels, scores, tkey, bnd, rend, rmode, rarr, thr, pk, ak, rk, q0, q1,
+                       hits, apsum, rr, nrel):  # pragma: no cover - compiled
+    """``rel_kernel`` for ``ties=average``: the expectation over every order of each group of
+    tied scores. P@k: the group's mean relevance at each of its positions. AP: McSherry &
+    Najork (2008): position j of a group of g documents with c relevant, R0 relevant before it,
+    holds a relevant document with probability c/g and then has R0 + 1 + (u)(c − 1)/(g − 1)
+    relevant documents in the top j (u = j's offset in the group), contributing that over j.
+    RR: sum over offsets m of P(first relevant at offset m) / position, with
+    P(m) = prod_{t<m-1} (g − c − t)/(g − t) · c/(g − m + 1)."""
     maxn = 1
     for q in range(q0, q1):
         maxn = max(maxn, bnd[q + 1] - bnd[q])
@@ -316,70 +391,61 @@ def rel_kernel(labels, scores, tkey, bnd, rend, rmode, rarr, thr, pk, ak, rk, av
             else:
                 x = 1.0 if (y == 1.0 or y == 2.0) else 0.0
             tot += x
-            if i < re:
-                v[i - lo] = x
         nrel[q] = tot
         for p in range(n):
             idx[p] = lo + p
         _msort(idx, n, scores, tkey, tmp)
-        # v in ranking order (reuse the ``hc`` buffer as scratch)
         for p in range(n):
-            hc[p] = v[idx[p] - lo]
-        for p in range(n):
-            v[p] = hc[p]
+            i = idx[p]
+            y = labels[i]
+            if rmode == 0:
+                x = rarr[i]
+            elif rmode == 3:
+                x = 1.0 if y >= thr else 0.0
+            else:
+                x = 1.0 if (y == 1.0 or y == 2.0) else 0.0
+            v[p] = x
         hc[0] = 0.0
         apc[0] = 0.0
-        first = -1.0
+        found = False
         nfirst = 0
-        if not average:
-            for p in range(n):
-                hc[p + 1] = hc[p] + v[p]
-                apc[p + 1] = apc[p] + v[p] * hc[p + 1] / (p + 1)
-                if first < 0.0 and v[p] > 0.0:
-                    first = p + 1.0
-        else:
-            p = 0
-            while p < n:
-                e = p + 1
-                sp = scores[idx[p]]
-                crel = v[p]
-                while e < n and scores[idx[e]] == sp:
-                    crel += v[e]
-                    e += 1
-                gsz = e - p
-                r0 = hc[p]
-                for u in range(gsz):
-                    pos = p + u + 1
-                    hc[pos] = hc[pos - 1] + crel / gsz
-                    if gsz == 1:
-                        contrib = crel * (r0 + 1.0) / pos
-                    else:
-                        contrib = (crel / gsz) * (r0 + 1.0 + u * (crel - 1.0) / (gsz - 1.0)) / pos
-                    apc[pos] = apc[pos - 1] + contrib
-                if first < 0.0 and crel > 0.0:
-                    # P(first relevant at offset m of the group), m = 1 .. gsz - crel + 1
-                    first = 0.0
-                    nfirst = int(gsz - crel + 1.0 + 0.5)
-                    none_before = 1.0
-                    for m in range(1, nfirst + 1):
-                        rrpos[m - 1] = p + m
-                        rrp[m - 1] = none_before * crel / (gsz - m + 1)
-                        none_before *= (gsz - crel - (m - 1)) / (gsz - (m - 1))
-                p = e
+        p = 0
+        while p < n:
+            e = p + 1
+            sp = scores[idx[p]]
+            crel = v[p]
+            while e < n and scores[idx[e]] == sp:
+                crel += v[e]
+                e += 1
+            gsz = e - p
+            r0 = hc[p]
+            for u in range(gsz):
+                pos = p + u + 1
+                hc[pos] = hc[pos - 1] + crel / gsz
+                if gsz == 1:
+                    contrib = crel * (r0 + 1.0) / pos
+                else:
+                    contrib = (crel / gsz) * (r0 + 1.0 + u * (crel - 1.0) / (gsz - 1.0)) / pos
+                apc[pos] = apc[pos - 1] + contrib
+            if not found and crel > 0.0:
+                found = True
+                nfirst = int(gsz - crel + 1.0 + 0.5)
+                none_before = 1.0
+                for m in range(1, nfirst + 1):
+                    rrpos[m - 1] = p + m
+                    rrp[m - 1] = none_before * crel / (gsz - m + 1)
+                    none_before *= (gsz - crel - (m - 1)) / (gsz - (m - 1))
+            p = e
         for j in range(pk.shape[1]):
             hits[q, j] = hc[min(pk[q, j], n)]
         for j in range(ak.shape[1]):
             apsum[q, j] = apc[min(ak[q, j], n)]
         for j in range(rk.shape[1]):
-            k = rk[q, j]
-            if not average:
-                rr[q, j] = 1.0 / first if (first > 0.0 and first <= k) else 0.0
-            else:
-                acc = 0.0
-                for m in range(nfirst):
-                    if rrpos[m] <= k:
-                        acc += rrp[m] / rrpos[m]
-                rr[q, j] = acc
+            acc = 0.0
+            for m in range(nfirst):
+                if rrpos[m] <= rk[q, j]:
+                    acc += rrp[m] / rrpos[m]
+            rr[q, j] = acc
 
 
 @njit(cache=True, nogil=True)
@@ -461,3 +527,24 @@ def pairwise_kernel(labels, scores, tkey, bnd, average, q0, q1, out):  # pragma:
                     i += i & (-i)
             p = e
         out[q] = total
+
+
+@njit(cache=True, nogil=True)
+def tie_flags_kernel(scores, zeros, bnd, rend, q0, q1, out):  # pragma: no cover - compiled
+    """``out[i] = True`` when ranked document ``i`` shares its score with another ranked document
+    of its query (only such documents need a tie-breaking key); ``zeros``: ``(N,)`` zeros."""
+    maxn = 1
+    for q in range(q0, q1):
+        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    idx = np.empty(maxn, np.int64)
+    tmp = np.empty(maxn, np.int64)
+    for q in range(q0, q1):
+        lo = bnd[q]
+        n = rend[q] - lo
+        for p in range(n):
+            idx[p] = lo + p
+        _msort(idx, n, scores, zeros, tmp)
+        for p in range(1, n):
+            if scores[idx[p]] == scores[idx[p - 1]]:
+                out[idx[p]] = True
+                out[idx[p - 1]] = True

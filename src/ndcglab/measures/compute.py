@@ -212,10 +212,20 @@ def _checked_table(disc: Discount, m: int) -> np.ndarray:
 
 
 def _tie_key(
-    ties: str, n_docs: int, doc_ids: np.ndarray | None, values: np.ndarray | None
+    ties: str,
+    n_docs: int,
+    doc_ids: np.ndarray | None,
+    values: np.ndarray | None,
+    scores: np.ndarray | None = None,
+    bnd: np.ndarray | None = None,
+    rend: np.ndarray | None = None,
 ) -> tuple[np.ndarray, bool]:
     """(secondary sort key ascending, average?) for a tie rule; ``values`` are the per-document
-    gains (ndcg family) or relevance (map, p, mrr) used by pessimistic/optimistic."""
+    gains (ndcg family) or relevance (map, p, mrr) used by pessimistic/optimistic.
+
+    ``docid`` (docno descending, as trec_eval) ranks the ids of the documents whose score is tied
+    within their query only (found by :func:`_kernels.tie_flags_kernel`): ranking millions of
+    strings would cost seconds, and untied documents never reach the tie-breaker."""
     if ties in ("input", "average"):
         return np.zeros(n_docs), ties == "average"
     if ties == "docid":
@@ -224,8 +234,17 @@ def _tie_key(
                 "ties=docid (trec_eval: docno descending) needs document ids. Fix: pass doc_ids= "
                 "(read_letor keeps '#docid = ...'), or use ties=input"
             )
-        _, inv = np.unique(np.asarray(doc_ids).astype(str), return_inverse=True)
-        return -inv.astype(np.float64), False
+        key = np.zeros(n_docs)
+        if scores is None or bnd is None or rend is None:  # pragma: no cover - internal use
+            tied = np.ones(n_docs, dtype=bool)
+        else:
+            tied = np.zeros(n_docs, dtype=bool)
+            _run(K.tie_flags_kernel, bnd, scores, key, bnd, rend, (tied,))
+        if tied.any():
+            sel = np.flatnonzero(tied)
+            _, inv = np.unique(np.asarray(doc_ids)[sel].astype(str), return_inverse=True)
+            key[sel] = -inv.astype(np.float64)
+        return key, False
     if ties in ("pessimistic", "optimistic"):
         assert values is not None
         return (values if ties == "pessimistic" else -values).astype(np.float64), False
@@ -275,7 +294,7 @@ def compute_per_query(
         gmode, gtab, gdef, garr = _gain_source(gain, y)
         dmode, darr = _discount_source(disc, b)
         vals = _gain_values(gain, y) if ties in ("pessimistic", "optimistic") else None
-        tkey, average = _tie_key(ties, len(y), doc_ids, vals)
+        tkey, average = _tie_key(ties, len(y), doc_ids, vals, s, b, re)
         cols: dict[tuple, int] = {}
         kcols: list[np.ndarray] = []
         need: dict[Measure, int] = {}
@@ -318,7 +337,7 @@ def compute_per_query(
     for (rel, ties), group in rel_groups.items():
         rmode, thr = _rel_source(rel)
         vals = _rel_values(rel, y) if ties in ("pessimistic", "optimistic") else None
-        tkey, average = _tie_key(ties, len(y), doc_ids, vals)
+        tkey, average = _tie_key(ties, len(y), doc_ids, vals, s, b, re)
         lists: dict[str, list[np.ndarray]] = {"p": [], "map": [], "mrr": []}
         where: dict[Measure, int] = {}
         for m in group:
@@ -333,7 +352,8 @@ def compute_per_query(
         pk, ak, rk = mat("p"), mat("map"), mat("mrr")
         hits, apsum, rr = np.zeros(pk.shape), np.zeros(ak.shape), np.zeros(rk.shape)
         nrel = np.zeros(nq)
-        _run(K.rel_kernel, b, y, s, tkey, b, re, rmode, _EMPTY_F, thr, pk, ak, rk, average,
+        kernel = K.rel_average_kernel if average else K.rel_kernel
+        _run(kernel, b, y, s, tkey, b, re, rmode, _EMPTY_F, thr, pk, ak, rk,
              (hits, apsum, rr, nrel))
         empty = nrel == 0.0
         for m in group:

@@ -168,8 +168,24 @@ def _finish(
     query_ids: np.ndarray,
     duplicates: str,
     ideal: str,
+    score_precision: str | None = None,
 ) -> EvaluationResult:
-    conv: dict[str, Any] = {"preset": preset.name, "duplicates": duplicates, "ideal": ideal}
+    precision = score_precision or preset.score_precision
+    conv: dict[str, Any] = {
+        "preset": preset.name, "duplicates": duplicates, "ideal": ideal,
+        "score_precision": precision,
+    }
+    if precision == "float32":
+        scores = scores.astype(np.float32).astype(np.float64)
+        if not np.isfinite(scores).all():
+            raise DataFormatError(
+                "a score is too large for single precision (score_precision=float32)",
+                fix="rescale the scores or use score_precision='float64'",
+            )
+    elif precision != "float64":
+        raise ConventionError(
+            f"unknown score_precision {precision!r}; known: float64, float32"
+        )
     if duplicates == "last" and doc_ids is not None and len(doc_ids):
         keep = _last_occurrence_mask(doc_ids, boundaries)
         dropped = int((~keep).sum())
@@ -235,13 +251,16 @@ def evaluate_arrays(
     doc_ids: Sequence[str] | np.ndarray | None = None,
     query_ids: Sequence[Any] | np.ndarray | None = None,
     duplicates: str | None = None,
+    score_precision: str | None = None,
 ) -> EvaluationResult:
     """Evaluate flat per-document ``labels`` and ``scores`` grouped by ``boundaries``.
 
     ``measures``: a spec string, a :class:`Measure`, or a sequence of them; ``None`` = the
     preset's usual set. ``preset`` fills every unset option (default ``standard``). ``doc_ids``
     are needed for ``ties=docid`` and for the LETOR presets' duplicated-docid rule
-    (``duplicates``: ``keep`` or ``last``; default from the preset).
+    (``duplicates``: ``keep`` or ``last``; default from the preset). ``score_precision``:
+    ``float64``, or ``float32`` to compare scores in single precision as trec_eval does (default
+    from the preset).
     """
     p = get_preset(preset)
     ms = _measures_for(measures, p)
@@ -257,6 +276,7 @@ def evaluate_arrays(
     return _finish(
         ms, p, y, s, b, ranked_end=None, doc_ids=d, query_ids=qids,
         duplicates=duplicates or p.duplicates, ideal="documents of the list",
+        score_precision=score_precision,
     )
 
 
@@ -267,6 +287,7 @@ def evaluate(
     *,
     preset: str | Preset | None = None,
     duplicates: str | None = None,
+    score_precision: str | None = None,
 ) -> EvaluationResult:
     """Evaluate ``scores`` (one per document, in the dataset's order) on a
     :class:`~ndcglab.data.RankingDataset` (see :func:`evaluate_arrays`)."""
@@ -274,6 +295,7 @@ def evaluate(
     return evaluate_arrays(
         dataset.labels, s, dataset.boundaries, measures, preset=preset,
         doc_ids=dataset.doc_ids, query_ids=dataset.query_ids, duplicates=duplicates,
+        score_precision=score_precision,
     )
 
 
@@ -290,7 +312,8 @@ def evaluate_trec(
     the qrels (sorted by query id). A retrieved document missing from the qrels has label 0. The
     ideal DCG and AP's denominator use every judged document of the query, retrieved or not;
     judged documents the run did not retrieve never enter the ranking. Default preset
-    ``trec_eval`` (linear gain, log2 discount, ties by docno descending).
+    ``trec_eval`` (linear gain, log2 discount, ties by docno descending, scores compared in
+    single precision).
     """
     p = get_preset(preset)
     ms = _measures_for(measures, p)

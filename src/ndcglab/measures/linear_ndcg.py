@@ -81,7 +81,7 @@ def pairwise_loss(
     rule = _canon_ties(ties)
     y, s, b, _ = check_inputs(labels, scores, boundaries)
     vals = y if rule in ("pessimistic", "optimistic") else None
-    tkey, average = _tie_key(rule, len(y), _ids(doc_ids), vals)
+    tkey, average = _tie_key(rule, len(y), _ids(doc_ids), vals, s, b, np.ascontiguousarray(b[1:]))
     out = np.zeros(len(b) - 1)
     _run(K.pairwise_kernel, b, y, s, tkey, b, average, (out,))
     return out

@@ -47,6 +47,7 @@ class Preset:
     measures: tuple[str, ...]
     duplicates: str = "keep"
     notes: tuple[str, ...] = field(default_factory=tuple)
+    score_precision: str = "float64"
 
     def default(self, measure: str, key: str) -> str:
         """The value this preset gives option ``key`` of measure ``measure`` (canonical name)."""
@@ -65,6 +66,7 @@ class Preset:
             "short": self.short_gain,
             "short_p": self.short_p,
             "duplicates": self.duplicates,
+            "score_precision": self.score_precision,
         }
 
 
@@ -137,7 +139,9 @@ PRESETS: dict[str, Preset] = {
                 "gain = the qrels relevance value; ties: score descending, then docno descending",
                 "ideal DCG and AP's denominator over all judged docs (evaluate_trec)",
                 "queries evaluated: those in both the run and the qrels (trec_eval without -c)",
+                "scores are compared in single precision (trec_eval keeps them as C float)",
             ),
+            score_precision="float32",
         ),
         Preset(
             "sklearn",

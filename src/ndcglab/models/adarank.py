@@ -91,8 +91,8 @@ class AdaRank(RankModel):
 
         ``validation`` is an optional ``(features, labels, boundaries)`` triple used to select the
         round, scored by ``selection`` (a :class:`~ndcglab.training._measure.MeasureScorer`;
-        default: AdaRank's own measure); ``callback(info)`` is called after every round with a dict (round, feature, alpha,
-        train, score).
+        default: AdaRank's own measure); ``callback(info)`` is called after every round with a
+        dict (round, feature, alpha, train, score).
         """
         from ..training._measure import MeasureScorer
 

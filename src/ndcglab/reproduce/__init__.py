@@ -81,14 +81,23 @@ def _torch_threads() -> Iterator[int | None]:
 
 
 def build_report(name: str, settings: Settings, log: Callable[[str], None] | None = None) -> Report:
-    """Run experiment ``name`` and return its filled, time-stamped :class:`Report` (nothing written)."""
+    """Run experiment ``name``; return its filled, time-stamped :class:`Report` (not written)."""
     mod = _module(name)
-    report = Report(name, mod.TITLE, claim=getattr(mod, "CLAIM", ""), quick=settings.quick,
-                    seed=settings.seed, command=settings.command or None)
+    report = Report(
+        name,
+        mod.TITLE,
+        claim=getattr(mod, "CLAIM", ""),
+        quick=settings.quick,
+        seed=settings.seed,
+        command=settings.command or None,
+    )
     report.seeds["seed"] = settings.seed
     if settings.quick:
-        report.quick_note = getattr(mod, "QUICK_NOTE", "") if settings.mode == "quick" else (
-            "tiny test mode: minimal data and work; the numbers mean nothing")
+        report.quick_note = (
+            getattr(mod, "QUICK_NOTE", "")
+            if settings.mode == "quick"
+            else ("tiny test mode: minimal data and work; the numbers mean nothing")
+        )
     t0 = time.perf_counter()
     if log:
         log(f"{name}: running ({settings.mode})")
@@ -129,8 +138,13 @@ def run_experiment(
         children: list[tuple[str, Report]] = []
         for sub in EXPERIMENTS:
             children.append((sub, build_report(sub, settings, log)))
-        index = Report("all", "ndcglab: every reproduced experiment", quick=settings.quick,
-                       seed=settings.seed, command=settings.command or None)
+        index = Report(
+            "all",
+            "ndcglab: every reproduced experiment",
+            quick=settings.quick,
+            seed=settings.seed,
+            command=settings.command or None,
+        )
         index.seeds["seed"] = settings.seed
         if settings.quick:
             index.quick_note = children[0][1].quick_note or "reduced runs"
@@ -141,17 +155,43 @@ def run_experiment(
             verdicts = [f["agrees"] for f in rep.findings]
             agree = sum(v is True for v in verdicts)
             disagree = sum(v is False for v in verdicts)
-            rows.append([sub, rep.title, round(rep.elapsed_s or 0.0, 1), agree, disagree,
-                         len(verdicts) - agree - disagree])
-            index.add_link(f"{sub}/index.html", rep.title,
-                           f"{rep.elapsed_s:.1f} s; claims: {agree} agree, {disagree} disagree")
+            rows.append(
+                [
+                    sub,
+                    rep.title,
+                    round(rep.elapsed_s or 0.0, 1),
+                    agree,
+                    disagree,
+                    len(verdicts) - agree - disagree,
+                ]
+            )
+            index.add_link(
+                f"{sub}/index.html",
+                rep.title,
+                f"{rep.elapsed_s:.1f} s; claims: {agree} agree, {disagree} disagree",
+            )
             index.timings[sub] = rep.elapsed_s or 0.0
-            index.results[sub] = {"elapsed_s": rep.elapsed_s, "findings": rep.findings,
-                                  "folder": sub}
+            index.results[sub] = {
+                "elapsed_s": rep.elapsed_s,
+                "findings": rep.findings,
+                "folder": sub,
+            }
             index.datasets.extend(d for d in rep.datasets if d not in index.datasets)
-        index.add_table(Table("experiments", "Experiments", [
-            "experiment", "title", "run time (s)", "claims agreeing", "disagreeing", "inconclusive"],
-            rows))
+        index.add_table(
+            Table(
+                "experiments",
+                "Experiments",
+                [
+                    "experiment",
+                    "title",
+                    "run time (s)",
+                    "claims agreeing",
+                    "disagreeing",
+                    "inconclusive",
+                ],
+                rows,
+            )
+        )
         index.finish(time.perf_counter() - t0)
         return write_bundle(out, index, children), index
     report = build_report(name, settings, log)

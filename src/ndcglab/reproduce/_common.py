@@ -20,7 +20,6 @@ report (with hashes).
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -91,24 +90,18 @@ def timed(timings: dict[str, float], key: str) -> Iterator[None]:
 
 # ---------------------------------------------------------------------------------------- hashing
 def file_sha256(path: str | Path) -> dict[str, str]:
-    """sha256 of a file's bytes (``sha256``) and, for ``.gz``, of its uncompressed content."""
-    p = Path(path)
-    out = {"sha256": _hash_stream(p.open("rb"))}
-    if p.suffix == ".gz":
-        out["sha256_uncompressed"] = _hash_stream(gzip.open(p, "rb"))
+    """sha256 of a file's bytes (``sha256``) and, for ``.gz``, of its uncompressed content
+    (``sha256_uncompressed``, the value ``../shared/data/MANIFEST.tsv`` lists)."""
+    from ..data import file_sha256 as _sha
+
+    out = {"sha256": _sha(path)}
+    if str(path).endswith(".gz"):
+        out["sha256_uncompressed"] = _sha(path, uncompressed=True)
     return out
 
 
-def _hash_stream(fh: Any) -> str:
-    h = hashlib.sha256()
-    with fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def array_sha256(ds: RankingDataset) -> str:
-    """sha256 over a dataset's arrays (features float32, labels float64, boundaries int64), in order."""
+    """sha256 over a dataset's arrays (features f32, labels f64, boundaries i64), in order."""
     h = hashlib.sha256()
     for a, dtype in ((ds.features, np.float32), (ds.labels, np.float64), (ds.boundaries, np.int64)):
         arr = np.ascontiguousarray(a, dtype=dtype)
@@ -117,15 +110,22 @@ def array_sha256(ds: RankingDataset) -> str:
     return h.hexdigest()
 
 
-# ---------------------------------------------------------------------------------------- describing
+# ------------------------------------------------------------------------------------ describing
 def describe_dataset(ds: RankingDataset, name: str = "") -> dict[str, Any]:
     """Sizes, label counts, list lengths and queries without a relevant document (label ≥ 1)."""
     lengths = ds.query_lengths
-    relevant = np.add.reduceat((ds.labels >= 1).astype(np.int64), ds.boundaries[:-1]) \
-        if ds.n_docs and ds.n_queries else np.zeros(0, dtype=np.int64)
+    relevant = (
+        np.add.reduceat((ds.labels >= 1).astype(np.int64), ds.boundaries[:-1])
+        if ds.n_docs and ds.n_queries
+        else np.zeros(0, dtype=np.int64)
+    )
     if ds.n_queries and (lengths == 0).any():  # reduceat misreads empty segments
-        relevant = np.array([int((ds.labels[a:b] >= 1).sum()) for a, b in
-                             zip(ds.boundaries[:-1], ds.boundaries[1:])])
+        relevant = np.array(
+            [
+                int((ds.labels[a:b] >= 1).sum())
+                for a, b in zip(ds.boundaries[:-1], ds.boundaries[1:])
+            ]
+        )
     return {
         "name": name or (ds.source or "dataset"),
         "queries": ds.n_queries,
@@ -133,7 +133,7 @@ def describe_dataset(ds: RankingDataset, name: str = "") -> dict[str, Any]:
         "features": ds.n_features,
         "labels": {_label_key(k): v for k, v in ds.label_counts().items()},
         "list_length": {
-            "min": int(lengths.min(initial=0)),
+            "min": int(lengths.min()) if len(lengths) else 0,
             "median": float(np.median(lengths)) if len(lengths) else 0.0,
             "max": int(lengths.max(initial=0)),
         },
@@ -156,8 +156,10 @@ class FoldData:
     test: RankingDataset
 
 
-def synthetic_folds(ds: RankingDataset, n_folds: int = 5, *, seed: int = 0) -> list[tuple[np.ndarray, ...]]:
-    """LETOR-style rotation over ``n_folds`` query parts: ``(train_idx, vali_idx, test_idx)`` per fold.
+def synthetic_folds(
+    ds: RankingDataset, n_folds: int = 5, *, seed: int = 0
+) -> list[tuple[np.ndarray, ...]]:
+    """LETOR-style rotation over ``n_folds`` query parts: ``(train, vali, test)`` query indices.
 
     Queries are shuffled with ``seed`` and cut into ``n_folds`` parts P1..Pn; fold i trains on the
     parts i..i+n−3, selects on part i+n−2 and tests on part i+n−1 (indices mod n), so every query
@@ -200,18 +202,25 @@ class DataSource:
     def synthetic(self) -> RankingDataset:
         """The whole synthetic dataset (kind ``synthetic`` only)."""
         if "synthetic" not in self._cache:
-            from ..data.synthetic import make_synthetic
+            from ..data import make_synthetic
 
             self._cache["synthetic"] = make_synthetic(self.synthetic_name, seed=self.seed)
         return self._cache["synthetic"]
 
+    def _register(self, path: Path, ds: RankingDataset) -> RankingDataset:
+        """Remember a file read (for its hashes and description)."""
+        key = str(path)
+        if key not in self._files:
+            self._cache[key] = ds
+            self._files[key] = file_sha256(path)
+        return ds
+
     def _read(self, path: Path) -> RankingDataset:
-        from ..data.letor import read_letor
+        from ..data import read_letor
 
         key = str(path)
         if key not in self._cache:
-            self._cache[key] = read_letor(path)
-            self._files[key] = file_sha256(path)
+            self._register(path, read_letor(path))
         return self._cache[key]
 
     def n_folds_available(self) -> int:
@@ -223,7 +232,7 @@ class DataSource:
 
     def _letor_folds(self) -> list[Any]:
         if "folds" not in self._cache:
-            from ..data.folds import load_letor_folder
+            from ..data import load_letor_folder
 
             self._cache["folds"] = list(load_letor_folder(self.path))
         return self._cache["folds"]
@@ -238,21 +247,27 @@ class DataSource:
             ds = self.synthetic()
             splits = synthetic_folds(ds, 5, seed=self.seed)
             for i, (tr, va, te) in enumerate(splits[: n or 5]):
-                yield FoldData(f"Fold{i + 1}", ds.subset(tr), ds.subset(va) if with_vali else None,
-                               ds.subset(te))
+                yield FoldData(
+                    f"Fold{i + 1}",
+                    ds.subset(tr),
+                    ds.subset(va) if with_vali else None,
+                    ds.subset(te),
+                )
         elif self.kind == "letor-file":
             ds = self._read(self.path)  # type: ignore[arg-type]
             yield FoldData(self.path.name, ds, None, ds)  # type: ignore[union-attr]
         else:
             for fold in self._letor_folds()[: n or None]:
-                train = self._read(Path(fold.train_path))
-                vali = self._read(Path(fold.vali_path)) if with_vali else None
-                test = self._read(Path(fold.test_path))
+                train = self._register(Path(fold.train_path), fold.train)
+                vali = self._register(Path(fold.vali_path), fold.vali) if with_vali else None
+                test = self._register(Path(fold.test_path), fold.test)
                 yield FoldData(fold.name, train, vali, test)
 
     def single_file_note(self) -> str:
-        return (f"--data is a single file ({self.path}): the model is trained and evaluated on the "
-                "same queries (no held-out test set); numbers are in-sample.")
+        return (
+            f"--data is a single file ({self.path}): the model is trained and evaluated on the "
+            "same queries (no held-out test set); numbers are in-sample."
+        )
 
     # -- description -----------------------------------------------------------------------
     def describe(self, datasets: Mapping[str, RankingDataset] | None = None) -> dict[str, Any]:
@@ -260,28 +275,41 @@ class DataSource:
         info: dict[str, Any] = {"name": self.label, "kind": self.kind}
         if self.kind == "synthetic":
             ds = self.synthetic()
-            from ..data import synthetic as _synthetic_module
+            from ..data import synthetic_params
 
-            params = _synthetic_params(_synthetic_module, self.synthetic_name, self.seed)
+            params = {
+                "name": self.synthetic_name,
+                "seed": self.seed,
+                **_as_dict(synthetic_params(self.synthetic_name)),
+            }
             info.update(describe_dataset(ds, self.label))
             info["source"] = f"synthetic:{self.synthetic_name}:{self.seed}"
             info["params"] = params
             info["hashes"] = {"arrays_sha256": array_sha256(ds)}
-            info["description"] = ("embedded synthetic data (ndcglab.data.make_synthetic); hash over "
-                                   "features/labels/boundaries arrays; generator parameters below")
+            info["description"] = (
+                "embedded synthetic data (ndcglab.data.make_synthetic); hash over "
+                "features/labels/boundaries arrays; generator parameters below"
+            )
         else:
             info["source"] = str(self.path)
-            info["hashes"] = {Path(k).relative_to(self.path).as_posix()
-                              if self.kind == "letor-folder" else Path(k).name: v
-                              for k, v in self._files.items()}
-            info["description"] = ("LETOR folder with Fold1..5" if self.kind == "letor-folder"
-                                   else "single LETOR file")
+            info["hashes"] = {
+                Path(k).relative_to(self.path).as_posix()
+                if self.kind == "letor-folder"
+                else Path(k).name: v
+                for k, v in self._files.items()
+            }
+            info["description"] = (
+                "LETOR folder with Fold1..5" if self.kind == "letor-folder" else "single LETOR file"
+            )
             if self._files:
                 seen_docs: dict[str, Any] = {}
                 for k in self._files:
                     ds = self._cache[k]
-                    seen_docs[Path(k).relative_to(self.path).as_posix()
-                              if self.kind == "letor-folder" else Path(k).name] = describe_dataset(ds)
+                    seen_docs[
+                        Path(k).relative_to(self.path).as_posix()
+                        if self.kind == "letor-folder"
+                        else Path(k).name
+                    ] = describe_dataset(ds)
                 info["files"] = seen_docs
                 if self.kind == "letor-folder":
                     # the five test parts together are the whole collection
@@ -307,28 +335,13 @@ def _merge_descriptions(ds: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "docs": sum(d["docs"] for d in ds),
         "features": ds[0]["features"],
         "labels": labels,
-        "list_length": {"min": min(d["list_length"]["min"] for d in ds),
-                        "max": max(d["list_length"]["max"] for d in ds)},
+        "list_length": {
+            "min": min(d["list_length"]["min"] for d in ds),
+            "max": max(d["list_length"]["max"] for d in ds),
+        },
         "queries_without_relevant": sum(d["queries_without_relevant"] for d in ds),
         "note": "totals over the five test files (each query is tested exactly once)",
     }
-
-
-def _synthetic_params(module: Any, name: str, seed: int) -> dict[str, Any]:
-    """The generator's parameters for a named synthetic shape, as far as the module exposes them."""
-    for attr in ("synthetic_params", "get_params", "resolve_params", "params_for"):
-        fn = getattr(module, attr, None)
-        if callable(fn):
-            try:
-                p = fn(name)
-            except TypeError:
-                continue
-            return {"name": name, "seed": seed, **_as_dict(p)}
-    for attr in ("SHAPES", "PRESETS", "NAMED", "SYNTHETIC_SHAPES"):
-        table = getattr(module, attr, None)
-        if isinstance(table, Mapping) and name in table:
-            return {"name": name, "seed": seed, **_as_dict(table[name])}
-    return {"name": name, "seed": seed}
 
 
 def _as_dict(p: Any) -> dict[str, Any]:
@@ -344,14 +357,21 @@ def _as_dict(p: Any) -> dict[str, Any]:
 def source_for(settings: Settings) -> DataSource:
     """The data source of a run: ``--data``, else the embedded ``default`` synthetic set (the
     ``small`` one in the test-suite's tiny mode)."""
-    return open_source(settings.data, seed=settings.seed,
-                       synthetic="small" if settings.mode == "tiny" else "default")
+    return open_source(
+        settings.data,
+        seed=settings.seed,
+        synthetic="small" if settings.mode == "tiny" else "default",
+    )
 
 
-def open_source(data: str | Path | None, *, seed: int = 0, synthetic: str = "default") -> DataSource:
+def open_source(
+    data: str | Path | None, *, seed: int = 0, synthetic: str = "default"
+) -> DataSource:
     """The :class:`DataSource` for ``--data`` (``None``: the embedded synthetic data)."""
     if data is None:
-        return DataSource("synthetic", f"synthetic:{synthetic}", synthetic_name=synthetic, seed=seed)
+        return DataSource(
+            "synthetic", f"synthetic:{synthetic}", synthetic_name=synthetic, seed=seed
+        )
     text = str(data)
     if text.startswith("synthetic:"):
         parts = text.split(":")
@@ -361,15 +381,19 @@ def open_source(data: str | Path | None, *, seed: int = 0, synthetic: str = "def
     p = Path(data).expanduser().resolve()
     if not p.exists():
         raise DataFormatError(
-            "no such file or folder", path=p,
+            "no such file or folder",
+            path=p,
             fix="give a LETOR folder with Fold1..5, a LETOR file, or leave --data out for the "
-                "embedded synthetic data")
+            "embedded synthetic data",
+        )
     if p.is_dir():
         if not any((p / f"Fold{i}").is_dir() for i in range(1, 6)):
             raise DataFormatError(
-                "folder has no Fold1..Fold5 sub-folders", path=p,
+                "folder has no Fold1..Fold5 sub-folders",
+                path=p,
                 fix="point --data at a LETOR folder such as ../shared/data/MQ2008 or "
-                    "../shared/data/OHSUMED/QueryLevelNorm")
+                "../shared/data/OHSUMED/QueryLevelNorm",
+            )
         return DataSource("letor-folder", _folder_label(p), path=p, seed=seed)
     return DataSource("letor-file", p.name, path=p, seed=seed)
 
@@ -381,7 +405,7 @@ def _folder_label(p: Path) -> str:
 
 
 def preset_for(source: DataSource) -> str:
-    """The evaluation preset that matches the data: ``letor4`` for MQ2007/MQ2008, else ``letor3``."""
+    """The evaluation preset for the data: ``letor4`` for MQ2007/MQ2008, else ``letor3``."""
     label = source.label.upper()
     return "letor4" if "MQ2007" in label or "MQ2008" in label else "letor3"
 
@@ -403,14 +427,18 @@ def band_plot(
         ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.15, linewidth=0)
 
 
-def subplots(n: int, *, ncols: int | None = None, size: tuple[float, float] = (4.6, 3.6)) -> tuple[Any, Any]:
+def subplots(
+    n: int, *, ncols: int | None = None, size: tuple[float, float] = (4.6, 3.6)
+) -> tuple[Any, Any]:
     """A figure with ``n`` panels (flat array of axes; unused panels hidden)."""
     from .._compat import pyplot
 
     plt = pyplot()
     ncols = ncols or min(n, 2)
     nrows = (n + ncols - 1) // ncols
-    fig, axes = plt.subplots(nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False
+    )
     flat = axes.ravel()
     for ax in flat[n:]:
         ax.set_visible(False)

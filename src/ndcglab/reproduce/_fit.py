@@ -69,10 +69,23 @@ def fit_scores(
     rate = float(lr) if lr is not None else DEFAULT_LR[optimizer]
     for attempt in range(5):
         try:
-            return _fit_once(loss, train, score_sets, validation=validation, epochs=epochs, lr=rate,
-                             tol=tol, seed=seed, preset=preset, validation_measure=validation_measure,
-                             rounds=rounds, normalize=normalize, optimizer=optimizer,
-                             patience=patience, eval_every=eval_every)
+            return _fit_once(
+                loss,
+                train,
+                score_sets,
+                validation=validation,
+                epochs=epochs,
+                lr=rate,
+                tol=tol,
+                seed=seed,
+                preset=preset,
+                validation_measure=validation_measure,
+                rounds=rounds,
+                normalize=normalize,
+                optimizer=optimizer,
+                patience=patience,
+                eval_every=eval_every,
+            )
         except NdcglabError as exc:
             if "learning rate" not in str(exc) or attempt == 4:
                 raise
@@ -98,7 +111,8 @@ def _fit_once(
     patience: int | None,
     eval_every: int,
 ) -> Fitted:
-    from ..training import TrainConfig, train as _train
+    from ..training import TrainConfig
+    from ..training import train as _train
 
     boosting = loss.split("(")[0].split("@")[0].strip().lower() == "adarank"
     cfg = TrainConfig(
@@ -115,11 +129,14 @@ def _fit_once(
         rounds=rounds,
         patience=patience,
         eval_every=eval_every,
-        batch_size=None if optimizer == "gd" else 16,
+        batch_size=None,  # full batch for both optimisers
     )
     t0 = time.perf_counter()
     res = _train(train, cfg, validation=validation, progress=False)
-    scores = {name: np.asarray(res.trained.predict(ds), dtype=np.float64) for name, ds in score_sets.items()}
+    scores = {
+        name: np.asarray(res.trained.predict(ds), dtype=np.float64)
+        for name, ds in score_sets.items()
+    }
     return Fitted(
         loss=loss,
         scores=scores,
@@ -133,7 +150,9 @@ def _fit_once(
     )
 
 
-def evaluate(ds: RankingDataset, scores: np.ndarray, measures: Sequence[str], preset: str | None) -> Any:
+def evaluate(
+    ds: RankingDataset, scores: np.ndarray, measures: Sequence[str], preset: str | None
+) -> Any:
     """:func:`ndcglab.measures.evaluate` (``EvaluationResult``)."""
     from ..measures import evaluate as _evaluate
 
@@ -208,5 +227,8 @@ class PerQueryStore:
         return float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan")
 
     def as_mapping(self, systems: Sequence[str] | None = None) -> dict[str, dict[str, np.ndarray]]:
-        """``{system: {measure: per-query array}}`` for :func:`ndcglab.analysis.significance.compare_rankers`."""
-        return {s: {m: self.per_query(s, m) for m in self.measures} for s in (systems or self.systems())}
+        """``{system: {measure: per-query array}}`` for
+        :func:`ndcglab.analysis.significance.compare_rankers`."""
+        return {
+            s: {m: self.per_query(s, m) for m in self.measures} for s in (systems or self.systems())
+        }

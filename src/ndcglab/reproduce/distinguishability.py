@@ -1,8 +1,9 @@
-"""``distinguishability``: Wang et al. (COLT 2013) §4, Figures 1–4 — NDCG of three rankers vs list size.
+"""``distinguishability``: Wang et al. (COLT 2013) §4, Figures 1–4 — NDCG vs list size.
 
 Protocol (the paper's §4, on data shaped like theirs): a RankSVM and a ListNet model (linear,
 :mod:`ndcglab.losses` ``ranksvm`` and ``listnet``) trained on a separate training set, and a random
-ranker (scores uniform on [−1, 1], seeded); evaluated on 40 queries × 5000 documents with 40 features
+ranker (scores uniform on [−1, 1], seeded); evaluated on 40 queries × 5000 documents with 40
+features
 and labels 0/1/2 (``make_synthetic("web40")``: most documents 0, few 1, fewer 2; relevance
 i.i.d. given a latent linear score, as the theory assumes). The training set is 40 further queries
 drawn from the same generator (same seed, hence the same relevance direction; queries 41–80 of
@@ -38,14 +39,18 @@ from .report import Cell, Report, Table
 
 TITLE = "Distinguishability of NDCG as lists grow (Wang et al., COLT 2013, §4 and Figures 1–4)"
 CLAIM = (
-    "Standard NDCG gives the three rankers nearly the same, slowly converging values but orders them "
+    "Standard NDCG gives the three rankers nearly the same, slowly converging values but orders "
+    "them "
     "consistently (Fig. 1); r^−1/2 converges to different limits and distinguishes well (Fig. 2); "
-    "2^−r fluctuates without converging and distinguishes poorly, the random ranker scoring close to "
+    "2^−r fluctuates without converging and distinguishes poorly, the random ranker scoring "
+    "close to "
     "the trained ones (Fig. 3); NDCG@n/5 converges to different limits and distinguishes well "
     "(Fig. 4)."
 )
-QUICK_NOTE = ("--quick: RankSVM trained on the first 400 documents of 10 training queries (ListNet on "
-              "10 whole queries), 30 epochs; 6 repetitions and 30 grid points instead of 20 and 60.")
+QUICK_NOTE = (
+    "--quick: RankSVM trained on the first 400 documents of 10 training queries (ListNet on "
+    "10 whole queries), 30 epochs; 6 repetitions and 30 grid points instead of 20 and 60."
+)
 
 MEASURES = (
     ("log", "ndcg", "Fig. 1: D(r) = 1/log2(1+r)"),
@@ -71,8 +76,11 @@ def _data(settings: Settings) -> tuple[Any, Any, dict[str, Any]]:
     train = big.subset(np.arange(n_test, big.n_queries))
     test.source = f"synthetic:web40:{settings.seed} (queries 1–{n_test})"
     train.source = f"synthetic:web40:{settings.seed} (queries {n_test + 1}–{big.n_queries})"
-    return train, test, {"generator": f"make_synthetic('web40', seed={settings.seed}, "
-                                      f"n_queries={big.n_queries})"}
+    return (
+        train,
+        test,
+        {"generator": f"make_synthetic('web40', seed={settings.seed}, n_queries={big.n_queries})"},
+    )
 
 
 def run(report: Report, settings: Settings) -> None:
@@ -91,17 +99,27 @@ def run(report: Report, settings: Settings) -> None:
         label = "synthetic web40"
         from ._common import array_sha256
 
-        report.add_dataset({
-            "name": "synthetic web40 (test: 40 queries × 5000 documents)", "kind": "synthetic",
-            "source": test.source, "params": gen, **describe_dataset(test),
-            "hashes": {"test_arrays_sha256": array_sha256(test),
-                       "train_arrays_sha256": array_sha256(train)},
-            "description": "test set shaped like Wang et al.'s; training set: further queries of the "
-                           "same generator",
-        })
-        train_note = (f"RankSVM trained on the first {svm_docs} documents of {svm_train.n_queries} "
-                      f"training queries (its pairwise loss is quadratic in the list length); "
-                      f"ListNet on {net_train.n_queries} whole training queries")
+        report.add_dataset(
+            {
+                "name": "synthetic web40 (test: 40 queries × 5000 documents)",
+                "kind": "synthetic",
+                "source": test.source,
+                "params": gen,
+                **describe_dataset(test),
+                "hashes": {
+                    "test_arrays_sha256": array_sha256(test),
+                    "train_arrays_sha256": array_sha256(train),
+                },
+                "description": "test set shaped like Wang et al.'s; training set: further "
+                "queries of the "
+                "same generator",
+            }
+        )
+        train_note = (
+            f"RankSVM trained on the first {svm_docs} documents of {svm_train.n_queries} "
+            f"training queries (its pairwise loss is quadratic in the list length); "
+            f"ListNet on {net_train.n_queries} whole training queries"
+        )
     else:
         fold = next(source.folds(1, with_vali=False))
         svm_train = net_train = fold.train
@@ -114,23 +132,56 @@ def run(report: Report, settings: Settings) -> None:
     report.seeds.update({"random_ranker": settings.seed + 7, "repetitions": settings.seed + 11})
 
     with timed(report.timings, "RankSVM"):
-        svm = fit_scores("ranksvm", svm_train, {"test": test}, epochs=epochs, seed=settings.seed,
-                         preset="standard", validation_measure="ndcg@10")
+        svm = fit_scores(
+            "ranksvm",
+            svm_train,
+            {"test": test},
+            epochs=epochs,
+            seed=settings.seed,
+            preset="standard",
+            validation_measure="ndcg@10",
+        )
     with timed(report.timings, "ListNet"):
-        net = fit_scores("listnet", net_train, {"test": test}, epochs=epochs, seed=settings.seed,
-                         preset="standard", validation_measure="ndcg@10")
+        net = fit_scores(
+            "listnet",
+            net_train,
+            {"test": test},
+            epochs=epochs,
+            seed=settings.seed,
+            preset="standard",
+            validation_measure="ndcg@10",
+        )
     rnd = np.random.default_rng(settings.seed + 7).uniform(-1.0, 1.0, test.n_docs)
     scores = {"RankSVM": svm.scores["test"], "ListNet": net.scores["test"], "random": rnd}
 
-    grid = np.unique(np.concatenate([
-        np.round(np.geomspace(1, n_max, points)).astype(np.int64),
-        [c for c in CHECKPOINTS if c <= n_max], [n_max]]))
+    grid = np.unique(
+        np.concatenate(
+            [
+                np.round(np.geomspace(1, n_max, points)).astype(np.int64),
+                [c for c in CHECKPOINTS if c <= n_max],
+                [n_max],
+            ]
+        )
+    )
     with timed(report.timings, "curves"):
-        res = distinguishability(test, scores, [m for _, m, _ in MEASURES], preset="standard",
-                                 grid=grid, repeats=repeats, seed=settings.seed + 11)
+        res = distinguishability(
+            test,
+            scores,
+            [m for _, m, _ in MEASURES],
+            preset="standard",
+            grid=grid,
+            repeats=repeats,
+            seed=settings.seed + 11,
+        )
     for key, resolved in res.conventions.items():
-        report.add_convention(key, {"resolved": str(resolved), "preset": "standard",
-                                    "S_n": "first n documents of each list after a seeded shuffle"})
+        report.add_convention(
+            key,
+            {
+                "resolved": str(resolved),
+                "preset": "standard",
+                "S_n": "first n documents of each list after a seeded shuffle",
+            },
+        )
 
     report.text(
         f"Data: {label}; {test.n_queries} test queries, list lengths {int(lengths.min())}–{n_max} "
@@ -143,7 +194,8 @@ def run(report: Report, settings: Settings) -> None:
         report.text(
             f"Real LETOR lists are short (at most {n_max} documents here, against 5000 in the "
             "paper): the curves cover only the first part of the paper's range, and for n beyond a "
-            "list's length the whole list is used, so the curves flatten.")
+            "list's length the whole list is used, so the curves flatten."
+        )
 
     # ------------------------------------------------------------------ figures
     fig, axes = subplots(4, ncols=2, size=(6.3, 4.5))
@@ -153,16 +205,24 @@ def run(report: Report, settings: Settings) -> None:
         ax.set_ylabel(wrap_label("mean " + str(res.conventions[m]), 52), fontsize="x-small")
     fig.suptitle(f"{label}: mean NDCG of S_n vs n (bands ±1 sd over {repeats} repetitions)")
     fig.tight_layout()
-    report.add_figure("curves", fig, title="Mean NDCG vs list size n (Figures 1–4)",
-                      caption="RankSVM, ListNet and the random ranker; one panel per discount")
+    report.add_figure(
+        "curves",
+        fig,
+        title="Mean NDCG vs list size n (Figures 1–4)",
+        caption="RankSVM, ListNet and the random ranker; one panel per discount",
+    )
     fig, axes = subplots(4, ncols=2, size=(6.3, 4.3))
     for ax, (_key, m, title) in zip(axes, MEASURES):
         res.plot_stability(ax, measure=m)
         ax.set_title(title, fontsize="medium")
     fig.tight_layout()
-    report.add_figure("stability", fig, title="Distinguishability: is the order already final?",
-                      caption="fraction of repetitions in which the order of each pair of rankers (and "
-                              "of all three, dashed) at n stays the same for every larger n")
+    report.add_figure(
+        "stability",
+        fig,
+        title="Distinguishability: is the order already final?",
+        caption="fraction of repetitions in which the order of each pair of rankers (and "
+        "of all three, dashed) at n stays the same for every larger n",
+    )
 
     # ------------------------------------------------------------------ tables
     checkpoints = [c for c in CHECKPOINTS if c <= n_max]
@@ -176,8 +236,10 @@ def run(report: Report, settings: Settings) -> None:
         idx = {c: int(np.flatnonzero(g == c)[0]) for c in checkpoints}
         trained_vs_random = np.minimum(pairs[("RankSVM", "random")], pairs[("ListNet", "random")])
         row: list[Any] = [title, str(res.conventions[m])]
-        row += [Cell(float(mu[k, -1]), None if math.isnan(sd[k, -1]) else float(sd[k, -1]))
-                for k in range(3)]
+        row += [
+            Cell(float(mu[k, -1]), None if math.isnan(sd[k, -1]) else float(sd[k, -1]))
+            for k in range(3)
+        ]
         order = " > ".join(RANKERS[k] for k in np.argsort(-mu[:, -1]))
         row.append(order)
         row += [float(trained_vs_random[idx[c]]) for c in checkpoints]
@@ -189,12 +251,14 @@ def run(report: Report, settings: Settings) -> None:
         i_mid = int(np.argmin(np.abs(g - max(1, n_max // 10))))
         i_fifth = int(np.argmin(np.abs(g - max(1, n_max // 5))))
         summary[key] = {
-            "measure": m, "final": {r: float(mu[k, -1]) for k, r in enumerate(RANKERS)},
+            "measure": m,
+            "final": {r: float(mu[k, -1]) for k, r in enumerate(RANKERS)},
             "final_sd": {r: float(sd[k, -1]) for k, r in enumerate(RANKERS)},
             "at_10": {r: float(mu[k, i10]) for k, r in enumerate(RANKERS)},
             "trained_vs_random": {str(c): float(trained_vs_random[idx[c]]) for c in checkpoints},
-            "svm_vs_listnet": {str(c): float(pairs[("RankSVM", "ListNet")][idx[c]])
-                               for c in checkpoints},
+            "svm_vs_listnet": {
+                str(c): float(pairs[("RankSVM", "ListNet")][idx[c]]) for c in checkpoints
+            },
             "ranking": {str(c): float(rank_frac[idx[c]]) for c in checkpoints},
             "ranking_stable_from_90": res.ranking_stable_from(m, level=0.9),
             "trained_vs_random_stable_from": _first_from(g, trained_vs_random, 1.0),
@@ -203,30 +267,54 @@ def run(report: Report, settings: Settings) -> None:
             "n_fifth": int(g[i_fifth]),
             "sd_fifth": {r: float(sd[k, i_fifth]) for k, r in enumerate(RANKERS)},
             "n_probe": int(g[idx[100]] if 100 in idx else g[i10]),
-            "sd_probe": {r: float(sd[k, idx[100] if 100 in idx else i10])
-                         for k, r in enumerate(RANKERS)},
+            "sd_probe": {
+                r: float(sd[k, idx[100] if 100 in idx else i10]) for k, r in enumerate(RANKERS)
+            },
         }
-    cols = ["figure", "measure (resolved)", f"RankSVM at n={n_max}", f"ListNet at n={n_max}",
-            f"random at n={n_max}", f"order at n={n_max}"]
+    cols = [
+        "figure",
+        "measure (resolved)",
+        f"RankSVM at n={n_max}",
+        f"ListNet at n={n_max}",
+        f"random at n={n_max}",
+        f"order at n={n_max}",
+    ]
     cols += [f"trained vs random final at n={c}" for c in checkpoints]
     cols += [f"RankSVM vs ListNet final at n={c}" for c in checkpoints]
     cols += [f"all three final at n={c}" for c in checkpoints]
     cols.append("all three final (≥90% of repetitions) from n")
-    report.add_table(Table(
-        "distinguishability", "Final values and the distinguishability estimate", cols, rows,
-        digits=3,
-        caption="values: mean over queries at the largest n, ± sd over repetitions; 'final at n': "
-                "fraction of repetitions in which the order at n is the one kept for every larger n "
-                "of the grid (trained vs random: both trained rankers against the random one)"))
+    report.add_table(
+        Table(
+            "distinguishability",
+            "Final values and the distinguishability estimate",
+            cols,
+            rows,
+            digits=3,
+            caption="values: mean over queries at the largest n, ± sd over repetitions; "
+            "'final at n': "
+            "fraction of repetitions in which the order at n is the one kept for every larger n "
+            "of the grid (trained vs random: both trained rankers against the random one)",
+        )
+    )
 
     _findings(report, summary, res, n_max)
     report.results["curves"] = res.to_dict()
     report.results["summary"] = summary
     report.results["training"] = {
-        "RankSVM": {"epochs_run": svm.epochs_run, "stop": svm.stop_reason, "lr": svm.lr,
-                    "train_queries": svm_train.n_queries, "train_docs": svm_train.n_docs},
-        "ListNet": {"epochs_run": net.epochs_run, "stop": net.stop_reason, "lr": net.lr,
-                    "train_queries": net_train.n_queries, "train_docs": net_train.n_docs},
+        "RankSVM": {
+            "epochs_run": svm.epochs_run,
+            "stop": svm.stop_reason,
+            "lr": svm.lr,
+            "train_queries": svm_train.n_queries,
+            "train_docs": svm_train.n_docs,
+        },
+        "ListNet": {
+            "epochs_run": net.epochs_run,
+            "stop": net.stop_reason,
+            "lr": net.lr,
+            "train_queries": net_train.n_queries,
+            "train_docs": net_train.n_docs,
+        },
     }
 
 
@@ -253,10 +341,13 @@ def _findings(report: Report, s: dict[str, Any], res: Any, n_max: int) -> None:
         "Fig. 1 / Thm 1: with the log discount the three rankers' NDCG values are close and move "
         "towards the same limit 1",
         f"trained − random: {g_log_mid:+.3f} at n = {n_mid}, {g_log_end:+.3f} at n = {n_max}; "
-        "values at n = " + str(n_max) + ": "
+        "values at n = "
+        + str(n_max)
+        + ": "
         + ", ".join(f"{r} {v:.3f}" for r, v in s["log"]["final"].items())
-        + " (all rise with n; the gap closes only like 1/log n, so at this n the values are not yet "
-          "close)",
+        + " (all rise with n; the gap closes only like 1/log n, so at this n the values are not "
+        "yet "
+        "close)",
         bool(g_log_end < g_log_mid) if g_log_end >= 0.1 else True,
     )
     report.add_finding(
@@ -270,13 +361,17 @@ def _findings(report: Report, s: dict[str, Any], res: Any, n_max: int) -> None:
     report.add_finding(
         "Fig. 2 / Thms 3–4: with r^−1/2 the rankers converge to different limits and are well "
         "distinguished",
-        f"trained − random at n = {n_max}: {g_pow:+.3f} (log discount: {g_log_end:+.3f}); order final "
+        f"trained − random at n = {n_max}: {g_pow:+.3f} (log discount: {g_log_end:+.3f}); "
+        "order final "
         f"at n = {probe} in {(tvr('power', probe) or 0):.0%} of repetitions",
         bool(g_pow > g_log_end and (tvr("power", probe) or 0) >= 0.9),
     )
+
     def sd_pair(key: str) -> tuple[float, float]:
-        return (float(np.mean(list(s[key]["sd_probe"].values()))),
-                float(np.mean(list(s[key]["sd_fifth"].values()))))
+        return (
+            float(np.mean(list(s[key]["sd_probe"].values()))),
+            float(np.mean(list(s[key]["sd_fifth"].values()))),
+        )
 
     (e0, e1), (p0, p1) = sd_pair("exp"), sd_pair("power")
     n0, n1 = s["exp"]["n_probe"], s["exp"]["n_fifth"]
@@ -285,7 +380,8 @@ def _findings(report: Report, s: dict[str, Any], res: Any, n_max: int) -> None:
     report.add_finding(
         "Fig. 3 / Thm 6: with 2^−r NDCG does not settle as n grows",
         f"sd over repetitions (different S_n), mean over the rankers: 2^−r {e0:.3f} at n = {n0} → "
-        f"{e1:.3f} at n = {n1} (ratio {e1 / e0 if e0 else math.nan:.2f}); r^−1/2 {p0:.3f} → {p1:.3f} "
+        f"{e1:.3f} at n = {n1} (ratio {e1 / e0 if e0 else math.nan:.2f}); "
+        f"r^−1/2 {p0:.3f} → {p1:.3f} "
         f"(ratio {p1 / p0 if p0 else math.nan:.2f})",
         bool(e1 / e0 > p1 / p0 and e1 > p1) if ok and n1 > n0 else None,
     )

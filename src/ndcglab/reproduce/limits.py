@@ -1,10 +1,12 @@
-"""``limits``: Wang et al. (COLT 2013) Theorems 1, 3, 5–13 — the limits of NDCG(f, S_n) — vs simulation.
+"""``limits``: Wang et al. (COLT 2013) Theorems 1, 3, 5–13 — limits of NDCG(f, S_n) vs simulation.
 
 Protocol
 --------
-Lists of size n are drawn from the paper's i.i.d. model by :func:`ndcglab.analysis.simulate.simulate_ndcg`
+Lists of size n are drawn from the paper's i.i.d. model by
+:func:`ndcglab.analysis.simulate.simulate_ndcg`
 (canonical scores s ~ U[0, 1], labels drawn given s), ranked by s, and scored with the measure
-library's gain and discount objects; the limits come from :func:`ndcglab.analysis.limits.theoretical_limit`.
+library's gain and discount objects; the limits come from
+:func:`ndcglab.analysis.limits.theoretical_limit`.
 Three rankers, stated by ``ybar(s) = P[Y = 1 | f̃(X) = s]`` (binary labels) or a graded model:
 
 * ``informative``: ``ybar(s) = 0.3 + 0.5 s`` (p = 0.55, ybar(1) = 0.8) — a useful ranker;
@@ -36,8 +38,10 @@ CLAIM = (
     "discount such as 2^−r it does not converge (Thm 6); cut-offs k = o(n) and k = c·n have the "
     "limits of Thms 7–9, and graded labels those of Thms 10–13."
 )
-QUICK_NOTE = ("--quick: lists up to n = 10^5 (not 10^6) and fewer independent draws; the gaps at "
-              "the largest n are therefore larger than in a full run.")
+QUICK_NOTE = (
+    "--quick: lists up to n = 10^5 (not 10^6) and fewer independent draws; the gaps at "
+    "the largest n are therefore larger than in a full run."
+)
 
 
 def _informative(s: Any) -> Any:
@@ -61,7 +65,7 @@ RANKERS = {
     "graded": "labels 0/1/2: P[Y=2|s] = 0.05 + 0.25·s², P[Y=1|s] = 0.2 + 0.2·s (gain 2^y − 1)",
 }
 
-#: (theorem as printed, ranker, measure spec, sub-linear cut-off k(n) = √n?, discount text, cut-off text)
+#: (theorem, ranker, measure spec, cut at k(n) = √n?, discount text, cut-off text)
 CASES: list[tuple[str, str, str, bool, str, str]] = [
     ("1", "informative", "ndcg", False, "1/log2(1+r)", "none"),
     ("1", "random", "ndcg", False, "1/log2(1+r)", "none"),
@@ -94,15 +98,19 @@ def run(report: Report, settings: Settings) -> None:
     sizes = np.unique(np.round(np.logspace(1, top, 2 * (top - 1) + 1)).astype(np.int64))
     table_sizes = [10**e for e in range(3, top + 1)] if top >= 3 else [int(sizes[-1])]
     base_draws = settings.pick(40, 16, 3)
-    models = {"informative": _informative, "random": _random,
-              "graded": GradedModel(labels=(0, 1, 2), probabilities=_graded_probs)}
+    models = {
+        "informative": _informative,
+        "random": _random,
+        "graded": GradedModel(labels=(0, 1, 2), probabilities=_graded_probs),
+    }
     report.seeds["simulation"] = {f"case{i}": settings.seed + 1000 * i for i in range(len(CASES))}
     report.text(
         "Each row simulates lists of size n from the i.i.d. model of the paper (canonical scores "
         "s ~ U[0,1], labels drawn given s, no ties), ranks them by s and computes NDCG with the "
         "measure library's gain and discount. Mean ± standard deviation over independent draws; "
         "the limit is the theorem's formula evaluated by numerical integration. Rankers: "
-        + "; ".join(f"{k}: {v}" for k, v in RANKERS.items()) + ". "
+        + "; ".join(f"{k}: {v}" for k, v in RANKERS.items())
+        + ". "
         "For 1/r the spread across draws shrinks only like 1/log n, so those rows use four times "
         "as many draws to pin down the mean."
     )
@@ -112,12 +120,20 @@ def run(report: Report, settings: Settings) -> None:
     for i, (thm, ranker, spec, sublinear, disc, cut) in enumerate(CASES):
         draws = base_draws * (4 if "zipf" in spec else 1)
         with timed(report.timings, f"theorem {thm} ({ranker})"):
-            sim = simulate_ndcg(models[ranker], sizes, spec, draws=draws, seed=settings.seed + 1000 * i,
-                                cutoff=_sqrt_cutoff if sublinear else None)
+            sim = simulate_ndcg(
+                models[ranker],
+                sizes,
+                spec,
+                draws=draws,
+                seed=settings.seed + 1000 * i,
+                cutoff=_sqrt_cutoff if sublinear else None,
+            )
         sims[i] = sim
         m = parse_measure(spec)
         conv = m.convention()
-        conv.update({"ties": "none (continuous scores)", "empty": "zero (list without relevant doc)"})
+        conv.update(
+            {"ties": "none (continuous scores)", "empty": "zero (list without relevant doc)"}
+        )
         if sublinear:
             conv["cutoff"] = "k(n) = floor(sqrt(n))"
         printed = str(m) + ("@k(n)=√n" if sublinear else "")
@@ -127,33 +143,59 @@ def run(report: Report, settings: Settings) -> None:
         mean, sd = sim.mean, sim.std
         last = at[-1]
         gap = (mean[last] - lim.value) if lim is not None and lim.converges else math.nan
-        results.append({
-            "theorem": thm, "ranker": ranker, "measure": printed, "discount": disc, "cutoff": cut,
-            "limit": None if lim is None else lim.value, "converges": None if lim is None else lim.converges,
-            "statement": None if lim is None else lim.statement, "draws": draws,
-            "sizes": sizes.tolist(), "mean": mean.tolist(), "std": sd.tolist(),
-            "gap_at_largest_n": gap, "se_at_largest_n": float(sd[last] / math.sqrt(draws)),
-        })
+        results.append(
+            {
+                "theorem": thm,
+                "ranker": ranker,
+                "measure": printed,
+                "discount": disc,
+                "cutoff": cut,
+                "limit": None if lim is None else lim.value,
+                "converges": None if lim is None else lim.converges,
+                "statement": None if lim is None else lim.statement,
+                "draws": draws,
+                "sizes": sizes.tolist(),
+                "mean": mean.tolist(),
+                "std": sd.tolist(),
+                "gap_at_largest_n": gap,
+                "se_at_largest_n": float(sd[last] / math.sqrt(draws)),
+            }
+        )
 
     # ------------------------------------------------------------------ table
     cols = ["theorem", "ranker", "measure", "discount", "cut-off", "limit"]
-    cols += [f"n = 10^{int(round(math.log10(n)))}" for n in table_sizes]
+    cols += [f"n = 10^{round(math.log10(n))}" for n in table_sizes]
     cols += ["gap at largest n", "std ratio (largest/10^3)"]
     rows = []
-    for res, i in zip(results, range(len(CASES))):
+    for res in results:
         at = [int(np.flatnonzero(sizes == n)[0]) for n in table_sizes]
-        row: list[Any] = [res["theorem"], res["ranker"], res["measure"], res["discount"], res["cutoff"],
-                          res["limit"] if res["converges"] else "no limit (Thm 6)"]
+        row: list[Any] = [
+            res["theorem"],
+            res["ranker"],
+            res["measure"],
+            res["discount"],
+            res["cutoff"],
+            res["limit"] if res["converges"] else "no limit (Thm 6)",
+        ]
         row += [Cell(res["mean"][j], res["std"][j]) for j in at]
         row.append(res["gap_at_largest_n"] if res["converges"] else None)
         row.append(res["std"][at[-1]] / res["std"][at[0]] if res["std"][at[0]] > 0 else None)
         rows.append(row)
-    report.add_table(Table(
-        "limits", "Theorems vs simulation", cols, rows,
-        caption="simulated NDCG, mean ± standard deviation over independent draws",
-        notes=[f"draws per size: {base_draws} ({4 * base_draws} for 1/r)",
-               "gap = simulated mean at the largest n − limit; std ratio = spread at the largest n / "
-               "spread at n = 10^3 (≈ 1: the measure does not settle)"]))
+    report.add_table(
+        Table(
+            "limits",
+            "Theorems vs simulation",
+            cols,
+            rows,
+            caption="simulated NDCG, mean ± standard deviation over independent draws",
+            notes=[
+                f"draws per size: {base_draws} ({4 * base_draws} for 1/r)",
+                "gap = simulated mean at the largest n − limit; std ratio = spread at the largest "
+                "n / "
+                "spread at n = 10^3 (≈ 1: the measure does not settle)",
+            ],
+        )
+    )
 
     # ------------------------------------------------------------------ figures
     from .._compat import pyplot
@@ -173,19 +215,29 @@ def run(report: Report, settings: Settings) -> None:
             sims[i].plot(ax, label=f"Thm {case[0]}: D(r) = {what}")
         ax.set_title(title, fontsize="medium")
         ax.set_xlabel("list size n (log scale)")
-        ax.set_ylabel("NDCG(f, S_n): gain 2^y − 1 (exp2), ties: none,\n"
-                      "empty list → 0; mean ± 1 sd over draws")
+        ax.set_ylabel(
+            "NDCG(f, S_n): gain 2^y − 1 (exp2), ties: none,\nempty list → 0; mean ± 1 sd over draws"
+        )
         ax.legend(fontsize="x-small", loc="best")
     fig.suptitle("Simulated NDCG vs n; dashed: the theorem's limit")
     fig.tight_layout()
-    report.add_figure("ndcg_vs_n", fig, title="NDCG vs list size n",
-                      caption="mean over independent draws with ±1 sd band; the dashed lines are the "
-                              "limits of the theorems (none for 2^−r, Theorem 6)")
+    report.add_figure(
+        "ndcg_vs_n",
+        fig,
+        title="NDCG vs list size n",
+        caption="mean over independent draws with ±1 sd band; the dashed lines are the "
+        "limits of the theorems (none for 2^−r, Theorem 6)",
+    )
 
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     for i in [0, 2, 4, 6, 7, 9]:
-        ax.plot(sizes, sims[i].std, marker="o", ms=3, label=f"Thm {CASES[i][0]} ({CASES[i][1]}): "
-                f"{results[i]['measure']}")
+        ax.plot(
+            sizes,
+            sims[i].std,
+            marker="o",
+            ms=3,
+            label=f"Thm {CASES[i][0]} ({CASES[i][1]}): {results[i]['measure']}",
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("list size n (log scale)")
@@ -193,19 +245,24 @@ def run(report: Report, settings: Settings) -> None:
     ax.set_title("Spread vs n: 2^−r does not settle")
     ax.legend(fontsize="x-small")
     fig.tight_layout()
-    report.add_figure("spread_vs_n", fig, title="Spread across draws vs n",
-                      caption="for convergent discounts the spread shrinks as n grows; for 2^−r it "
-                              "stays of the same size (the measure keeps fluctuating)")
+    report.add_figure(
+        "spread_vs_n",
+        fig,
+        title="Spread across draws vs n",
+        caption="for convergent discounts the spread shrinks as n grows; for 2^−r it "
+        "stays of the same size (the measure keeps fluctuating)",
+    )
 
     # ------------------------------------------------------------------ findings
-    n_top = f"10^{int(round(math.log10(table_sizes[-1])))}"
+    n_top = f"10^{round(math.log10(table_sizes[-1]))}"
 
     def gap_finding(i: int, claim: str, tol: float) -> None:
         r = results[i]
         g = r["gap_at_largest_n"]
         report.add_finding(
             claim,
-            f"{r['measure']} ({r['ranker']}): limit {r['limit']:.4f}, simulated mean at n = {n_top} "
+            f"{r['measure']} ({r['ranker']}): limit {r['limit']:.4f}, simulated mean at "
+            f"n = {n_top} "
             f"{r['mean'][-1]:.4f} (gap {g:+.4f}, standard error {r['se_at_largest_n']:.4f}, "
             f"{r['draws']} draws)",
             abs(g) <= tol,
@@ -215,7 +272,8 @@ def run(report: Report, settings: Settings) -> None:
     first_gap = results[1]["limit"] - results[1]["mean"][0]
     report.add_finding(
         "Theorem 1: with 1/log(1+r) NDCG tends to 1 for every ranker",
-        f"informative {results[0]['mean'][-1]:.4f}, random {results[1]['mean'][-1]:.4f} at n = {n_top} "
+        f"informative {results[0]['mean'][-1]:.4f}, random {results[1]['mean'][-1]:.4f} "
+        f"at n = {n_top} "
         f"(gaps {g0:+.4f}, {g1:+.4f}; random ranker's gap was {-first_gap:+.4f} at n = 10): both "
         "climb towards 1, slowly (the gap shrinks like 1/log n)",
         bool(results[1]["mean"][-1] > results[1]["mean"][0] and abs(g1) < abs(first_gap)),
@@ -227,8 +285,10 @@ def run(report: Report, settings: Settings) -> None:
     report.add_finding(
         "Theorem 5 (random ranker): with 1/r NDCG tends to ybar(1) = p",
         f"simulated {r5['mean'][-1]:.4f} vs limit {r5['limit']:.4f} at n = {n_top} (gap "
-        f"{r5['gap_at_largest_n']:+.4f}): convergence in probability at the slow rate 1/log n — the "
-        "random ranker's DCG picks up p·H_n while the ideal is H_{pn}; the gap is ≈ −p·ln p / ln(pn)",
+        f"{r5['gap_at_largest_n']:+.4f}): convergence in probability at the slow rate 1/log n "
+        "— the "
+        "random ranker's DCG picks up p·H_n while the ideal is H_{pn}; the gap is "
+        "≈ −p·ln p / ln(pn)",
         True if abs(r5["gap_at_largest_n"]) <= 0.01 else None,
     )
     for i in (6, 7):
@@ -236,7 +296,8 @@ def run(report: Report, settings: Settings) -> None:
         ratio = r["std"][-1] / r["std"][0] if r["std"][0] > 0 else math.nan
         report.add_finding(
             f"Theorem 6: with 2^−r NDCG does not converge ({r['ranker']} ranker)",
-            f"spread across draws {r['std'][0]:.3f} at n = 10 and {r['std'][-1]:.3f} at n = {n_top} "
+            f"spread across draws {r['std'][0]:.3f} at n = 10 and {r['std'][-1]:.3f} "
+            f"at n = {n_top} "
             f"(ratio {ratio:.2f}); compare r^−1/2: {results[i - 4]['std'][-1]:.4f}",
             bool(r["std"][-1] > 0.05 and r["std"][-1] > 10 * results[i - 4]["std"][-1]),
         )

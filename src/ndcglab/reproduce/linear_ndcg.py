@@ -37,7 +37,9 @@ QUICK_NOTE = "--quick: two folds (their test parts) instead of five, ListNet tra
 AVERAGE_TOL = 1e-9
 
 
-def _check(labels: np.ndarray, scores: np.ndarray, boundaries: np.ndarray, ties: str) -> dict[str, Any]:
+def _check(
+    labels: np.ndarray, scores: np.ndarray, boundaries: np.ndarray, ties: str
+) -> dict[str, Any]:
     from ..measures.linear_ndcg import ideal_linear_dcg, linear_dcg, pairwise_loss
 
     ideal = ideal_linear_dcg(labels, boundaries)
@@ -56,12 +58,25 @@ def run(report: Report, settings: Settings) -> None:
     parts: list[dict[str, Any]] = []
     for fold in source.folds(n_folds, with_vali=False):
         with timed(report.timings, "training"):
-            fit = fit_scores("listnet", fold.train, {"test": fold.test}, epochs=epochs,
-                             seed=settings.seed, preset="letor3")
+            fit = fit_scores(
+                "listnet",
+                fold.train,
+                {"test": fold.test},
+                epochs=epochs,
+                seed=settings.seed,
+                preset="letor3",
+            )
         test = fold.test
-        parts.append({"fold": fold.name, "labels": test.labels, "scores": fit.scores["test"],
-                      "boundaries": test.boundaries, "query_ids": test.query_ids,
-                      "epochs": fit.epochs_run})
+        parts.append(
+            {
+                "fold": fold.name,
+                "labels": test.labels,
+                "scores": fit.scores["test"],
+                "boundaries": test.boundaries,
+                "query_ids": test.query_ids,
+                "epochs": fit.epochs_run,
+            }
+        )
     report.add_dataset(source.describe())
     labels = np.concatenate([p["labels"] for p in parts])
     scores = np.concatenate([p["scores"] for p in parts])
@@ -74,42 +89,75 @@ def run(report: Report, settings: Settings) -> None:
         checks = {
             ("trained ListNet scores", "input"): _check(labels, scores, bnd, "input"),
             ("scores rounded to 0.1 (many ties)", "input"): _check(labels, rounded, bnd, "input"),
-            ("scores rounded to 0.1 (many ties)", "average"): _check(labels, rounded, bnd,
-                                                                     "average"),
+            ("scores rounded to 0.1 (many ties)", "average"): _check(
+                labels, rounded, bnd, "average"
+            ),
         }
     rows = []
     for (what, ties), c in checks.items():
         gap = np.abs(c["gap"])
         tol = 0.0 if ties != "average" else AVERAGE_TOL * max(1.0, float(np.max(c["ideal"])))
         tied = _tied_pairs_share(rounded if "rounded" in what else scores, bnd)
-        rows.append([what, ties, len(c["R"]), int(np.sum(c["R"] > 0)), float(np.max(c["R"])),
-                     float(np.mean(c["R"])), float(np.max(gap)), tol, bool(np.max(gap) <= tol),
-                     tied])
-    report.add_table(Table(
-        "identity", "DCG^β_ideal − DCG^β_f vs R(f), every query", [
-            "scores", "ties rule", "queries", "queries with R > 0", "largest R", "mean R",
-            "largest |gap|", "tolerance", "identity holds", "share of tied pairs"],
-        rows, digits=6,
-        caption="gap = (DCG^β_ideal − DCG^β_f) − R(f) per query",
-        notes=["labels are integers: "
-               + ("yes" if integer_labels else "no — float labels, tolerance applies"),
-               "with integer labels both sides are integers < 2^53 (exact in float64), so the "
-               "tolerance is 0; the average rule divides by group sizes, hence its tolerance "
-               f"{AVERAGE_TOL:g} × the largest ideal DCG^β"]))
+        rows.append(
+            [
+                what,
+                ties,
+                len(c["R"]),
+                int(np.sum(c["R"] > 0)),
+                float(np.max(c["R"])),
+                float(np.mean(c["R"])),
+                float(np.max(gap)),
+                tol,
+                bool(np.max(gap) <= tol),
+                tied,
+            ]
+        )
+    report.add_table(
+        Table(
+            "identity",
+            "DCG^β_ideal − DCG^β_f vs R(f), every query",
+            [
+                "scores",
+                "ties rule",
+                "queries",
+                "queries with R > 0",
+                "largest R",
+                "mean R",
+                "largest |gap|",
+                "tolerance",
+                "identity holds",
+                "share of tied pairs",
+            ],
+            rows,
+            digits=6,
+            caption="gap = (DCG^β_ideal − DCG^β_f) − R(f) per query",
+            notes=[
+                "labels are integers: "
+                + ("yes" if integer_labels else "no — float labels, tolerance applies"),
+                "with integer labels both sides are integers < 2^53 (exact in float64), so the "
+                "tolerance is 0; the average rule divides by group sizes, hence its tolerance "
+                f"{AVERAGE_TOL:g} × the largest ideal DCG^β",
+            ],
+        )
+    )
 
     # bipartite queries: the paper's closed form of the ideal DCG^β
     bip = []
     main = checks[("trained ListNet scores", "input")]
     for q in range(len(lengths)):
-        y = labels[bnd[q]:bnd[q + 1]]
+        y = labels[bnd[q] : bnd[q + 1]]
         vals = set(np.unique(y).tolist())
         if len(vals) == 2 and vals <= {0.0, 1.0}:
             m_pos, n_neg = int(np.sum(y == 1)), int(np.sum(y == 0))
             bip.append(abs(main["ideal"][q] - (m_pos * n_neg + m_pos * (m_pos - 1) / 2)))
-    report.add_table(Table(
-        "bipartite", "Theorem 2's ideal DCG^β = m·n + m(m−1)/2 on the two-level queries",
-        ["two-level queries (labels 0/1 only)", "largest |ideal − m·n − m(m−1)/2|"],
-        [[len(bip), float(max(bip)) if bip else None]]))
+    report.add_table(
+        Table(
+            "bipartite",
+            "Theorem 2's ideal DCG^β = m·n + m(m−1)/2 on the two-level queries",
+            ["two-level queries (labels 0/1 only)", "largest |ideal − m·n − m(m−1)/2|"],
+            [[len(bip), float(max(bip)) if bip else None]],
+        )
+    )
 
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.2))
@@ -117,21 +165,27 @@ def run(report: Report, settings: Settings) -> None:
     axes[0].hist(r, bins=min(40, max(5, int(np.sqrt(len(r))) * 2)), color="C0")
     axes[0].set_xlabel("R(f) = Σ_{a<b} (b − a) · #mis-ordered pairs (ties: input order)")
     axes[0].set_ylabel("number of queries")
-    axes[0].set_title(f"{source.label}: R(f) of the trained ListNet, {len(r)} test queries",
-                      fontsize="medium")
+    axes[0].set_title(
+        f"{source.label}: R(f) of the trained ListNet, {len(r)} test queries", fontsize="medium"
+    )
     err = main["ideal"] - main["dcg"]
     axes[1].plot(r, err, "o", ms=3, alpha=0.6, label="queries")
     hi = float(max(np.max(r), np.max(err), 1.0))
     axes[1].plot([0, hi], [0, hi], "k--", lw=1, label="identity y = x")
     axes[1].set_xlabel("R(f)")
-    axes[1].set_ylabel("DCG^β_ideal − DCG^β_f\n(ndcg_beta: gain = linear (y), discount = n − i, "
-                       "ties = input)", fontsize="small")
+    axes[1].set_ylabel(
+        "DCG^β_ideal − DCG^β_f\n(ndcg_beta: gain = linear (y), discount = n − i, ties = input)",
+        fontsize="small",
+    )
     axes[1].set_title("every query lies on the diagonal", fontsize="medium")
     axes[1].legend(fontsize="small")
     fig.tight_layout()
-    report.add_figure("pairwise_loss", fig, title="R(f) per query and the identity",
-                      caption="left: histogram of R(f); right: DCG error against R(f), one point "
-                              "per query")
+    report.add_figure(
+        "pairwise_loss",
+        fig,
+        title="R(f) per query and the identity",
+        caption="left: histogram of R(f); right: DCG error against R(f), one point per query",
+    )
 
     from ..measures import parse_measure
 
@@ -146,7 +200,9 @@ def run(report: Report, settings: Settings) -> None:
     )
     avg = checks[("scores rounded to 0.1 (many ties)", "average")]
     worst_avg = float(np.max(np.abs(avg["gap"])))
-    worst_tied = float(np.max(np.abs(checks[("scores rounded to 0.1 (many ties)", "input")]["gap"])))
+    worst_tied = float(
+        np.max(np.abs(checks[("scores rounded to 0.1 (many ties)", "input")]["gap"]))
+    )
     tol = AVERAGE_TOL * max(1.0, float(np.max(avg["ideal"])))
     report.add_finding(
         "The identity also holds with ties when both sides use the same tie rule",
@@ -160,23 +216,30 @@ def run(report: Report, settings: Settings) -> None:
             f"{len(bip)} two-level queries, largest deviation {max(bip):g}",
             max(bip) == 0.0,
         )
-    report.results["queries"] = int(len(r))
-    report.results["largest_gap"] = {f"{w} / {t}": float(np.max(np.abs(c["gap"])))
-                                     for (w, t), c in checks.items()}
+    report.results["queries"] = len(r)
+    report.results["largest_gap"] = {
+        f"{w} / {t}": float(np.max(np.abs(c["gap"]))) for (w, t), c in checks.items()
+    }
     report.results["per_query"] = {
         "query_ids": np.concatenate([p["query_ids"] for p in parts]).tolist(),
         "fold": [p["fold"] for p in parts for _ in range(len(p["boundaries"]) - 1)],
-        "R": main["R"], "ideal": main["ideal"], "dcg": main["dcg"], "gap": main["gap"],
+        "R": main["R"],
+        "ideal": main["ideal"],
+        "dcg": main["dcg"],
+        "gap": main["gap"],
     }
-    report.results["training"] = {"loss": "listnet", "epochs": epochs,
-                                  "epochs_run": [p["epochs"] for p in parts]}
+    report.results["training"] = {
+        "loss": "listnet",
+        "epochs": epochs,
+        "epochs_run": [p["epochs"] for p in parts],
+    }
 
 
 def _tied_pairs_share(scores: np.ndarray, bnd: np.ndarray) -> float:
-    """Share of within-query document pairs with equal scores (to show how many ties were tested)."""
+    """Share of within-query document pairs with equal scores (how many ties were tested)."""
     tied = total = 0
     for q in range(len(bnd) - 1):
-        s = scores[bnd[q]:bnd[q + 1]]
+        s = scores[bnd[q] : bnd[q + 1]]
         n = len(s)
         total += n * (n - 1) // 2
         _, counts = np.unique(s, return_counts=True)

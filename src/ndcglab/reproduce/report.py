@@ -1,8 +1,9 @@
-"""Report folders: one self-contained HTML page, PNG plots, tables as CSV/Markdown/LaTeX, results.json.
+"""Report folders: a self-contained HTML page, PNG plots, CSV/Markdown/LaTeX tables, results.json.
 
 A :class:`Report` is filled in memory by an experiment (tables, figures, notes, the conventions of
 every measure it printed, the datasets it read) and written at the end by :meth:`Report.write` (or
-:func:`write_bundle` for several reports under an index page). Writing is **atomic**: everything goes
+:func:`write_bundle` for several reports under an index page). Writing is **atomic**: everything
+goes
 into a temporary folder beside the destination, which is renamed into place only when complete, so
 a run that fails leaves no half-written report behind.
 
@@ -199,11 +200,17 @@ class Table:
         return seen
 
     def to_csv(self) -> str:
-        """CSV text: full-precision numbers; spreads and marks in extra ``*_spread``/``*_sig`` columns."""
-        spread_cols = [j for j in range(len(self.columns)) if any(
-            isinstance(r[j], Cell) and r[j].spread is not None for r in self.rows)]
-        mark_cols = [j for j in range(len(self.columns)) if any(
-            isinstance(r[j], Cell) and r[j].mark for r in self.rows)]
+        """CSV: full-precision numbers; spreads and marks in extra ``*_spread``/``*_sig``."""
+        spread_cols = [
+            j
+            for j in range(len(self.columns))
+            if any(isinstance(r[j], Cell) and r[j].spread is not None for r in self.rows)
+        ]
+        mark_cols = [
+            j
+            for j in range(len(self.columns))
+            if any(isinstance(r[j], Cell) and r[j].mark for r in self.rows)
+        ]
         header = list(self.columns)
         header += [f"{self.columns[j]}_spread" for j in spread_cols]
         header += [f"{self.columns[j]}_sig" for j in mark_cols]
@@ -212,13 +219,16 @@ class Table:
         w.writerow(header)
         for row in self.rows:
             out = [_csv_value(_raw(c)) for c in row]
-            out += [_csv_value(row[j].spread if isinstance(row[j], Cell) else None) for j in spread_cols]
+            out += [
+                _csv_value(row[j].spread if isinstance(row[j], Cell) else None) for j in spread_cols
+            ]
             out += [row[j].mark if isinstance(row[j], Cell) else "" for j in mark_cols]
             w.writerow(out)
         return buf.getvalue()
 
     def to_markdown(self, legend: Mapping[str, str] | None = None) -> str:
         """A GitHub-Markdown table with title, caption, notes and the legend of its marks."""
+
         def esc(s: str) -> str:
             return s.replace("|", "\\|")
 
@@ -226,8 +236,9 @@ class Table:
         if self.caption:
             lines += [self.caption, ""]
         lines.append("| " + " | ".join(esc(c) for c in self.columns) + " |")
-        lines.append("|" + "|".join(
-            "---" if j == 0 else "---:" for j in range(len(self.columns))) + "|")
+        lines.append(
+            "|" + "|".join("---" if j == 0 else "---:" for j in range(len(self.columns))) + "|"
+        )
         for row in self.rows:
             lines.append("| " + " | ".join(esc(self.text(c)) for c in row) + " |")
         lines += [""] + [f"- {n}" for n in self.notes]
@@ -235,7 +246,8 @@ class Table:
         return "\n".join(lines).rstrip() + "\n"
 
     def to_latex(self, legend: Mapping[str, str] | None = None) -> str:
-        """A ``table`` environment with a booktabs ``tabular`` (needs ``booktabs`` and ``amssymb``)."""
+        """A ``table`` with a booktabs ``tabular`` (needs ``booktabs`` and ``amssymb``)."""
+
         def cell(c: Any) -> str:
             if isinstance(c, Cell):
                 s = _latex_escape(_fmt_number(c.value, self.digits))
@@ -249,7 +261,8 @@ class Table:
             r"\begin{table}[t]",
             r"\centering",
             rf"\caption{{{_latex_escape(self.title)}"
-            + (f". {_latex_escape(self.caption)}" if self.caption else "") + "}",
+            + (f". {_latex_escape(self.caption)}" if self.caption else "")
+            + "}",
             rf"\label{{tab:{self.name}}}",
             rf"\begin{{tabular}}{{{spec}}}",
             r"\toprule",
@@ -273,11 +286,15 @@ class Table:
 
     def to_html(self, legend: Mapping[str, str] | None = None) -> str:
         e = html.escape
-        parts = [f'<figure class="table" id="table-{e(self.name)}">',
-                 f"<figcaption><b>{e(self.title)}</b>"
-                 + (f" — {e(self.caption)}" if self.caption else "") + "</figcaption>",
-                 "<table>", "<thead><tr>"
-                 + "".join(f"<th>{e(c)}</th>" for c in self.columns) + "</tr></thead>", "<tbody>"]
+        parts = [
+            f'<figure class="table" id="table-{e(self.name)}">',
+            f"<figcaption><b>{e(self.title)}</b>"
+            + (f" — {e(self.caption)}" if self.caption else "")
+            + "</figcaption>",
+            "<table>",
+            "<thead><tr>" + "".join(f"<th>{e(c)}</th>" for c in self.columns) + "</tr></thead>",
+            "<tbody>",
+        ]
         for row in self.rows:
             tds = []
             for j, c in enumerate(row):
@@ -289,17 +306,25 @@ class Table:
             parts.append("<tr>" + "".join(tds) + "</tr>")
         parts.append("</tbody></table>")
         foot = [e(n) for n in self.notes]
-        foot += [f'<span class="mark">{e(m)}</span> {e(legend[m])}'
-                 for m in self.marks() if legend and m in legend]
+        foot += [
+            f'<span class="mark">{e(m)}</span> {e(legend[m])}'
+            for m in self.marks()
+            if legend and m in legend
+        ]
         if foot:
             parts.append('<ul class="notes">' + "".join(f"<li>{f}</li>" for f in foot) + "</ul>")
-        parts.append(f'<p class="files">files: <a href="tables/{e(self.name)}.csv">CSV</a> · '
-                     f'<a href="tables/{e(self.name)}.md">Markdown</a> · '
-                     f'<a href="tables/{e(self.name)}.tex">LaTeX</a></p>')
+        parts.append(
+            f'<p class="files">files: <a href="tables/{e(self.name)}.csv">CSV</a> · '
+            f'<a href="tables/{e(self.name)}.md">Markdown</a> · '
+            f'<a href="tables/{e(self.name)}.tex">LaTeX</a></p>'
+        )
         parts.append("</figure>")
         if self.collapsed:
-            parts = [f"<details><summary>{e(self.title)} ({len(self.rows)} rows)</summary>", *parts,
-                     "</details>"]
+            parts = [
+                f"<details><summary>{e(self.title)} ({len(self.rows)} rows)</summary>",
+                *parts,
+                "</details>",
+            ]
         return "\n".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -335,9 +360,22 @@ def _is_number(x: Any) -> bool:
 
 
 _LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-    "±": r"$\pm$", "β": r"$\beta$", "−": "-", "—": "--", "≤": r"$\le$", "≥": r"$\ge$",
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "±": r"$\pm$",
+    "β": r"$\beta$",
+    "−": "-",
+    "—": "--",
+    "≤": r"$\le$",
+    "≥": r"$\ge$",
 }
 
 
@@ -431,7 +469,9 @@ class Report:
     def add_table(self, table: Table) -> Table:
         """Add a table (shown in the page and written as CSV/Markdown/LaTeX)."""
         if table.name in self.tables:
-            raise NdcglabError(f"report {self.experiment!r} already has a table named {table.name!r}")
+            raise NdcglabError(
+                f"report {self.experiment!r} already has a table named {table.name!r}"
+            )
         for m in table.marks():
             if m not in self.legend:
                 raise NdcglabError(
@@ -442,7 +482,9 @@ class Report:
         self.sections.append(_Section("table", table.name))
         return table
 
-    def add_figure(self, name: str, fig: Any, *, title: str = "", caption: str = "", dpi: int = 110) -> None:
+    def add_figure(
+        self, name: str, fig: Any, *, title: str = "", caption: str = "", dpi: int = 110
+    ) -> None:
         """Render a matplotlib figure to PNG now (and close it); shown in the page as ``<img>``."""
         _check_name(name, "figure")
         if name in self.figures:
@@ -471,7 +513,9 @@ class Report:
         from ._fit import measure_convention
 
         conv = getattr(result, "convention", {}) or {}
-        names = [str(m) for m in getattr(result, "measures", ())] or list(getattr(result, "mean", {}))
+        names = [str(m) for m in getattr(result, "measures", ())] or list(
+            getattr(result, "mean", {})
+        )
         for name in names:
             self.add_convention(name, measure_convention(conv, name))
 
@@ -505,32 +549,38 @@ class Report:
     # -- output ------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The content of results.json."""
-        return jsonable({
-            "experiment": self.experiment,
-            "title": self.title,
-            "claim": self.claim,
-            "quick": self.quick,
-            "quick_note": self.quick_note,
-            "seed": self.seed,
-            "seeds": self.seeds,
-            "command": self.command,
-            "started": self.started.isoformat(timespec="seconds"),
-            "finished": None if self.finished is None else self.finished.isoformat(timespec="seconds"),
-            "elapsed_s": self.elapsed_s,
-            "timings_s": self.timings,
-            "versions": package_versions(),
-            "platform": {"system": platform.platform(), "cpus": os.cpu_count()},
-            "datasets": self.datasets,
-            "conventions": self.conventions,
-            "legend": self.legend,
-            "findings": self.findings,
-            "tables": {name: t.to_dict() for name, t in self.tables.items()},
-            "figures": {name: {"file": f"plots/{name}.png", "title": f.title, "caption": f.caption}
-                        for name, f in self.figures.items()},
-            "results": self.results,
-            "links": [{"href": h, "text": t, "description": d} for h, t, d in self.links],
-            "files": sorted(self.files),
-        })
+        return jsonable(
+            {
+                "experiment": self.experiment,
+                "title": self.title,
+                "claim": self.claim,
+                "quick": self.quick,
+                "quick_note": self.quick_note,
+                "seed": self.seed,
+                "seeds": self.seeds,
+                "command": self.command,
+                "started": self.started.isoformat(timespec="seconds"),
+                "finished": None
+                if self.finished is None
+                else self.finished.isoformat(timespec="seconds"),
+                "elapsed_s": self.elapsed_s,
+                "timings_s": self.timings,
+                "versions": package_versions(),
+                "platform": {"system": platform.platform(), "cpus": os.cpu_count()},
+                "datasets": self.datasets,
+                "conventions": self.conventions,
+                "legend": self.legend,
+                "findings": self.findings,
+                "tables": {name: t.to_dict() for name, t in self.tables.items()},
+                "figures": {
+                    name: {"file": f"plots/{name}.png", "title": f.title, "caption": f.caption}
+                    for name, f in self.figures.items()
+                },
+                "results": self.results,
+                "links": [{"href": h, "text": t, "description": d} for h, t, d in self.links],
+                "files": sorted(self.files),
+            }
+        )
 
     def to_html(self) -> str:
         """The self-contained page (inline CSS; plots referenced as ``plots/NAME.png``)."""
@@ -544,23 +594,33 @@ class Report:
         meta.append("started " + e(self.started.strftime("%Y-%m-%d %H:%M:%S UTC")))
         body.append('<p class="meta">' + " · ".join(meta) + "</p>")
         if self.quick:
-            body.append('<p class="banner"><b>Quick run.</b> '
-                        + e(self.quick_note or "Reduced folds, epochs, repetitions and sizes; "
-                            "numbers are indicative only.") + "</p>")
+            body.append(
+                '<p class="banner"><b>Quick run.</b> '
+                + e(
+                    self.quick_note
+                    or "Reduced folds, epochs, repetitions and sizes; numbers are indicative only."
+                )
+                + "</p>"
+            )
         if self.claim:
             body.append(f'<p class="claim"><b>Claim reproduced:</b> {e(self.claim)}</p>')
         if self.findings:
             body.append("<h2>Agreement with the paper</h2><ul class='findings'>")
             for f in self.findings:
                 verdict = {True: "agrees", False: "disagrees", None: "inconclusive"}[f["agrees"]]
-                body.append(f'<li class="{verdict}"><b>{verdict}</b> — {e(f["claim"])}'
-                            f'<br><span class="obs">{e(f["observed"])}</span></li>')
+                body.append(
+                    f'<li class="{verdict}"><b>{verdict}</b> — {e(f["claim"])}'
+                    f'<br><span class="obs">{e(f["observed"])}</span></li>'
+                )
             body.append("</ul>")
         if self.links:
             body.append("<h2>Experiments</h2><ul class='links'>")
             for href, text, desc in self.links:
-                body.append(f'<li><a href="{e(href)}">{e(text)}</a>'
-                            + (f" — {e(desc)}" if desc else "") + "</li>")
+                body.append(
+                    f'<li><a href="{e(href)}">{e(text)}</a>'
+                    + (f" — {e(desc)}" if desc else "")
+                    + "</li>"
+                )
             body.append("</ul>")
         for s in self.sections:
             if s.kind == "heading":
@@ -571,20 +631,29 @@ class Report:
                 body.append(self.tables[s.payload].to_html(self.legend))
             elif s.kind == "figure":
                 f = self.figures[s.payload]
-                body.append(f'<figure class="plot"><img src="plots/{e(f.name)}.png" '
-                            f'alt="{e(f.title)}"><figcaption><b>{e(f.title)}</b>'
-                            + (f" — {e(f.caption)}" if f.caption else "") + "</figcaption></figure>")
+                body.append(
+                    f'<figure class="plot"><img src="plots/{e(f.name)}.png" '
+                    f'alt="{e(f.title)}"><figcaption><b>{e(f.title)}</b>'
+                    + (f" — {e(f.caption)}" if f.caption else "")
+                    + "</figcaption></figure>"
+                )
         if self.legend:
             body.append("<h2>Significance marks</h2><ul>")
-            body += [f'<li><span class="mark">{e(m)}</span> {e(t)}</li>' for m, t in self.legend.items()]
+            body += [
+                f'<li><span class="mark">{e(m)}</span> {e(t)}</li>' for m, t in self.legend.items()
+            ]
             body.append("</ul>")
         if self.conventions:
             body.append("<h2>Measure conventions</h2>")
-            body.append("<p>Every measure printed in this report, with its full convention "
-                        "(gain, discount, cut-off, ties, empty-query rule, ...).</p><dl class='conv'>")
+            body.append(
+                "<p>Every measure printed in this report, with its full convention "
+                "(gain, discount, cut-off, ties, empty-query rule, ...).</p><dl class='conv'>"
+            )
             for name, conv in self.conventions.items():
-                body.append(f"<dt><code>{e(name)}</code></dt>"
-                            f"<dd><pre>{e(json.dumps(jsonable(conv), indent=2, sort_keys=True))}</pre></dd>")
+                body.append(
+                    f"<dt><code>{e(name)}</code></dt>"
+                    f"<dd><pre>{e(json.dumps(jsonable(conv), indent=2, sort_keys=True))}</pre></dd>"
+                )
             body.append("</dl>")
         if self.datasets:
             body.append("<h2>Data</h2>")
@@ -598,10 +667,12 @@ class Report:
             "timings_s": {k: round(v, 2) for k, v in self.timings.items()},
         }
         body.append(f"<pre>{e(json.dumps(jsonable(prov), indent=2))}</pre>")
-        body.append('<p class="files">All numbers, hashes, seeds and versions: '
-                    '<a href="results.json">results.json</a>.'
-                    + ("".join(f' · <a href="{e(rel)}">{e(rel)}</a>' for rel in sorted(self.files)))
-                    + "</p>")
+        body.append(
+            '<p class="files">All numbers, hashes, seeds and versions: '
+            '<a href="results.json">results.json</a>.'
+            + ("".join(f' · <a href="{e(rel)}">{e(rel)}</a>' for rel in sorted(self.files)))
+            + "</p>"
+        )
         return _PAGE.format(title=e(self.title), css=_CSS, body="\n".join(body))
 
     def _write_files(self, folder: Path) -> None:
@@ -610,14 +681,20 @@ class Report:
         (folder / "plots").mkdir(exist_ok=True)
         for name, t in self.tables.items():
             (folder / "tables" / f"{name}.csv").write_text(t.to_csv(), encoding="utf-8")
-            (folder / "tables" / f"{name}.md").write_text(t.to_markdown(self.legend), encoding="utf-8")
-            (folder / "tables" / f"{name}.tex").write_text(t.to_latex(self.legend), encoding="utf-8")
+            (folder / "tables" / f"{name}.md").write_text(
+                t.to_markdown(self.legend), encoding="utf-8"
+            )
+            (folder / "tables" / f"{name}.tex").write_text(
+                t.to_latex(self.legend), encoding="utf-8"
+            )
         for name, f in self.figures.items():
             (folder / "plots" / f"{name}.png").write_bytes(f.png)
         for rel, content in self.files.items():
             (folder / rel).parent.mkdir(parents=True, exist_ok=True)
             (folder / rel).write_text(content, encoding="utf-8")
-        (folder / "results.json").write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        (folder / "results.json").write_text(
+            json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8"
+        )
         (folder / "index.html").write_text(self.to_html(), encoding="utf-8")
 
     def write(self, out: str | os.PathLike[str], *, overwrite: bool = True) -> Path:
@@ -645,7 +722,8 @@ def write_bundle(
             raise NdcglabError(f"--out {dest} exists and is not a folder. Fix: choose another path")
         if any(dest.iterdir()) and not ((dest / "results.json").exists() and overwrite):
             raise NdcglabError(
-                f"--out {dest} exists and is not an earlier ndcglab report; refusing to replace it. "
+                f"--out {dest} exists and is not an earlier ndcglab report; refusing to replace "
+                "it. "
                 "Fix: choose a new or empty folder"
             )
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -674,8 +752,20 @@ def write_bundle(
 def _dataset_html(d: Mapping[str, Any]) -> str:
     e = html.escape
     rows = []
-    for key in ("name", "source", "kind", "description", "queries", "docs", "features", "labels",
-                "list_length", "empty_queries", "folds", "params"):
+    for key in (
+        "name",
+        "source",
+        "kind",
+        "description",
+        "queries",
+        "docs",
+        "features",
+        "labels",
+        "list_length",
+        "empty_queries",
+        "folds",
+        "params",
+    ):
         if key in d and d[key] is not None:
             v = d[key]
             text = v if isinstance(v, str) else json.dumps(jsonable(v))
@@ -710,7 +800,8 @@ h2 { font-size: 1.25em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
 .banner { background: #fff4d6; border: 1px solid #e8c55c; padding: .5em .8em; }
 .claim { background: #eef4fb; border-left: 4px solid #4a7ab8; padding: .5em .8em; }
 table { border-collapse: collapse; margin: .5em 0; font-size: .92em; }
-th, td { border-bottom: 1px solid #e3e3e3; padding: .25em .6em; text-align: left; vertical-align: top; }
+th, td { border-bottom: 1px solid #e3e3e3; padding: .25em .6em; text-align: left;
+         vertical-align: top; }
 thead th { border-bottom: 2px solid #888; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 figure { margin: 1.2em 0; }

@@ -29,6 +29,22 @@ from ..errors import ModelMismatchError, SpecError
 __all__ = ["NORMALIZATIONS", "Normalizer"]
 
 NORMALIZATIONS = ("none", "query_minmax", "zscore")
+_BLOCK = 262_144  # rows per block
+
+
+def _query_blocks(b: np.ndarray) -> list[tuple[int, int, np.ndarray]]:
+    """Row ranges of whole queries, about ``_BLOCK`` rows each, with their local boundaries."""
+    out = []
+    q = 0
+    n_q = len(b) - 1
+    while q < n_q:
+        end = int(np.searchsorted(b, b[q] + _BLOCK, side="right")) - 1
+        end = min(max(end, q + 1), n_q)
+        out.append((int(b[q]), int(b[end]), b[q : end + 1] - b[q]))
+        q = end
+    if not out:
+        out.append((0, 0, np.zeros(1, dtype=np.int64)))
+    return out
 
 
 def _segment_reduce(
@@ -64,26 +80,42 @@ class Normalizer:
 
     @classmethod
     def fit(cls, method: str, features: np.ndarray) -> Normalizer:
-        """Fit ``method`` on training ``features`` (``(N, F)``; NaN ignored)."""
-        x = np.asarray(features, dtype=np.float64)
+        """Fit ``method`` on training ``features`` (``(N, F)``; NaN ignored).
+
+        ``zscore`` statistics are computed in float64, two passes over row blocks (mean, then
+        the mean squared deviation), so large float32 matrices are never copied whole.
+        """
+        x = np.asarray(features)
         if x.ndim != 2:
             raise SpecError(f"features must be 2-D (documents, features), got shape {x.shape}")
         norm = cls(method=method, n_features=x.shape[1])
         if method == "zscore":
-            finite = np.isfinite(x)
-            count = finite.sum(axis=0)
-            xs = np.where(finite, x, 0.0)
+            count = np.zeros(x.shape[1])
+            total = np.zeros(x.shape[1])
+            for lo in range(0, len(x), _BLOCK):
+                blk = x[lo : lo + _BLOCK].astype(np.float64)
+                ok = np.isfinite(blk)
+                count += ok.sum(axis=0)
+                total += np.where(ok, blk, 0.0).sum(axis=0)
             with np.errstate(invalid="ignore", divide="ignore"):
-                mean = xs.sum(axis=0) / count
-                var = (np.where(finite, x - mean, 0.0) ** 2).sum(axis=0) / count
-            mean = np.where(count > 0, mean, 0.0)
-            std = np.sqrt(np.where(count > 0, var, 0.0))
+                mean = np.where(count > 0, total / count, 0.0)
+            sq = np.zeros(x.shape[1])
+            for lo in range(0, len(x), _BLOCK):
+                blk = x[lo : lo + _BLOCK].astype(np.float64)
+                ok = np.isfinite(blk)
+                sq += (np.where(ok, blk - mean, 0.0) ** 2).sum(axis=0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                std = np.sqrt(np.where(count > 0, sq / count, 0.0))
             norm.mean = mean
             norm.scale = np.where(std > 0, std, 1.0)
         return norm
 
     def transform(self, features: np.ndarray, boundaries: np.ndarray | None = None) -> np.ndarray:
-        """Normalise ``features`` (``(N, F)``); ``boundaries`` are needed by ``query_minmax``."""
+        """Normalise ``features`` (``(N, F)``); ``boundaries`` are needed by ``query_minmax``.
+
+        Works through blocks of whole queries (float64 inside, float32 out), so memory stays
+        near one float32 copy of the input.
+        """
         x = np.asarray(features)
         if x.ndim != 2:
             raise SpecError(f"features must be 2-D (documents, features), got shape {x.shape}")
@@ -92,28 +124,35 @@ class Normalizer:
                 f"the normalisation was fitted on {self.n_features} features but the data has "
                 f"{x.shape[1]}. Fix: apply the model to data with the same feature set"
             )
-        if self.method == "none":
-            out = np.array(x, dtype=np.float32, copy=True)
-        elif self.method == "zscore":
-            assert self.mean is not None and self.scale is not None
-            out = ((x.astype(np.float64) - self.mean) / self.scale).astype(np.float32)
-        else:
-            if boundaries is None:
-                raise SpecError(
-                    "query_minmax normalisation needs the query boundaries of the data. Fix: pass "
-                    "a RankingDataset, or group=/qid= with the feature matrix"
-                )
-            x64 = x.astype(np.float64)
-            lo, lengths = _segment_reduce(np.fmin, x64, boundaries)
-            hi, _ = _segment_reduce(np.fmax, x64, boundaries)
-            span = hi - lo
-            with np.errstate(invalid="ignore", divide="ignore"):
-                inv = np.where(span > 0, 1.0 / span, 0.0)
-            out = ((x64 - np.repeat(lo, lengths, axis=0)) * np.repeat(inv, lengths, axis=0)).astype(
-                np.float32
+        if self.method == "query_minmax" and boundaries is None:
+            raise SpecError(
+                "query_minmax normalisation needs the query boundaries of the data. Fix: pass "
+                "a RankingDataset, or group=/qid= with the feature matrix"
             )
+        out = np.empty(x.shape, dtype=np.float32)
+        if boundaries is None:
+            blocks = [(a, min(a + _BLOCK, len(x)), None) for a in range(0, len(x), _BLOCK)]
+        else:
+            blocks = _query_blocks(np.asarray(boundaries, dtype=np.int64))
+        for lo, hi, bnd in blocks:
+            out[lo:hi] = self._transform_block(x[lo:hi], bnd)
         out[~np.isfinite(out)] = 0.0
         return out
+
+    def _transform_block(self, x: np.ndarray, boundaries: np.ndarray | None) -> np.ndarray:
+        x64 = x.astype(np.float64)
+        if self.method == "none":
+            return x64
+        if self.method == "zscore":
+            assert self.mean is not None and self.scale is not None
+            return (x64 - self.mean) / self.scale
+        assert boundaries is not None
+        lo, lengths = _segment_reduce(np.fmin, x64, boundaries)
+        hi, _ = _segment_reduce(np.fmax, x64, boundaries)
+        span = hi - lo
+        with np.errstate(invalid="ignore", divide="ignore"):
+            inv = np.where(span > 0, 1.0 / span, 0.0)
+        return (x64 - np.repeat(lo, lengths, axis=0)) * np.repeat(inv, lengths, axis=0)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (stored in model files)."""

@@ -336,7 +336,7 @@ def train(
             work.labels,
             work.boundaries,
             batch_size=cfg.gd_bucket if cfg.optimizer == "gd" else cfg.batch_size,
-            batching=cfg.batching,
+            batching="bucket" if cfg.optimizer == "gd" else cfg.batching,
             max_padded=cfg.max_padded,
             seed=cfg.seed,
             shuffle=cfg.optimizer != "gd",
@@ -344,6 +344,7 @@ def train(
             dtype=dtype,
         )
         xv = None if x_val is None else torch.as_tensor(x_val, dtype=dtype, device=device)
+        del x_train, x_work, x_val  # the plan holds its own (reordered) copy
         gen = torch.Generator(device=device)
         decay = _weights(model)
 
@@ -529,7 +530,7 @@ def train(
 
 
 def _l2_weight(cfg: TrainConfig, loss: Any, n_queries: int) -> float:
-    """The L2 weight: ``l2`` option, else from ``C``, else the loss's own ``l2`` (RankSVM), else 0."""
+    """L2 weight: the ``l2`` option, else from ``C``, else the loss's ``l2`` (RankSVM), else 0."""
     if cfg.l2 is not None:
         return float(cfg.l2)
     if cfg.C is not None:

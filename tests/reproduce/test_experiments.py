@@ -1,0 +1,181 @@
+"""Every experiment in the test-suite's tiny mode: the files it writes, atomicity, the CLI.
+
+The tiny mode uses minimal data and work (the numbers mean nothing); what is checked is the report
+folder: HTML whose <img> tags point at existing PNGs, CSV/Markdown/LaTeX tables, results.json with
+dataset hashes, seeds and package versions.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from ndcglab.cli.main import main
+from ndcglab.errors import NdcglabError
+from ndcglab.reproduce import EXPERIMENTS, run_experiment
+
+pytest.importorskip("torch")
+pytest.importorskip("matplotlib")
+
+
+def check_report(folder: Path, experiment: str) -> dict:
+    """Assert the layout of one report folder; return its results.json."""
+    html = (folder / "index.html").read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and "<style>" in html
+    imgs = re.findall(r'<img src="([^"]+)"', html)
+    assert imgs, f"{experiment}: no plot in the page"
+    for src in imgs:
+        assert not src.startswith(("/", "http")), src  # relative paths only
+        png = folder / src
+        assert png.is_file() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", src
+    tables = sorted((folder / "tables").glob("*.csv"))
+    tables = [t for t in tables if not t.name.endswith(".export.csv")]
+    assert tables, f"{experiment}: no table"
+    for t in tables:
+        for ext in (".md", ".tex"):
+            assert t.with_suffix(ext).is_file(), t.with_suffix(ext)
+        rows = list(csv.reader(t.open(encoding="utf-8")))
+        assert len(rows) >= 2 and all(len(r) == len(rows[0]) for r in rows)
+        assert f'href="tables/{t.name}"' in html
+        tex = t.with_suffix(".tex").read_text(encoding="utf-8")
+        assert r"\begin{tabular}" in tex and r"\end{table}" in tex
+    res = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    assert res["experiment"] == experiment
+    assert res["quick"] is True and res["seed"] == 0 and "seed" in res["seeds"]
+    for pkg in ("python", "ndcglab", "numpy", "scipy", "torch", "lightgbm"):
+        assert res["versions"].get(pkg), pkg
+    assert res["elapsed_s"] is not None and res["elapsed_s"] >= 0
+    assert f"run time {res['elapsed_s']:.1f} s" in html
+    assert res["findings"], f"{experiment}: no comparison with the paper"
+    for f in res["findings"]:
+        assert f["agrees"] in (True, False, None) and f["claim"] and f["observed"]
+    if experiment != "limits":  # the theorems use no dataset
+        assert res["datasets"], f"{experiment}: no dataset description"
+        for d in res["datasets"]:
+            hashes = json.dumps(d.get("hashes", {}))
+            assert re.search(r"[0-9a-f]{64}", hashes), f"{experiment}: no sha256 in {d}"
+            if d.get("kind") == "synthetic":
+                assert d.get("params"), "synthetic data: generator parameters"
+    assert res["conventions"], f"{experiment}: no measure conventions"
+    for name, conv in res["conventions"].items():
+        assert isinstance(conv, dict) and conv, name
+        assert f"<code>{name}</code>" in html or name.replace("&", "&amp;") in html
+    return res
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_experiment_tiny(name: str, tmp_path: Path) -> None:
+    out, _ = run_experiment(name, tmp_path / name, mode="tiny")
+    assert out == (tmp_path / name).resolve()
+    check_report(out, name)
+    # nothing else left beside the report (no temporary folders)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_cost_sensitive_prints_the_papers_numbers(tmp_path: Path) -> None:
+    from ndcglab.reproduce.cost_sensitive import PAPER
+
+    # Lu et al. Table 1 (OHSUMED), transcribed by hand from the paper
+    assert PAPER["OHSUMED"]["ListMLE"]["ndcg@1"] == 0.548
+    assert PAPER["OHSUMED"]["CS-ListMLE@1"]["ndcg@1"] == 0.555
+    assert PAPER["OHSUMED"]["CS-ListMLE@1"]["ndcg@10"] == 0.446
+    assert PAPER["OHSUMED"]["CS-ListMLE@1"]["map"] == 0.442
+    out, _ = run_experiment("cost-sensitive", tmp_path / "cs", mode="tiny")
+    rows = list(csv.reader((out / "tables" / "paper_comparison.csv").open(encoding="utf-8")))
+    assert rows[0][:3] == ["method", "N@1 ours", "N@1 paper"]
+    listmle = next(r for r in rows if r[0] == "ListMLE")
+    assert float(listmle[2]) == 0.548 and listmle[6] == ""  # N@5 not reported ("—")
+
+
+def test_all_writes_an_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ndcglab.reproduce as R
+
+    monkeypatch.setattr(R, "EXPERIMENTS", {"linear-ndcg": "linear_ndcg", "limits": "limits"})
+    out, _ = run_experiment("all", tmp_path / "all", mode="tiny")
+    html = (out / "index.html").read_text(encoding="utf-8")
+    for sub in ("linear-ndcg", "limits"):
+        assert f'href="{sub}/index.html"' in html
+        check_report(out / sub, sub)
+    res = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert set(res["results"]) >= {"linear-ndcg", "limits"}
+    assert (out / "tables" / "experiments.csv").is_file()
+
+
+def test_failure_leaves_no_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ndcglab.reproduce.limits as L
+
+    def boom(report, settings):
+        report.text("half done")
+        raise RuntimeError("simulated failure in the middle of an experiment")
+
+    monkeypatch.setattr(L, "run", boom)
+    with pytest.raises(RuntimeError, match="simulated failure"):
+        run_experiment("limits", tmp_path / "rep", mode="tiny")
+    assert list(tmp_path.iterdir()) == []
+
+    import ndcglab.reproduce as R
+
+    monkeypatch.setattr(R, "EXPERIMENTS", {"linear-ndcg": "linear_ndcg", "limits": "limits"})
+    with pytest.raises(RuntimeError):
+        run_experiment("all", tmp_path / "all", mode="tiny")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_experiment_and_bad_data(tmp_path: Path) -> None:
+    with pytest.raises(NdcglabError, match="unknown experiment"):
+        run_experiment("nope", tmp_path / "x")
+    with pytest.raises(NdcglabError, match="no such file"):
+        run_experiment("linear-ndcg", tmp_path / "x", data=tmp_path / "missing", mode="tiny")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(NdcglabError, match="Fold1"):
+        run_experiment("linear-ndcg", tmp_path / "x", data=tmp_path / "empty", mode="tiny")
+    assert not (tmp_path / "x").exists()
+
+
+def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "lin"
+    rc = main(
+        [
+            "reproduce",
+            "linear-ndcg",
+            "--mode",
+            "tiny",
+            "--out",
+            str(out),
+            "--format",
+            "json",
+            "--quiet",
+        ]
+    )
+    assert rc == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["experiment"] == "linear-ndcg" and Path(payload["out"]) == out.resolve()
+    assert payload["findings"] and (out / "index.html").is_file()
+    check_report(out, "linear-ndcg")
+    # text output, and a library error becomes exit status 2 with a message
+    rc = main(["reproduce", "linear-ndcg", "--mode", "tiny", "--out", str(out), "--quiet"])
+    assert rc == 0 and "report written to" in capsys.readouterr().out
+    rc = main(
+        ["reproduce", "linear-ndcg", "--data", str(tmp_path / "none"), "--out", str(tmp_path / "x")]
+    )
+    assert rc == 2 and "no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["reproduce", "nope", "--out", str(tmp_path / "y")])
+
+
+@pytest.mark.realdata
+def test_linear_ndcg_on_a_real_file(tmp_path: Path, mq2008: Path) -> None:
+    out, report = run_experiment(
+        "linear-ndcg", tmp_path / "r", mode="tiny", data=mq2008 / "Fold1" / "test.txt.gz"
+    )
+    res = check_report(out, "linear-ndcg")
+    assert report.results["largest_gap"]["trained ListNet scores / input"] == 0.0
+    hashes = res["datasets"][0]["hashes"]["test.txt.gz"]
+    # the uncompressed hash is the one ../shared/data/MANIFEST.tsv lists
+    manifest = (mq2008.parent / "MANIFEST.tsv").read_text().splitlines()
+    row = next(line.split("\t") for line in manifest if line.startswith("MQ2008/Fold1/test.txt\t"))
+    assert hashes["sha256_uncompressed"] == row[2] and hashes["sha256"] == row[6]
