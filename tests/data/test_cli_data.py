@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pytest
 
 from ndcglab.cli import main as cli_main
 from ndcglab.data import make_synthetic, read_letor, write_svmlight
