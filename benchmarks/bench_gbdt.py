@@ -39,6 +39,7 @@ OURS = [
     "listmle",
     "cs_listmle@10",
     "ranknet",
+    "lambdarank",
     "lambdarank@10",
 ]
 THEIRS = ["lightgbm:lambdarank", "lightgbm:rank_xendcg"]
@@ -68,9 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     from ndcglab.measures import evaluate
 
     torch().set_num_threads(max(1, args.threads))
-    losses = args.losses.split(";") if args.losses and ";" in args.losses else (
-        [s.strip() for s in _split_specs(args.losses)] if args.losses else
-        (QUICK if args.quick else OURS) + THEIRS
+    losses = (
+        args.losses.split(";")
+        if args.losses and ";" in args.losses
+        else (
+            [s.strip() for s in _split_specs(args.losses)]
+            if args.losses
+            else (QUICK if args.quick else OURS) + THEIRS
+        )
     )
     n_folds = 2 if args.quick else args.folds
     settings = {
@@ -103,9 +109,14 @@ def main(argv: list[str] | None = None) -> int:
                     model = train_gbdt(train, loss, valid=vali, **settings)
                 res = evaluate(test, model.predict(test), TEST_MEASURES, preset="letor4")
                 per_fold.append(
-                    {"fold": name, **res.mean, "best_iteration": model.best_iteration,
-                     "hessian": model.metadata["objective"].get("hessian_used",
-                                                                model.metadata["objective"].get("hessian"))}
+                    {
+                        "fold": name,
+                        **res.mean,
+                        "best_iteration": model.best_iteration,
+                        "hessian": model.metadata["objective"].get(
+                            "hessian_used", model.metadata["objective"].get("hessian")
+                        ),
+                    }
                 )
             secs = time.perf_counter() - t0
             mean = {m: float(np.mean([f[m] for f in per_fold])) for m in TEST_MEASURES}
@@ -119,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
         print(_table(ds_name, results[ds_name], len(data)))
         print()
     if args.json:
-        args.json.write_text(json.dumps({"settings": settings, "results": results}, indent=2, default=str))
+        args.json.write_text(
+            json.dumps({"settings": settings, "results": results}, indent=2, default=str)
+        )
     return 0
 
 
@@ -144,13 +157,19 @@ def _table(ds_name: str, res: dict[str, dict], n_folds: int) -> str:
     best10 = max(r["mean"]["ndcg@10"] for r in res.values())
     for loss, r in res.items():
         mark = " *" if r["mean"]["ndcg@10"] == best10 else ""
-        rows.append([loss + mark, *[f"{r['mean'][m]:.4f}" for m in TEST_MEASURES], f"{r['seconds']:.0f}"])
+        rows.append(
+            [loss + mark, *[f"{r['mean'][m]:.4f}" for m in TEST_MEASURES], f"{r['seconds']:.0f}"]
+        )
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
     lines = [f"{ds_name}: test, letor4 conventions, mean over {n_folds} folds (* best NDCG@10)"]
     lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)))
     lines.append("  ".join("-" * w for w in widths))
     for row in rows:
-        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        lines.append(
+            "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))
+            )
+        )
     return "\n".join(lines)
 
 

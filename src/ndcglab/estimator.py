@@ -75,7 +75,8 @@ class NDCGRanker:
     e.g. ``listnet``, ``cs_listmle@10``, ``consistent_listnet(norm=z10)``, ``ranksvm``,
     ``adarank``), ``model`` (``linear``, ``mlp``, ``adarank``, ``gbdt``), ``optimizer`` (``gd``
     full batch until the loss changes less than ``tol``, or ``adam`` over batches of
-    ``batch_size`` queries), ``lr`` (None: 0.1 for gd, 1e-3 for adam), ``epochs`` (cap),
+    ``batch_size`` queries), ``lr`` (None: 0.1 for gd, 1e-3 for adam), ``epochs`` (cap; None:
+    1000 for gd, 300 for adam),
     ``normalize`` (``none``, ``query_minmax``, ``zscore``), ``validation_measure`` and ``preset``
     (model selection on ``eval_set``), ``patience`` (early stopping), ``seed``, ``device``
     (``cpu``, ``cuda``, ``auto``), ``hidden``/``activation``/``dropout`` (MLP), ``l2`` and ``C``
@@ -88,9 +89,9 @@ class NDCGRanker:
         *,
         loss: str = "listnet",
         model: str = "linear",
-        optimizer: str = "gd",
+        optimizer: str = "adam",
         lr: float | None = None,
-        epochs: int = 1000,
+        epochs: int | None = None,
         batch_size: int | None = 16,
         tol: float = 1e-6,
         normalize: str = "zscore",
@@ -103,7 +104,7 @@ class NDCGRanker:
         activation: str = "relu",
         dropout: float = 0.0,
         l2: float | None = None,
-        C: float = 1.0,
+        C: float | None = None,
         checkpoint_dir: str | None = None,
         verbose: bool = False,
         gbdt_params: dict[str, Any] | None = None,

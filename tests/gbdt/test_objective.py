@@ -1,6 +1,7 @@
 """The LightGBM objective: gradients equal autograd of the loss (summed over lists), Hessian
-diagonals equal the exact one where closed-form/exact, and the Hutchinson estimate stays within its
-stated bound. Oracles: per-list autograd and ``torch.autograd.functional.hessian`` (tests/gbdt/_standins.py)."""
+diagonals equal the exact one where closed-form/exact, and the Hutchinson estimate stays within
+its stated bound. Oracles: per-list autograd and ``torch.autograd.functional.hessian``
+(tests/gbdt/_standins.py)."""
 
 from __future__ import annotations
 
@@ -46,10 +47,22 @@ REGISTERED_SPECS = [
     "ranknet",
     "lambdarank@10",
 ]
-CLOSED_SPECS = ["listnet", "listnet(gain=exp2)", "consistent_listnet", "consistent_listnet(norm=z10)",
-                "squared", "consistent_squared", "ranknet", "ranknet(sigma=2,weight=gain)",
-                "ranknet(weight=label)", "lambdarank@10", "lambdarank(discount=zipf,gain=linear)",
-                "cs_listmle@10", "cs_listmle@3", "cs_listmle@0.5n"]
+CLOSED_SPECS = [
+    "listnet",
+    "listnet(gain=exp2)",
+    "consistent_listnet",
+    "consistent_listnet(norm=z10)",
+    "squared",
+    "consistent_squared",
+    "ranknet",
+    "ranknet(sigma=2,weight=gain)",
+    "ranknet(weight=label)",
+    "lambdarank@10",
+    "lambdarank(discount=zipf,gain=linear)",
+    "cs_listmle@10",
+    "cs_listmle@3",
+    "cs_listmle@0.5n",
+]
 
 
 def _registered(spec: str) -> bool:
@@ -80,7 +93,7 @@ def _distinct_labels(seed=3, n_queries=12, max_len=9):
 
 # ----------------------------------------------------------------------------- buckets
 def test_buckets_gather_scatter_round_trip_and_padding_bound():
-    y, s, b = S.random_lists(0, n_queries=200, max_len=300)
+    _, s, b = S.random_lists(0, n_queries=200, max_len=300)
     idx = BucketIndex(b, growth=1.5)
     padded = idx.gather(s, fill=np.nan)
     assert np.allclose(idx.scatter(padded), s)
@@ -106,7 +119,9 @@ def test_padding_never_changes_gradient_or_hessian():
         obj = LossObjective(S.ListNet(), hessian="exact")
         bound = obj.bind(y, b)
         bound.buckets = BucketIndex(b, growth=growth)
-        bound.states = obj.bind(y, b).states if growth == 1.5 else _states_for(obj, y, bound.buckets)
+        bound.states = (
+            obj.bind(y, b).states if growth == 1.5 else _states_for(obj, y, bound.buckets)
+        )
         out.append(bound.grad_hess(s))
     for g, h in out[1:]:
         np.testing.assert_allclose(g, out[0][0], atol=1e-12)
@@ -143,7 +158,9 @@ def test_standin_gradient_and_exact_hessian(loss, mode):
     np.testing.assert_allclose(h, np.maximum(h_ref, FLOOR), atol=1e-10)
 
 
-@pytest.mark.parametrize("loss", [S.ListNet(), S.ConsistentListNet(), S.ConsistentSquared()], ids=lambda x: x.name)
+@pytest.mark.parametrize(
+    "loss", [S.ListNet(), S.ConsistentListNet(), S.ConsistentSquared()], ids=lambda x: x.name
+)
 def test_standin_closed_forms_are_used_and_exact(loss):
     y, s, b = S.random_lists(5, n_queries=30, max_len=30)
     y[b[3] : b[4]] = 0.0  # a list without relevant documents
@@ -171,12 +188,12 @@ def _hutchinson_check(loss, y, s, b, samples=32):
 @pytest.mark.parametrize("loss", [S.ListNet(), S.Cosine(), S.RankNet()], ids=lambda x: x.name)
 def test_hutchinson_within_stated_bound(loss):
     y, s, b = S.random_lists(6, n_queries=20, max_len=25)
-    err, sd = _hutchinson_check(loss, y, s, b)
+    _, sd = _hutchinson_check(loss, y, s, b)
     assert sd.max() > 0  # the test is not vacuous
 
 
 def test_auto_mixes_exact_and_hutchinson_by_length():
-    y, s, b = S.random_lists(7, n_queries=30, max_len=40)
+    y, _, b = S.random_lists(7, n_queries=30, max_len=40)
     obj = LossObjective(S.Cosine(), exact_max_len=16)
     bound = obj.bind(y, b)
     assert set(bound.modes) == {"exact", "hutchinson"}
@@ -265,7 +282,9 @@ def test_exact_hessian_of_registered_loss(spec):
     # (cs_listmle's double backward can give NaN) and counted
     nan = ~np.isfinite(h_ref)
     assert bound.nonfinite_hessians == int(nan.sum())
-    np.testing.assert_allclose(h, np.where(nan, FLOOR, np.maximum(h_ref, FLOOR)), atol=1e-9, rtol=1e-9)
+    np.testing.assert_allclose(
+        h, np.where(nan, FLOOR, np.maximum(h_ref, FLOOR)), atol=1e-9, rtol=1e-9
+    )
 
 
 @pytest.mark.parametrize("spec", CLOSED_SPECS)

@@ -1,4 +1,5 @@
-"""Training boosted trees with our objectives: learns, stops early on *our* measure, saves and loads."""
+"""Training boosted trees with our objectives: learns, stops early on *our* measure, saves and
+loads."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def _ndcg10(ds: RankingDataset, scores: np.ndarray) -> float:
     for q in ds:
         lo = q.start
         s = scores[lo : lo + len(q)]
-        g = 2.0 ** q.labels - 1.0
+        g = 2.0**q.labels - 1.0
         d = 1.0 / np.log2(np.arange(2, len(q) + 2))
         dcg = (g[np.argsort(-s, kind="stable")][:10] * d[:10]).sum()
         idcg = (np.sort(g)[::-1][:10] * d[:10]).sum()
@@ -56,7 +57,9 @@ def test_listnet_gbdt_beats_random():
 def test_registered_loss_by_name_and_builtin_comparison():
     pytest.importorskip("ndcglab.losses")
     ours = train_gbdt(TRAIN, "listnet", num_boost_round=20, early_stopping_rounds=None, **SMALL)
-    lr = train_gbdt(TRAIN, "lightgbm:lambdarank", num_boost_round=20, early_stopping_rounds=None, **SMALL)
+    lr = train_gbdt(
+        TRAIN, "lightgbm:lambdarank", num_boost_round=20, early_stopping_rounds=None, **SMALL
+    )
     assert ours.loss == "listnet" and lr.loss == "lightgbm:lambdarank"
     assert ours.metadata["params"]["num_leaves"] == lr.metadata["params"]["num_leaves"] == 7
     for m in (ours, lr):
@@ -68,8 +71,16 @@ def test_early_stopping_uses_our_measure():
     from ndcglab.measures import evaluate
 
     model = train_gbdt(
-        TRAIN, S.ListNet(), valid=VALID, num_boost_round=60, early_stopping_rounds=5,
-        measure="ndcg@5", preset="letor4", learning_rate=0.3, num_leaves=15, min_data_in_leaf=5,
+        TRAIN,
+        S.ListNet(),
+        valid=VALID,
+        num_boost_round=60,
+        early_stopping_rounds=5,
+        measure="ndcg@5",
+        preset="letor4",
+        learning_rate=0.3,
+        num_leaves=15,
+        min_data_in_leaf=5,
     )
     tr = model.metadata["training"]
     curve = tr["valid_curve"]
@@ -86,7 +97,9 @@ def test_early_stopping_uses_our_measure():
 
 
 def test_save_load_round_trip(tmp_path):
-    model = train_gbdt(TRAIN, S.ListNet(), valid=VALID, num_boost_round=15, early_stopping_rounds=3, **SMALL)
+    model = train_gbdt(
+        TRAIN, S.ListNet(), valid=VALID, num_boost_round=15, early_stopping_rounds=3, **SMALL
+    )
     path = model.save(tmp_path / "m.ndcg")
     back = load_gbdt(path)
     np.testing.assert_array_equal(back.predict(TEST), model.predict(TEST))
@@ -120,7 +133,9 @@ def test_errors(tmp_path):
 
 def test_fit_gbdt_maps_params():
     model = fit_gbdt(
-        TRAIN, S.ListNet(), params={"n_estimators": 3, "num_leaves": 5, "lambda_l2": 1.0, "seed": 3},
+        TRAIN,
+        S.ListNet(),
+        params={"n_estimators": 3, "num_leaves": 5, "lambda_l2": 1.0, "seed": 3},
         early_stopping_rounds=None,
     )
     assert model.booster.current_iteration() == 3

@@ -49,7 +49,7 @@ def first_feature(lines: list[str], index: int = 1) -> list[float]:
     key = f"{index}:"
     for line in lines:
         body = line.split("#", 1)[0].split()
-        out.append(next((float(t[len(key):]) for t in body if t.startswith(key)), 0.0))
+        out.append(next((float(t[len(key) :]) for t in body if t.startswith(key)), 0.0))
     return out
 
 
@@ -141,10 +141,14 @@ def evaluate_letor(lines: list[str], predictions: list[float], version: str = "4
         per_query[qid] = res
     nq = len(per_query)
     out: dict = {"queries": per_query}
-    out["P"] = [sum(q["P"][i] if i < len(q["P"]) else 0.0 for q in per_query.values()) / nq
-                for i in range(TOP)]
-    out["NDCG"] = [sum(q["NDCG"][i] if i < len(q["NDCG"]) else 0.0 for q in per_query.values()) / nq
-                   for i in range(TOP)]
+    out["P"] = [
+        sum(q["P"][i] if i < len(q["P"]) else 0.0 for q in per_query.values()) / nq
+        for i in range(TOP)
+    ]
+    out["NDCG"] = [
+        sum(q["NDCG"][i] if i < len(q["NDCG"]) else 0.0 for q in per_query.values()) / nq
+        for i in range(TOP)
+    ]
     out["MAP"] = sum(q["MAP"] for q in per_query.values()) / nq
     if version == "4.0":
         out["MeanNDCG"] = sum(q["MeanNDCG"] for q in per_query.values()) / nq

@@ -86,7 +86,7 @@ def orders(scores, labels, ties, docids=None, values=None):
 
 def _neg_str_key(s: str):
     """A key sorting strings in descending order."""
-    return tuple(-ord(c) for c in s) + (1,)
+    return (*tuple(-ord(c) for c in s), 1)
 
 
 # ----------------------------------------------------------------------------- measures
@@ -123,8 +123,19 @@ def fraction_k(c: float, n: int, rounding: str) -> int:
     return max(k, 1) if n > 0 else 0
 
 
-def ndcg(labels, scores, *, gain_name="exp2", disc="log", k=None, ties="input", empty="zero",
-         short="clip", docids=None, unretrieved=()):
+def ndcg(
+    labels,
+    scores,
+    *,
+    gain_name="exp2",
+    disc="log",
+    k=None,
+    ties="input",
+    empty="zero",
+    short="clip",
+    docids=None,
+    unretrieved=(),
+):
     """NDCG@k of one query; ``unretrieved``: labels of judged docs not in the ranking.
     Returns (value, is_empty); value None means skipped."""
     all_labels = list(labels) + list(unretrieved)
@@ -181,8 +192,18 @@ def precision(labels, scores, *, k=None, rel="1", ties="input", short="pad", doc
     return tot / len(os_)
 
 
-def average_precision(labels, scores, *, k=None, rel="1", ties="input", empty="zero",
-                      denom="all", docids=None, unretrieved=()):
+def average_precision(
+    labels,
+    scores,
+    *,
+    k=None,
+    rel="1",
+    ties="input",
+    empty="zero",
+    denom="all",
+    docids=None,
+    unretrieved=(),
+):
     vals = [1.0 if is_rel(rel, y) else 0.0 for y in labels]
     R = sum(vals) + sum(1 for y in unretrieved if is_rel(rel, y))
     if R == 0:

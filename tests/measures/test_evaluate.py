@@ -23,7 +23,7 @@ from ndcglab.measures import (
 from . import reference as ref
 
 
-def _small():  # noqa: ANN202
+def _small():
     y = np.array([2, 0, 1, 0, 0, 1, 3, 0.0])
     s = np.array([0.1, 0.4, 0.3, 0.9, 0.2, 0.2, 0.5, 0.7])
     b = np.array([0, 3, 5, 8])
@@ -31,7 +31,7 @@ def _small():  # noqa: ANN202
 
 
 def test_normalisation_u_of_spec_section_3() -> None:
-    """u = G(y)/||G(y)||_D: labels (5,4) w.p. 0.3 and (1,3) w.p. 0.7 give E[u] = (0.3216, 0.7533)."""
+    """u = G(y)/||G(y)||_D: labels (5,4) w.p. 0.3 and (1,3) w.p. 0.7: E[u] = (0.3216, 0.7533)."""
     y = np.array([5, 4, 1, 3.0])
     b = np.array([0, 2, 4])
     z = evaluate_arrays(y, np.zeros(4), b, ["idcg"]).per_query["idcg"]  # standard: exp2, log2
@@ -50,7 +50,9 @@ def test_result_shape_and_json() -> None:
     assert r.names == ["ndcg@2", "map", "ndcg(empty=skip)"]
     assert r.empty_queries == 1 and r.empty_by_measure["map"] == 1
     assert math.isnan(r.per_query["ndcg(empty=skip)"][1])
-    assert r.mean["ndcg(empty=skip)"] == pytest.approx(np.mean(r.per_query["ndcg(empty=skip)"][[0, 2]]))
+    assert r.mean["ndcg(empty=skip)"] == pytest.approx(
+        np.mean(r.per_query["ndcg(empty=skip)"][[0, 2]])
+    )
     d = json.loads(json.dumps(r.to_dict()))
     assert set(d) == {"mean", "queries", "empty_queries", "convention"}
     assert d["queries"] == 3 and d["empty_queries"] == 1
@@ -64,7 +66,7 @@ def test_result_shape_and_json() -> None:
     assert "ndcg@2" in text and "1 of 3 queries empty" in text and "preset standard" in text
 
 
-def test_to_csv(tmp_path) -> None:  # noqa: ANN001
+def test_to_csv(tmp_path) -> None:
     y, s, b = _small()
     r = evaluate_arrays(y, s, b, ["ndcg@2", "ndcg(empty=skip)"], query_ids=["a", "b", "c"])
     out = r.to_csv(tmp_path / "sub" / "pq.csv")
@@ -80,7 +82,9 @@ def test_evaluate_dataset_and_errors() -> None:
     y, s, b = _small()
     ds = RankingDataset.from_arrays(np.zeros((8, 2)), y, group=np.diff(b))
     r = evaluate(ds, s, "ndcg@3")
-    assert np.array_equal(r.per_query["ndcg@3"], evaluate_arrays(y, s, b, "ndcg@3").per_query["ndcg@3"])
+    assert np.array_equal(
+        r.per_query["ndcg@3"], evaluate_arrays(y, s, b, "ndcg@3").per_query["ndcg@3"]
+    )
     with pytest.raises(DataFormatError, match="7 scores for 8 documents"):
         evaluate(ds, s[:7], "ndcg")
     with pytest.raises(DataFormatError, match="not a finite number"):
@@ -93,9 +97,17 @@ def test_evaluate_dataset_and_errors() -> None:
 
 def test_default_measures_come_from_the_preset() -> None:
     y, s, b = _small()
-    assert evaluate_arrays(y, s, b).names == ["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "ndcg", "map"]
-    assert evaluate_arrays(y, s, b, preset="trec_eval", doc_ids=[str(i) for i in range(8)]).names == [
-        "map", "p@5", "p@10", "ndcg", "ndcg@10"]
+    assert evaluate_arrays(y, s, b).names == [
+        "ndcg@1",
+        "ndcg@3",
+        "ndcg@5",
+        "ndcg@10",
+        "ndcg",
+        "map",
+    ]
+    assert evaluate_arrays(
+        y, s, b, preset="trec_eval", doc_ids=[str(i) for i in range(8)]
+    ).names == ["map", "p@5", "p@10", "ndcg", "ndcg@10"]
     assert evaluate_arrays(y, s, b, preset="lightgbm").names == [f"ndcg@{k}" for k in range(1, 6)]
 
 
@@ -117,7 +129,7 @@ def test_ndcg_per_query_fast_path() -> None:
         spec = "ndcg" if k is None else f"ndcg@{k}"
         assert np.array_equal(fast, evaluate_arrays(y, s, b, [spec]).per_query[spec])
         for q in range(0, 200, 37):
-            want, _ = ref.ndcg(list(y[b[q]:b[q + 1]]), list(s[b[q]:b[q + 1]]), k=k)
+            want, _ = ref.ndcg(list(y[b[q] : b[q + 1]]), list(s[b[q] : b[q + 1]]), k=k)
             assert fast[q] == pytest.approx(want, abs=1e-12)
     lin = ndcg_per_query(y, s, b, 5, gain="linear", discount="zipf", ties="average", empty="skip")
     assert np.isnan(lin[sizes == 0]).all()
@@ -126,10 +138,10 @@ def test_ndcg_per_query_fast_path() -> None:
 def test_custom_gain_and_discount_objects() -> None:
     y, s, b = _small()
 
-    def cube(v):  # noqa: ANN001, ANN202
+    def cube(v):
         return np.asarray(v, float) ** 3
 
-    def steep(r, n):  # noqa: ANN001, ANN202
+    def steep(r, n):
         return 1.0 / np.asarray(r, float) ** 2
 
     m = Measure.create("ndcg", 2, gain=cube, discount=steep)
@@ -145,7 +157,7 @@ def test_custom_gain_and_discount_objects() -> None:
 def test_length_dependent_custom_discount() -> None:
     y, s, b = _small()
 
-    def lin(r, n):  # noqa: ANN001, ANN202
+    def lin(r, n):
         return np.asarray(n, float) - np.asarray(r, float)
 
     from ndcglab.measures.discounts import CallableDiscount

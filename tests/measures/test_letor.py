@@ -23,10 +23,11 @@ NDCG = [f"ndcg@{k}" for k in range(1, 11)]
 P = [f"p@{k}" for k in range(1, 11)]
 
 
-def _ev(labels, scores, specs, preset, doc_ids=None, bnd=None):  # noqa: ANN001, ANN202
+def _ev(labels, scores, specs, preset, doc_ids=None, bnd=None):
     b = [0, len(labels)] if bnd is None else bnd
-    return evaluate_arrays(np.array(labels, float), np.array(scores, float), b, specs,
-                           preset=preset, doc_ids=doc_ids)
+    return evaluate_arrays(
+        np.array(labels, float), np.array(scores, float), b, specs, preset=preset, doc_ids=doc_ids
+    )
 
 
 def _D(r: int) -> float:
@@ -43,7 +44,8 @@ def test_k_beyond_the_list_counts_zero() -> None:
     assert _ev(labels, scores, ["ndcg@5"], "letor3").mean["ndcg@5"] == 0.0
     # the standard convention clips instead: NDCG@5 = NDCG@3
     assert _ev(labels, scores, ["ndcg(gain=letor,discount=letor)@5"], "standard").mean[
-        "ndcg(discount=letor,gain=letor)@5"] == pytest.approx(want3, abs=1e-15)
+        "ndcg(discount=letor,gain=letor)@5"
+    ] == pytest.approx(want3, abs=1e-15)
 
 
 def test_labels_above_two_gain_nothing_and_are_not_relevant() -> None:
@@ -55,8 +57,9 @@ def test_labels_above_two_gain_nothing_and_are_not_relevant() -> None:
 
 
 def test_query_without_relevant_document_counts_zero() -> None:
-    r = _ev([0, 0, 1, 0], [1, 2, 2, 1], NDCG[:2] + ["map", "p@1", "meanndcg"], "letor4",
-            bnd=[0, 2, 4])
+    r = _ev(
+        [0, 0, 1, 0], [1, 2, 2, 1], [*NDCG[:2], "map", "p@1", "meanndcg"], "letor4", bnd=[0, 2, 4]
+    )
     assert r.empty_queries == 1
     assert r.per_query["ndcg@1"][0] == 0.0 and r.per_query["map"][0] == 0.0
     assert r.per_query["meanndcg"][0] == 0.0
@@ -78,8 +81,9 @@ def test_duplicated_docid_keeps_the_later_line() -> None:
     assert r.mean["ndcg@1"] == 0.0 and r.mean["ndcg@2"] == 1.0
     assert r.mean["p@1"] == 0.0 and r.mean["map"] == 0.5
     # keep everything instead: A(1) ranks first
-    k = evaluate_arrays(labels, scores, [0, 3], ["p@1"], preset="letor4", doc_ids=ids,
-                        duplicates="keep")
+    k = evaluate_arrays(
+        labels, scores, [0, 3], ["p@1"], preset="letor4", doc_ids=ids, duplicates="keep"
+    )
     assert k.mean["p@1"] == 1.0
     # the reference transcription agrees
     lines = [f"{y} qid:1 1:0 #docid = {d} inc = 0 prob = 0" for y, d in zip(labels, ids)]
@@ -105,13 +109,13 @@ def test_mean_ndcg() -> None:
 
 def test_usual_sets() -> None:
     r4 = _ev([1, 0], [1, 0], None, "letor4")
-    assert [str(m) for m in r4.measures] == P + ["map"] + NDCG + ["meanndcg"]
+    assert [str(m) for m in r4.measures] == [*P, "map", *NDCG, "meanndcg"]
     r3 = _ev([1, 0], [1, 0], None, "letor3")
-    assert [str(m) for m in r3.measures] == P + ["map"] + NDCG
+    assert [str(m) for m in r3.measures] == [*P, "map", *NDCG]
 
 
 # ------------------------------------------------------------------------------ real data
-def _rankings(ds, lines):  # noqa: ANN001, ANN202
+def _rankings(ds, lines):
     f1_text = letor.first_feature(lines, 1)
     rng = np.random.default_rng(7)
     rnd = rng.normal(size=ds.n_docs)
@@ -126,10 +130,14 @@ def _rankings(ds, lines):  # noqa: ANN001, ANN202
 
 @pytest.mark.parametrize(
     ("which", "part", "version"),
-    [("mq2008", "test", "4.0"), ("mq2008", "vali", "3.0"), ("ohsumed", "test", "3.0"),
-     ("ohsumed", "vali", "4.0")],
+    [
+        ("mq2008", "test", "4.0"),
+        ("mq2008", "vali", "3.0"),
+        ("ohsumed", "test", "3.0"),
+        ("ohsumed", "vali", "4.0"),
+    ],
 )
-def test_presets_match_the_reference_transcription(which, part, version, request) -> None:  # noqa: ANN001
+def test_presets_match_the_reference_transcription(which, part, version, request) -> None:
     path = request.getfixturevalue(which) / "Fold1" / f"{part}.txt.gz"
     lines = letor.read_lines(path)
     if version == "4.0":  # the 4.0 line pattern needs "inc = ... prob = ..." (MQ2008 has them)
@@ -162,15 +170,19 @@ def _script(name: str) -> Path:
     return p
 
 
-def _run_perl(script: Path, data: Path, scores, tmp_path: Path, flag: str = "0") -> list[str]:  # noqa: ANN001
+def _run_perl(script: Path, data: Path, scores, tmp_path: Path, flag: str = "0") -> list[str]:
     feat = tmp_path / "feature.txt"
     with gzip.open(data, "rb") as src:
         feat.write_bytes(src.read().replace(b"\r\n", b"\n"))  # the script wants LF endings
     pred = tmp_path / "pred.txt"
     pred.write_text("".join(f"{float(s)!r}\n" for s in scores))
     out = tmp_path / "out.txt"
-    subprocess.run(["perl", str(script), str(feat), str(pred), str(out), flag], check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        ["perl", str(script), str(feat), str(pred), str(out), flag],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     return out.read_text().splitlines()
 
 
@@ -196,9 +208,10 @@ def test_letor4_matches_the_perl_script(mq2008: Path, tmp_path: Path) -> None:
     assert np.allclose([res.mean[m] for m in NDCG], ndcg["Average"][:10], rtol=0, atol=1e-4)
     assert abs(res.mean["meanndcg"] - ndcg["Average"][10]) < 1e-4
     for i, q in enumerate(ds.query_ids):  # per query too (printed with 4 decimals)
-        assert np.allclose([res.per_query[m][i] for m in P + ["map"]], prec[str(q)], atol=1e-4)
-        assert np.allclose([res.per_query[m][i] for m in NDCG + ["meanndcg"]], ndcg[str(q)],
-                           atol=1e-4)
+        assert np.allclose([res.per_query[m][i] for m in [*P, "map"]], prec[str(q)], atol=1e-4)
+        assert np.allclose(
+            [res.per_query[m][i] for m in [*NDCG, "meanndcg"]], ndcg[str(q)], atol=1e-4
+        )
 
 
 def test_letor3_matches_the_perl_script(ohsumed: Path, tmp_path: Path) -> None:
@@ -207,8 +220,11 @@ def test_letor3_matches_the_perl_script(ohsumed: Path, tmp_path: Path) -> None:
     ds = read_letor(data)
     scores = ds.features[:, 0].astype(np.float64)
     lines = _run_perl(script, data, scores, tmp_path)
-    vals = {ln.split(":")[0]: [float(x) for x in ln.split("\t")[1:] if x.strip()]
-            for ln in lines if ln.split(":")[0] in ("precision", "MAP", "NDCG")}
+    vals = {
+        ln.split(":")[0]: [float(x) for x in ln.split("\t")[1:] if x.strip()]
+        for ln in lines
+        if ln.split(":")[0] in ("precision", "MAP", "NDCG")
+    }
     res = evaluate(ds, scores, preset="letor3")
     assert np.allclose([res.mean[m] for m in P], vals["precision"][:10], rtol=0, atol=1e-4)
     assert abs(res.mean["map"] - vals["MAP"][0]) < 1e-4

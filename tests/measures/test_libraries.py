@@ -15,11 +15,11 @@ from ndcglab.measures import evaluate, evaluate_arrays, evaluate_trec
 TOL = 1e-9
 
 
-def _load(folder: Path, part: str = "test"):  # noqa: ANN202
+def _load(folder: Path, part: str = "test"):
     return read_letor(folder / "Fold1" / f"{part}.txt.gz")
 
 
-def _scorings(ds):  # noqa: ANN001, ANN202
+def _scorings(ds):
     """A few rankings: a feature, the same feature rounded (many ties), all equal, random."""
     rng = np.random.default_rng(0)
     f = ds.features[:, 0].astype(np.float64)
@@ -31,21 +31,31 @@ def _scorings(ds):  # noqa: ANN001, ANN202
     }
 
 
-def _trec_dicts(ds, scores, keep=None):  # noqa: ANN001, ANN202
+def _trec_dicts(ds, scores, keep=None):
     qrels, run = {}, {}
     for q in range(ds.n_queries):
         lo, hi = ds.boundaries[q], ds.boundaries[q + 1]
         qid = str(ds.query_ids[q])
         qrels[qid] = {str(ds.doc_ids[i]): int(ds.labels[i]) for i in range(lo, hi)}
-        run[qid] = {str(ds.doc_ids[i]): float(scores[i]) for i in range(lo, hi)
-                    if keep is None or keep[i]}
+        run[qid] = {
+            str(ds.doc_ids[i]): float(scores[i]) for i in range(lo, hi) if keep is None or keep[i]
+        }
     return qrels, run
 
 
 # ------------------------------------------------------------------------------ pytrec_eval
-PAIRS = [("ndcg", "ndcg"), ("ndcg@5", "ndcg_cut_5"), ("ndcg@10", "ndcg_cut_10"),
-         ("ndcg@20", "ndcg_cut_20"), ("map", "map"), ("map@10", "map_cut_10"), ("p@5", "P_5"),
-         ("p@10", "P_10"), ("p@30", "P_30"), ("mrr", "recip_rank")]
+PAIRS = [
+    ("ndcg", "ndcg"),
+    ("ndcg@5", "ndcg_cut_5"),
+    ("ndcg@10", "ndcg_cut_10"),
+    ("ndcg@20", "ndcg_cut_20"),
+    ("map", "map"),
+    ("map@10", "map_cut_10"),
+    ("p@5", "P_5"),
+    ("p@10", "P_10"),
+    ("p@30", "P_30"),
+    ("mrr", "recip_rank"),
+]
 
 
 @pytest.mark.parametrize("which", ["mq2008", "ohsumed"])
@@ -60,7 +70,8 @@ def test_trec_eval_preset_matches_pytrec_eval(which: str, request: pytest.Fixtur
         for subset in (None, keep):
             qrels, run = _trec_dicts(ds, s, subset)
             ev = pytrec_eval.RelevanceEvaluator(
-                qrels, {"ndcg", "ndcg_cut.5,10,20", "map", "map_cut.10", "P.5,10,30", "recip_rank"})
+                qrels, {"ndcg", "ndcg_cut.5,10,20", "map", "map_cut.10", "P.5,10,30", "recip_rank"}
+            )
             want = ev.evaluate(run)
             got = evaluate_trec(qrels, run, [m for m, _ in PAIRS])
             assert list(got.query_ids) == sorted(want)
@@ -83,11 +94,18 @@ def test_evaluate_trec_queries_and_unretrieved() -> None:
     res = evaluate_trec(qrels, run, ["ndcg", "ndcg@2", "map", "p@5", "mrr"])
     assert list(res.query_ids) == ["q1", "q2"]  # in both run and qrels, like trec_eval
     want = pytrec_eval.RelevanceEvaluator(
-        qrels, {"ndcg", "ndcg_cut.2", "map", "P.5", "recip_rank"}).evaluate(run)
-    for ours, theirs in [("ndcg", "ndcg"), ("ndcg@2", "ndcg_cut_2"), ("map", "map"),
-                         ("p@5", "P_5"), ("mrr", "recip_rank")]:
-        assert np.allclose(res.per_query[ours], [want[q][theirs] for q in ("q1", "q2")],
-                           rtol=0, atol=TOL)
+        qrels, {"ndcg", "ndcg_cut.2", "map", "P.5", "recip_rank"}
+    ).evaluate(run)
+    for ours, theirs in [
+        ("ndcg", "ndcg"),
+        ("ndcg@2", "ndcg_cut_2"),
+        ("map", "map"),
+        ("p@5", "P_5"),
+        ("mrr", "recip_rank"),
+    ]:
+        assert np.allclose(
+            res.per_query[ours], [want[q][theirs] for q in ("q1", "q2")], rtol=0, atol=TOL
+        )
     # hand check q1: ties by docno descending -> c(2), b(0), a(1), d; unretrieved z (1) counts
     assert res.per_query["map"][0] == pytest.approx((1 / 1 + 2 / 3) / 3)
     assert res.empty_queries == 1
@@ -102,11 +120,19 @@ def test_trec_eval_compares_scores_in_single_precision() -> None:
     assert want == 0.0  # tie in float32 -> docno descending -> b first
     assert evaluate_trec(qrels, run, ["p@1"]).mean["p@1"] == 0.0
     assert evaluate_trec(qrels, {"q": {"a": 1.0 + 1e-7, "b": 1.0}}, ["p@1"]).mean["p@1"] == 1.0
-    res = evaluate_arrays([1, 0], [1.0 + 1e-9, 1.0], [0, 2], ["p@1"], preset="trec_eval",
-                          doc_ids=["a", "b"])
+    res = evaluate_arrays(
+        [1, 0], [1.0 + 1e-9, 1.0], [0, 2], ["p@1"], preset="trec_eval", doc_ids=["a", "b"]
+    )
     assert res.mean["p@1"] == 0.0 and res.convention["score_precision"] == "float32"
-    res = evaluate_arrays([1, 0], [1.0 + 1e-9, 1.0], [0, 2], ["p@1"], preset="trec_eval",
-                          doc_ids=["a", "b"], score_precision="float64")
+    res = evaluate_arrays(
+        [1, 0],
+        [1.0 + 1e-9, 1.0],
+        [0, 2],
+        ["p@1"],
+        preset="trec_eval",
+        doc_ids=["a", "b"],
+        score_precision="float64",
+    )
     assert res.mean["p@1"] == 1.0
 
 
@@ -140,25 +166,42 @@ def test_sklearn_refuses_one_document_lists_we_do_not() -> None:
 
 # ------------------------------------------------------------------------------ LightGBM
 @pytest.mark.parametrize("which", ["mq2008", "ohsumed"])
-def test_lightgbm_preset_matches_lightgbm_metrics(which: str, request: pytest.FixtureRequest) -> None:
+def test_lightgbm_preset_matches_lightgbm_metrics(
+    which: str, request: pytest.FixtureRequest
+) -> None:
     lgb = pytest.importorskip("lightgbm")
     folder = request.getfixturevalue(which)
     train, test = _load(folder, "train"), _load(folder, "test")
     ks = [1, 3, 5, 10, 20]
-    params = {"objective": "lambdarank", "metric": ["ndcg", "map"], "eval_at": ks,
-              "num_leaves": 4, "learning_rate": 0.1, "min_data_in_leaf": 50, "verbose": -1,
-              "num_threads": 1, "deterministic": True}
+    params = {
+        "objective": "lambdarank",
+        "metric": ["ndcg", "map"],
+        "eval_at": ks,
+        "num_leaves": 4,
+        "learning_rate": 0.1,
+        "min_data_in_leaf": 50,
+        "verbose": -1,
+        "num_threads": 1,
+        "deterministic": True,
+    }
     dtrain = lgb.Dataset(train.features, train.labels, group=train.query_lengths)
     dtest = lgb.Dataset(test.features, test.labels, group=test.query_lengths, reference=dtrain)
     for rounds in (1, 3):
         evals: dict = {}
-        booster = lgb.train(params, dtrain, num_boost_round=rounds, valid_sets=[dtest],
-                            valid_names=["test"], callbacks=[lgb.record_evaluation(evals)])
+        booster = lgb.train(
+            params,
+            dtrain,
+            num_boost_round=rounds,
+            valid_sets=[dtest],
+            valid_names=["test"],
+            callbacks=[lgb.record_evaluation(evals)],
+        )
         pred = booster.predict(test.features)
         n_distinct = len(np.unique(pred))
         assert n_distinct < test.n_docs  # few rounds of a small tree: many tied scores
-        res = evaluate(test, pred, [f"ndcg@{k}" for k in ks] + [f"map@{k}" for k in ks],
-                       preset="lightgbm")
+        res = evaluate(
+            test, pred, [f"ndcg@{k}" for k in ks] + [f"map@{k}" for k in ks], preset="lightgbm"
+        )
         for k in ks:
             assert abs(res.mean[f"ndcg@{k}"] - evals["test"][f"ndcg@{k}"][-1]) < TOL, (which, k)
             assert abs(res.mean[f"map@{k}"] - evals["test"][f"map@{k}"][-1]) < TOL, (which, k)

@@ -21,7 +21,7 @@ from ndcglab.measures.linear_ndcg import ideal_linear_dcg, linear_dcg, linear_nd
 from . import reference as ref
 
 
-def _one(labels, order_scores, **kw):  # noqa: ANN001, ANN202
+def _one(labels, order_scores, **kw):
     y = np.asarray(labels, float)
     s = np.asarray(order_scores, float)
     b = np.array([0, len(y)])
@@ -73,7 +73,8 @@ def test_ndcg_beta_is_registered_ndcg_with_linear_gain_and_discount() -> None:
     b = np.array([0, 10, 25, 25, 60])
     a = evaluate_arrays(y, s, b, ["ndcg_beta"]).per_query["ndcg_beta"]
     c = evaluate_arrays(y, s, b, ["ndcg(gain=linear,discount=linear)"]).per_query[
-        "ndcg(discount=linear,gain=linear)"]
+        "ndcg(discount=linear,gain=linear)"
+    ]
     assert np.array_equal(a, c)
     assert np.allclose(a, linear_ndcg(y, s, b))
     assert parse_measure("ndcg_beta").convention()["discount"] == "linear"
@@ -85,7 +86,7 @@ def test_ndcg_beta_is_registered_ndcg_with_linear_gain_and_discount() -> None:
     st.data(),
     st.sampled_from(["input", "average", "optimistic", "pessimistic", "docid"]),
 )
-def test_identity_and_bruteforce(labels, data, ties) -> None:  # noqa: ANN001
+def test_identity_and_bruteforce(labels, data, ties) -> None:
     n = len(labels)
     scores = data.draw(st.lists(st.sampled_from([0.0, 1.0, 2.0]), min_size=n, max_size=n))
     ids = [f"x{i}" for i in range(n)]
@@ -113,4 +114,7 @@ def test_many_queries_and_long_lists() -> None:
         assert np.allclose(loss, gap, rtol=0, atol=1e-6)
         for q in range(0, 40, 9):
             lo, hi = b[q], b[q + 1]
-            assert abs(loss[q] - ref.pairwise_loss_bruteforce(list(y[lo:hi]), list(s[lo:hi]), ties)) < 1e-6
+            assert (
+                abs(loss[q] - ref.pairwise_loss_bruteforce(list(y[lo:hi]), list(s[lo:hi]), ties))
+                < 1e-6
+            )

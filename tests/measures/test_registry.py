@@ -108,7 +108,14 @@ def test_convention_errors(spec: str, needle: str) -> None:
 
 def test_registry_is_complete() -> None:
     assert set(available_measures()) == {
-        "ndcg", "dcg", "idcg", "ndcg_beta", "meanndcg", "map", "p", "mrr"
+        "ndcg",
+        "dcg",
+        "idcg",
+        "ndcg_beta",
+        "meanndcg",
+        "map",
+        "p",
+        "mrr",
     }
     for info in REGISTRY.values():
         assert info.doc and info.formula
@@ -136,7 +143,11 @@ def test_resolve_fills_every_option() -> None:
 def test_convention_states_every_option() -> None:
     c = parse_measure("ndcg@10").convention("trec_eval")
     assert c == {
-        "cutoff": "10", "discount": "log", "empty": "zero", "gain": "linear", "short": "clip",
+        "cutoff": "10",
+        "discount": "log",
+        "empty": "zero",
+        "gain": "linear",
+        "short": "clip",
         "ties": "docid",
     }
     c = parse_measure("ndcg_beta").convention()
@@ -177,7 +188,7 @@ def test_create_and_custom_objects() -> None:
     assert str(m) == "ndcg(gain=linear)@10"
     assert str(Measure.create("ndcg", "0.2n")) == "ndcg@0.2n"
 
-    def half(y):  # noqa: ANN001, ANN202 - a user's gain
+    def half(y):
         return y / 2
 
     c = Measure.create("ndcg", 5, gain=half)

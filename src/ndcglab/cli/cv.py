@@ -84,8 +84,11 @@ def run(args: argparse.Namespace) -> int:
     from ..measures import evaluate
     from ..training import train
 
-    losses = args.loss or ["listnet"]
-    configs = {loss: config_from_args(args, loss=loss) for loss in losses}  # validate all first
+    configs = {}
+    for spec in args.loss or [None]:  # build every configuration first: fail before training
+        cfg = config_from_args(args, spec)
+        configs[spec or cfg.loss] = cfg
+    losses = list(configs)
     folds = select_folds(load_letor_folder(args.data), args.folds)
     if not folds:
         raise NdcglabError(f"{args.data} holds no folds. Fix: give a folder with Fold1..Fold5")

@@ -36,26 +36,48 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "ndcg@10, 'ndcg(gain=linear,discount=power:0.5)@0.2n', map, p@5. Presets: standard, "
         "letor3, letor4, trec_eval, sklearn, lightgbm. See docs/measures.md.",
     )
-    p.add_argument("data", nargs="?", metavar="DATA",
-                   help="LETOR/SVMlight file or synthetic:NAME[:SEED] (not with --qrels)")
+    p.add_argument(
+        "data",
+        nargs="?",
+        metavar="DATA",
+        help="LETOR/SVMlight file or synthetic:NAME[:SEED] (not with --qrels)",
+    )
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--scores", metavar="FILE",
-                     help="score file: one number per line, one line per document of DATA")
-    src.add_argument("--feature", type=int, metavar="N",
-                     help="rank by feature column N of DATA (1-based, as written in the file)")
+    src.add_argument(
+        "--scores",
+        metavar="FILE",
+        help="score file: one number per line, one line per document of DATA",
+    )
+    src.add_argument(
+        "--feature",
+        type=int,
+        metavar="N",
+        help="rank by feature column N of DATA (1-based, as written in the file)",
+    )
     p.add_argument("--qrels", metavar="FILE", help="TREC qrels file (with --run, without DATA)")
     p.add_argument("--run", dest="run_file", metavar="FILE", help="TREC run file (with --qrels)")
     p.add_argument(
-        "--measure", action="append", default=None, metavar="SPEC",
+        "--measure",
+        action="append",
+        default=None,
+        metavar="SPEC",
         help="measure, e.g. ndcg@10 or 'ndcg(ties=average)@5'; repeatable (default: the preset's "
         "usual set)",
     )
-    p.add_argument("--preset", default=None, metavar="NAME",
-                   help="convention preset: standard (default; trec_eval for --qrels), letor3, "
-                   "letor4, trec_eval, sklearn, lightgbm")
-    p.add_argument("--missing", choices=("nan", "min", "zero"), default="nan",
-                   help="missing feature values (NULL) when reading DATA: kept as NaN (default), "
-                   "per-query minimum, or 0; matters for --feature")
+    p.add_argument(
+        "--preset",
+        default=None,
+        metavar="NAME",
+        help="convention preset: standard (default; trec_eval for --qrels), letor3, "
+        "letor4, trec_eval, sklearn, lightgbm",
+    )
+    p.add_argument(
+        "--missing",
+        choices=("nan", "min", "zero"),
+        default="nan",
+        help="missing feature values (NULL) when reading DATA: kept as NaN (default), "
+        "per-query minimum, or 0; matters for --feature",
+    )
     p.add_argument("--per-query", metavar="FILE", help="write per-query values to FILE (CSV)")
     add_format_argument(p)
     p.set_defaults(func=run)

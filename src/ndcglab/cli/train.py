@@ -45,7 +45,7 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
     if single_loss:
         p.add_argument(
             "--loss",
-            default=d.loss,
+            default=None,
             metavar="SPEC",
             help="loss spec, e.g. listnet, cs_listmle@10, consistent_listnet(norm=z10), "
             "ranksvm(l2=0.001), adarank(measure=map) (default: listnet; adarank for --model "
@@ -68,7 +68,10 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
         "--lr", type=float, default=None, help="learning rate (default 0.1 for gd, 0.001 for adam)"
     )
     p.add_argument(
-        "--epochs", type=int, default=d.epochs, help=f"maximum epochs (default {d.epochs})"
+        "--epochs",
+        type=int,
+        default=None,
+        help="maximum epochs (default 300 for adam, 1000 for gd)",
     )
     p.add_argument(
         "--batch-size",
@@ -140,11 +143,13 @@ def _defaults() -> Any:
     return TrainConfig()
 
 
-def config_from_args(args: argparse.Namespace, loss: str | None = None) -> Any:
-    """A :class:`~ndcglab.training.TrainConfig` from parsed arguments."""
+def config_from_args(args: argparse.Namespace, loss: str | None) -> Any:
+    """A :class:`~ndcglab.training.TrainConfig` from parsed arguments and one loss spec.
+
+    ``loss=None`` means the default: listnet, or adarank for ``--model adarank``.
+    """
     from ..training.trainer import TrainConfig
 
-    loss = loss or args.loss
     return TrainConfig(
         loss=loss,
         model=args.model,
@@ -262,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.resume and not args.checkpoint:
         raise NdcglabError("--resume needs --checkpoint DIR (where the interrupted run wrote it)")
-    cfg = config_from_args(args)
+    cfg = config_from_args(args, args.loss)
     train_ds, valid_ds = load_training_data(args.data, args.validation)
     if not args.quiet:
         print(

@@ -3,7 +3,8 @@ custom objective, training with early stopping on our measures, and Dask paths.
 
 * :class:`LossObjective` — per-document gradient and Hessian diagonal of a registered loss
   (closed form where one exists, else exact by autograd on short lists or a Hutchinson estimate).
-* :func:`train_gbdt` / :func:`fit_gbdt` → :class:`GBDTModel` (``predict``, ``save``; :func:`load_gbdt`).
+* :func:`train_gbdt` / :func:`fit_gbdt` → :class:`GBDTModel` (``predict``, ``save``;
+  :func:`load_gbdt`).
 * :mod:`ndcglab.gbdt.distributed` — Dask training and out-of-core evaluation (imports dask lazily).
 
 LightGBM and torch are imported when first used, not when this package is imported.

@@ -116,8 +116,8 @@ class BucketIndex:
         return int(sum(bk.mask.size for bk in self.buckets))
 
     def gather(self, values: np.ndarray, fill: float = 0.0) -> list[np.ndarray]:
-        """``values`` ``(N,)`` (or ``(N, ...)``) scattered into each bucket's ``(B, M, ...)`` layout;
-        padding cells hold ``fill``."""
+        """``values`` ``(N,)`` (or ``(N, ...)``) scattered into each bucket's ``(B, M, ...)``
+        layout; padding cells hold ``fill``."""
         v = np.asarray(values)
         ext = np.empty((self.n_docs + 1, *v.shape[1:]), dtype=v.dtype)
         ext[: self.n_docs] = v

@@ -1,48 +1,40 @@
 """Closed-form gradients and exact Hessian diagonals for the losses that have them.
 
-Three families cover the registered losses with a closed form. In each, the gradient of one list's
-loss is an affine function of an elementwise (or softmax) transform ``φ`` of the scores:
+Per list (real documents only; σ = softmax(s)):
 
-==========================  =====================  ===========================  ====================
-family (registered names)   gradient               Hessian diagonal (exact)     constants
-==========================  =====================  ===========================  ====================
-softmax: ``listnet``        ``c·softmax(s) − p``   ``c·σ(1 − σ)``, σ=softmax(s)  target ``p``, mass
-                                                                                 ``c = Σp`` per list
-exp: ``consistent_listnet``  ``a ⊙ exp(s) − u``    ``a ⊙ exp(s)``                ``u = G(y)/‖G(y)‖``
-identity: ``squared``,      ``a ⊙ s − t``          ``a``                         ``t`` (G(y) or u)
-``consistent_squared``
-pairwise: ``ranknet``,      ``σ Σ_j (W_ji ρ_ji −   ``σ² Σ_j (W_ij ρ_ij(1−ρ_ij)   pair weights ``W``
-``lambdarank@k``            W_ij ρ_ij)``           + W_ji ρ_ji(1−ρ_ji))``        (``|ΔNDCG@k|`` at
-                                                                                 the current ranking)
-cs: ``cs_listmle@k``        see below              see below                     ``w``, ``β``, DCG_ĝ@k
-listmle: ``listmle``        ``Σ_{i≤k} p_ik − 1``   ``Σ_{i≤k} p_ik(1 − p_ik)``    the label order
-==========================  =====================  ===========================  ====================
+* **softmax** — ``listnet`` (any gain): ``φ = −Σ p log σ``;
+  ``g = c·σ − p``, ``h = c·σ(1 − σ)`` with target ``p`` and its mass ``c = Σp``.
+* **exp** — ``consistent_listnet`` (any norm): ``φ = KL̃(u ‖ e^s) = Σ u log(u/e^s) − Σu + Σe^s``;
+  ``g = a·e^s − u``, ``h = a·e^s`` (``a = 1`` for the registered loss).
+* **identity** — ``squared``, ``consistent_squared``: ``φ = ‖s − t‖²``; ``g = a·s − t'``, ``h = a``
+  (``a = 2``, ``t' = 2t``; ``t = G(y)`` or ``u``).
+* **pairwise** — ``ranknet``, ``lambdarank@k``:
+  ``φ = Σ_{y_i>y_j} W_ij log(1 + e^{−σ'(s_i − s_j)})``, ``ρ_ij = 1/(1 + e^{σ'(s_i − s_j)})``;
+  ``g_i = σ' Σ_j (W_ji ρ_ji − W_ij ρ_ij)``,
+  ``h_i = σ'² Σ_j (W_ij ρ_ij (1 − ρ_ij) + W_ji ρ_ji (1 − ρ_ji))``. RankNet: ``W`` from its
+  ``weight`` option divided by the number of pairs; LambdaRank: ``W = |ΔNDCG@k|`` at the current
+  ranking, from :func:`ndcglab.losses.lambdarank_delta`, held constant (as the loss does, so this
+  is the Hessian autograd gives).
+* **cs** — ``cs_listmle@k`` (SPEC §3): ``L = Σ_j β_j ln(1 + A_j) / (ln2·DCG)``,
+  ``A_j = Σ_t w_jt e^{s_t−s_j} / β_j``. With
+  ``q_jt = w_jt e^{s_t−s_j} / (β_j + Σ_t w_jt e^{s_t−s_j})`` and ``Q_j = Σ_t q_jt``:
+  ``g_i = (Σ_j β_j q_ji − β_i Q_i) / (ln2·DCG)`` and
+  ``h_i = (Σ_j β_j q_ji (1 − q_ji) + β_i Q_i (1 − Q_i)) / (ln2·DCG)``; ``w``, ``β`` and DCG_ĝ@k
+  come from :func:`ndcglab.losses.cs_listmle_weights` (the loss's own).
+* **listmle** — documents in the loss's own order (labels descending, ties broken by
+  :func:`ndcglab.losses.listmle_order` with the same generator, so the draw is the loss's);
+  ``p_ik = exp(s_(k) − logsumexp_{j≥i} s_(j))``; ``g_(k) = Σ_{i≤k} p_ik − 1``,
+  ``h_(k) = Σ_{i≤k} p_ik (1 − p_ik)``.
 
-ListMLE: documents sorted by label (ties broken at random by the loss's own
-:func:`ndcglab.losses.listmle_order` with the same generator, so the draw is the loss's),
-``p_ik = exp(s_(k) − logsumexp_{j≥i} s_(j))`` for the k-th document of the order.
-
-CS-ListMLE (SPEC §3): ``L = (1/(ln2·DCG)) Σ_j β_j ln(1 + A_j)``, ``A_j = Σ_t w_jt e^{s_t−s_j} / β_j``.
-With ``q_jt = w_jt e^{s_t−s_j} / (β_j + Σ_t w_jt e^{s_t−s_j})`` and ``Q_j = Σ_t q_jt``:
-``∂L/∂s_i = (Σ_j β_j q_ji − β_i Q_i) / (ln2·DCG)`` and
-``∂²L/∂s_i² = (Σ_j β_j q_ji (1 − q_ji) + β_i Q_i (1 − Q_i)) / (ln2·DCG)``; the label-only constants
-come from :func:`ndcglab.losses.cs_listmle_weights` (the loss's own).
-Pairwise: ``φ = Σ_{y_i>y_j} W_ij log(1 + exp(−σ(s_i − s_j)))`` with ``ρ_ij = 1/(1 + e^{σ(s_i−s_j)})``.
-(ListNet: ``−Σ p log softmax(s)`` → ``∂/∂s_i = c σ_i − p_i`` and ``∂²/∂s_i² = c σ_i(1 − σ_i)``;
-consistent ListNet ``KL̃(u ‖ exp s) = Σ u log(u/e^s) − Σu + Σe^s`` → ``e^s − u`` and ``e^s``;
-squared ``‖s − t‖²`` → ``2(s − t)`` and ``2``.)
-
-For the first three families the constants (``p``, ``c``, ``u``, ``t``, ``a``) are **read off the registered loss itself** by
-evaluating its autograd gradient at two fixed score vectors, once per dataset — ``s = 0`` and
-``s = 1`` (for ``softmax``: ``s = e_1``, a one at each list's first document) — and solving the
-affine form for them. So the gain, the normaliser (``z``, ``z10``, ``z1``), the treatment of lists
-without relevant documents and any scale factor are exactly the loss's own; nothing about its
-conventions is copied here. The pairwise weights ``W`` cannot be read off that way (LambdaRank's
-depend on the current ranking); they are built from the loss's own parameters (``sigma``,
-``weight``, ``gain``, ``discount``, the cut-off) and, for LambdaRank, by
-:func:`ndcglab.losses.pairwise.lambdarank_delta` at the current scores, as the loss does (with the
-weights held constant, so the Hessian is the one autograd gives). :meth:`LossObjective.bind` then checks the closed-form gradient once
-against autograd at random scores and falls back to autograd if the loss is not of the stated form.
+For softmax, exp and identity the constants (``p``, ``c``, ``u``, ``t``, ``a``) are **read off the
+registered loss itself**: its autograd gradient is evaluated at two fixed score vectors, once per
+dataset — ``s = 0`` and ``s = 1`` (softmax: ``s = e_1``, a one at each list's first document) — and
+the affine form is solved for them. So the gain, the normaliser (``z``, ``z10``, ``z1``), the
+treatment of lists without relevant documents and any scale factor are exactly the loss's own;
+none of its conventions is copied here. For the other families the label-only constants come
+from the losses package's public helpers named above. In every case
+:meth:`~ndcglab.gbdt.LossObjective.bind` checks the closed-form gradient once against autograd of
+the loss at random scores and falls back to autograd (with a warning) if they differ.
 """
 
 from __future__ import annotations
@@ -75,7 +67,7 @@ def _family_of(loss: Any) -> str | None:
         return None
     try:
         spec = parse_spec(str(name), what="loss")
-    except Exception:  # noqa: BLE001 - a custom loss with a free-form name has no closed form
+    except Exception:
         return None
     return CLOSED_FORM_FAMILIES.get(spec.name)
 
@@ -206,14 +198,18 @@ class _CSState:
         w, beta, dcg = w.to(s.dtype), beta.to(s.dtype), dcg.to(s.dtype)
         s = s.masked_fill(~mask, 0.0)
         pos = w > 0
-        z = torch.where(pos, torch.log(torch.where(pos, w, 1.0)) + s.unsqueeze(-2) - s.unsqueeze(-1), -math.inf)
+        z = torch.where(
+            pos, torch.log(torch.where(pos, w, 1.0)) + s.unsqueeze(-2) - s.unsqueeze(-1), -math.inf
+        )
         has = beta > 0
         lb = torch.where(has, torch.log(torch.where(has, beta, 1.0)), -math.inf).unsqueeze(-1)
         lse = torch.logsumexp(torch.cat([lb, z], dim=-1), dim=-1, keepdim=True)
         lse = torch.where(has.unsqueeze(-1), lse, 0.0)
         q = torch.where(pos, torch.exp(z - lse), 0.0)  # q[b, j, t]
         big_q = q.sum(dim=-1)
-        scale = torch.where(dcg > 0, 1.0 / (math.log(2.0) * dcg.clamp_min(1e-300)), 0.0).unsqueeze(-1)
+        scale = torch.where(dcg > 0, 1.0 / (math.log(2.0) * dcg.clamp_min(1e-300)), 0.0).unsqueeze(
+            -1
+        )
         bq = beta.unsqueeze(-1) * q
         g = (bq.sum(dim=-2) - beta * big_q) * scale
         h = ((bq * (1.0 - q)).sum(dim=-2) + beta * big_q * (1.0 - big_q)) * scale

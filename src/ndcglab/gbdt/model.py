@@ -115,7 +115,9 @@ class GBDTModel:
         else:
             x, what = np.asarray(data, dtype=np.float32), "the data"
         if x.ndim != 2:
-            raise ModelMismatchError(f"expected a 2-D (documents, features) matrix, got shape {x.shape}")
+            raise ModelMismatchError(
+                f"expected a 2-D (documents, features) matrix, got shape {x.shape}"
+            )
         if x.shape[1] != self.n_features:
             raise ModelMismatchError(
                 f"the boosted-trees model expects {self.n_features} features (trained on "

@@ -149,7 +149,9 @@ def hessian_diagonal(
                 raise SpecError(f"hutchinson_samples must be at least 1, got {samples}")
             for k in range(samples):
                 v = _rademacher(torch, tuple(s.shape), generator, s.dtype) * mask
-                (hv,) = torch.autograd.grad(g, s, grad_outputs=v, retain_graph=k < samples - 1, allow_unused=True)
+                (hv,) = torch.autograd.grad(
+                    g, s, grad_outputs=v, retain_graph=k < samples - 1, allow_unused=True
+                )
                 if hv is not None:
                     h += v * hv.detach()
             h /= samples
@@ -364,7 +366,9 @@ class LossObjective:
         closed = closed_form_for(self.loss) if self.hessian in ("auto", "closed") else None
         # pair-building losses (and any loss without a closed form, to be safe) cost B·M² a bucket
         quadratic = closed.quadratic if closed is not None else True
-        buckets = BucketIndex(b, quadratic=quadratic, max_elements=(1 << 22) if quadratic else (1 << 21))
+        buckets = BucketIndex(
+            b, quadratic=quadratic, max_elements=(1 << 22) if quadratic else (1 << 21)
+        )
         states: list[_BucketState] = []
         modes: dict[str, int] = {}
         for bk, yp in zip(buckets, buckets.gather(labels), strict=True):
@@ -386,8 +390,12 @@ class LossObjective:
                 else:
                     mode = self.hessian
             modes[mode] = modes.get(mode, 0) + int(bk.mask.sum())
-            states.append(_BucketState(labels=y, mask=mask, active=active, closed=cstate, mode=mode))
-        bound = BoundObjective(objective=self, buckets=buckets, states=states, n_docs=len(labels), modes=modes)
+            states.append(
+                _BucketState(labels=y, mask=mask, active=active, closed=cstate, mode=mode)
+            )
+        bound = BoundObjective(
+            objective=self, buckets=buckets, states=states, n_docs=len(labels), modes=modes
+        )
         if closed is not None and self.verify:
             self._verify_closed(bound)
         return bound
@@ -407,23 +415,33 @@ class LossObjective:
             gen = self._loss_takes_generator
             g_cf, _ = sub.grad_hess(s, torch.Generator().manual_seed(5) if gen else None)
             g_ad, _ = hessian_diagonal(
-                self.loss, s, y, mask, mode="constant",
+                self.loss,
+                s,
+                y,
+                mask,
+                mode="constant",
                 loss_generator=torch.Generator().manual_seed(5) if gen else None,
             )
             err = float((g_cf - g_ad).abs().max()) if g_cf.numel() else 0.0
             scale = 1.0 + float(g_ad.abs().max()) if g_ad.numel() else 1.0
             if not err <= 1e-6 * scale:
-                warnings.warn(
+                msg = (
                     f"the closed-form gradient of {self.name!r} differs from autograd of the "
-                    f"registered loss (max error {err:.3g}); falling back to autograd with "
-                    f"hessian='{'exact' if self.hessian != 'closed' else 'exact'}'",
+                    f"registered loss (max error {err:.3g})"
+                )
+                if self.hessian == "closed":
+                    raise SpecError(msg + ". Fix: use hessian='auto' (autograd fallback)")
+                warnings.warn(
+                    msg + "; falling back to autograd (exact/Hutchinson Hessian)",
                     RuntimeWarning,
                     stacklevel=3,
                 )
                 bound.modes = {}
                 for state in bound.states:
                     state.closed = None
-                    state.mode = "exact" if state.labels.shape[1] <= self.exact_max_len else "hutchinson"
+                    state.mode = (
+                        "exact" if state.labels.shape[1] <= self.exact_max_len else "hutchinson"
+                    )
                     n = int(state.mask.sum())
                     bound.modes[state.mode] = bound.modes.get(state.mode, 0) + n
                 return
@@ -431,7 +449,12 @@ class LossObjective:
 
     def _bound_for(self, labels: np.ndarray, group: np.ndarray) -> BoundObjective:
         group = np.asarray(group, dtype=np.int64).ravel()
-        key = (len(labels), len(group), hash(group.tobytes()), hash(np.asarray(labels, dtype=np.float64).tobytes()))
+        key = (
+            len(labels),
+            len(group),
+            hash(group.tobytes()),
+            hash(np.asarray(labels, dtype=np.float64).tobytes()),
+        )
         if self._bound is None or self._bound_key != key:
             b = np.zeros(len(group) + 1, dtype=np.int64)
             np.cumsum(group, out=b[1:])

@@ -63,7 +63,7 @@ def to_lgb_dataset(
     reference: Any = None,
     params: Mapping[str, Any] | None = None,
 ) -> Any:
-    """A ``lightgbm.Dataset`` of ``data`` with its query groups (features as float32; NaN = missing)."""
+    """A ``lightgbm.Dataset`` of ``data`` with its query groups (float32; NaN = missing)."""
     lgb = _lightgbm()
     return lgb.Dataset(
         data.features,
@@ -77,7 +77,7 @@ def to_lgb_dataset(
 
 
 class MeasureFeval:
-    """A LightGBM ``feval`` computing one of our measures: ``(preds, eval_data) -> (name, value, True)``.
+    """A LightGBM ``feval`` for one of our measures: ``(preds, eval_data) -> (name, value, True)``.
 
     ``measure`` is a measure spec (``"ndcg@10"``, ``"map"`` …) evaluated under ``preset``
     (``"letor4"`` by default: the official LETOR 4.0 conventions) with
@@ -122,7 +122,7 @@ class MeasureFeval:
 
 
 def make_objective(loss: Any, **options: Any) -> Any:
-    """The :class:`~ndcglab.gbdt.objective.LossObjective` for ``loss`` (``options`` as its keywords)."""
+    """The :class:`~ndcglab.gbdt.objective.LossObjective` of ``loss`` (keyword ``options``)."""
     from .objective import LossObjective
 
     return LossObjective(loss, **options)
@@ -230,7 +230,9 @@ def train_gbdt(
     history: dict[str, Any] = {}
     cbs: list[Callable[..., Any]] = [lgb.record_evaluation(history), *callbacks]
     if feval is not None and early_stopping_rounds:
-        cbs.append(lgb.early_stopping(int(early_stopping_rounds), first_metric_only=True, verbose=False))
+        cbs.append(
+            lgb.early_stopping(int(early_stopping_rounds), first_metric_only=True, verbose=False)
+        )
 
     t0 = time.perf_counter()
     booster = lgb.train(

@@ -97,8 +97,9 @@ def _msort(idx, n, s, t, tmp):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def topk_gain_kernel(labels, scores, tkey, bnd, rend, gmode, gtab, gdef, garr, darr, ks, q0, q1,
-                     dcg, idcg):  # pragma: no cover - compiled
+def topk_gain_kernel(
+    labels, scores, tkey, bnd, rend, gmode, gtab, gdef, garr, darr, ks, q0, q1, dcg, idcg
+):  # pragma: no cover - compiled
     """DCG@k and IDCG@k by top-k selection (no full sort), for fixed cut-offs ``ks`` ``(Q, C)``,
     a discount table ``darr`` and a tie rule other than ``average``.
 
@@ -193,8 +194,27 @@ def topk_gain_kernel(labels, scores, tkey, bnd, rend, gmode, gtab, gdef, garr, d
 
 
 @njit(cache=True, nogil=True)
-def full_gain_kernel(labels, scores, tkey, bnd, rend, gmode, gtab, gdef, garr, dmode, darr, ks,
-                     average, want_mean, q0, q1, dcg, idcg, mean):  # pragma: no cover - compiled
+def full_gain_kernel(
+    labels,
+    scores,
+    tkey,
+    bnd,
+    rend,
+    gmode,
+    gtab,
+    gdef,
+    garr,
+    dmode,
+    darr,
+    ks,
+    average,
+    want_mean,
+    q0,
+    q1,
+    dcg,
+    idcg,
+    mean,
+):  # pragma: no cover - compiled
     """DCG@k and IDCG@k with a full sort, for any cut-offs ``ks`` ``(Q, C)`` (k at least the
     list's length = whole list), any discount mode, any tie rule (``average`` included); and the
     LETOR MeanNDCG ``(1/n) sum_{k=1..n} DCG@k / IDCG@k`` (0 where IDCG@k = 0) when ``want_mean``.
@@ -232,6 +252,17 @@ def full_gain_kernel(labels, scores, tkey, bnd, rend, gmode, gtab, gdef, garr, d
                 else:
                     v = gdef
             gq[p] = v
+        allzero = True
+        for p in range(nall):
+            if gq[p] != 0.0:
+                allzero = False
+                break
+        if allzero:  # DCG = IDCG = 0 at every cut-off: nothing to sort
+            for j in range(nc):
+                dcg[q, j] = 0.0
+                idcg[q, j] = 0.0
+            mean[q] = 0.0
+            continue
         # ranking
         for p in range(n):
             idx[p] = lo + p
@@ -288,8 +319,9 @@ def full_gain_kernel(labels, scores, tkey, bnd, rend, gmode, gtab, gdef, garr, d
 
 
 @njit(cache=True, nogil=True)
-def rel_kernel(labels, scores, tkey, bnd, rend, rmode, rarr, thr, pk, ak, rk, q0, q1, hits, apsum,
-               rr, nrel):  # pragma: no cover - compiled
+def rel_kernel(
+    labels, scores, tkey, bnd, rend, rmode, rarr, thr, pk, ak, rk, q0, q1, hits, apsum, rr, nrel
+):  # pragma: no cover - compiled
     """Binary-relevance statistics with a full sort of the ranked documents (order-based tie
     rules; ``rel_average_kernel`` handles ``average``).
 
@@ -357,8 +389,9 @@ def rel_kernel(labels, scores, tkey, bnd, rend, rmode, rarr, thr, pk, ak, rk, q0
 
 
 @njit(cache=True, nogil=True)
-def rel_average_kernel(labels, scores, tkey, bnd, rend, rmode, rarr, thr, pk, ak, rk, q0, q1,
-                       hits, apsum, rr, nrel):  # pragma: no cover - compiled
+def rel_average_kernel(
+    labels, scores, tkey, bnd, rend, rmode, rarr, thr, pk, ak, rk, q0, q1, hits, apsum, rr, nrel
+):  # pragma: no cover - compiled
     """``rel_kernel`` for ``ties=average``: the expectation over every order of each group of
     tied scores. P@k: the group's mean relevance at each of its positions. AP: McSherry &
     Najork (2008): position j of a group of g documents with c relevant, R0 relevant before it,

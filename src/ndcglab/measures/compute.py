@@ -11,6 +11,7 @@ relevance rule and tie rule) are computed in one pass of one kernel, with all th
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -36,7 +37,7 @@ SELECT_LIMIT = 64
 
 @dataclass(frozen=True)
 class PerQuery:
-    """Values of one measure: ``values`` ``(Q,)`` (NaN where skipped) and ``empty`` ``(Q,)`` bool."""
+    """One measure's ``values`` ``(Q,)`` (NaN where skipped) and ``empty`` ``(Q,)`` bool mask."""
 
     values: np.ndarray
     empty: np.ndarray
@@ -71,7 +72,8 @@ def check_inputs(
     if not np.isfinite(y).all():
         bad = int(np.flatnonzero(~np.isfinite(y))[0])
         raise DataFormatError(
-            f"label of document {bad + 1} is not a finite number", token=str(y[bad]),
+            f"label of document {bad + 1} is not a finite number",
+            token=str(y[bad]),
             fix="give every document a finite relevance label",
         )
     if ranked_end is None:
@@ -120,14 +122,18 @@ def _run(kernel: Callable[..., None], bnd: np.ndarray, *args: Any) -> None:
     cuts = np.searchsorted(bnd, np.linspace(0, total, 4 * t + 1)[1:-1]).tolist()
     edges = sorted({0, nq, *[min(max(c, 0), nq) for c in cuts]})
     futures = [
-        pool.submit(kernel, *inputs, q0, q1, *outputs) for q0, q1 in zip(edges[:-1], edges[1:]) if q1 > q0
+        pool.submit(kernel, *inputs, q0, q1, *outputs)
+        for q0, q1 in itertools.pairwise(edges)
+        if q1 > q0
     ]
     for f in futures:
         f.result()
 
 
 # ------------------------------------------------------------------------------ cut-offs
-def cutoff_k(cutoff: Cutoff | None, rounding: str, n_ranked: np.ndarray, n_all: np.ndarray) -> np.ndarray:
+def cutoff_k(
+    cutoff: Cutoff | None, rounding: str, n_ranked: np.ndarray, n_all: np.ndarray
+) -> np.ndarray:
     """Per-query k (int64): the whole list (``n_all``) without a cut-off, ``k`` for a fixed one,
     and :meth:`Cutoff.k_for` of the ranked length for a fraction (same arithmetic, vectorised)."""
     if cutoff is None:
@@ -309,14 +315,49 @@ def compute_per_query(
         ks = np.ascontiguousarray(np.stack(kcols, axis=1))
         dcg = np.zeros(ks.shape)
         idcg = np.zeros(ks.shape)
-        fixed_small = all(m.cutoff is not None and m.cutoff.k is not None and m.cutoff.k <= SELECT_LIMIT for m in group)
+        fixed_small = all(
+            m.cutoff is not None and m.cutoff.k is not None and m.cutoff.k <= SELECT_LIMIT
+            for m in group
+        )
         if fixed_small and not average and not want_mean and dmode == 0:
-            _run(K.topk_gain_kernel, b, y, s, tkey, b, re, gmode, gtab, gdef, garr, darr, ks, (dcg, idcg))
+            _run(
+                K.topk_gain_kernel,
+                b,
+                y,
+                s,
+                tkey,
+                b,
+                re,
+                gmode,
+                gtab,
+                gdef,
+                garr,
+                darr,
+                ks,
+                (dcg, idcg),
+            )
             mean = np.zeros(nq)
         else:
             mean = np.zeros(nq)
-            _run(K.full_gain_kernel, b, y, s, tkey, b, re, gmode, gtab, gdef, garr, dmode, darr, ks,
-                 average, want_mean, (dcg, idcg, mean))
+            _run(
+                K.full_gain_kernel,
+                b,
+                y,
+                s,
+                tkey,
+                b,
+                re,
+                gmode,
+                gtab,
+                gdef,
+                garr,
+                dmode,
+                darr,
+                ks,
+                average,
+                want_mean,
+                (dcg, idcg, mean),
+            )
         for m in group:
             j = need[m]
             d, z = dcg[:, j], idcg[:, j]
@@ -353,8 +394,9 @@ def compute_per_query(
         hits, apsum, rr = np.zeros(pk.shape), np.zeros(ak.shape), np.zeros(rk.shape)
         nrel = np.zeros(nq)
         kernel = K.rel_average_kernel if average else K.rel_kernel
-        _run(kernel, b, y, s, tkey, b, re, rmode, _EMPTY_F, thr, pk, ak, rk,
-             (hits, apsum, rr, nrel))
+        _run(
+            kernel, b, y, s, tkey, b, re, rmode, _EMPTY_F, thr, pk, ak, rk, (hits, apsum, rr, nrel)
+        )
         empty = nrel == 0.0
         for m in group:
             j = where[m]
@@ -391,7 +433,9 @@ def _short(m: Measure, v: np.ndarray, n_ranked: np.ndarray) -> np.ndarray:
     return v
 
 
-def _apply_empty(m: Measure, v: np.ndarray, empty: np.ndarray, query_ids: Sequence[str] | None) -> np.ndarray:
+def _apply_empty(
+    m: Measure, v: np.ndarray, empty: np.ndarray, query_ids: Sequence[str] | None
+) -> np.ndarray:
     rule = m.get("empty", "zero")
     if not empty.any():
         return v
@@ -405,8 +449,11 @@ def _apply_empty(m: Measure, v: np.ndarray, empty: np.ndarray, query_ids: Sequen
         idx = np.flatnonzero(empty)
         names = [str(query_ids[i]) if query_ids is not None else f"#{i}" for i in idx[:5]]
         more = f" and {len(idx) - 5} more" if len(idx) > 5 else ""
-        what = "no document with a positive gain (IDCG = 0)" if m.info.family == "gain" else (
-            "no relevant document")
+        what = (
+            "no document with a positive gain (IDCG = 0)"
+            if m.info.family == "gain"
+            else ("no relevant document")
+        )
         raise EmptyQueryError(
             f"{m}: {len(idx)} quer{'y has' if len(idx) == 1 else 'ies have'} {what}: query "
             f"{', '.join(names)}{more} (empty=error). Fix: remove such queries or choose "

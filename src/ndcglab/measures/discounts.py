@@ -129,7 +129,7 @@ class LetorDiscount(Discount):
 class CallableDiscount(Discount):
     """A user's discount ``fn(ranks, n)``; prints as ``name`` (cannot be parsed back)."""
 
-    fn: Callable[[np.ndarray, Any], Any] = lambda r, n: 1.0 / np.log2(1.0 + r)  # noqa: E731
+    fn: Callable[[np.ndarray, Any], Any] = lambda r, n: 1.0 / np.log2(1.0 + r)
     name: str = "custom"
     depends_on_length: bool = False
 

@@ -1,5 +1,6 @@
-"""Evaluate rankings: :func:`evaluate` (a dataset and scores), :func:`evaluate_arrays` (flat arrays),
-:func:`evaluate_trec` (TREC qrels and run dicts), all returning an :class:`EvaluationResult`.
+"""Evaluate rankings: :func:`evaluate` (a dataset and scores), :func:`evaluate_arrays` (flat
+arrays), :func:`evaluate_trec` (TREC qrels and run dicts), all returning an
+:class:`EvaluationResult`.
 
 Every result states its whole convention (``result.convention``): the preset, every option of
 every measure after resolution, what was done with duplicated document ids, where the ideal
@@ -172,7 +173,9 @@ def _finish(
 ) -> EvaluationResult:
     precision = score_precision or preset.score_precision
     conv: dict[str, Any] = {
-        "preset": preset.name, "duplicates": duplicates, "ideal": ideal,
+        "preset": preset.name,
+        "duplicates": duplicates,
+        "ideal": ideal,
         "score_precision": precision,
     }
     if precision == "float32":
@@ -183,15 +186,15 @@ def _finish(
                 fix="rescale the scores or use score_precision='float64'",
             )
     elif precision != "float64":
-        raise ConventionError(
-            f"unknown score_precision {precision!r}; known: float64, float32"
-        )
+        raise ConventionError(f"unknown score_precision {precision!r}; known: float64, float32")
     if duplicates == "last" and doc_ids is not None and len(doc_ids):
         keep = _last_occurrence_mask(doc_ids, boundaries)
         dropped = int((~keep).sum())
         if dropped:
             if ranked_end is not None:  # pragma: no cover - evaluate_trec has unique docnos
-                raise ConventionError("duplicates=last cannot be combined with unretrieved documents")
+                raise ConventionError(
+                    "duplicates=last cannot be combined with unretrieved documents"
+                )
             labels, scores, doc_ids = labels[keep], scores[keep], doc_ids[keep]
             nq = len(boundaries) - 1
             qidx = np.repeat(np.arange(nq, dtype=np.int64), np.diff(boundaries))
@@ -202,7 +205,12 @@ def _finish(
         raise ConventionError(f"unknown duplicates rule {duplicates!r}; known: keep, last")
     resolved = tuple(m.resolve(preset) for m in measures)
     values = compute_per_query(
-        resolved, labels, scores, boundaries, ranked_end=ranked_end, doc_ids=doc_ids,
+        resolved,
+        labels,
+        scores,
+        boundaries,
+        ranked_end=ranked_end,
+        doc_ids=doc_ids,
         query_ids=[str(q) for q in query_ids],
     )
     per_query: dict[str, np.ndarray] = {}
@@ -269,13 +277,24 @@ def evaluate_arrays(
     if d is not None and len(d) != len(y):
         raise DataFormatError(f"{len(d)} doc ids for {len(y)} documents")
     nq = len(b) - 1
-    qids = np.array([str(i) for i in range(nq)], dtype=object) if query_ids is None else (
-        np.asarray([str(q) for q in query_ids], dtype=object))
+    qids = (
+        np.array([str(i) for i in range(nq)], dtype=object)
+        if query_ids is None
+        else (np.asarray([str(q) for q in query_ids], dtype=object))
+    )
     if len(qids) != nq:
         raise DataFormatError(f"{len(qids)} query ids for {nq} queries")
     return _finish(
-        ms, p, y, s, b, ranked_end=None, doc_ids=d, query_ids=qids,
-        duplicates=duplicates or p.duplicates, ideal="documents of the list",
+        ms,
+        p,
+        y,
+        s,
+        b,
+        ranked_end=None,
+        doc_ids=d,
+        query_ids=qids,
+        duplicates=duplicates or p.duplicates,
+        ideal="documents of the list",
         score_precision=score_precision,
     )
 
@@ -293,8 +312,14 @@ def evaluate(
     :class:`~ndcglab.data.RankingDataset` (see :func:`evaluate_arrays`)."""
     s = dataset.check_scores(scores, source=None)
     return evaluate_arrays(
-        dataset.labels, s, dataset.boundaries, measures, preset=preset,
-        doc_ids=dataset.doc_ids, query_ids=dataset.query_ids, duplicates=duplicates,
+        dataset.labels,
+        s,
+        dataset.boundaries,
+        measures,
+        preset=preset,
+        doc_ids=dataset.doc_ids,
+        query_ids=dataset.query_ids,
+        duplicates=duplicates,
         score_precision=score_precision,
     )
 
@@ -339,7 +364,14 @@ def evaluate_trec(
         bnd.append(len(labels))
     y, s, b, re = check_inputs(labels, scores, bnd, rend if qids else np.zeros(0, np.int64))
     return _finish(
-        ms, p, y, s, b, ranked_end=re, doc_ids=np.asarray(docs, dtype=object),
-        query_ids=np.asarray(qids, dtype=object), duplicates="keep",
+        ms,
+        p,
+        y,
+        s,
+        b,
+        ranked_end=re,
+        doc_ids=np.asarray(docs, dtype=object),
+        query_ids=np.asarray(qids, dtype=object),
+        duplicates="keep",
         ideal="all judged documents of the query (qrels), retrieved or not",
     )

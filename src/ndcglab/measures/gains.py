@@ -86,7 +86,9 @@ class TableGain(Gain):
             for k, v in self.table:
                 out[y == k] = v
             return out
-        out = labels.new_full(labels.shape, self.default, dtype=labels.dtype if labels.is_floating_point() else None)
+        out = labels.new_full(
+            labels.shape, self.default, dtype=labels.dtype if labels.is_floating_point() else None
+        )
         for k, v in self.table:
             out = out.masked_fill(labels == k, v)
         return out
@@ -96,7 +98,7 @@ class TableGain(Gain):
 class CallableGain(Gain):
     """A user's gain function; ``name`` is how it prints (it cannot be parsed back)."""
 
-    fn: Callable[[Any], Any] = lambda y: y  # noqa: E731
+    fn: Callable[[Any], Any] = lambda y: y
     name: str = "custom"
 
     def __call__(self, labels: Any) -> Any:
@@ -130,5 +132,6 @@ def get_gain(spec: str | Gain | Mapping[float, float] | Callable[[Any], Any]) ->
                     f"cannot read gain table {spec!r}. Fix: write table:0=0;1=1;2=3"
                 ) from exc
     raise ConventionError(
-        f"unknown gain {spec!r}; known: exp2, linear, letor, table:<label>=<gain>;..., or a callable"
+        f"unknown gain {spec!r}; known: exp2, linear, letor, table:<label>=<gain>;..., "
+        "or a callable"
     )

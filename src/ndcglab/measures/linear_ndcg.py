@@ -62,7 +62,12 @@ def ideal_linear_dcg(labels: Any, boundaries: Any) -> np.ndarray:
 
 
 def linear_ndcg(
-    labels: Any, scores: Any, boundaries: Any, *, ties: str = "input", empty: str = "zero",
+    labels: Any,
+    scores: Any,
+    boundaries: Any,
+    *,
+    ties: str = "input",
+    empty: str = "zero",
     doc_ids: Any = None,
 ) -> np.ndarray:
     """NDCG^β = DCG^β_f / DCG^β_ideal of every query (the registered measure ``ndcg_beta``)."""
@@ -74,8 +79,9 @@ def linear_ndcg(
 def pairwise_loss(
     labels: Any, scores: Any, boundaries: Any, *, ties: str = "input", doc_ids: Any = None
 ) -> np.ndarray:
-    """Jin & Geng's R(f) of every query, ``(Q,)``, in O(n log n) per query (see module docstring
-    for the tie rules; with the same ``ties``, ``ideal_linear_dcg − linear_dcg == pairwise_loss``)."""
+    """Jin & Geng's R(f) of every query, ``(Q,)``, in O(n log n) per query (see the module
+    docstring for the tie rules; with the same ``ties``,
+    ``ideal_linear_dcg − linear_dcg == pairwise_loss``)."""
     from .registry import _canon_ties
 
     rule = _canon_ties(ties)

@@ -80,8 +80,10 @@ _BASE = {
     "denom": "all",
 }
 
-_LETOR_SET = tuple(f"p@{k}" for k in range(1, 11)) + ("map",) + tuple(
-    f"ndcg@{k}" for k in range(1, 11)
+_LETOR_SET = (
+    *tuple(f"p@{k}" for k in range(1, 11)),
+    "map",
+    *tuple(f"ndcg@{k}" for k in range(1, 11)),
 )
 
 PRESETS: dict[str, Preset] = {
@@ -184,7 +186,12 @@ def get_preset(preset: str | Preset | None = None) -> Preset:
     if isinstance(preset, Preset):
         return preset
     key = str(preset).strip().lower().replace("-", "_")
-    aliases = {"letor": "letor4", "trec": "trec_eval", "pytrec_eval": "trec_eval", "lgb": "lightgbm"}
+    aliases = {
+        "letor": "letor4",
+        "trec": "trec_eval",
+        "pytrec_eval": "trec_eval",
+        "lgb": "lightgbm",
+    }
     key = aliases.get(key, key)
     if key not in PRESETS:
         raise SpecError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")

@@ -53,22 +53,46 @@ class OptionInfo:
 OPTIONS: dict[str, OptionInfo] = {
     o.key: o
     for o in (
-        OptionInfo("gain", "exp2, linear, letor, table:<label>=<gain>;...",
-                   "gain G(y) of a label (custom callables via Measure.with_options)"),
-        OptionInfo("discount", "log, log:<base>, power:<beta>, zipf, exp:<a>, linear, letor",
-                   "discount D(r) of a 1-based position r"),
-        OptionInfo("ties", "input, docid, average, pessimistic, optimistic, random:<seed>",
-                   "order of documents with equal scores"),
-        OptionInfo("empty", "zero, one, skip, error",
-                   "value of a query with no relevant document (IDCG = 0 / no relevant doc)"),
-        OptionInfo("short", "clip, zero (ndcg family); pad, clip, zero (p)",
-                   "meaning of a fixed cut-off k larger than the list's length n"),
-        OptionInfo("rounding", "ceil, floor, round",
-                   "how a fractional cut-off c*n is rounded to whole positions"),
-        OptionInfo("rel", "<threshold> (label >= threshold) or letor (labels 1 and 2 only)",
-                   "which labels count as relevant"),
-        OptionInfo("denom", "all, cut",
-                   "AP denominator: all relevant docs of the query, or min(R, k) (LightGBM)"),
+        OptionInfo(
+            "gain",
+            "exp2, linear, letor, table:<label>=<gain>;...",
+            "gain G(y) of a label (custom callables via Measure.with_options)",
+        ),
+        OptionInfo(
+            "discount",
+            "log, log:<base>, power:<beta>, zipf, exp:<a>, linear, letor",
+            "discount D(r) of a 1-based position r",
+        ),
+        OptionInfo(
+            "ties",
+            "input, docid, average, pessimistic, optimistic, random:<seed>",
+            "order of documents with equal scores",
+        ),
+        OptionInfo(
+            "empty",
+            "zero, one, skip, error",
+            "value of a query with no relevant document (IDCG = 0 / no relevant doc)",
+        ),
+        OptionInfo(
+            "short",
+            "clip, zero (ndcg family); pad, clip, zero (p)",
+            "meaning of a fixed cut-off k larger than the list's length n",
+        ),
+        OptionInfo(
+            "rounding",
+            "ceil, floor, round",
+            "how a fractional cut-off c*n is rounded to whole positions",
+        ),
+        OptionInfo(
+            "rel",
+            "<threshold> (label >= threshold) or letor (labels 1 and 2 only)",
+            "which labels count as relevant",
+        ),
+        OptionInfo(
+            "denom",
+            "all, cut",
+            "AP denominator: all relevant docs of the query, or min(R, k) (LightGBM)",
+        ),
     )
 }
 
@@ -138,36 +162,48 @@ REGISTRY: dict[str, MeasureInfo] = {
     m.name: m
     for m in (
         MeasureInfo(
-            "ndcg", "gain", _GAIN_PARAMS,
+            "ndcg",
+            "gain",
+            _GAIN_PARAMS,
             "normalised discounted cumulative gain",
             "DCG@k / IDCG@k, DCG@k = sum_{r<=k} G(y_(r)) D(r), IDCG@k = DCG@k of the ideal order",
         ),
         MeasureInfo(
-            "dcg", "gain", ("gain", "discount", "ties", "short", "rounding"),
+            "dcg",
+            "gain",
+            ("gain", "discount", "ties", "short", "rounding"),
             "discounted cumulative gain (not normalised; the log base matters)",
             "sum_{r<=k} G(y_(r)) D(r)",
         ),
         MeasureInfo(
-            "idcg", "gain", ("gain", "discount", "rounding"),
+            "idcg",
+            "gain",
+            ("gain", "discount", "rounding"),
             "ideal DCG = the DCG norm ||G(y)||_D; idcg@k is Z_k (seed 004)",
             "DCG@k of the labels sorted by gain, descending (independent of the scores)",
             aliases=("z",),
         ),
         MeasureInfo(
-            "ndcg_beta", "gain", ("ties", "empty", "short", "rounding"),
+            "ndcg_beta",
+            "gain",
+            ("ties", "empty", "short", "rounding"),
             "linear NDCG^beta of the ECML/PKDD 2010 challenge (Jin & Geng): ndcg with linear gain "
             "and discount n - r",
             "sum_r y_(r) (n - r) / ideal",
             fixed={"gain": "linear", "discount": "linear"},
         ),
         MeasureInfo(
-            "meanndcg", "gain", ("gain", "discount", "ties", "empty"),
+            "meanndcg",
+            "gain",
+            ("gain", "discount", "ties", "empty"),
             "LETOR 4.0's MeanNDCG: the mean of NDCG@1..NDCG@n over the n positions of the list",
             "(1/n) sum_{k=1..n} NDCG@k",
             cutoff="never",
         ),
         MeasureInfo(
-            "map", "rel", ("ties", "empty", "rel", "denom", "rounding"),
+            "map",
+            "rel",
+            ("ties", "empty", "rel", "denom", "rounding"),
             "average precision (mean over queries = MAP); map@k sums precision at relevant "
             "positions <= k",
             "(1/R) sum_{relevant r<=k} P@r, R = relevant docs of the query (denom=all) or "
@@ -175,14 +211,18 @@ REGISTRY: dict[str, MeasureInfo] = {
             aliases=("ap",),
         ),
         MeasureInfo(
-            "p", "rel", ("ties", "rel", "short", "rounding"),
+            "p",
+            "rel",
+            ("ties", "rel", "short", "rounding"),
             "precision at k (p without cut-off: precision of the whole list)",
             "(relevant docs in the top k) / k",
             aliases=("precision",),
             shorts=("pad", "clip", "zero"),
         ),
         MeasureInfo(
-            "mrr", "rel", ("ties", "empty", "rel", "rounding"),
+            "mrr",
+            "rel",
+            ("ties", "empty", "rel", "rounding"),
             "reciprocal rank of the first relevant document (mean over queries = MRR); 0 when it "
             "lies beyond k",
             "1 / (position of the first relevant document)",
@@ -273,7 +313,9 @@ class Measure:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def create(cls, name: str, cutoff: int | float | str | Cutoff | None = None, **options: Any) -> Measure:
+    def create(
+        cls, name: str, cutoff: int | float | str | Cutoff | None = None, **options: Any
+    ) -> Measure:
         """Build a measure from a name, a cut-off (``10``, ``"0.2n"``, a :class:`Cutoff`) and
         options; gains and discounts may be objects or callables (they then print by name and
         cannot be parsed back)."""
@@ -286,7 +328,9 @@ class Measure:
         elif isinstance(cutoff, int):
             cut = Cutoff(k=cutoff)
         else:
-            raise SpecError(f"cannot read cut-off {cutoff!r}. Fix: an integer k or text like '0.2n'")
+            raise SpecError(
+                f"cannot read cut-off {cutoff!r}. Fix: an integer k or text like '0.2n'"
+            )
         return _build(info, dict(options), cut, spec_text=None)
 
     def with_options(self, **options: Any) -> Measure:
@@ -357,7 +401,9 @@ def _applicable(info: MeasureInfo, cutoff: Cutoff | None) -> list[str]:
     return keys
 
 
-def _build(info: MeasureInfo, options: dict[str, Any], cutoff: Cutoff | None, spec_text: str | None) -> Measure:
+def _build(
+    info: MeasureInfo, options: dict[str, Any], cutoff: Cutoff | None, spec_text: str | None
+) -> Measure:
     where = f" in {spec_text!r}" if spec_text else ""
     if cutoff is not None and info.cutoff == "never":
         raise SpecError(
@@ -428,4 +474,3 @@ def resolve_gain(m: Measure) -> Gain:
 def resolve_discount(m: Measure) -> Discount:
     """The :class:`Discount` object of a resolved measure."""
     return get_discount(m.get("discount", "log"))
-

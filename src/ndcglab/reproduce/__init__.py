@@ -56,7 +56,7 @@ def _module(name: str) -> ModuleType:
 
 
 @contextmanager
-def _torch_threads() -> Iterator[int | None]:
+def _torch_threads(enabled: bool = True) -> Iterator[int | None]:
     """Run torch single-threaded (``NDCGLAB_TORCH_THREADS`` overrides), restoring the setting after.
 
     The experiments train small linear models; on a busy 2-core machine torch's intra-op thread
@@ -65,7 +65,7 @@ def _torch_threads() -> Iterator[int | None]:
     """
     from .._compat import has
 
-    if not has("torch"):
+    if not enabled or not has("torch"):
         yield None
         return
     from .._compat import torch
@@ -101,7 +101,7 @@ def build_report(name: str, settings: Settings, log: Callable[[str], None] | Non
     t0 = time.perf_counter()
     if log:
         log(f"{name}: running ({settings.mode})")
-    with _torch_threads() as threads:
+    with _torch_threads(getattr(mod, "USES_TORCH", True)) as threads:
         report.results["torch_threads"] = threads
         mod.run(report, settings)
     report.finish(time.perf_counter() - t0)
@@ -132,6 +132,7 @@ def run_experiment(
         mode=mode or ("quick" if quick else "full"),
         seed=int(seed),
         command=tuple(command),
+        log=log,
     )
     if name == "all":
         t0 = time.perf_counter()
@@ -147,7 +148,10 @@ def run_experiment(
         )
         index.seeds["seed"] = settings.seed
         if settings.quick:
-            index.quick_note = children[0][1].quick_note or "reduced runs"
+            index.quick_note = (
+                "every experiment ran with reduced settings (fewer folds, epochs, repetitions, "
+                "smaller n); each page states its own."
+            )
         from .report import Table
 
         rows = []
@@ -190,6 +194,7 @@ def run_experiment(
                     "inconclusive",
                 ],
                 rows,
+                digits=1,
             )
         )
         index.finish(time.perf_counter() - t0)

@@ -59,6 +59,7 @@ class Settings:
     mode: str = "full"
     seed: int = 0
     command: tuple[str, ...] = ()
+    log: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.mode not in ("full", "quick", "tiny"):
@@ -68,6 +69,11 @@ class Settings:
     def quick(self) -> bool:
         """True for ``quick`` and ``tiny`` (both are reduced runs)."""
         return self.mode != "full"
+
+    def say(self, message: str) -> None:
+        """A progress message (stderr in the CLI; nothing when no logger is set)."""
+        if self.log is not None:
+            self.log(message)
 
     def pick(self, full: Any, quick: Any, tiny: Any | None = None) -> Any:
         """The value for the current mode (``tiny`` falls back to ``quick``)."""

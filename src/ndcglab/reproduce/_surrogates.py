@@ -49,6 +49,7 @@ def train_all(
     info: list[list[Any]] = []
     for fold in source.folds(proto["folds"], with_vali=False):
         for name, spec in losses:
+            settings.say(f"{report.experiment}: {fold.name}: {name}")
             with timed(report.timings, name):
                 fit = fit_scores(
                     spec,

@@ -137,6 +137,7 @@ def run(report: Report, settings: Settings) -> None:
 
     for fold in source.folds(n_folds):
         for name, loss in METHODS:
+            settings.say(f"cost-sensitive: {fold.name}: {name}")
             with timed(report.timings, name):
                 fit = fit_scores(
                     loss,
@@ -224,6 +225,7 @@ def run(report: Report, settings: Settings) -> None:
     # ------------------------------------------------------------------ beside the paper
     paper_key = _paper_dataset(source.label)
     paper = PAPER[paper_key or "OHSUMED"]
+    _plots(report, store, paper if paper_key else None, source.label)
     cols = ["method"]
     for m in MEASURES:
         cols += [f"{SHORT[m]} ours", f"{SHORT[m]} paper"]
@@ -303,11 +305,9 @@ def run(report: Report, settings: Settings) -> None:
                 "seconds",
             ],
             train_info,
+            collapsed=True,
         )
     )
-
-    # ------------------------------------------------------------------ plots
-    _plots(report, store, paper if paper_key else None, source.label)
 
     # ------------------------------------------------------------------ findings
     _findings(report, store, sig_all, sig_52, paper_key, source.label)

@@ -131,6 +131,7 @@ def run(report: Report, settings: Settings) -> None:
     n_max = int(lengths.max())
     report.seeds.update({"random_ranker": settings.seed + 7, "repetitions": settings.seed + 11})
 
+    settings.say("distinguishability: " + "RankSVM")
     with timed(report.timings, "RankSVM"):
         svm = fit_scores(
             "ranksvm",
@@ -141,6 +142,7 @@ def run(report: Report, settings: Settings) -> None:
             preset="standard",
             validation_measure="ndcg@10",
         )
+    settings.say("distinguishability: " + "ListNet")
     with timed(report.timings, "ListNet"):
         net = fit_scores(
             "listnet",
@@ -163,6 +165,7 @@ def run(report: Report, settings: Settings) -> None:
             ]
         )
     )
+    settings.say("distinguishability: " + "curves")
     with timed(report.timings, "curves"):
         res = distinguishability(
             test,

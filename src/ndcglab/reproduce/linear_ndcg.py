@@ -57,6 +57,7 @@ def run(report: Report, settings: Settings) -> None:
     epochs = settings.pick(100, 30, 3)
     parts: list[dict[str, Any]] = []
     for fold in source.folds(n_folds, with_vali=False):
+        settings.say(f"linear-ndcg: {fold.name}: training ListNet")
         with timed(report.timings, "training"):
             fit = fit_scores(
                 "listnet",

@@ -186,7 +186,7 @@ class Table:
         if isinstance(cell, Cell):
             s = _fmt_number(cell.value, self.digits)
             if cell.spread is not None and not _isnan(cell.spread):
-                s += f" ± {_fmt_number(float(cell.spread), self.digits)}"
+                s += f" ± {float(cell.spread):.{self.digits}f}"
             return s + cell.mark
         return _fmt_number(cell, self.digits)
 
@@ -252,7 +252,7 @@ class Table:
             if isinstance(c, Cell):
                 s = _latex_escape(_fmt_number(c.value, self.digits))
                 if c.spread is not None and not _isnan(c.spread):
-                    s += r" $\pm$ " + _latex_escape(_fmt_number(float(c.spread), self.digits))
+                    s += r" $\pm$ " + f"{float(c.spread):.{self.digits}f}"
                 return s + _LATEX_MARKS.get(c.mark, _latex_escape(c.mark))
             return _latex_escape(_fmt_number(c, self.digits))
 
@@ -525,7 +525,8 @@ class Report:
 
     def add_finding(self, claim: str, observed: str, agrees: bool | None) -> None:
         """A paper claim, what we observed and whether it agrees (``None``: cannot tell)."""
-        self.findings.append({"claim": claim, "observed": observed, "agrees": agrees})
+        verdict = None if agrees is None else bool(agrees)
+        self.findings.append({"claim": claim, "observed": observed, "agrees": verdict})
 
     def add_file(self, relpath: str, content: str) -> None:
         """An extra text file in the report folder (e.g. ``tables/x_significance.md`` written by

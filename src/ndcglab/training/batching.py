@@ -74,7 +74,11 @@ def _pad_layout(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class BatchPlan:
-    """Training data on the device, arranged for batching (see the module docstring)."""
+    """Training data on the device, arranged for batching (see the module docstring).
+
+    ``features`` may hold more rows than the queries use: ``rows[i]`` is then the feature row of
+    the i-th document described by ``labels``/``boundaries`` (gathered once, no extra copy).
+    """
 
     def __init__(
         self,
@@ -89,6 +93,7 @@ class BatchPlan:
         shuffle: bool = True,
         device: Any = "cpu",
         dtype: Any = None,
+        rows: np.ndarray | None = None,
     ) -> None:
         if batching not in ("bucket", "random"):
             raise SpecError(f"unknown batching {batching!r}; known: bucket, random")
@@ -113,8 +118,9 @@ class BatchPlan:
         doc_index = _segment_index(b[:-1][order], lengths[order])
         self.lengths = lengths[order]
         self.boundaries = boundaries_from_group(self.lengths)
+        src_rows = doc_index if rows is None else np.asarray(rows, dtype=np.int64)[doc_index]
         self.x = torch.as_tensor(
-            np.ascontiguousarray(features[doc_index]), dtype=dtype, device=device
+            np.ascontiguousarray(features[src_rows]), dtype=dtype, device=device
         )
         self.y = torch.as_tensor(
             np.asarray(labels, dtype=np.float64)[doc_index], dtype=dtype, device=device

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from .._compat import torch as _torch
-from ..data.dataset import RankingDataset
+from ..data.dataset import RankingDataset, boundaries_from_group
 from ..errors import NdcglabError, SpecError
 from .batching import BatchPlan
 from .checkpoint import load_checkpoint, save_checkpoint
@@ -62,10 +62,12 @@ from .normalize import NORMALIZATIONS, Normalizer
 
 torch = _torch()
 
-__all__ = ["DEFAULT_LR", "TrainConfig", "TrainResult", "resolve_device", "train"]
+__all__ = ["DEFAULT_EPOCHS", "DEFAULT_LR", "TrainConfig", "TrainResult", "resolve_device", "train"]
 
 #: learning rate used when ``lr=None``, per optimiser
 DEFAULT_LR = {"gd": 0.1, "adam": 1e-3}
+#: maximum number of epochs used when ``epochs=None``, per optimiser
+DEFAULT_EPOCHS = {"gd": 1000, "adam": 300}
 OPTIMIZERS = ("gd", "adam")
 
 
@@ -75,9 +77,9 @@ class TrainConfig:
 
     loss: str | None = None
     model: str = "linear"
-    optimizer: str = "gd"
+    optimizer: str = "adam"
     lr: float | None = None
-    epochs: int = 1000
+    epochs: int | None = None
     batch_size: int | None = 16
     tol: float = 1e-6
     l2: float | None = None
@@ -99,6 +101,7 @@ class TrainConfig:
     gd_bucket: int | None = 64
     eval_every: int = 1
     dtype: str = "float32"
+    num_threads: int | None = None
 
     def __post_init__(self) -> None:
         self.optimizer = str(self.optimizer).lower()
@@ -108,6 +111,8 @@ class TrainConfig:
             raise SpecError(
                 f"unknown normalisation {self.normalize!r}; known: {', '.join(NORMALIZATIONS)}"
             )
+        if self.epochs is None:
+            self.epochs = DEFAULT_EPOCHS[self.optimizer]
         if int(self.epochs) < 1:
             raise SpecError(f"epochs must be at least 1, got {self.epochs}")
         if self.lr is not None and not float(self.lr) > 0:
@@ -252,7 +257,6 @@ def train(
             f"{train_data.n_features}. Fix: use files of the same collection"
         )
     from ..losses import get_loss
-    from ..models import TrainedModel, make_model
     from ._measure import MeasureScorer
 
     loss = get_loss(cfg.loss)
@@ -271,12 +275,6 @@ def train(
         )
     scorer = MeasureScorer(cfg.validation_measure, cfg.preset)
     normalizer = Normalizer.fit(cfg.normalize, train_data.features)
-    x_train = normalizer.transform(train_data.features, train_data.boundaries)
-    x_val = (
-        None
-        if validation is None
-        else normalizer.transform(validation.features, validation.boundaries)
-    )
 
     keep = np.arange(train_data.n_queries)
     if cfg.skip_uninformative:
@@ -286,8 +284,18 @@ def train(
                 "no training query has two different labels, so there is nothing to learn. "
                 "Fix: check the labels, or pass skip_uninformative=False"
             )
-    work = train_data if len(keep) == train_data.n_queries else train_data.subset(keep)
-    x_work = x_train if len(keep) == train_data.n_queries else x_train[_doc_rows(train_data, keep)]
+    work = _Work(
+        x=normalizer.transform(train_data.features, train_data.boundaries),
+        rows=None if len(keep) == train_data.n_queries else _doc_rows(train_data, keep),
+        labels=train_data.labels,
+        boundaries=train_data.boundaries,
+        x_val=None
+        if validation is None
+        else normalizer.transform(validation.features, validation.boundaries),
+    )
+    if work.rows is not None:
+        work.labels = train_data.labels[work.rows]
+        work.boundaries = boundaries_from_group(train_data.query_lengths[keep])
 
     meta: dict[str, Any] = {
         "loss": str(getattr(loss, "name", cfg.loss)),
@@ -302,17 +310,81 @@ def train(
         "training_measure": scorer.name,
     }
     if boosting:
-        return _train_adarank(
-            cfg, loss, scorer, normalizer, meta, work, x_work, validation, x_val, callback
-        )
+        return _train_adarank(cfg, loss, scorer, normalizer, meta, work, validation, callback)
 
-    fingerprint_src = {k: v for k, v in cfg.to_dict().items() if k not in ("epochs", "device")}
+    skip = ("epochs", "device", "num_threads")
+    fingerprint_src = {k: v for k, v in cfg.to_dict().items() if k not in skip}
     fingerprint_src["train"] = _digest(train_data)
     fingerprint_src["validation"] = _digest(validation)
     fingerprint_text = json.dumps(fingerprint_src, sort_keys=True, default=str)
     fingerprint = hashlib.blake2b(fingerprint_text.encode(), digest_size=16).hexdigest()
+    threads_before = torch.get_num_threads()
+    if cfg.num_threads is not None:
+        torch.set_num_threads(int(cfg.num_threads))
+    try:
+        return _train_differentiable(
+            cfg,
+            loss,
+            scorer,
+            normalizer,
+            meta,
+            work,
+            validation,
+            device,
+            dtype,
+            (fingerprint, fingerprint_text),
+            checkpoint_dir,
+            resume,
+            progress,
+            callback,
+        )
+    finally:
+        torch.set_num_threads(threads_before)
 
+
+@dataclass
+class _Work:
+    """The normalised training data as training uses it (big arrays released once on the device).
+
+    ``x`` are the normalised features of *all* training documents, ``rows`` (or None = all) the
+    documents of the queries used; ``labels``/``boundaries`` describe those queries only.
+    """
+
+    x: Any
+    rows: Any
+    labels: np.ndarray
+    boundaries: np.ndarray
+    x_val: Any
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.boundaries) - 1
+
+    def features(self) -> np.ndarray:
+        return self.x if self.rows is None else self.x[self.rows]
+
+
+def _train_differentiable(
+    cfg: TrainConfig,
+    loss: Any,
+    scorer: Any,
+    normalizer: Normalizer,
+    meta: dict[str, Any],
+    work: _Work,
+    validation: RankingDataset | None,
+    device: Any,
+    dtype: Any,
+    fingerprint_pair: tuple[str, str],
+    checkpoint_dir: str | os.PathLike[str] | None,
+    resume: bool,
+    progress: bool | None,
+    callback: Callable[[dict[str, Any]], None] | None,
+) -> TrainResult:
+    from ..models import TrainedModel, make_model
+
+    fingerprint, fingerprint_text = fingerprint_pair
     n_q = work.n_queries
+    n_features = work.x.shape[1]
     l2 = _l2_weight(cfg, loss, n_q)
     lr = cfg.learning_rate
     fork_devices = [device.index or 0] if device.type == "cuda" else []
@@ -323,16 +395,14 @@ def train(
             model_kw = {"init": cfg.init}
         elif cfg.model == "mlp":
             model_kw = {"hidden": cfg.hidden, "activation": cfg.activation, "dropout": cfg.dropout}
-        model = make_model(cfg.model, train_data.n_features, **model_kw).to(
-            device=device, dtype=dtype
-        )
+        model = make_model(cfg.model, n_features, **model_kw).to(device=device, dtype=dtype)
         params = [p for p in model.parameters() if p.requires_grad]
         if cfg.optimizer == "gd":
             opt = torch.optim.SGD(params, lr=lr)
         else:
             opt = torch.optim.Adam(params, lr=lr)
         plan = BatchPlan(
-            x_work,
+            work.x,
             work.labels,
             work.boundaries,
             batch_size=cfg.gd_bucket if cfg.optimizer == "gd" else cfg.batch_size,
@@ -342,9 +412,10 @@ def train(
             shuffle=cfg.optimizer != "gd",
             device=device,
             dtype=dtype,
+            rows=work.rows,
         )
-        xv = None if x_val is None else torch.as_tensor(x_val, dtype=dtype, device=device)
-        del x_train, x_work, x_val  # the plan holds its own (reordered) copy
+        xv = None if work.x_val is None else torch.as_tensor(work.x_val, dtype=dtype, device=device)
+        work.x = work.x_val = None  # the plan holds its own (reordered) copy
         gen = torch.Generator(device=device)
         decay = _weights(model)
 
@@ -551,10 +622,8 @@ def _train_adarank(
     scorer: Any,
     normalizer: Normalizer,
     meta: dict[str, Any],
-    work: RankingDataset,
-    x_work: np.ndarray,
+    work: _Work,
     validation: RankingDataset | None,
-    x_val: np.ndarray | None,
     callback: Callable[[dict[str, Any]], None] | None,
 ) -> TrainResult:
     from ..models import AdaRank, TrainedModel
@@ -565,7 +634,7 @@ def _train_adarank(
     if cutoff is not None:
         inner += f"@{cutoff}"
     model = AdaRank(
-        work.n_features,
+        work.x.shape[1],
         measure=inner,
         preset=cfg.preset,
         rounds=int(cfg.rounds if cfg.rounds is not None else params.get("rounds", 100)),
@@ -585,9 +654,14 @@ def _train_adarank(
         if callback is not None:
             callback(dict(entry))
 
-    val = None if validation is None else (x_val, validation.labels, validation.boundaries)
+    val = None if validation is None else (work.x_val, validation.labels, validation.boundaries)
     model.fit(
-        x_work, work.labels, work.boundaries, validation=val, selection=scorer, callback=on_round
+        work.features(),
+        work.labels,
+        work.boundaries,
+        validation=val,
+        selection=scorer,
+        callback=on_round,
     )
     best = model.best_round_
     best_score = None

@@ -1,0 +1,177 @@
+"""Dask paths on a local cluster of two worker processes: out-of-core evaluation equals the
+single-process numbers on MQ2008 (1e-9), and distributed GBDT training matches single-process
+quality. Skips cleanly without dask/distributed or the real data."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import shutil
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+pytest.importorskip("lightgbm")
+pytest.importorskip("torch")
+
+from ndcglab.gbdt import LossObjective, train_gbdt  # noqa: E402
+from ndcglab.gbdt.distributed import (  # noqa: E402
+    evaluate_letor_dask,
+    evaluate_trec_dask,
+    partition_queries,
+    train_gbdt_dask,
+)
+
+from . import _standins as S  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def client():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=50,
+        )
+        c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def mq2008_all(tmp_path_factory):
+    """All of MQ2008 (the five folds' test files = every query once) as one plain LETOR file."""
+    from tests.conftest import SHARED_DATA
+
+    src = SHARED_DATA / "MQ2008"
+    if not src.exists():
+        pytest.skip(f"real data not available: {src}")
+    out = tmp_path_factory.mktemp("mq") / "mq2008.txt"
+    with open(out, "wb") as f:
+        for k in range(1, 6):
+            with gzip.open(src / f"Fold{k}" / "test.txt.gz", "rb") as g:
+                shutil.copyfileobj(g, f)
+    return out
+
+
+def _scores(ds):
+    """Deterministic scores with many ties (rounded), so tie rules matter."""
+    x = np.nan_to_num(ds.features)
+    return np.round(x[:, 0] * 3 + x[:, 10] - x[:, 20], 1).astype(np.float64)
+
+
+# ----------------------------------------------------------------------------- no cluster needed
+def test_partition_queries_never_splits_and_balances():
+    _, _, b = S.random_lists(0, n_queries=100, max_len=50)
+    parts = partition_queries(b, 4)
+    assert parts[0][0] == 0 and parts[-1][1] == 100
+    assert all(a[1] == c[0] for a, c in itertools.pairwise(parts))  # contiguous, whole queries
+    docs = [b[q1] - b[q0] for q0, q1 in parts]
+    assert max(docs) - min(docs) <= 2 * 50
+    assert partition_queries(b, 1) == [(0, 100)]
+
+
+def test_local_gradients_are_global_when_queries_are_whole():
+    y, s, b = S.random_lists(1, n_queries=40, max_len=30)
+    whole = LossObjective(S.ListNet()).bind(y, b).grad_hess(s)
+    pieces = []
+    for q0, q1 in partition_queries(b, 3):
+        lo, hi = b[q0], b[q1]
+        pieces.append(
+            LossObjective(S.ListNet()).bind(y[lo:hi], b[q0 : q1 + 1] - lo).grad_hess(s[lo:hi])
+        )
+    np.testing.assert_array_equal(np.concatenate([p[0] for p in pieces]), whole[0])
+    np.testing.assert_array_equal(np.concatenate([p[1] for p in pieces]), whole[1])
+
+
+# ----------------------------------------------------------------------------- evaluation
+def test_letor_evaluation_equals_single_process(client, mq2008_all, tmp_path):
+    from ndcglab.data import read_letor
+    from ndcglab.measures import evaluate
+
+    ds = read_letor(mq2008_all)
+    scores = _scores(ds)
+    np.savetxt(tmp_path / "scores.txt", scores, fmt="%.17g")
+    ref = evaluate(ds, scores, preset="letor4")  # the preset's measures (NDCG@1..10, P, MAP ...)
+    # 256 KiB blocks: ~50 blocks, so ~50 queries are cut between two blocks
+    got = evaluate_letor_dask(
+        mq2008_all, tmp_path / "scores.txt", preset="letor4", client=client, blocksize=1 << 18
+    )
+    assert got.convention["partitions"] > 20
+    assert list(got.query_ids) == list(ref.query_ids)
+    assert got.per_query.keys() == ref.per_query.keys()
+    for name in ref.per_query:
+        np.testing.assert_allclose(got.per_query[name], ref.per_query[name], rtol=0, atol=1e-9)
+        assert abs(got.mean[name] - ref.mean[name]) <= 1e-9, name
+    assert got.empty_queries == ref.empty_queries == 220
+
+
+def test_trec_run_evaluation_equals_single_process(client, mq2008_all, tmp_path):
+    from ndcglab.data import dataset_to_qrels, read_letor, read_qrels, read_run, write_run
+    from ndcglab.measures import evaluate_trec
+
+    ds = read_letor(mq2008_all)
+    qrels = dataset_to_qrels(ds)
+    run_path = tmp_path / "run.txt"
+    write_run(run_path, ds, _scores(ds))
+    lines = run_path.read_text().splitlines(keepends=True)
+    rng = np.random.default_rng(0)
+    shuffled = tmp_path / "run_shuffled.txt"  # queries no longer contiguous
+    shuffled.write_text("".join(lines[i] for i in rng.permutation(len(lines))))
+    measures = ["ndcg@10", "ndcg", "map", "p@5", "mrr"]
+    ref = evaluate_trec(qrels, read_run(run_path), measures)
+    got = evaluate_trec_dask(
+        qrels, shuffled, measures, client=client, blocksize=1 << 15, n_partitions=5
+    )
+    assert list(got.query_ids) == list(ref.query_ids)
+    for name in ref.per_query:
+        np.testing.assert_allclose(got.per_query[name], ref.per_query[name], rtol=0, atol=1e-9)
+        assert abs(got.mean[name] - ref.mean[name]) <= 1e-9
+    # the qrels may also come from a file
+    qpath = tmp_path / "qrels.txt"
+    qpath.write_text(
+        "".join(f"{q} 0 {d} {int(r)}\n" for q, docs in qrels.items() for d, r in docs.items())
+    )
+    assert read_qrels(qpath) == {q: {d: float(r) for d, r in v.items()} for q, v in qrels.items()}
+    again = evaluate_trec_dask(qpath, run_path, measures, client=client, n_partitions=3)
+    assert again.mean == pytest.approx(ref.mean, abs=1e-12)
+
+
+# ----------------------------------------------------------------------------- training
+def test_distributed_training_matches_single_process_quality(client):
+    from tests.conftest import SHARED_DATA
+
+    fold = SHARED_DATA / "MQ2008" / "Fold1"
+    if not fold.exists():
+        pytest.skip(f"real data not available: {fold}")
+    from ndcglab.data import read_letor
+    from ndcglab.measures import evaluate
+
+    train, test = read_letor(fold / "train.txt.gz"), read_letor(fold / "test.txt.gz")
+    settings = {
+        "num_boost_round": 30,
+        "learning_rate": 0.1,
+        "num_leaves": 15,
+        "min_data_in_leaf": 20,
+    }
+    dist = train_gbdt_dask(train, "listnet", client=client, **settings)
+    single = train_gbdt(train, "listnet", early_stopping_rounds=None, num_threads=1, **settings)
+    assert dist.metadata["training"]["partitions"] == 2
+    assert dist.booster.current_iteration() == 30
+    n_dist = evaluate(test, dist.predict(test), ["ndcg@10", "map"], preset="letor4").mean
+    n_single = evaluate(test, single.predict(test), ["ndcg@10", "map"], preset="letor4").mean
+    rng = np.random.default_rng(0)
+    n_random = evaluate(test, rng.normal(size=test.n_docs), ["ndcg@10"], preset="letor4").mean
+    # same quality within noise (fold-to-fold differences between objectives are ~0.01)
+    assert abs(n_dist["ndcg@10"] - n_single["ndcg@10"]) < 0.02, (n_dist, n_single)
+    assert abs(n_dist["map"] - n_single["map"]) < 0.02
+    assert n_dist["ndcg@10"] > n_random["ndcg@10"] + 0.03
