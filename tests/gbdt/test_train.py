@@ -108,6 +108,12 @@ def test_save_load_round_trip(tmp_path):
     assert back.metadata["loss"] == model.metadata["loss"]
     assert back.metadata["params"] == model.metadata["params"]
     assert GBDTModel.load(path).n_features == 6
+    # the models package's loader hands boosted-trees files to us
+    from ndcglab.models import load_model
+
+    via_models = load_model(path)
+    assert isinstance(via_models, GBDTModel)
+    np.testing.assert_array_equal(via_models.predict(TEST), model.predict(TEST))
     # a plain LightGBM model file loads too (without our metadata)
     plain = tmp_path / "plain.txt"
     model.booster.save_model(str(plain))
@@ -142,3 +148,33 @@ def test_fit_gbdt_maps_params():
     p = model.metadata["params"]
     assert p["num_leaves"] == 5 and p["lambda_l2"] == 1.0 and p["seed"] == 3
     assert model.predict(TEST).shape == (TEST.n_docs,)
+
+
+def test_cli_hooks():
+    import argparse
+
+    from ndcglab.gbdt.cli_hooks import add_gbdt_arguments, fit_gbdt_from_args, gbdt_payload
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--loss")
+    parser.add_argument("--lr", type=float)
+    parser.add_argument("--rounds", type=int)
+    parser.add_argument("--seed", type=int, default=0)
+    add_gbdt_arguments(parser)
+    argv = ["--rounds", "3", "--num-leaves", "5", "--gbdt-param", "lambda_l2=2", "--lr", "0.2"]
+    args = parser.parse_args(argv)
+    model = fit_gbdt_from_args(args, TRAIN)
+    assert model.booster.current_iteration() == 3
+    p = model.metadata["params"]
+    assert p["lambda_l2"] == 2 and p["num_leaves"] == 5 and p["learning_rate"] == 0.2
+    assert gbdt_payload(model, "m.ndcg")["model_kind"] == "gbdt"
+    with pytest.raises(SpecError, match="KEY=VALUE"):
+        fit_gbdt_from_args(parser.parse_args(["--gbdt-param", "oops"]), TRAIN)
+
+
+def test_estimator_dispatches_to_gbdt():
+    est_mod = pytest.importorskip("ndcglab.estimator")
+    est = est_mod.NDCGRanker(loss="listnet", model="gbdt", gbdt_params={"n_estimators": 5})
+    est.fit(TRAIN.features, TRAIN.labels, group=TRAIN.query_lengths)
+    assert est.predict(TEST.features).shape == (TEST.n_docs,)
+    assert isinstance(est.trained_, GBDTModel)

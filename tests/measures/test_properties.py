@@ -17,7 +17,7 @@ from . import reference as ref
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-LABELS = st.sampled_from([0.0, 0.0, 1.0, 2.0, 3.0])
+LABELS = st.sampled_from([0.0, 0.0, 1.0, 2.0, 3.0, 0.5])  # 0.5: the non-integer path
 SCORES = st.sampled_from([0.0, 0.5, 1.0, 1.0, 2.0, -1.0])
 
 
@@ -250,3 +250,24 @@ def test_invariants_on_random_lists() -> None:
         a = evaluate_arrays(y, s, bnd, [spec]).per_query[spec]
         b = evaluate_arrays(y[perm], s[perm], bnd, [spec]).per_query[spec]
         assert np.allclose(a, b, rtol=0, atol=1e-12)
+
+
+@SETTINGS
+@given(batches(max_n=12, max_q=6), TIES, st.sampled_from(["exp2", "linear", "letor"]))
+def test_measures_computed_together_equal_computed_alone(data, ties, gain) -> None:  # noqa: ANN001
+    """A set shares one ranking (NDCG@k taken from the ranking sorted for MAP); the values must
+    not depend on what else was asked."""
+    labels, scores, bnd, docids = data
+    specs = [f"ndcg(gain={gain},ties={ties})@{k}" for k in (1, 3, 10)] + [
+        f"map(ties={ties})",
+        f"p(ties={ties})@3",
+        f"mrr(ties={ties})@2",
+        f"meanndcg(gain={gain},ties={ties})",
+    ]
+    both = evaluate_arrays(labels, scores, bnd, specs, doc_ids=docids)
+    for spec in specs:
+        alone = evaluate_arrays(labels, scores, bnd, [spec], doc_ids=docids)
+        name = str(parse_measure(spec))
+        assert np.allclose(
+            both.per_query[name], alone.per_query[name], rtol=0, atol=1e-12, equal_nan=True
+        )

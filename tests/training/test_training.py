@@ -289,3 +289,19 @@ def test_memory_does_not_grow_with_epochs(split) -> None:
         callback=count,
     )
     assert counts[30] == counts[3]
+
+
+def test_resume_with_more_epochs_continues(split, tmp_path) -> None:
+    """A run that hit its epoch cap can be resumed with a higher cap: same as one longer run."""
+    tr, va = split
+    kw = dict(loss="listnet", optimizer="adam", lr=0.05, batch_size=4, seed=1)
+    long = train(tr, validation=va, epochs=6, **kw)
+    train(tr, validation=va, epochs=3, checkpoint_dir=tmp_path, **kw)
+    more = train(tr, validation=va, epochs=6, checkpoint_dir=tmp_path, resume=True, **kw)
+    np.testing.assert_array_equal(_weights(more), _weights(long))
+    assert more.epochs_run == 6
+
+
+def test_unknown_option(split) -> None:
+    with pytest.raises(SpecError, match="unknown training option"):
+        train(split[0], learning_rate=0.1)

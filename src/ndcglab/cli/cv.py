@@ -57,6 +57,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4f}"
+
+
 def select_folds(folds: list[Any], spec: str | None) -> list[Any]:
     """Pick folds by 1-based number or name from ``--folds``."""
     if not spec:
@@ -130,7 +134,8 @@ def run(args: argparse.Namespace) -> int:
             )
             key = next((n for n in names if n.lower().startswith("ndcg@10")), names[0])
             log(
-                f"{fold.name} {loss}: test {key} {ev.mean[key]:.4f}, valid {result.best_score}, "
+                f"{fold.name} {loss}: test {key} {ev.mean[key]:.4f}, "
+                f"valid {_fmt(result.best_score)}, "
                 f"best epoch {result.best_epoch}/{result.epochs_run} ({result.stop_reason}), "
                 f"{seconds:.1f} s"
             )

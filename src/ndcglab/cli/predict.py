@@ -50,6 +50,6 @@ def run(args: argparse.Namespace) -> int:
     emit(
         args,
         payload,
-        lambda: format_table(["", ""], [[k, str(v)] for k, v in payload.items()]),
+        lambda: format_table(["", "value"], [[k, str(v)] for k, v in payload.items()]),
     )
     return 0

@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import add_format_argument, emit, format_table
+from ._common import add_format_argument, emit
 
 _EPILOG = """experiments:
   cost-sensitive      Lu et al. 2010, Tables 1-6: CS-ListMLE@1/3/5/10 vs ListMLE, ListNet,
@@ -115,15 +115,12 @@ def run(args: argparse.Namespace) -> int:
                 for f in r["findings"]
             ]
         if findings:
-            rows = [
-                [
-                    {True: "agrees", False: "DISAGREES", None: "inconclusive"}[f["agrees"]],
-                    f["claim"][:70],
-                    f["observed"][:80],
-                ]
-                for f in findings
-            ]
-            lines += ["", format_table(["verdict", "claim", "observed"], rows)]
+            lines.append("")
+            lines.append("comparison with the papers' claims:")
+        for f in findings:
+            verdict = {True: "agrees", False: "DISAGREES", None: "inconclusive"}[f["agrees"]]
+            lines.append(f"  {verdict:<12} {f['claim']}")
+            lines.append(f"  {'':<12}   {f['observed']}")
         return "\n".join(lines)
 
     emit(args, payload, text)

@@ -134,6 +134,12 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
     p.add_argument("--dropout", type=float, default=d.dropout, help="MLP dropout (default 0)")
     p.add_argument("--seed", type=int, default=d.seed, help=f"random seed (default {d.seed})")
     p.add_argument("--device", default=d.device, help="cpu, cuda or auto (default cpu)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch CPU threads while training (default: torch's)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -170,6 +176,7 @@ def config_from_args(args: argparse.Namespace, loss: str | None) -> Any:
         dropout=args.dropout,
         seed=args.seed,
         device=args.device,
+        num_threads=args.threads,
     )
 
 
@@ -311,7 +318,7 @@ def run(args: argparse.Namespace) -> int:
         ]
         if result.measure is not None:
             rows.append([f"validation {result.measure}", f"{result.best_score:.4f}"])
-        return format_table(["", ""], rows)
+        return format_table(["", "value"], rows)
 
     emit(args, payload, text)
     return 0

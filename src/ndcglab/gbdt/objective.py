@@ -169,6 +169,8 @@ class _BucketState:
     active: Any  # (B,) bool: lists that contribute (see ``constant_lists``)
     closed: Any = None  # closed-form state (targets ...) or None
     mode: str = "exact"
+    keep: np.ndarray | None = None  # (B, M) bool: real documents of active lists
+    index: np.ndarray | None = None  # their positions in the flat arrays
 
 
 @dataclass
@@ -205,12 +207,16 @@ class BoundObjective:
         loss_gen = torch.Generator().manual_seed(int(obj.seed) * 7_919 + self.round)
         self.round += 1
         dtype = torch.float64
+        takes_gen = obj._loss_takes_generator
         for bk, st, sp in zip(self.buckets, self.states, padded, strict=True):
-            if not bool(st.active.any()):
+            if st.keep is None:
+                st.keep = (st.mask & st.active[:, None]).numpy()
+                st.index = bk.index[st.keep]
+            if not st.keep.any():
                 continue
             s = torch.from_numpy(sp).to(dtype)
             if st.mode == "closed":
-                g, h = st.closed.grad_hess(s, loss_gen if obj._loss_takes_generator else None)
+                g, h = st.closed.grad_hess(s, loss_gen if takes_gen else None)
             else:
                 g, h = hessian_diagonal(
                     obj.loss,
@@ -220,9 +226,9 @@ class BoundObjective:
                     mode=st.mode,
                     samples=obj.hutchinson_samples,
                     generator=gen,
-                    loss_generator=loss_gen if obj._loss_takes_generator else None,
+                    loss_generator=loss_gen if takes_gen else None,
                 )
-            keep = (st.mask & st.active[:, None]).numpy()
+            keep = st.keep
             gn = g.detach().numpy()
             hn = h.detach().numpy()
             if not np.isfinite(gn[keep]).all():
@@ -234,7 +240,7 @@ class BoundObjective:
             if bad[keep].any():  # e.g. a loss whose double backward is NaN: floor, and say so
                 self.nonfinite_hessians += int(bad[keep].sum())
                 hn = np.where(bad, obj.hess_floor, hn)
-            idx = bk.index[keep]
+            idx = st.index
             grad[idx] = gn[keep]
             hess[idx] = np.maximum(hn[keep], obj.hess_floor)
         return grad, hess
@@ -329,7 +335,9 @@ class LossObjective:
 
     @property
     def _loss_takes_generator(self) -> bool:
-        return _accepts_generator(self.loss)
+        if getattr(self, "_takes_gen", None) is None:
+            self._takes_gen = _accepts_generator(self.loss)
+        return bool(self._takes_gen)
 
     def describe(self) -> dict[str, Any]:
         """The objective's settings (stored in model metadata)."""

@@ -269,6 +269,9 @@ def train_gbdt(
             "preset": preset if feval is not None else None,
             "valid_curve": [float(v) for v in curve],
             "best_valid": float(max(curve)) if curve else None,
+            # the names the estimator reads (as for gradient-trained models)
+            "history": [{"round": i + 1, "valid": float(v)} for i, v in enumerate(curve)],
+            "best_score": float(max(curve)) if curve else None,
             "seconds": seconds,
         },
         "seed": int(seed),

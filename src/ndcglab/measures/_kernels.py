@@ -30,8 +30,8 @@ from numba import njit
 __all__ = [
     "full_gain_kernel",
     "pairwise_kernel",
+    "rank_kernel",
     "rel_average_kernel",
-    "rel_kernel",
     "tie_flags_kernel",
     "topk_gain_kernel",
 ]
@@ -319,73 +319,32 @@ def full_gain_kernel(
 
 
 @njit(cache=True, nogil=True)
-def rel_kernel(
-    labels, scores, tkey, bnd, rend, rmode, rarr, thr, pk, ak, rk, q0, q1, hits, apsum, rr, nrel
-):  # pragma: no cover - compiled
-    """Binary-relevance statistics with a full sort of the ranked documents (order-based tie
-    rules; ``rel_average_kernel`` handles ``average``).
-
-    ``pk``, ``ak``, ``rk``: ``(Q, C)`` cut-offs for P, AP and RR. Writes ``hits`` (relevant docs
-    in the top min(k, n)), ``apsum`` (sum of P@r over relevant positions r <= k), ``rr``
-    (1/position of the first relevant doc when within k) and ``nrel`` (relevant documents of the
-    query, ranked or not). A query without relevant document is not sorted (all zero).
-    """
+def rank_kernel(scores, tkey, bnd, rend, skip, q0, q1, order):  # pragma: no cover - compiled
+    """The ranking of every query: ``order[bnd[q] + p]`` = the document at position p (0-based)
+    for p < n (ranked documents, sorted), the identity for the rest; a query with ``skip[q]``
+    (nothing in it can score) keeps the identity. The statistics are then computed with NumPy
+    (``compute._rel_from_order``, ``compute._ndcg_from_order``), so this kernel stays small and
+    quick to compile."""
     maxn = 1
     for q in range(q0, q1):
         maxn = max(maxn, bnd[q + 1] - bnd[q])
     idx = np.empty(maxn, np.int64)
     tmp = np.empty(maxn, np.int64)
-    hc = np.empty(maxn + 1)
-    apc = np.empty(maxn + 1)
     for q in range(q0, q1):
         lo = bnd[q]
         hi = bnd[q + 1]
-        re = rend[q]
-        n = re - lo
-        tot = 0.0
-        ranked_rel = 0.0
-        for i in range(lo, hi):
-            y = labels[i]
-            if rmode == 0:
-                x = rarr[i]
-            elif rmode == 3:
-                x = 1.0 if y >= thr else 0.0
-            else:
-                x = 1.0 if (y == 1.0 or y == 2.0) else 0.0
-            tot += x
-            if i < re:
-                ranked_rel += x
-        nrel[q] = tot
-        hc[0] = 0.0
-        apc[0] = 0.0
-        first = 0
-        if ranked_rel > 0.0:
-            for p in range(n):
-                idx[p] = lo + p
-            _msort(idx, n, scores, tkey, tmp)
-            for p in range(n):
-                i = idx[p]
-                y = labels[i]
-                if rmode == 0:
-                    x = rarr[i]
-                elif rmode == 3:
-                    x = 1.0 if y >= thr else 0.0
-                else:
-                    x = 1.0 if (y == 1.0 or y == 2.0) else 0.0
-                hc[p + 1] = hc[p] + x
-                apc[p + 1] = apc[p] + x * hc[p + 1] / (p + 1)
-                if first == 0 and x > 0.0:
-                    first = p + 1
-        else:
-            for p in range(n):
-                hc[p + 1] = 0.0
-                apc[p + 1] = 0.0
-        for j in range(pk.shape[1]):
-            hits[q, j] = hc[min(pk[q, j], n)]
-        for j in range(ak.shape[1]):
-            apsum[q, j] = apc[min(ak[q, j], n)]
-        for j in range(rk.shape[1]):
-            rr[q, j] = 1.0 / first if (first > 0 and first <= rk[q, j]) else 0.0
+        n = rend[q] - lo
+        if skip[q]:
+            for i in range(lo, hi):
+                order[i] = i
+            continue
+        for p in range(n):
+            idx[p] = lo + p
+        _msort(idx, n, scores, tkey, tmp)
+        for p in range(n):
+            order[lo + p] = idx[p]
+        for i in range(lo + n, hi):
+            order[i] = i
 
 
 @njit(cache=True, nogil=True)

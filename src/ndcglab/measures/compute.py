@@ -275,6 +275,15 @@ def compute_per_query(
 
     Inputs must already be validated (:func:`check_inputs`). Empty queries get the measure's
     ``empty`` rule (``error`` raises :class:`EmptyQueryError` naming the first query ids).
+
+    Plan: the relevance family (map, p, mrr) is grouped by (rel, ties); each group sorts every
+    query once (``rank_kernel``) and computes its statistics from that order with NumPy
+    (``ties=average``: ``rel_average_kernel``). The gain family is grouped by (gain, discount,
+    ties): fixed cut-offs <= ``SELECT_LIMIT`` with an order-based tie rule reuse the ranking of a
+    relevance group with the same tie rule when there is one (NDCG@1..10 + MAP sort once), else
+    use top-k selection (``topk_gain_kernel``); everything else (no cut-off, fractions,
+    ``average``, MeanNDCG, the linear discount) goes to ``full_gain_kernel``. Few kernels also
+    means little to compile in a fresh process.
     """
     y, s, b = labels, scores, boundaries
     re = np.ascontiguousarray(b[1:]) if ranked_end is None else ranked_end
@@ -289,141 +298,354 @@ def compute_per_query(
         if not m.is_resolved:
             raise ConventionError(f"measure {m} is not resolved; call Measure.resolve(preset)")
         if m.info.family == "gain":
-            gain_groups.setdefault(
-                (m.get("gain"), m.get("discount"), m.get("ties", "input")), []
-            ).append(m)
+            key = (m.get("gain"), m.get("discount"), m.get("ties", "input"))
+            gain_groups.setdefault(key, []).append(m)
         else:
             rel_groups.setdefault((m.get("rel"), m.get("ties")), []).append(m)
 
-    for (gspec, dspec, ties), group in gain_groups.items():
-        gain, disc = get_gain(gspec), get_discount(dspec)
-        gmode, gtab, gdef, garr = _gain_source(gain, y)
-        dmode, darr = _discount_source(disc, b)
-        vals = _gain_values(gain, y) if ties in ("pessimistic", "optimistic") else None
-        tkey, average = _tie_key(ties, len(y), doc_ids, vals, s, b, re)
-        cols: dict[tuple, int] = {}
-        kcols: list[np.ndarray] = []
-        need: dict[Measure, int] = {}
-        for m in group:
-            cut, rounding = m.cutoff, m.get("rounding", "ceil")
-            key = (str(cut), rounding if cut is not None and cut.fraction is not None else "")
-            if key not in cols:
-                cols[key] = len(kcols)
-                kcols.append(cutoff_k(cut, rounding, n_ranked, n_all))
-            need[m] = cols[key]
-        want_mean = any(m.name == "meanndcg" for m in group)
-        ks = np.ascontiguousarray(np.stack(kcols, axis=1))
-        dcg = np.zeros(ks.shape)
-        idcg = np.zeros(ks.shape)
-        fixed_small = all(
-            m.cutoff is not None and m.cutoff.k is not None and m.cutoff.k <= SELECT_LIMIT
-            for m in group
-        )
-        if fixed_small and not average and not want_mean and dmode == 0:
-            _run(
-                K.topk_gain_kernel,
-                b,
-                y,
-                s,
-                tkey,
-                b,
-                re,
-                gmode,
-                gtab,
-                gdef,
-                garr,
-                darr,
-                ks,
-                (dcg, idcg),
-            )
-            mean = np.zeros(nq)
-        else:
-            mean = np.zeros(nq)
-            _run(
-                K.full_gain_kernel,
-                b,
-                y,
-                s,
-                tkey,
-                b,
-                re,
-                gmode,
-                gtab,
-                gdef,
-                garr,
-                dmode,
-                darr,
-                ks,
-                average,
-                want_mean,
-                (dcg, idcg, mean),
-            )
-        for m in group:
-            j = need[m]
-            d, z = dcg[:, j], idcg[:, j]
-            if m.name == "dcg":
-                out[m] = PerQuery(_short(m, d.copy(), n_ranked), np.zeros(nq, bool))
-                continue
-            if m.name == "idcg":
-                out[m] = PerQuery(z.copy(), np.zeros(nq, bool))
-                continue
-            empty = z == 0.0
-            if m.name == "meanndcg":
-                v = mean.copy()
-            else:
-                v = d / np.where(empty, 1.0, z)
-                v = _short(m, v, n_ranked)
-            out[m] = PerQuery(_apply_empty(m, v, empty, query_ids), empty)
+    tkeys: dict[str, tuple[np.ndarray, bool]] = {}
 
+    def tie_key(ties: str, values: Callable[[], np.ndarray]) -> tuple[np.ndarray, bool]:
+        if ties in ("pessimistic", "optimistic"):  # depends on the family's values
+            return _tie_key(ties, len(y), doc_ids, values(), s, b, re)
+        if ties not in tkeys:
+            tkeys[ties] = _tie_key(ties, len(y), doc_ids, None, s, b, re)
+        return tkeys[ties]
+
+    # gain groups that can take their top k from a relevance group's full ranking
+    piggyback: dict[str, list[tuple]] = {}
+    for gkey, group in gain_groups.items():
+        gspec, dspec, ties = gkey
+        if (
+            ties not in ("average", "pessimistic", "optimistic")
+            and any(rk[1] == ties for rk in rel_groups)
+            and _fixed_small(group)
+            and not isinstance(get_discount(dspec), LinearDiscount)
+            and not get_discount(dspec).depends_on_length
+        ):
+            piggyback.setdefault(ties, []).append(gkey)
+
+    qidx = np.repeat(np.arange(nq, dtype=np.int64), n_all)
+    orders: dict[str, np.ndarray] = {}
     for (rel, ties), group in rel_groups.items():
-        rmode, thr = _rel_source(rel)
-        vals = _rel_values(rel, y) if ties in ("pessimistic", "optimistic") else None
-        tkey, average = _tie_key(ties, len(y), doc_ids, vals, s, b, re)
-        lists: dict[str, list[np.ndarray]] = {"p": [], "map": [], "mrr": []}
-        where: dict[Measure, int] = {}
-        for m in group:
-            lists[m.name].append(cutoff_k(m.cutoff, m.get("rounding", "ceil"), n_ranked, n_all))
-            where[m] = len(lists[m.name]) - 1
+        relv = _rel_values(rel, y)
+        tkey, average = tie_key(ties, lambda relv=relv: relv)
+        stage = _rel_stage(group, n_ranked, n_all, nq)
+        if average:
+            rmode, thr = _rel_source(rel)
+            _run(
+                K.rel_average_kernel,
+                b,
+                y,
+                s,
+                tkey,
+                b,
+                re,
+                rmode,
+                _EMPTY_F,
+                thr,
+                stage["pk"],
+                stage["ak"],
+                stage["rk"],
+                (stage["hits"], stage["apsum"], stage["rr"], stage["nrel"]),
+            )
+        else:
+            if ties not in orders:
+                extra = [_gain_values(get_gain(g[0]), y) for g in piggyback.get(ties, [])]
+                orders[ties] = _rank_order(s, tkey, b, re, qidx, n_ranked, [relv, *extra])
+            _rel_from_order(orders[ties], relv, b, qidx, n_ranked, stage)
+        out.update(_rel_results(group, stage, n_ranked, query_ids))
 
-        def mat(name: str, lists: dict[str, list[np.ndarray]] = lists) -> np.ndarray:
-            if not lists[name]:
-                return np.zeros((nq, 0), np.int64)
-            return np.ascontiguousarray(np.stack(lists[name], axis=1))
+    for gkey, group in gain_groups.items():
+        gspec, dspec, ties = gkey
+        gain, disc = get_gain(gspec), get_discount(dspec)
+        stage = _gain_stage(group, n_ranked, n_all, nq)
+        if (
+            ties in orders
+            and gkey in piggyback.get(ties, [])
+            and _ndcg_from_order(orders[ties], gain, disc, y, b, qidx, n_ranked, n_all, stage)
+        ):
+            pass
+        else:
+            gmode, gtab, gdef, garr = _gain_source(gain, y)
+            dmode, darr = _discount_source(disc, b)
+            tkey, average = tie_key(ties, lambda gain=gain: _gain_values(gain, y))
+            if _fixed_small(group) and not average and dmode == 0:
+                _run(
+                    K.topk_gain_kernel,
+                    b,
+                    y,
+                    s,
+                    tkey,
+                    b,
+                    re,
+                    gmode,
+                    gtab,
+                    gdef,
+                    garr,
+                    darr,
+                    stage["ks"],
+                    (stage["dcg"], stage["idcg"]),
+                )
+            else:
+                _run(
+                    K.full_gain_kernel,
+                    b,
+                    y,
+                    s,
+                    tkey,
+                    b,
+                    re,
+                    gmode,
+                    gtab,
+                    gdef,
+                    garr,
+                    dmode,
+                    darr,
+                    stage["ks"],
+                    average,
+                    stage["want_mean"],
+                    (stage["dcg"], stage["idcg"], stage["mean"]),
+                )
+        out.update(_gain_results(group, stage, n_ranked, query_ids))
+    return out
 
-        pk, ak, rk = mat("p"), mat("map"), mat("mrr")
-        hits, apsum, rr = np.zeros(pk.shape), np.zeros(ak.shape), np.zeros(rk.shape)
-        nrel = np.zeros(nq)
-        kernel = K.rel_average_kernel if average else K.rel_kernel
-        _run(
-            kernel, b, y, s, tkey, b, re, rmode, _EMPTY_F, thr, pk, ak, rk, (hits, apsum, rr, nrel)
-        )
-        empty = nrel == 0.0
-        for m in group:
-            j = where[m]
-            if m.name == "p":
-                k = pk[:, j]
-                short = m.get("short", "pad")
-                if m.cutoff is None or m.cutoff.k is None:
-                    div = np.minimum(k, n_ranked)  # whole list or a fraction: k <= n
-                elif short == "clip":
-                    div = np.minimum(k, n_ranked)
-                else:
-                    div = k
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    v = np.where(div > 0, hits[:, j] / np.maximum(div, 1), 0.0)
-                if m.cutoff is not None and m.cutoff.k is not None and short == "zero":
-                    v = np.where(k > n_ranked, 0.0, v)
-                out[m] = PerQuery(v, np.zeros(nq, bool))
-            elif m.name == "map":
-                if m.cutoff is not None and m.get("denom", "all") == "cut":
-                    den = np.minimum(nrel, np.minimum(ak[:, j], n_ranked))
-                else:
-                    den = nrel
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    v = np.where(den > 0, apsum[:, j] / np.where(den > 0, den, 1.0), 0.0)
-                out[m] = PerQuery(_apply_empty(m, v, empty, query_ids), empty)
-            else:  # mrr
-                out[m] = PerQuery(_apply_empty(m, rr[:, j].copy(), empty, query_ids), empty)
+
+def _fixed_small(group: list[Measure]) -> bool:
+    """Every measure has a fixed cut-off <= SELECT_LIMIT (and none is MeanNDCG)."""
+    return all(
+        m.cutoff is not None and m.cutoff.k is not None and m.cutoff.k <= SELECT_LIMIT
+        for m in group
+    )
+
+
+def _gain_stage(
+    group: list[Measure], n_ranked: np.ndarray, n_all: np.ndarray, nq: int
+) -> dict[str, Any]:
+    """Cut-off matrix and output buffers of one gain group."""
+    cols: dict[tuple, int] = {}
+    kcols: list[np.ndarray] = []
+    where: dict[Measure, int] = {}
+    for m in group:
+        cut, rounding = m.cutoff, m.get("rounding", "ceil")
+        key = (str(cut), rounding if cut is not None and cut.fraction is not None else "")
+        if key not in cols:
+            cols[key] = len(kcols)
+            kcols.append(cutoff_k(cut, rounding, n_ranked, n_all))
+        where[m] = cols[key]
+    ks = np.ascontiguousarray(np.stack(kcols, axis=1))
+    return {
+        "ks": ks,
+        "where": where,
+        "want_mean": any(m.name == "meanndcg" for m in group),
+        "dcg": np.zeros(ks.shape),
+        "idcg": np.zeros(ks.shape),
+        "mean": np.zeros(nq),
+    }
+
+
+def _rel_stage(
+    group: list[Measure], n_ranked: np.ndarray, n_all: np.ndarray, nq: int
+) -> dict[str, Any]:
+    """Cut-off matrices (P, AP, RR) and output buffers of one relevance group."""
+    lists: dict[str, list[np.ndarray]] = {"p": [], "map": [], "mrr": []}
+    where: dict[Measure, int] = {}
+    for m in group:
+        lists[m.name].append(cutoff_k(m.cutoff, m.get("rounding", "ceil"), n_ranked, n_all))
+        where[m] = len(lists[m.name]) - 1
+
+    def mat(name: str) -> np.ndarray:
+        if not lists[name]:
+            return np.zeros((nq, 0), np.int64)
+        return np.ascontiguousarray(np.stack(lists[name], axis=1))
+
+    pk, ak, rk = mat("p"), mat("map"), mat("mrr")
+    return {
+        "pk": pk,
+        "ak": ak,
+        "rk": rk,
+        "where": where,
+        "hits": np.zeros(pk.shape),
+        "apsum": np.zeros(ak.shape),
+        "rr": np.zeros(rk.shape),
+        "nrel": np.zeros(nq),
+    }
+
+
+def _rank_order(
+    s: np.ndarray,
+    tkey: np.ndarray,
+    b: np.ndarray,
+    re: np.ndarray,
+    qidx: np.ndarray,
+    n_ranked: np.ndarray,
+    values: list[np.ndarray],
+) -> np.ndarray:
+    """The ranking of every query (``rank_kernel``); queries where every ``values`` array is 0
+    on the ranked documents are not sorted (nothing in them can score)."""
+    ranked = (np.arange(len(s)) - b[:-1][qidx]) < n_ranked[qidx]
+    live = np.zeros(len(b) - 1, dtype=bool)
+    for v in values:
+        nz = (v != 0) & ranked
+        live |= np.bincount(qidx[nz], minlength=len(b) - 1) > 0
+    order = np.empty(len(s), dtype=np.int64)
+    _run(K.rank_kernel, b, s, tkey, b, re, ~live, (order,))
+    return order
+
+
+def _segment(op: Any, values: np.ndarray, b: np.ndarray, fill: float) -> np.ndarray:
+    """``op.reduceat`` over each query's documents; ``fill`` for empty queries."""
+    nq = len(b) - 1
+    out = np.full(nq, fill, dtype=np.float64)
+    lengths = np.diff(b)
+    nz = lengths > 0
+    if nz.any():
+        out[nz] = op.reduceat(values, b[:-1][nz])
+    return out
+
+
+def _rel_from_order(
+    order: np.ndarray,
+    relv: np.ndarray,
+    b: np.ndarray,
+    qidx: np.ndarray,
+    n_ranked: np.ndarray,
+    st: dict[str, Any],
+) -> None:
+    """P, AP and RR at their cut-offs from a ranking (NumPy, all queries at once).
+
+    ``rs`` is the relevance in ranking order (0 past the ranked documents); hits are exact
+    integer prefix sums; AP sums P@r over relevant positions r <= k per query."""
+    nq = len(b) - 1
+    starts = b[:-1]
+    pos = np.arange(len(order), dtype=np.int64) - starts[qidx]
+    ranked = pos < n_ranked[qidx]
+    rs = np.where(ranked, relv[order], 0.0)
+    cs0 = np.concatenate([[0.0], np.cumsum(rs)])
+    base = cs0[starts]
+    st["nrel"][:] = np.bincount(qidx, weights=relv, minlength=nq) if len(relv) else 0.0
+    for j in range(st["pk"].shape[1]):
+        k = np.minimum(st["pk"][:, j], n_ranked)
+        st["hits"][:, j] = cs0[starts + k] - base
+    if st["ak"].shape[1]:
+        hits_here = cs0[1:] - base[qidx]
+        contrib = rs * hits_here / (pos + 1.0)
+        for j in range(st["ak"].shape[1]):
+            k = np.minimum(st["ak"][:, j], n_ranked)
+            c = np.where(pos < k[qidx], contrib, 0.0)
+            st["apsum"][:, j] = _segment(np.add, c, b, 0.0)
+    if st["rk"].shape[1]:
+        big = np.iinfo(np.int64).max
+        first = _segment(np.minimum, np.where(rs > 0, pos, big).astype(np.float64), b, big)
+        for j in range(st["rk"].shape[1]):
+            k = np.minimum(st["rk"][:, j], n_ranked)
+            st["rr"][:, j] = np.where(first < k, 1.0 / (first + 1.0), 0.0)
+
+
+def _ndcg_from_order(
+    order: np.ndarray,
+    gain: Gain,
+    disc: Discount,
+    y: np.ndarray,
+    b: np.ndarray,
+    qidx: np.ndarray,
+    n_ranked: np.ndarray,
+    n_all: np.ndarray,
+    st: dict[str, Any],
+) -> bool:
+    """DCG@k and IDCG@k for small fixed cut-offs from a ranking: the top-k gains of each query
+    gathered into a ``(Q, kmax)`` matrix; the ideal by counting whole-number labels per level.
+    Returns False (nothing computed) when the labels are not small whole numbers."""
+    nq = len(b) - 1
+    if len(y) == 0:
+        return True
+    top_label = float(y.max())
+    if not (float(y.min()) >= 0 and top_label < 4096) or not np.array_equal(y, np.floor(y)):
+        return False
+    levels = np.arange(int(top_label) + 1, dtype=np.float64)
+    lev_gain = np.asarray(gain(levels), dtype=np.float64)
+    if lev_gain.shape != levels.shape or not np.isfinite(lev_gain).all():
+        return False
+    ks = st["ks"]
+    kmax = int(min(ks.max(initial=1), max(int(n_all.max(initial=1)), 1)))
+    dtab = np.asarray(disc.table(kmax), dtype=np.float64)
+    p = np.arange(kmax)
+    ydoc = y.astype(np.int64)
+    # ranking: gains of the top kmax documents
+    at = b[:-1][:, None] + p[None, :]
+    valid = p[None, :] < n_ranked[:, None]
+    top = order[np.minimum(at, max(len(order) - 1, 0))]
+    g = np.where(valid, lev_gain[ydoc[top]], 0.0) * dtab[None, :]
+    cum = np.concatenate([np.zeros((nq, 1)), np.cumsum(g, axis=1)], axis=1)
+    # ideal: counts per level, levels in gain order
+    nlev = len(levels)
+    counts = np.bincount(qidx * nlev + ydoc, minlength=nq * nlev).reshape(nq, nlev)
+    by_gain = np.argsort(-lev_gain, kind="stable")
+    cc = np.cumsum(counts[:, by_gain], axis=1)  # (Q, L)
+    which = (cc[:, None, :] <= p[None, :, None]).sum(axis=2)  # (Q, kmax): index in by_gain
+    gsorted = np.concatenate([lev_gain[by_gain], [0.0]])
+    ig = gsorted[which] * dtab[None, :]
+    icum = np.concatenate([np.zeros((nq, 1)), np.cumsum(ig, axis=1)], axis=1)
+    rows = np.arange(nq)
+    for j in range(ks.shape[1]):
+        k = ks[:, j]
+        st["dcg"][:, j] = cum[rows, np.minimum(np.minimum(k, n_ranked), kmax)]
+        st["idcg"][:, j] = icum[rows, np.minimum(np.minimum(k, n_all), kmax)]
+    return True
+
+
+def _gain_results(
+    group: list[Measure], st: dict[str, Any], n_ranked: np.ndarray, query_ids: Sequence[str] | None
+) -> dict[Measure, PerQuery]:
+    out: dict[Measure, PerQuery] = {}
+    nq = len(n_ranked)
+    for m in group:
+        j = st["where"][m]
+        d, z = st["dcg"][:, j], st["idcg"][:, j]
+        if m.name == "dcg":
+            out[m] = PerQuery(_short(m, d.copy(), n_ranked), np.zeros(nq, bool))
+            continue
+        if m.name == "idcg":
+            out[m] = PerQuery(z.copy(), np.zeros(nq, bool))
+            continue
+        empty = z == 0.0
+        if m.name == "meanndcg":
+            v = st["mean"].copy()
+        else:
+            v = _short(m, d / np.where(empty, 1.0, z), n_ranked)
+        out[m] = PerQuery(_apply_empty(m, v, empty, query_ids), empty)
+    return out
+
+
+def _rel_results(
+    group: list[Measure], st: dict[str, Any], n_ranked: np.ndarray, query_ids: Sequence[str] | None
+) -> dict[Measure, PerQuery]:
+    out: dict[Measure, PerQuery] = {}
+    nq = len(n_ranked)
+    nrel = st["nrel"]
+    empty = nrel == 0.0
+    for m in group:
+        j = st["where"][m]
+        if m.name == "p":
+            k = st["pk"][:, j]
+            short = m.get("short", "pad")
+            if m.cutoff is None or m.cutoff.k is None or short == "clip":
+                div = np.minimum(k, n_ranked)  # whole list or a fraction: k <= n
+            else:
+                div = k
+            v = np.where(div > 0, st["hits"][:, j] / np.maximum(div, 1), 0.0)
+            if m.cutoff is not None and m.cutoff.k is not None and short == "zero":
+                v = np.where(k > n_ranked, 0.0, v)
+            out[m] = PerQuery(v, np.zeros(nq, bool))
+        elif m.name == "map":
+            if m.cutoff is not None and m.get("denom", "all") == "cut":
+                den = np.minimum(nrel, np.minimum(st["ak"][:, j], n_ranked))
+            else:
+                den = nrel
+            v = np.where(den > 0, st["apsum"][:, j] / np.where(den > 0, den, 1.0), 0.0)
+            out[m] = PerQuery(_apply_empty(m, v, empty, query_ids), empty)
+        else:  # mrr
+            out[m] = PerQuery(_apply_empty(m, st["rr"][:, j].copy(), empty, query_ids), empty)
     return out
 
 

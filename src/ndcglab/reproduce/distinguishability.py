@@ -253,6 +253,7 @@ def run(report: Report, settings: Settings) -> None:
         i10 = idx.get(10, 0)
         i_mid = int(np.argmin(np.abs(g - max(1, n_max // 10))))
         i_fifth = int(np.argmin(np.abs(g - max(1, n_max // 5))))
+        i_probe = int(np.argmin(np.abs(g - max(2, n_max // 50))))
         summary[key] = {
             "measure": m,
             "final": {r: float(mu[k, -1]) for k, r in enumerate(RANKERS)},
@@ -269,10 +270,8 @@ def run(report: Report, settings: Settings) -> None:
             "at_mid": {r: float(mu[k, i_mid]) for k, r in enumerate(RANKERS)},
             "n_fifth": int(g[i_fifth]),
             "sd_fifth": {r: float(sd[k, i_fifth]) for k, r in enumerate(RANKERS)},
-            "n_probe": int(g[idx[100]] if 100 in idx else g[i10]),
-            "sd_probe": {
-                r: float(sd[k, idx[100] if 100 in idx else i10]) for k, r in enumerate(RANKERS)
-            },
+            "n_probe": int(g[i_probe]),
+            "sd_probe": {r: float(sd[k, i_probe]) for k, r in enumerate(RANKERS)},
         }
     cols = [
         "figure",

@@ -107,7 +107,8 @@ def run(report: Report, settings: Settings) -> None:
     if settings.data is not None:
         report.text(
             f"--data {settings.data} is not used: the theorems are about lists drawn i.i.d. from a "
-            "model, which this experiment simulates (real LETOR lists are too short to show limits)."
+            "model, which this experiment simulates (real LETOR lists are too short to show "
+            "limits)."
         )
     report.seeds["simulation"] = {f"case{i}": settings.seed + 1000 * i for i in range(len(CASES))}
     report.text(

@@ -111,9 +111,7 @@ class TrainConfig:
             raise SpecError(
                 f"unknown normalisation {self.normalize!r}; known: {', '.join(NORMALIZATIONS)}"
             )
-        if self.epochs is None:
-            self.epochs = DEFAULT_EPOCHS[self.optimizer]
-        if int(self.epochs) < 1:
+        if self.epochs is not None and int(self.epochs) < 1:
             raise SpecError(f"epochs must be at least 1, got {self.epochs}")
         if self.lr is not None and not float(self.lr) > 0:
             raise SpecError(f"lr must be positive, got {self.lr}")
@@ -131,6 +129,11 @@ class TrainConfig:
             self.loss = "adarank" if self.model == "adarank" else "listnet"
 
     @property
+    def n_epochs(self) -> int:
+        """The epoch cap: ``epochs``, or :data:`DEFAULT_EPOCHS` of the optimiser."""
+        return int(self.epochs) if self.epochs is not None else DEFAULT_EPOCHS[self.optimizer]
+
+    @property
     def learning_rate(self) -> float:
         return float(self.lr) if self.lr is not None else DEFAULT_LR[self.optimizer]
 
@@ -138,6 +141,7 @@ class TrainConfig:
         d = dataclasses.asdict(self)
         d["hidden"] = list(self.hidden)
         d["learning_rate"] = self.learning_rate
+        d["max_epochs"] = self.n_epochs
         return d
 
 
@@ -248,6 +252,12 @@ def train(
     bar on stderr (``None`` = only when stderr is a terminal). ``callback(info)`` is called after
     every epoch (after the checkpoint) with that epoch's history entry.
     """
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise SpecError(
+            f"unknown training option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
     cfg = dataclasses.replace(config or TrainConfig(), **options)
     if not isinstance(train_data, RankingDataset):
         raise SpecError("train_data must be a RankingDataset. Fix: see ndcglab.data.load_dataset")
@@ -312,7 +322,7 @@ def train(
     if boosting:
         return _train_adarank(cfg, loss, scorer, normalizer, meta, work, validation, callback)
 
-    skip = ("epochs", "device", "num_threads")
+    skip = ("epochs", "max_epochs", "device", "num_threads")
     fingerprint_src = {k: v for k, v in cfg.to_dict().items() if k not in skip}
     fingerprint_src["train"] = _digest(train_data)
     fingerprint_src["validation"] = _digest(validation)
@@ -444,18 +454,18 @@ def _train_differentiable(
                 bad = int(state["bad"])
                 stop_reason = state["stop_reason"]
                 finished = bool(state["finished"]) and not (
-                    stop_reason == "max_epochs" and cfg.epochs > start
+                    stop_reason == "max_epochs" and cfg.n_epochs > start
                 )
                 torch.set_rng_state(state["torch_rng"])
                 gen.set_state(state["generator"])
         show = _show_progress(progress)
-        epochs = range(start, cfg.epochs) if not finished else range(0)
+        epochs = range(start, cfg.n_epochs) if not finished else range(0)
         bar = None
         if show and len(epochs):
             from tqdm.auto import tqdm
 
             bar = tqdm(
-                total=cfg.epochs,
+                total=cfg.n_epochs,
                 initial=start,
                 desc=f"train {meta['loss']}",
                 file=sys.stderr,
@@ -512,7 +522,7 @@ def _train_differentiable(
                     )
                 valid = None
                 if xv is not None and (
-                    (epoch + 1) % cfg.eval_every == 0 or epoch + 1 == cfg.epochs
+                    (epoch + 1) % cfg.eval_every == 0 or epoch + 1 == cfg.n_epochs
                 ):
                     model.eval()
                     with torch.no_grad():
@@ -540,7 +550,7 @@ def _train_differentiable(
                     stop_reason, finished = "converged", True
                 elif valid is not None and cfg.patience is not None and bad >= cfg.patience:
                     stop_reason, finished = "early_stopping", True
-                elif epoch + 1 >= cfg.epochs:
+                elif epoch + 1 >= cfg.n_epochs:
                     stop_reason, finished = "max_epochs", True
                 prev_loss = epoch_loss
                 if checkpoint_dir is not None:
