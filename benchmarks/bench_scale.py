@@ -237,6 +237,9 @@ def stage_gbdt(args: argparse.Namespace) -> dict:
         def __init__(self, obj):
             self.obj, self.seconds, self.bind_seconds = obj, 0.0, 0.0
 
+        def __deepcopy__(self, memo):  # lightgbm.train deep-copies params: keep our counters
+            return self
+
         def __call__(self, preds, data):
             t = time.perf_counter()
             if self.obj._bound is None:

@@ -6,7 +6,7 @@ Losses: ListNet, ListMLE, CS-ListMLE@10. Data: MQ2008 Fold1 train (skipped when
 ``--mslr-queries N`` take a subset of its queries). Each line trains a few epochs through
 :func:`ndcglab.training.train` (the real loop, data already on the device) and reports the
 median time of the epochs after the first (warm-up). Optimisers: ``gd`` (one full-batch step per
-epoch, gradients accumulated over length buckets of 64 queries) and ``adam`` (minibatches of 64
+epoch, gradients accumulated over length buckets of 256 queries) and ``adam`` (minibatches of 64
 queries, bucketed by length).
 
 For comparison, ``padded-features`` times the straightforward alternative for ListNet: a dense

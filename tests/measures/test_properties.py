@@ -254,7 +254,7 @@ def test_invariants_on_random_lists() -> None:
 
 @SETTINGS
 @given(batches(max_n=12, max_q=6), TIES, st.sampled_from(["exp2", "linear", "letor"]))
-def test_measures_computed_together_equal_computed_alone(data, ties, gain) -> None:  # noqa: ANN001
+def test_measures_computed_together_equal_computed_alone(data, ties, gain) -> None:
     """A set shares one ranking (NDCG@k taken from the ranking sorted for MAP); the values must
     not depend on what else was asked."""
     labels, scores, bnd, docids = data

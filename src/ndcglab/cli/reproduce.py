@@ -37,7 +37,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "reproduce",
         help="reproduce a paper's experiment and write an HTML/CSV/LaTeX/JSON report",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
+        description=(
+            "Run one of the papers' experiments (or all) and write a report folder: index.html "
+            "with plots and tables, the tables as CSV/Markdown/LaTeX, and results.json (every "
+            "number, dataset hashes, seeds, package versions). The folder appears only when the "
+            "run succeeds."
+        ),
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

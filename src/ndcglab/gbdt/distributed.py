@@ -390,6 +390,17 @@ def _combine(pieces: list[tuple[np.ndarray, Any]], order: str) -> Any:
     )
 
 
+def _glue(glued: list, qid, lab, sc, docs, lines, *, may_continue: bool) -> None:
+    if may_continue and glued and glued[-1][0] == qid:
+        g = glued[-1]
+        g[1].append(lab)
+        g[2].append(sc)
+        g[3].extend(docs)
+        g[4].append(lines)
+    else:
+        glued.append((qid, [lab], [sc], list(docs), [lines]))
+
+
 def _scores_to_npy(path: Path, target: Path, chunk_lines: int = 1 << 20) -> Path:
     """Stream a score file (one number per line) into a ``.npy`` file, chunk by chunk."""
     from numpy.lib.format import open_memmap
@@ -498,18 +509,12 @@ def evaluate_letor_dask(
         for i, b in enumerate(blocks)
     ]
     parts = dask.compute(*tasks, **sched)
-    # glue the edge fragments (file order) into whole queries and evaluate them
-    frags = [e for part in parts for e in part["edges"]]
+    # glue the edge fragments (file order) into whole queries and evaluate them: a block's first
+    # query continues the previous block's last one when their ids match (nothing lies between)
     glued: list[tuple[str, list, list, list, list]] = []
-    for qid, lab, sc, docs, lines in frags:
-        if glued and glued[-1][0] == qid and glued[-1][4][-1][-1] + 1 == lines[0]:
-            g = glued[-1]
-            g[1].append(lab)
-            g[2].append(sc)
-            g[3].extend(docs)
-            g[4].append(lines)
-        else:
-            glued.append((qid, [lab], [sc], list(docs), [lines]))
+    for part in parts:
+        for k, (qid, lab, sc, docs, lines) in enumerate(part["edges"]):
+            _glue(glued, qid, lab, sc, docs, lines, may_continue=k == 0)
     pieces = [part["interior"] for part in parts]
     if glued:
         lab = np.concatenate([np.concatenate(g[1]) for g in glued])
@@ -543,7 +548,15 @@ def _trec_block(block: bytes, n_parts: int, where: str) -> list[list[tuple[str, 
                 token=raw.decode("utf-8", "replace").strip(),
                 fix="run lines are 'QID Q0 DOCNO RANK SCORE TAG'",
             )
-        qid, doc, score = tok[0], tok[2].decode("utf-8", "replace"), float(tok[4])
+        try:
+            score = float(tok[4])
+        except ValueError:
+            raise DataFormatError(
+                f"score is not a number (line {k + 1} of the block at {where})",
+                token=tok[4].decode("utf-8", "replace"),
+                fix="run lines are 'QID Q0 DOCNO RANK SCORE TAG'",
+            ) from None
+        qid, doc = tok[0], tok[2].decode("utf-8", "replace")
         out[zlib.crc32(qid) % n_parts].append((qid.decode("utf-8", "replace"), doc, score))
     return out
 

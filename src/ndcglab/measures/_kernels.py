@@ -30,7 +30,7 @@ from numba import njit
 __all__ = [
     "full_gain_kernel",
     "pairwise_kernel",
-    "rank_kernel",
+    "rank_rel_kernel",
     "rel_average_kernel",
     "tie_flags_kernel",
     "topk_gain_kernel",
@@ -319,32 +319,80 @@ def full_gain_kernel(
 
 
 @njit(cache=True, nogil=True)
-def rank_kernel(scores, tkey, bnd, rend, skip, q0, q1, order):  # pragma: no cover - compiled
-    """The ranking of every query: ``order[bnd[q] + p]`` = the document at position p (0-based)
-    for p < n (ranked documents, sorted), the identity for the rest; a query with ``skip[q]``
-    (nothing in it can score) keeps the identity. The statistics are then computed with NumPy
-    (``compute._rel_from_order``, ``compute._ndcg_from_order``), so this kernel stays small and
-    quick to compile."""
+def rank_rel_kernel(
+    scores, tkey, bnd, rend, relv, gv, pk, ak, rk, q0, q1, hits, apsum, rr, nrel, topg, idealg
+):  # pragma: no cover - compiled
+    """Sort every query once and compute the binary-relevance statistics from that ranking
+    (order-based tie rules; ``rel_average_kernel`` does ``average``), plus — when ``topg`` has
+    ``kmax > 0`` columns — the gains ``gv`` of the top ``kmax`` ranked documents and the
+    ``kmax`` largest gains of the query (the ideal), so NDCG@k for k <= kmax comes from the
+    same sort (``compute._ndcg_from_top``).
+
+    ``relv``: relevance (0/1) per document. A query with no relevant ranked document (and, with
+    ``kmax > 0``, no ranked gain) is not sorted. For the ``(Q, C)`` cut-offs ``pk``, ``ak``,
+    ``rk`` it writes ``hits`` (relevant docs in the top min(k, n)), ``apsum`` (sum of P@r over
+    relevant positions r <= k), ``rr`` (1/position of the first relevant doc if <= k), and
+    ``nrel`` (relevant documents of the query, ranked or not).
+    """
+    kmax = topg.shape[1]
     maxn = 1
     for q in range(q0, q1):
         maxn = max(maxn, bnd[q + 1] - bnd[q])
     idx = np.empty(maxn, np.int64)
     tmp = np.empty(maxn, np.int64)
+    hc = np.zeros(maxn + 1)
+    apc = np.zeros(maxn + 1)
     for q in range(q0, q1):
         lo = bnd[q]
         hi = bnd[q + 1]
-        n = rend[q] - lo
-        if skip[q]:
+        re = rend[q]
+        n = re - lo
+        tot = 0.0
+        alive = False
+        for i in range(lo, hi):
+            tot += relv[i]
+            if i < re and (relv[i] != 0.0 or (kmax > 0 and gv[i] != 0.0)):
+                alive = True
+        nrel[q] = tot
+        first = 0
+        if alive:
+            for p in range(n):
+                idx[p] = lo + p
+            _msort(idx, n, scores, tkey, tmp)
+            for p in range(n):
+                x = relv[idx[p]]
+                hc[p + 1] = hc[p] + x
+                apc[p + 1] = apc[p] + x * hc[p + 1] / (p + 1)
+                if first == 0 and x > 0.0:
+                    first = p + 1
+            for p in range(min(kmax, n)):
+                topg[q, p] = gv[idx[p]]
+        else:
+            for p in range(n):
+                hc[p + 1] = 0.0
+                apc[p + 1] = 0.0
+        if kmax > 0:  # the kmax largest gains of all the query's documents, descending
+            cnt = 0
+            kk = min(kmax, hi - lo)
             for i in range(lo, hi):
-                order[i] = i
-            continue
-        for p in range(n):
-            idx[p] = lo + p
-        _msort(idx, n, scores, tkey, tmp)
-        for p in range(n):
-            order[lo + p] = idx[p]
-        for i in range(lo + n, hi):
-            order[i] = i
+                v = gv[i]
+                if cnt < kk:
+                    j = cnt
+                    cnt += 1
+                elif v > idealg[q, kk - 1]:
+                    j = kk - 1
+                else:
+                    continue
+                while j > 0 and v > idealg[q, j - 1]:
+                    idealg[q, j] = idealg[q, j - 1]
+                    j -= 1
+                idealg[q, j] = v
+        for j in range(pk.shape[1]):
+            hits[q, j] = hc[min(pk[q, j], n)]
+        for j in range(ak.shape[1]):
+            apsum[q, j] = apc[min(ak[q, j], n)]
+        for j in range(rk.shape[1]):
+            rr[q, j] = 1.0 / first if (first > 0 and first <= rk[q, j]) else 0.0
 
 
 @njit(cache=True, nogil=True)

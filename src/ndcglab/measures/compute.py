@@ -277,13 +277,12 @@ def compute_per_query(
     ``empty`` rule (``error`` raises :class:`EmptyQueryError` naming the first query ids).
 
     Plan: the relevance family (map, p, mrr) is grouped by (rel, ties); each group sorts every
-    query once (``rank_kernel``) and computes its statistics from that order with NumPy
-    (``ties=average``: ``rel_average_kernel``). The gain family is grouped by (gain, discount,
-    ties): fixed cut-offs <= ``SELECT_LIMIT`` with an order-based tie rule reuse the ranking of a
-    relevance group with the same tie rule when there is one (NDCG@1..10 + MAP sort once), else
-    use top-k selection (``topk_gain_kernel``); everything else (no cut-off, fractions,
-    ``average``, MeanNDCG, the linear discount) goes to ``full_gain_kernel``. Few kernels also
-    means little to compile in a fresh process.
+    query once (``rank_rel_kernel``; ``ties=average``: ``rel_average_kernel``). The gain family
+    is grouped by (gain, discount, ties): a group of fixed cut-offs <= ``SELECT_LIMIT`` with an
+    order-based tie rule and a table discount takes its top-k gains from the sort of a relevance
+    group with the same tie rule when there is one (NDCG@1..10 + MAP sort once, compile one
+    kernel), else uses top-k selection (``topk_gain_kernel``); everything else (no cut-off,
+    fractions, ``average``, MeanNDCG, the linear discount) goes to ``full_gain_kernel``.
     """
     y, s, b = labels, scores, boundaries
     re = np.ascontiguousarray(b[1:]) if ranked_end is None else ranked_end
@@ -325,8 +324,8 @@ def compute_per_query(
         ):
             piggyback.setdefault(ties, []).append(gkey)
 
-    qidx = np.repeat(np.arange(nq, dtype=np.int64), n_all)
-    orders: dict[str, np.ndarray] = {}
+    gain_stages = {k: _gain_stage(g, n_ranked, n_all, nq) for k, g in gain_groups.items()}
+    done_by: dict[str, tuple] = {}  # tie rule -> the gain group computed with a relevance sort
     for (rel, ties), group in rel_groups.items():
         relv = _rel_values(rel, y)
         tkey, average = tie_key(ties, lambda relv=relv: relv)
@@ -350,23 +349,37 @@ def compute_per_query(
                 (stage["hits"], stage["apsum"], stage["rr"], stage["nrel"]),
             )
         else:
-            if ties not in orders:
-                extra = [_gain_values(get_gain(g[0]), y) for g in piggyback.get(ties, [])]
-                orders[ties] = _rank_order(s, tkey, b, re, qidx, n_ranked, [relv, *extra])
-            _rel_from_order(orders[ties], relv, b, qidx, n_ranked, stage)
+            mine = piggyback.get(ties, [None])[0] if ties not in done_by else None
+            gv = _gain_values(get_gain(mine[0]), y) if mine is not None else _EMPTY_F
+            kmax = int(max(int(gain_stages[mine]["ks"].max(initial=1)), 1)) if mine else 0
+            kmax = min(kmax, max(int(n_all.max(initial=1)), 1))
+            topg, idealg = np.zeros((nq, kmax)), np.zeros((nq, kmax))
+            _run(
+                K.rank_rel_kernel,
+                b,
+                s,
+                tkey,
+                b,
+                re,
+                relv,
+                gv,
+                stage["pk"],
+                stage["ak"],
+                stage["rk"],
+                (stage["hits"], stage["apsum"], stage["rr"], stage["nrel"], topg, idealg),
+            )
+            if mine is not None:
+                done_by[ties] = mine
+                _ndcg_from_top(
+                    topg, idealg, get_discount(mine[1]), n_ranked, n_all, gain_stages[mine]
+                )
         out.update(_rel_results(group, stage, n_ranked, query_ids))
 
     for gkey, group in gain_groups.items():
         gspec, dspec, ties = gkey
         gain, disc = get_gain(gspec), get_discount(dspec)
-        stage = _gain_stage(group, n_ranked, n_all, nq)
-        if (
-            ties in orders
-            and gkey in piggyback.get(ties, [])
-            and _ndcg_from_order(orders[ties], gain, disc, y, b, qidx, n_ranked, n_all, stage)
-        ):
-            pass
-        else:
+        stage = gain_stages[gkey]
+        if done_by.get(ties) != gkey:
             gmode, gtab, gdef, garr = _gain_source(gain, y)
             dmode, darr = _discount_source(disc, b)
             tkey, average = tie_key(ties, lambda gain=gain: _gain_values(gain, y))
@@ -472,126 +485,26 @@ def _rel_stage(
     }
 
 
-def _rank_order(
-    s: np.ndarray,
-    tkey: np.ndarray,
-    b: np.ndarray,
-    re: np.ndarray,
-    qidx: np.ndarray,
-    n_ranked: np.ndarray,
-    values: list[np.ndarray],
-) -> np.ndarray:
-    """The ranking of every query (``rank_kernel``); queries where every ``values`` array is 0
-    on the ranked documents are not sorted (nothing in them can score)."""
-    ranked = (np.arange(len(s)) - b[:-1][qidx]) < n_ranked[qidx]
-    live = np.zeros(len(b) - 1, dtype=bool)
-    for v in values:
-        nz = (v != 0) & ranked
-        live |= np.bincount(qidx[nz], minlength=len(b) - 1) > 0
-    order = np.empty(len(s), dtype=np.int64)
-    _run(K.rank_kernel, b, s, tkey, b, re, ~live, (order,))
-    return order
-
-
-def _segment(op: Any, values: np.ndarray, b: np.ndarray, fill: float) -> np.ndarray:
-    """``op.reduceat`` over each query's documents; ``fill`` for empty queries."""
-    nq = len(b) - 1
-    out = np.full(nq, fill, dtype=np.float64)
-    lengths = np.diff(b)
-    nz = lengths > 0
-    if nz.any():
-        out[nz] = op.reduceat(values, b[:-1][nz])
-    return out
-
-
-def _rel_from_order(
-    order: np.ndarray,
-    relv: np.ndarray,
-    b: np.ndarray,
-    qidx: np.ndarray,
-    n_ranked: np.ndarray,
-    st: dict[str, Any],
-) -> None:
-    """P, AP and RR at their cut-offs from a ranking (NumPy, all queries at once).
-
-    ``rs`` is the relevance in ranking order (0 past the ranked documents); hits are exact
-    integer prefix sums; AP sums P@r over relevant positions r <= k per query."""
-    nq = len(b) - 1
-    starts = b[:-1]
-    pos = np.arange(len(order), dtype=np.int64) - starts[qidx]
-    ranked = pos < n_ranked[qidx]
-    rs = np.where(ranked, relv[order], 0.0)
-    cs0 = np.concatenate([[0.0], np.cumsum(rs)])
-    base = cs0[starts]
-    st["nrel"][:] = np.bincount(qidx, weights=relv, minlength=nq) if len(relv) else 0.0
-    for j in range(st["pk"].shape[1]):
-        k = np.minimum(st["pk"][:, j], n_ranked)
-        st["hits"][:, j] = cs0[starts + k] - base
-    if st["ak"].shape[1]:
-        hits_here = cs0[1:] - base[qidx]
-        contrib = rs * hits_here / (pos + 1.0)
-        for j in range(st["ak"].shape[1]):
-            k = np.minimum(st["ak"][:, j], n_ranked)
-            c = np.where(pos < k[qidx], contrib, 0.0)
-            st["apsum"][:, j] = _segment(np.add, c, b, 0.0)
-    if st["rk"].shape[1]:
-        big = np.iinfo(np.int64).max
-        first = _segment(np.minimum, np.where(rs > 0, pos, big).astype(np.float64), b, big)
-        for j in range(st["rk"].shape[1]):
-            k = np.minimum(st["rk"][:, j], n_ranked)
-            st["rr"][:, j] = np.where(first < k, 1.0 / (first + 1.0), 0.0)
-
-
-def _ndcg_from_order(
-    order: np.ndarray,
-    gain: Gain,
+def _ndcg_from_top(
+    topg: np.ndarray,
+    idealg: np.ndarray,
     disc: Discount,
-    y: np.ndarray,
-    b: np.ndarray,
-    qidx: np.ndarray,
     n_ranked: np.ndarray,
     n_all: np.ndarray,
     st: dict[str, Any],
-) -> bool:
-    """DCG@k and IDCG@k for small fixed cut-offs from a ranking: the top-k gains of each query
-    gathered into a ``(Q, kmax)`` matrix; the ideal by counting whole-number labels per level.
-    Returns False (nothing computed) when the labels are not small whole numbers."""
-    nq = len(b) - 1
-    if len(y) == 0:
-        return True
-    top_label = float(y.max())
-    if not (float(y.min()) >= 0 and top_label < 4096) or not np.array_equal(y, np.floor(y)):
-        return False
-    levels = np.arange(int(top_label) + 1, dtype=np.float64)
-    lev_gain = np.asarray(gain(levels), dtype=np.float64)
-    if lev_gain.shape != levels.shape or not np.isfinite(lev_gain).all():
-        return False
-    ks = st["ks"]
-    kmax = int(min(ks.max(initial=1), max(int(n_all.max(initial=1)), 1)))
-    dtab = np.asarray(disc.table(kmax), dtype=np.float64)
-    p = np.arange(kmax)
-    ydoc = y.astype(np.int64)
-    # ranking: gains of the top kmax documents
-    at = b[:-1][:, None] + p[None, :]
-    valid = p[None, :] < n_ranked[:, None]
-    top = order[np.minimum(at, max(len(order) - 1, 0))]
-    g = np.where(valid, lev_gain[ydoc[top]], 0.0) * dtab[None, :]
-    cum = np.concatenate([np.zeros((nq, 1)), np.cumsum(g, axis=1)], axis=1)
-    # ideal: counts per level, levels in gain order
-    nlev = len(levels)
-    counts = np.bincount(qidx * nlev + ydoc, minlength=nq * nlev).reshape(nq, nlev)
-    by_gain = np.argsort(-lev_gain, kind="stable")
-    cc = np.cumsum(counts[:, by_gain], axis=1)  # (Q, L)
-    which = (cc[:, None, :] <= p[None, :, None]).sum(axis=2)  # (Q, kmax): index in by_gain
-    gsorted = np.concatenate([lev_gain[by_gain], [0.0]])
-    ig = gsorted[which] * dtab[None, :]
-    icum = np.concatenate([np.zeros((nq, 1)), np.cumsum(ig, axis=1)], axis=1)
+) -> None:
+    """DCG@k and IDCG@k for small fixed cut-offs from the top ``kmax`` ranked gains and the
+    ``kmax`` largest gains of each query (``rank_rel_kernel``): ``(Q, kmax)`` cumulative sums."""
+    nq, kmax = topg.shape
+    dtab = np.asarray(disc.table(max(kmax, 1)), dtype=np.float64)[:kmax]
+    cum = np.concatenate([np.zeros((nq, 1)), np.cumsum(topg * dtab, axis=1)], axis=1)
+    icum = np.concatenate([np.zeros((nq, 1)), np.cumsum(idealg * dtab, axis=1)], axis=1)
     rows = np.arange(nq)
+    ks = st["ks"]
     for j in range(ks.shape[1]):
         k = ks[:, j]
         st["dcg"][:, j] = cum[rows, np.minimum(np.minimum(k, n_ranked), kmax)]
         st["idcg"][:, j] = icum[rows, np.minimum(np.minimum(k, n_all), kmax)]
-    return True
 
 
 def _gain_results(

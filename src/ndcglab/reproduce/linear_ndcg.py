@@ -105,7 +105,7 @@ def run(report: Report, settings: Settings) -> None:
                 ties,
                 len(c["R"]),
                 int(np.sum(c["R"] > 0)),
-                float(np.max(c["R"])),
+                _num(float(np.max(c["R"]))),
                 float(np.mean(c["R"])),
                 float(np.max(gap)),
                 tol,
@@ -234,6 +234,11 @@ def run(report: Report, settings: Settings) -> None:
         "epochs": epochs,
         "epochs_run": [p["epochs"] for p in parts],
     }
+
+
+def _num(x: float) -> int | float:
+    """An integral value as an int (prints without decimals)."""
+    return int(x) if float(x).is_integer() else x
 
 
 def _tied_pairs_share(scores: np.ndarray, bnd: np.ndarray) -> float:

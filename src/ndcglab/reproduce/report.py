@@ -772,10 +772,24 @@ def _dataset_html(d: Mapping[str, Any]) -> str:
             text = v if isinstance(v, str) else json.dumps(jsonable(v))
             rows.append(f"<tr><th>{e(key)}</th><td>{e(text)}</td></tr>")
     if d.get("hashes"):
-        h = d["hashes"]
-        text = "\n".join(f"{k}  {v}" for k, v in h.items()) if isinstance(h, Mapping) else str(h)
-        rows.append(f"<tr><th>sha256</th><td><pre>{e(text)}</pre></td></tr>")
+        rows.append(
+            f"<tr><th>sha256</th><td><pre class='hash'>{e(_hash_text(d['hashes']))}</pre></td></tr>"
+        )
     return '<table class="data">' + "".join(rows) + "</table>"
+
+
+def _hash_text(h: Any) -> str:
+    """Hashes one per line: ``name  sha256`` (and an indented ``uncompressed`` line for .gz)."""
+    if not isinstance(h, Mapping):
+        return str(h)
+    lines = []
+    for name, v in h.items():
+        if isinstance(v, Mapping):
+            lines.append(f"{name}  {v.get('sha256', '')}")
+            lines += [f"  {k}: {x}" for k, x in v.items() if k != "sha256"]
+        else:
+            lines.append(f"{name}  {v}")
+    return "\n".join(lines)
 
 
 _PAGE = """<!DOCTYPE html>
@@ -815,6 +829,7 @@ pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
 dl.conv dt { margin-top: .6em; }
 dl.conv dd { margin-left: 1em; }
 table.data th { width: 9em; color: #555; }
+pre.hash { white-space: pre-wrap; word-break: break-all; margin: 0; }
 ul.findings li { margin: .4em 0; }
 li.agrees b { color: #1b7a2e; }
 li.disagrees b { color: #b3261e; }

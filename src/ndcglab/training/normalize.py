@@ -93,17 +93,21 @@ class Normalizer:
             count = np.zeros(x.shape[1])
             total = np.zeros(x.shape[1])
             for lo in range(0, len(x), _BLOCK):
-                blk = x[lo : lo + _BLOCK].astype(np.float64)
+                blk = x[lo : lo + _BLOCK]
                 ok = np.isfinite(blk)
-                count += ok.sum(axis=0)
-                total += np.where(ok, blk, 0.0).sum(axis=0)
+                if ok.all():
+                    count += len(blk)
+                    total += blk.sum(axis=0, dtype=np.float64)
+                else:
+                    count += ok.sum(axis=0)
+                    total += np.where(ok, blk, 0.0).sum(axis=0, dtype=np.float64)
             with np.errstate(invalid="ignore", divide="ignore"):
                 mean = np.where(count > 0, total / count, 0.0)
             sq = np.zeros(x.shape[1])
             for lo in range(0, len(x), _BLOCK):
-                blk = x[lo : lo + _BLOCK].astype(np.float64)
-                ok = np.isfinite(blk)
-                sq += (np.where(ok, blk - mean, 0.0) ** 2).sum(axis=0)
+                dev = x[lo : lo + _BLOCK] - mean  # float64
+                dev[~np.isfinite(dev)] = 0.0
+                sq += np.einsum("ij,ij->j", dev, dev)
             with np.errstate(invalid="ignore", divide="ignore"):
                 std = np.sqrt(np.where(count > 0, sq / count, 0.0))
             norm.mean = mean
@@ -130,29 +134,34 @@ class Normalizer:
                 "a RankingDataset, or group=/qid= with the feature matrix"
             )
         out = np.empty(x.shape, dtype=np.float32)
-        if boundaries is None:
+        if boundaries is None or self.method != "query_minmax":
             blocks = [(a, min(a + _BLOCK, len(x)), None) for a in range(0, len(x), _BLOCK)]
         else:
             blocks = _query_blocks(np.asarray(boundaries, dtype=np.int64))
         for lo, hi, bnd in blocks:
-            out[lo:hi] = self._transform_block(x[lo:hi], bnd)
-        out[~np.isfinite(out)] = 0.0
+            block = out[lo:hi]
+            self._transform_block(x[lo:hi], bnd, block)
+            np.nan_to_num(block, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
         return out
 
-    def _transform_block(self, x: np.ndarray, boundaries: np.ndarray | None) -> np.ndarray:
-        x64 = x.astype(np.float64)
+    def _transform_block(
+        self, x: np.ndarray, boundaries: np.ndarray | None, out: np.ndarray
+    ) -> None:
         if self.method == "none":
-            return x64
-        if self.method == "zscore":
+            out[...] = x
+        elif self.method == "zscore":
             assert self.mean is not None and self.scale is not None
-            return (x64 - self.mean) / self.scale
-        assert boundaries is not None
-        lo, lengths = _segment_reduce(np.fmin, x64, boundaries)
-        hi, _ = _segment_reduce(np.fmax, x64, boundaries)
-        span = hi - lo
-        with np.errstate(invalid="ignore", divide="ignore"):
-            inv = np.where(span > 0, 1.0 / span, 0.0)
-        return (x64 - np.repeat(lo, lengths, axis=0)) * np.repeat(inv, lengths, axis=0)
+            np.subtract(x, self.mean, out=out, casting="unsafe")
+            out *= (1.0 / self.scale).astype(np.float32)
+        else:
+            assert boundaries is not None
+            x64 = x.astype(np.float64)
+            lo, lengths = _segment_reduce(np.fmin, x64, boundaries)
+            hi, _ = _segment_reduce(np.fmax, x64, boundaries)
+            span = hi - lo
+            with np.errstate(invalid="ignore", divide="ignore"):
+                inv = np.where(span > 0, 1.0 / span, 0.0)
+            out[...] = (x64 - np.repeat(lo, lengths, axis=0)) * np.repeat(inv, lengths, axis=0)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (stored in model files)."""

@@ -98,7 +98,7 @@ class TrainConfig:
     skip_uninformative: bool = True
     rounds: int | None = None
     max_padded: int = 4_000_000
-    gd_bucket: int | None = 64
+    gd_bucket: int | None = 256
     eval_every: int = 1
     dtype: str = "float32"
     num_threads: int | None = None
