@@ -86,13 +86,15 @@ class Cutoff:
 def parse_cutoff(text: str) -> Cutoff:
     """Parse ``"10"`` or ``"0.2n"`` into a :class:`Cutoff`."""
     t = text.strip().lower()
-    try:
-        if t.endswith("n"):
-            return Cutoff(fraction=float(t[:-1]))
-        if re.fullmatch(r"\d+", t):
-            return Cutoff(k=int(t))
-    except ValueError:
-        pass
+    if re.fullmatch(r"\d+", t):
+        return Cutoff(k=int(t))
+    if t.endswith("n"):
+        try:
+            fraction = float(t[:-1])
+        except ValueError:
+            fraction = None
+        if fraction is not None:
+            return Cutoff(fraction=fraction)
     raise SpecError(
         f"cannot read cut-off {text!r}. Fix: write a whole number (@10) or a fraction of the "
         "list followed by n (@0.2n)"
