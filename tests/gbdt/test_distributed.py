@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import os
 import shutil
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,6 +30,13 @@ from ndcglab.gbdt.distributed import (  # noqa: E402
 from . import _standins as S  # noqa: E402
 
 pytestmark = pytest.mark.slow
+
+#: ../shared/data, as tests/conftest.py finds it (module-scoped fixtures cannot use its fixtures)
+SHARED_DATA = Path(
+    os.environ.get(
+        "NDCGLAB_SHARED_DATA", Path(__file__).resolve().parents[2].parent / "shared" / "data"
+    )
+)
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +59,6 @@ def client():
 @pytest.fixture(scope="module")
 def mq2008_all(tmp_path_factory):
     """All of MQ2008 (the five folds' test files = every query once) as one plain LETOR file."""
-    from tests.conftest import SHARED_DATA
-
     src = SHARED_DATA / "MQ2008"
     if not src.exists():
         pytest.skip(f"real data not available: {src}")
@@ -148,8 +155,6 @@ def test_trec_run_evaluation_equals_single_process(client, mq2008_all, tmp_path)
 
 # ----------------------------------------------------------------------------- training
 def test_distributed_training_matches_single_process_quality(client):
-    from tests.conftest import SHARED_DATA
-
     fold = SHARED_DATA / "MQ2008" / "Fold1"
     if not fold.exists():
         pytest.skip(f"real data not available: {fold}")

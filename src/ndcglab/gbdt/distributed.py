@@ -39,6 +39,7 @@ import dataclasses
 import itertools
 import math
 import os
+import warnings
 import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -206,7 +207,10 @@ def train_gbdt_dask(
         random_state=int(seed),
         **extra,
     )
-    model.fit(X, y, group=g)
+    with warnings.catch_warnings():
+        # LightGBM's Dask layer sets the threads per worker itself and says so about n_jobs
+        warnings.filterwarnings("ignore", message="Parameter n_jobs will be ignored")
+        model.fit(X, y, group=g)
     booster = model.to_local().booster_
     params_out = {
         "learning_rate": learning_rate,
