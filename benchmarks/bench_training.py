@@ -95,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, CPU", flush=True)
     rows: list[list[str]] = []
+    notes: list[str] = []
 
     sets = []
     mq = SHARED / "MQ2008" / "Fold1"
@@ -133,6 +134,13 @@ def main(argv: list[str] | None = None) -> int:
             times = padded_features_listnet(ds, args.epochs)
             rows.append(row(name, ds, "listnet / padded-features (alternative)", times))
             print("  ".join(rows[-1]), flush=True)
+        else:
+            m = int(ds.query_lengths.max())
+            gib = ds.n_queries * m * ds.n_features * 4 / 2**30
+            notes.append(
+                f"{name}: padded-features alternative not run: a dense (Q, M, F) float32 tensor "
+                f"would take {gib:.1f} GiB ({ds.n_queries} x {m} x {ds.n_features})"
+            )
 
     header = ["data", "loss / optimiser", "queries", "docs", "s/epoch", "docs/s"]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)] if rows else []
@@ -144,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
                 c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))
             )
         )
+    for note in notes:
+        print(note)
     return 0
 
 
