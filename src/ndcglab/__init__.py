@@ -8,8 +8,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .data import RankingDataset  # noqa: E402
-from .errors import (  # noqa: E402
+from .data import RankingDataset
+from .errors import (
     ConventionError,
     DataFormatError,
     EmptyQueryError,

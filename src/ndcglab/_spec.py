@@ -5,7 +5,7 @@
     spec    := name [ "(" param { "," param } ")" ] [ "@" cutoff ]
     param   := key "=" value          (value: any text without , ( ) @ ; e.g. power:0.5, z10, auto)
     cutoff  := INTEGER                (a fixed k, e.g. ndcg@10, cs_listmle@10)
-             | NUMBER "n"             (a fraction of each list, e.g. ndcg@0.2n  -> k = ceil(0.2 * n))
+             | NUMBER "n"             (a fraction of each list, e.g. ndcg@0.2n -> k = ceil(0.2 * n))
 
 Names and keys are case-insensitive and printed in lower case; white space is ignored.
 Examples: ``ndcg@10``, ``ndcg(gain=linear,discount=power:0.5)@0.2n``, ``map``, ``p@5``,
@@ -55,7 +55,9 @@ class Cutoff:
         if (self.k is None) == (self.fraction is None):
             raise SpecError("a cut-off is either a fixed k or a fraction of the list, not both")
         if self.k is not None and self.k < 1:
-            raise SpecError(f"cut-off k must be a positive integer, got {self.k}. Fix: use @1 or more")
+            raise SpecError(
+                f"cut-off k must be a positive integer, got {self.k}. Fix: use @1 or more"
+            )
         if self.fraction is not None and not (0.0 < self.fraction <= 1.0):
             raise SpecError(
                 f"a fractional cut-off must lie in (0, 1], got {self.fraction}. Fix: e.g. @0.2n"
@@ -103,7 +105,7 @@ def parse_cutoff(text: str) -> Cutoff:
 
 @dataclass(frozen=True)
 class ParsedSpec:
-    """A parsed specification: ``name``, ``params`` as sorted (key, value) text pairs, ``cutoff``."""
+    """A parsed specification: ``name``, ``params`` (sorted key, value text pairs), ``cutoff``."""
 
     name: str
     params: tuple[tuple[str, str], ...] = ()

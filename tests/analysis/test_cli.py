@@ -44,12 +44,28 @@ def _run(capsys, argv: list[str]) -> tuple[int, str, str]:
 def test_compare_json_and_exports(capsys, tmp_path, score_files) -> None:
     ds, paths, scores = score_files
     md, tex, csv_path = tmp_path / "t.md", tmp_path / "t.tex", tmp_path / "t.csv"
-    code, out, _ = _run(capsys, [
-        "compare", DATA, *_scores_args(paths),
-        "--measure", "ndcg@10", "--measure", "map", "--baseline", "noisy",
-        "--export", str(md), "--export", str(tex), "--export", str(csv_path),
-        "--format", "json",
-    ])
+    code, out, _ = _run(
+        capsys,
+        [
+            "compare",
+            DATA,
+            *_scores_args(paths),
+            "--measure",
+            "ndcg@10",
+            "--measure",
+            "map",
+            "--baseline",
+            "noisy",
+            "--export",
+            str(md),
+            "--export",
+            str(tex),
+            "--export",
+            str(csv_path),
+            "--format",
+            "json",
+        ],
+    )
     assert code == 0
     d = json.loads(out)
     assert set(d["mean"]) == {"good", "noisy", "random"} and d["baseline"] == "noisy"
@@ -68,18 +84,36 @@ def test_compare_json_and_exports(capsys, tmp_path, score_files) -> None:
 
 def test_compare_text_and_names(capsys, score_files) -> None:
     _, paths, _ = score_files
-    code, out, _ = _run(capsys, [
-        "compare", DATA, "--scores", paths[0], "--scores", paths[2], "--name", "A", "--name", "B",
-        "--measure", "ndcg@5", "--test", "permutation", "--resamples", "500",
-    ])
+    code, out, _ = _run(
+        capsys,
+        [
+            "compare",
+            DATA,
+            "--scores",
+            paths[0],
+            "--scores",
+            paths[2],
+            "--name",
+            "A",
+            "--name",
+            "B",
+            "--measure",
+            "ndcg@5",
+            "--test",
+            "permutation",
+            "--resamples",
+            "500",
+        ],
+    )
     assert code == 0
     assert "A (baseline)" in out and "‡ p < 0.01" in out and "randomisation" in out
 
 
 def test_compare_errors_are_reported(capsys, score_files, tmp_path) -> None:
     _, paths, _ = score_files
-    code, _, err = _run(capsys, ["compare", DATA, "--scores", paths[0], "--name", "A",
-                                 "--name", "B"])
+    code, _, err = _run(
+        capsys, ["compare", DATA, "--scores", paths[0], "--name", "A", "--name", "B"]
+    )
     assert code == 2 and "--name" in err
     short = tmp_path / "short.txt"
     write_scores(short, [0.1, 0.2])
@@ -91,12 +125,32 @@ def test_distinguish_json_and_plots(capsys, tmp_path, score_files) -> None:
     pytest.importorskip("matplotlib")
     _, paths, _ = score_files
     png, stab = tmp_path / "curves.png", tmp_path / "stab.png"
-    code, out, _ = _run(capsys, [
-        "distinguish", DATA, *_scores_args(paths),
-        "--measure", "ndcg", "--measure", "ndcg(discount=power:0.5)",
-        "--grid", "linear", "--points", "8", "--repeats", "2", "--seed", "3",
-        "--plot", str(png), "--plot-stability", str(stab), "--format", "json",
-    ])
+    code, out, _ = _run(
+        capsys,
+        [
+            "distinguish",
+            DATA,
+            *_scores_args(paths),
+            "--measure",
+            "ndcg",
+            "--measure",
+            "ndcg(discount=power:0.5)",
+            "--grid",
+            "linear",
+            "--points",
+            "8",
+            "--repeats",
+            "2",
+            "--seed",
+            "3",
+            "--plot",
+            str(png),
+            "--plot-stability",
+            str(stab),
+            "--format",
+            "json",
+        ],
+    )
     assert code == 0
     d = json.loads(out)
     assert d["rankers"] == ["good", "noisy", "random"] and d["repeats"] == 2
@@ -108,8 +162,18 @@ def test_distinguish_json_and_plots(capsys, tmp_path, score_files) -> None:
 
 def test_distinguish_text(capsys, score_files) -> None:
     _, paths, _ = score_files
-    code, out, _ = _run(capsys, [
-        "distinguish", DATA, "--scores", paths[0], "--scores", paths[2], "--points", "6",
-    ])
+    code, out, _ = _run(
+        capsys,
+        [
+            "distinguish",
+            DATA,
+            "--scores",
+            paths[0],
+            "--scores",
+            paths[2],
+            "--points",
+            "6",
+        ],
+    )
     assert code == 0
     assert "file order" in out and "ndcg(discount=exp:2)" in out and "good vs random" in out

@@ -64,8 +64,9 @@ def _oracle(ds, res: DistinguishResult, measures) -> np.ndarray:
         for gi, n in enumerate(res.grid.tolist()):
             part = shuffled.truncate(n)
             for k in range(len(res.rankers)):
-                ev = evaluate(part, part.features[:, k].astype(np.float64), measures,
-                              duplicates="keep")
+                ev = evaluate(
+                    part, part.features[:, k].astype(np.float64), measures, duplicates="keep"
+                )
                 for j, values in enumerate(ev.per_query.values()):  # in the order given
                     out[r, k, j, gi] = values
     return out
@@ -74,8 +75,9 @@ def _oracle(ds, res: DistinguishResult, measures) -> np.ndarray:
 @pytest.mark.parametrize("repeats", [0, 2])
 def test_prefix_values_match_evaluate_on_truncated_data(repeats: int) -> None:
     ds, scores = _dataset()
-    res = distinguishability(ds, scores, MEASURES, grid="linear", points=12, repeats=repeats,
-                             seed=9)
+    res = distinguishability(
+        ds, scores, MEASURES, grid="linear", points=12, repeats=repeats, seed=9
+    )
     assert res.engines["ndcg"] == "fast" and res.engines["map"] == "evaluate"
     assert res.engines["ndcg(ties=random:3)"] == "evaluate"
     assert res.per_query.shape == (max(repeats, 1), 2, len(MEASURES), len(res.grid), 6)
@@ -87,8 +89,9 @@ def test_prefix_values_match_evaluate_on_truncated_data(repeats: int) -> None:
 def test_keep_per_query_false_keeps_the_means() -> None:
     ds, scores = _dataset(4)
     full = distinguishability(ds, scores, ["ndcg", "ndcg(empty=skip)"], grid=[2, 9], repeats=2)
-    lean = distinguishability(ds, scores, ["ndcg", "ndcg(empty=skip)"], grid=[2, 9], repeats=2,
-                              keep_per_query=False)
+    lean = distinguishability(
+        ds, scores, ["ndcg", "ndcg(empty=skip)"], grid=[2, 9], repeats=2, keep_per_query=False
+    )
     assert lean.per_query is None
     np.testing.assert_allclose(lean.values, full.values)
     np.testing.assert_allclose(full.values, np.nanmean(full.per_query, axis=-1))
@@ -99,8 +102,9 @@ def test_engine_evaluate_gives_the_same_numbers() -> None:
     ds, scores = _dataset(1)
     ms = ["ndcg", "ndcg(ties=average)@0.5n", "ndcg(short=zero)@4"]
     fast = distinguishability(ds, scores, ms, grid=[1, 2, 5, 9, 30], repeats=1, seed=4)
-    slow = distinguishability(ds, scores, ms, grid=[1, 2, 5, 9, 30], repeats=1, seed=4,
-                              engine="evaluate")
+    slow = distinguishability(
+        ds, scores, ms, grid=[1, 2, 5, 9, 30], repeats=1, seed=4, engine="evaluate"
+    )
     assert set(slow.engines.values()) == {"evaluate"}
     np.testing.assert_allclose(fast.per_query, slow.per_query, atol=1e-12)
 
@@ -159,28 +163,39 @@ def _stable_by_loop(d: np.ndarray) -> np.ndarray:
 def _handmade() -> DistinguishResult:
     """3 rankers, 4 repetitions, 6 sizes, one query: curves that cross at chosen places."""
     grid = np.array([1, 2, 4, 8, 16, 32])
-    a = np.array([
-        [0.5, 0.6, 0.6, 0.7, 0.7, 0.8],
-        [0.5, 0.4, 0.6, 0.7, 0.7, 0.8],
-        [0.9, 0.6, 0.6, 0.7, 0.7, 0.8],
-        [0.5, 0.6, 0.6, 0.7, 0.7, 0.8],
-    ])
-    b = np.array([
-        [0.6, 0.5, 0.5, 0.6, 0.6, 0.7],
-        [0.5, 0.5, 0.5, 0.6, 0.6, 0.7],
-        [0.6, 0.5, 0.7, 0.6, 0.6, 0.7],
-        [0.6, 0.5, 0.5, 0.6, 0.8, 0.7],
-    ])
-    c = np.array([
-        [0.1, 0.2, 0.2, 0.3, 0.3, 0.3],
-        [0.1, 0.5, 0.2, 0.3, 0.3, 0.3],
-        [0.1, 0.2, 0.2, 0.3, 0.3, 0.3],
-        [0.1, 0.2, 0.2, 0.3, 0.3, 0.3],
-    ])
+    a = np.array(
+        [
+            [0.5, 0.6, 0.6, 0.7, 0.7, 0.8],
+            [0.5, 0.4, 0.6, 0.7, 0.7, 0.8],
+            [0.9, 0.6, 0.6, 0.7, 0.7, 0.8],
+            [0.5, 0.6, 0.6, 0.7, 0.7, 0.8],
+        ]
+    )
+    b = np.array(
+        [
+            [0.6, 0.5, 0.5, 0.6, 0.6, 0.7],
+            [0.5, 0.5, 0.5, 0.6, 0.6, 0.7],
+            [0.6, 0.5, 0.7, 0.6, 0.6, 0.7],
+            [0.6, 0.5, 0.5, 0.6, 0.8, 0.7],
+        ]
+    )
+    c = np.array(
+        [
+            [0.1, 0.2, 0.2, 0.3, 0.3, 0.3],
+            [0.1, 0.5, 0.2, 0.3, 0.3, 0.3],
+            [0.1, 0.2, 0.2, 0.3, 0.3, 0.3],
+            [0.1, 0.2, 0.2, 0.3, 0.3, 0.3],
+        ]
+    )
     pq = np.stack([a, b, c], axis=1)[:, :, None, :, None]  # (R, K, M=1, G, Q=1)
     return DistinguishResult(
-        rankers=("a", "b", "c"), measures=("ndcg",), conventions={"ndcg": "ndcg(...)"},
-        grid=grid, order="shuffled", seeds=[1, 2, 3, 4], per_query=pq,
+        rankers=("a", "b", "c"),
+        measures=("ndcg",),
+        conventions={"ndcg": "ndcg(...)"},
+        grid=grid,
+        order="shuffled",
+        seeds=[1, 2, 3, 4],
+        per_query=pq,
         query_ids=np.array(["q"], dtype=object),
     )
 
@@ -227,8 +242,9 @@ def test_to_dict_is_json_ready() -> None:
 def test_plots_label_conventions_and_save(tmp_path) -> None:
     pytest.importorskip("matplotlib")
     ds, scores = _dataset(5)
-    res = distinguishability(ds, scores, ["ndcg", "ndcg(discount=power:0.5)"], grid="log",
-                             points=8, repeats=3)
+    res = distinguishability(
+        ds, scores, ["ndcg", "ndcg(discount=power:0.5)"], grid="log", points=8, repeats=3
+    )
     axes = res.plot()
     assert len(axes) == 2
     assert "ndcg(discount=power:0.5,empty=zero,gain=exp2,ties=input)" in axes[1].get_ylabel()
@@ -257,8 +273,11 @@ def test_web40_shape_runs_in_seconds() -> None:
     rng = np.random.default_rng(0)
     w = rng.normal(size=ds.n_features)
     x = np.nan_to_num(ds.features.astype(np.float64)) @ w
-    scores = {"linear": x, "noisy": x + rng.normal(0, 3 * x.std(), ds.n_docs),
-              "random": rng.uniform(-1, 1, ds.n_docs)}
+    scores = {
+        "linear": x,
+        "noisy": x + rng.normal(0, 3 * x.std(), ds.n_docs),
+        "random": rng.uniform(-1, 1, ds.n_docs),
+    }
     res = distinguishability(
         ds, scores, ["ndcg", "ndcg(discount=power:0.5)", "ndcg(discount=exp:2)", "ndcg@0.2n"]
     )

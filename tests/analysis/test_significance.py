@@ -108,8 +108,11 @@ def test_exact_permutation_matches_scipy_exact() -> None:
     rng = np.random.default_rng(4)
     a, b = _pair(rng, 12, shift=0.04)
     ref = stats.permutation_test(
-        (a, b), lambda x, y, axis: np.mean(x - y, axis=axis),
-        permutation_type="samples", n_resamples=np.inf, vectorized=True,
+        (a, b),
+        lambda x, y, axis: np.mean(x - y, axis=axis),
+        permutation_type="samples",
+        n_resamples=np.inf,
+        vectorized=True,
     )
     ours = permutation_test(a, b)
     assert ours.exact and ours.p_value == pytest.approx(ref.pvalue, abs=1e-12)
@@ -181,8 +184,11 @@ def test_bootstrap_matches_scipy(method: str) -> None:
     a, b = rng.exponential(1.0, 25), rng.exponential(0.8, 25)
     ours = bootstrap_ci(a, b, method=method, n_resamples=40_000, seed=0)
     ref = stats.bootstrap(
-        (a - b,), np.mean, method="BCa" if method == "bca" else "percentile",
-        n_resamples=40_000, rng=1,
+        (a - b,),
+        np.mean,
+        method="BCa" if method == "bca" else "percentile",
+        n_resamples=40_000,
+        rng=1,
     ).confidence_interval
     width = ref.high - ref.low
     assert ours.low == pytest.approx(ref.low, abs=0.03 * width)
@@ -216,8 +222,10 @@ def _systems(q: int = 30) -> dict[str, dict[str, np.ndarray]]:
     base = rng.random(q)
     return {
         "base": {"ndcg@10": base, "map": base * 0.8},
-        "better": {"ndcg@10": np.clip(base + 0.08 + rng.normal(0, 0.03, q), 0, 1),
-                   "map": base * 0.8 + rng.normal(0, 0.05, q)},
+        "better": {
+            "ndcg@10": np.clip(base + 0.08 + rng.normal(0, 0.03, q), 0, 1),
+            "map": base * 0.8 + rng.normal(0, 0.05, q),
+        },
         "same": {"ndcg@10": base + rng.normal(0, 0.05, q), "map": base * 0.8},
     }
 
@@ -262,7 +270,9 @@ def test_compare_baseline_pairs_and_errors() -> None:
     assert res.baseline == "same"
     assert len(res.tests) == 2 * 3  # 3 pairs x 2 measures
     assert {(t.system, t.baseline) for t in res.tests} == {
-        ("base", "same"), ("better", "same"), ("better", "base")
+        ("base", "same"),
+        ("better", "same"),
+        ("better", "base"),
     }
     with pytest.raises(ConventionError, match="unknown baseline"):
         compare_rankers(sy, baseline="nope")

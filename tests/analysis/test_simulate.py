@@ -165,40 +165,54 @@ def test_theorem1_log_tends_to_one_slowly() -> None:
 
 
 def test_theorem7_sublinear_cutoff() -> None:
-    res = simulate_ndcg(middling, [10**3, 10**6], "ndcg", cutoff=lambda n: int(n**0.5),
-                        draws=4, seed=7)
+    res = simulate_ndcg(
+        middling, [10**3, 10**6], "ndcg", cutoff=lambda n: int(n**0.5), draws=4, seed=7
+    )
     assert res.limit is not None and res.limit.theorem == "7"
     assert abs(res.mean[-1] - 0.8) < 0.03
 
 
-@pytest.mark.parametrize(("spec", "theorem", "tol"), [
-    ("ndcg@0.2n", "8", 0.015),
-    ("ndcg@0.8n", "8", 0.02),
-    ("ndcg(discount=power:0.5)@0.2n", "9", 0.005),
-    ("ndcg(discount=power:0.5)@0.8n", "9", 0.005),
-])
+@pytest.mark.parametrize(
+    ("spec", "theorem", "tol"),
+    [
+        ("ndcg@0.2n", "8", 0.015),
+        ("ndcg@0.8n", "8", 0.02),
+        ("ndcg(discount=power:0.5)@0.2n", "9", 0.005),
+        ("ndcg(discount=power:0.5)@0.8n", "9", 0.005),
+    ],
+)
 def test_theorems_8_9_cutoff_fraction(spec: str, theorem: str, tol: float) -> None:
     res = simulate_ndcg(ident, [10**5], spec, draws=2, seed=8)
     assert res.limit is not None and res.limit.theorem == theorem
     assert abs(res.mean[0] - res.limit.value) < tol
 
 
-@pytest.mark.parametrize(("spec", "theorem", "n", "tol", "cut"), [
-    ("ndcg(discount=power:0.5)", "10", 10**6, 0.004, None),  # observed gap ~0.0005
-    ("ndcg(discount=power:0.5)@0.4n", "13", 10**6, 0.004, None),  # ~0.0005
-    ("ndcg@0.4n", "12", 10**5, 0.02, None),  # ~0.009: log discount, 1/log n
-    ("ndcg", "11", 10**5, 0.04, "sqrt"),  # k = 316: noise ~0.016
-])
+@pytest.mark.parametrize(
+    ("spec", "theorem", "n", "tol", "cut"),
+    [
+        ("ndcg(discount=power:0.5)", "10", 10**6, 0.004, None),  # observed gap ~0.0005
+        ("ndcg(discount=power:0.5)@0.4n", "13", 10**6, 0.004, None),  # ~0.0005
+        ("ndcg@0.4n", "12", 10**5, 0.02, None),  # ~0.009: log discount, 1/log n
+        ("ndcg", "11", 10**5, 0.04, "sqrt"),  # k = 316: noise ~0.016
+    ],
+)
 def test_graded_theorems_10_to_13(spec: str, theorem: str, n: int, tol: float, cut) -> None:
-    res = simulate_ndcg(graded(), [n], spec, draws=1 if n > 10**5 else 3, seed=9,
-                        cutoff=(lambda n: int(n**0.5)) if cut else None)
+    res = simulate_ndcg(
+        graded(),
+        [n],
+        spec,
+        draws=1 if n > 10**5 else 3,
+        seed=9,
+        cutoff=(lambda n: int(n**0.5)) if cut else None,
+    )
     assert res.limit is not None and res.limit.theorem == theorem
     assert abs(res.mean[0] - res.limit.value) < tol
 
 
 def test_convergence_table_and_plot(tmp_path) -> None:
-    rows = convergence_table(ident, ["ndcg(discount=power:0.5)", "ndcg(discount=exp:2)"],
-                             sizes=[100, 1000], draws=2)
+    rows = convergence_table(
+        ident, ["ndcg(discount=power:0.5)", "ndcg(discount=exp:2)"], sizes=[100, 1000], draws=2
+    )
     assert rows[0]["theorem"] == "3"
     assert rows[0]["limit"] == pytest.approx(limit_power(ident, 0.5))
     assert np.isnan(rows[1]["limit"]) and rows[1]["theorem"] == "6"

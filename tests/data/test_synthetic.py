@@ -136,3 +136,25 @@ def test_load_dataset_specs(tmp_path):
             load_dataset(bad)
     with pytest.raises(SpecError):
         load_dataset("synthetic:small", missing="zero")
+
+
+def _direction(ds) -> np.ndarray:
+    """Least-squares direction of labels on within-query centred features."""
+    x = ds.features.astype(np.float64)
+    y = ds.labels.copy()
+    for q in range(ds.n_queries):
+        lo, hi = ds.boundaries[q], ds.boundaries[q + 1]
+        x[lo:hi] -= x[lo:hi].mean(axis=0)
+        y[lo:hi] -= y[lo:hi].mean()
+    w, *_ = np.linalg.lstsq(x, y, rcond=None)
+    return w / np.linalg.norm(w)
+
+
+def test_seeds_are_samples_of_one_problem_and_world_seed_changes_it() -> None:
+    a = _direction(make_synthetic("default", seed=1))
+    b = _direction(make_synthetic("default", seed=2))
+    c = _direction(make_synthetic("default", seed=1, world_seed=7))
+    assert float(a @ b) > 0.9  # same relevance direction, different documents
+    assert float(a @ c) < 0.6  # another problem
+    with pytest.raises(SpecError, match="world_seed"):
+        make_synthetic("default", world_seed=-1)

@@ -19,8 +19,7 @@ REPRESENTATIVES: dict[str, list[str]] = {
     "cs_listmle": ["cs_listmle@3", "cs_listmle", "cs_listmle@0.5n"],
     "ranknet": ["ranknet", "ranknet(weight=gain)", "ranknet(sigma=2,weight=label)"],
     "ranksvm": ["ranksvm"],
-    "lambdarank": ["lambdarank@3", "lambdarank@0.5n",
-                   "lambdarank(discount=zipf,gain=linear)"],
+    "lambdarank": ["lambdarank@3", "lambdarank@0.5n", "lambdarank(discount=zipf,gain=linear)"],
 }
 
 

@@ -253,9 +253,22 @@ def test_registry_lists_and_describes_every_loss():
     assert set(describe_losses()) == set(names)
     assert all(isinstance(v, str) and v and "\n" not in v for v in describe_losses().values())
     assert available_losses(kind="boosting") == ["adarank"]
-    expected = {"squared", "cosine", "listnet", "listmle", "consistent_squared",
-                "consistent_cosine", "consistent_listnet", "bregman", "qnorm", "cs_listmle",
-                "ranknet", "ranksvm", "lambdarank", "adarank"}
+    expected = {
+        "squared",
+        "cosine",
+        "listnet",
+        "listmle",
+        "consistent_squared",
+        "consistent_cosine",
+        "consistent_listnet",
+        "bregman",
+        "qnorm",
+        "cs_listmle",
+        "ranknet",
+        "ranksvm",
+        "lambdarank",
+        "adarank",
+    }
     assert expected <= set(names)
     with pytest.raises(ConventionError):
         available_losses(kind="tree")

@@ -39,8 +39,9 @@ def dcg_at_k(scores, labels, k, gain="exp2", discount="log"):
     n = len(labels)
     order = sorted(range(n), key=lambda i: -scores[i])  # stable: ties keep input order
     kk = n if k is None else min(k, n)
-    return sum(float(g(float(labels[order[r]]))) * float(d(np.array([r + 1.0]), n)[0])
-               for r in range(kk))
+    return sum(
+        float(g(float(labels[order[r]]))) * float(d(np.array([r + 1.0]), n)[0]) for r in range(kk)
+    )
 
 
 def ndcg_at_k(scores, labels, k, gain="exp2", discount="log"):
@@ -74,8 +75,14 @@ def expected_u_by_hand():
 def minimise_expected(spec: str, start=(0.1, -0.1)) -> torch.Tensor:
     loss = get_loss(spec)
     s = torch.tensor(start, dtype=F64, requires_grad=True)
-    opt = torch.optim.LBFGS([s], lr=1.0, max_iter=500, tolerance_grad=1e-12,
-                            tolerance_change=1e-15, line_search_fn="strong_wolfe")
+    opt = torch.optim.LBFGS(
+        [s],
+        lr=1.0,
+        max_iter=500,
+        tolerance_grad=1e-12,
+        tolerance_change=1e-15,
+        line_search_fn="strong_wolfe",
+    )
 
     def closure():
         opt.zero_grad()
@@ -113,8 +120,9 @@ def test_consistent_losses_rank_document_two_first(spec):
 def test_consistent_minimisers_in_closed_form():
     eu = t(expected_u_by_hand())
     torch.testing.assert_close(minimise_expected("consistent_squared"), eu, rtol=1e-7, atol=1e-8)
-    torch.testing.assert_close(minimise_expected("consistent_listnet"), eu.log(), rtol=1e-6,
-                               atol=1e-7)
+    torch.testing.assert_close(
+        minimise_expected("consistent_listnet"), eu.log(), rtol=1e-6, atol=1e-7
+    )
     torch.testing.assert_close(minimise_expected("bregman(h=exp)"), eu.log(), rtol=1e-6, atol=1e-7)
     torch.testing.assert_close(minimise_expected("bregman"), eu / 2, rtol=1e-7, atol=1e-8)
     # outer=square: ∇ψ*(s) = 4‖s‖² s = E[u]
@@ -157,7 +165,8 @@ def test_hand_values_original_losses():
 def test_hand_values_consistent_losses():
     u = [3 / Z3, 0.0, 1 / Z3]
     assert value("consistent_squared") == pytest.approx(
-        sum((a - b) ** 2 for a, b in zip(S3, u)), abs=1e-12)
+        sum((a - b) ** 2 for a, b in zip(S3, u)), abs=1e-12
+    )
     dot = sum(a * b for a, b in zip(S3, u))
     assert value("consistent_cosine") == pytest.approx(1 - dot / math.sqrt(5.25), abs=1e-12)
     kl = sum((b * math.log(b) if b > 0 else 0.0) - b * a - b + math.exp(a) for a, b in zip(S3, u))
@@ -166,11 +175,13 @@ def test_hand_values_consistent_losses():
     # Z_1 = 3: u = (1, 0, 1/3)
     u1 = [1.0, 0.0, 1 / 3]
     assert value("consistent_squared(norm=z1)") == pytest.approx(
-        sum((a - b) ** 2 for a, b in zip(S3, u1)), abs=1e-12)
+        sum((a - b) ** 2 for a, b in zip(S3, u1)), abs=1e-12
+    )
     # linear gain and Zipf discount: G = y = (2, 0, 1), Z = 2 + 1/2
     ul = [2 / 2.5, 0.0, 1 / 2.5]
     assert value("consistent_squared(discount=zipf,gain=linear)") == pytest.approx(
-        sum((a - b) ** 2 for a, b in zip(S3, ul)), abs=1e-12)
+        sum((a - b) ** 2 for a, b in zip(S3, ul)), abs=1e-12
+    )
     # q-norm with q = ln 3 + 2 (auto, 3 documents)
     q = math.log(3) + 2
     nq = sum(abs(a) ** q for a in S3) ** (1 / q)
@@ -178,7 +189,8 @@ def test_hand_values_consistent_losses():
     assert value("qnorm(form=penalised)") == pytest.approx(nq**2 - 2 * dot, abs=1e-12)
     uu = sum(b * b for b in u)
     assert value("qnorm(form=penalised,q=2)") + uu == pytest.approx(
-        value("consistent_squared"), abs=1e-12)
+        value("consistent_squared"), abs=1e-12
+    )
     assert value("qnorm(q=2)") + 1 == pytest.approx(value("consistent_cosine"), abs=1e-12)
     # a one-document list: u = 1 (log discount), loss (s − 1)²
     assert value("consistent_squared", [0.25], [2.0]) == pytest.approx(0.75**2)
@@ -199,8 +211,11 @@ def test_bregman_square_is_rescaled_consistent_squared():
 
 def _psi_numeric(outer: str, unorm: float) -> float:
     """ψ(u) = sup_s ⟨u, s⟩ − ψ*(s), reduced to s = λ u/‖u‖: a 1-D maximisation (golden section)."""
-    f = (lambda lam: lam * unorm - lam**4) if outer == "square" else (
-        lambda lam: lam * unorm - math.exp(lam * lam))
+    f = (
+        (lambda lam: lam * unorm - lam**4)
+        if outer == "square"
+        else (lambda lam: lam * unorm - math.exp(lam * lam))
+    )
     lo, hi = 0.0, 5.0
     for _ in range(200):
         a, b = lo + (hi - lo) * 0.382, lo + (hi - lo) * 0.618
@@ -232,14 +247,15 @@ def test_bregman_outer_members_against_fenchel_young(outer):
         torch.testing.assert_close(loss(star, y), torch.zeros(3, dtype=F64), atol=1e-12, rtol=0)
 
 
-@pytest.mark.parametrize(("h", "outer"),
-                         [("square", "identity"), ("exp", "identity"), ("square", "square"),
-                          ("square", "exp")])
+@pytest.mark.parametrize(
+    ("h", "outer"),
+    [("square", "identity"), ("exp", "identity"), ("square", "square"), ("square", "exp")],
+)
 def test_potentials_are_conjugate_pairs(h, outer):
     """b = ∇ψ*(s) (autograd of ψ*), ψ(b) = ⟨s, b⟩ − ψ*(s) (Fenchel), and the closed-form (or
     numeric) ψ agrees at b."""
     pot = get_potential(h, outer)
-    s = (torch.randn(3, 4, generator=torch.Generator().manual_seed(2), dtype=F64) * 0.6)
+    s = torch.randn(3, 4, generator=torch.Generator().manual_seed(2), dtype=F64) * 0.6
     mask = torch.ones(3, 4, dtype=torch.bool)
     x = s.clone().requires_grad_(True)
     (grad,) = torch.autograd.grad(pot.conj(x, mask).sum(), x)
@@ -273,7 +289,8 @@ def test_listnet_equals_loop():
         y = [float(rng.randint(0, 4)) for _ in range(n)]
         assert value("listnet", s, y) == pytest.approx(listnet_loop(s, y), abs=1e-10)
         assert value("listnet(gain=exp2)", s, y) == pytest.approx(
-            listnet_loop(s, y, lambda v: 2**v - 1), abs=1e-10)
+            listnet_loop(s, y, lambda v: 2**v - 1), abs=1e-10
+        )
         # seed 004's KL form differs by the entropy of the target, a constant in s
         p = [math.exp(v) / sum(math.exp(w) for w in y) for v in y]
         zs = sum(math.exp(v) for v in s)
@@ -290,7 +307,8 @@ def test_listmle_equals_loop_without_ties():
         y = rng.sample(range(20), n)
         order = sorted(range(n), key=lambda i: -y[i])
         assert value("listmle", s, [float(v) for v in y]) == pytest.approx(
-            listmle_loop(s, order), abs=1e-10)
+            listmle_loop(s, order), abs=1e-10
+        )
 
 
 def test_listmle_with_ties_is_the_loss_of_one_label_order():
@@ -305,8 +323,11 @@ def test_listmle_with_ties_is_the_loss_of_one_label_order():
     for seed in range(40):
         gen = torch.Generator().manual_seed(seed)
         got = get_loss("listmle")(t([s]), t([y]), generator=gen)[0].item()
-        order = tuple(listmle_order(t([y]), torch.ones(1, 6, dtype=torch.bool),
-                                    torch.Generator().manual_seed(seed))[0].tolist())
+        order = tuple(
+            listmle_order(
+                t([y]), torch.ones(1, 6, dtype=torch.bool), torch.Generator().manual_seed(seed)
+            )[0].tolist()
+        )
         assert order in admissible
         assert got == pytest.approx(admissible[order], abs=1e-10)
         seen.add(order)
@@ -346,15 +367,18 @@ def test_cs_listmle_pair_weights_by_hand():
     # loss at s = 0: each log2(1 + Σ α) = log2 2 = 1, so L = (β_1 + β_2) / DCG
     b_1, b_2 = 3 * c1 + c2, 2 * c2
     assert value("cs_listmle@2", [0.0] * 4, [2.0, 1.0, 0.0, 0.0]) == pytest.approx(
-        (b_1 + b_2) / dcg_expect, abs=1e-12)
+        (b_1 + b_2) / dcg_expect, abs=1e-12
+    )
     assert (b_1 + b_2) / dcg_expect == pytest.approx(1.94617499, abs=1e-8)
     # at s = (1, 0, -1, 2)
     s = [1.0, 0.0, -1.0, 2.0]
-    t1 = b_1 * math.log2(1 + ((c1 + c2) * math.exp(0 - 1) + c1 * math.exp(-1 - 1)
-                              + c1 * math.exp(2 - 1)) / b_1)
+    t1 = b_1 * math.log2(
+        1 + ((c1 + c2) * math.exp(0 - 1) + c1 * math.exp(-1 - 1) + c1 * math.exp(2 - 1)) / b_1
+    )
     t2 = b_2 * math.log2(1 + 0.5 * math.exp(-1 - 0) + 0.5 * math.exp(2 - 0))
     assert value("cs_listmle@2", s, [2.0, 1.0, 0.0, 0.0]) == pytest.approx(
-        (t1 + t2) / dcg_expect, abs=1e-12)
+        (t1 + t2) / dcg_expect, abs=1e-12
+    )
 
 
 def cs_loop(s, y, k):
@@ -406,8 +430,12 @@ def cs_lemma_pairs(s, y, k):
     dcg = sum(a[i] / math.log2(1 + gh[i]) for i in range(n) if gh[i] <= k)
     order = sorted(range(n), key=lambda i: -s[i])
     pos = {d: r for r, d in enumerate(order)}
-    total = sum(a[j] * bp(gh[j]) + a[t_] * bp(gh[t_])
-                for j in range(n) for t_ in range(n) if y[j] > y[t_] and pos[t_] < pos[j])
+    total = sum(
+        a[j] * bp(gh[j]) + a[t_] * bp(gh[t_])
+        for j in range(n)
+        for t_ in range(n)
+        if y[j] > y[t_] and pos[t_] < pos[j]
+    )
     return total / dcg
 
 
@@ -487,9 +515,16 @@ def test_cs_listmle_fractional_cutoff():
 
 
 # ---------------------------------------------------------------- LambdaRank
-@pytest.mark.parametrize(("k", "gain", "discount"),
-                         [(None, "exp2", "log"), (3, "exp2", "log"), (2, "linear", "zipf"),
-                          (4, "letor", "letor"), (None, "exp2", "linear")])
+@pytest.mark.parametrize(
+    ("k", "gain", "discount"),
+    [
+        (None, "exp2", "log"),
+        (3, "exp2", "log"),
+        (2, "linear", "zipf"),
+        (4, "letor", "letor"),
+        (None, "exp2", "linear"),
+    ],
+)
 def test_lambdarank_delta_is_the_measured_swap_difference(k, gain, discount):
     rng = random.Random(3)
     for _ in range(8):
@@ -511,8 +546,9 @@ def test_lambdarank_delta_accepts_the_loss_cutoff():
     y = t([[2.0, 0.0, 1.0, 0.0, 1.0, 2.0]])
     loss = get_loss("lambdarank@0.5n")  # n = 6: k = 3
     torch.testing.assert_close(lambdarank_delta(s, y, k=loss.cutoff), lambdarank_delta(s, y, k=3))
-    torch.testing.assert_close(lambdarank_delta(s, y, k=torch.tensor([3])),
-                               lambdarank_delta(s, y, k=3))
+    torch.testing.assert_close(
+        lambdarank_delta(s, y, k=torch.tensor([3])), lambdarank_delta(s, y, k=3)
+    )
 
 
 def test_lambdarank_value_equals_loop():

@@ -43,9 +43,7 @@ __all__ = ["DistinguishResult", "distinguishability", "make_grid"]
 _FAST_NAMES = ("ndcg", "dcg", "idcg", "ndcg_beta")
 
 
-def make_grid(
-    n_max: int, kind: str = "log", points: int = 60, n_min: int = 1
-) -> np.ndarray:
+def make_grid(n_max: int, kind: str = "log", points: int = 60, n_min: int = 1) -> np.ndarray:
     """Sizes ``n`` from ``n_min`` to ``n_max``: ``points`` values spaced evenly on a log scale
     (``kind="log"``, rounded, duplicates dropped) or linearly (``"linear"``); always ends at
     ``n_max``."""
@@ -260,9 +258,7 @@ class DistinguishResult:
         plt = pyplot()
         idx = [self._m(measure)] if measure is not None else list(range(len(self.measures)))
         if ax is None:
-            fig, axes = plt.subplots(
-                1, len(idx), figsize=(5.5 * len(idx), 4.2), squeeze=False
-            )
+            fig, axes = plt.subplots(1, len(idx), figsize=(5.5 * len(idx), 4.2), squeeze=False)
             return fig, idx, list(axes[0])
         axes = list(np.ravel(ax)) if isinstance(ax, Sequence | np.ndarray) else [ax]
         if len(axes) != len(idx):
@@ -318,7 +314,11 @@ class DistinguishResult:
                 a.step(self.grid, frac, where="post", label=f"{x} vs {y}")
             if len(self.rankers) > 2:
                 a.step(
-                    self.grid, self.ranking_stability(key), where="post", color="k", ls="--",
+                    self.grid,
+                    self.ranking_stability(key),
+                    where="post",
+                    color="k",
+                    ls="--",
                     label="full ranking",
                 )
             if self.grid[-1] / max(self.grid[0], 1) > 20:
@@ -477,7 +477,16 @@ def _fast_values(
             done[key] = sort_segments(perm, bnd, -gains[i], zero)
         sel = np.array([i])
         idcg[i] = prefix_dcg(
-            done[key], pos, y, bnd, grid, gains[sel], dtab[sel], ctab[sel], dlin[sel], ks[sel],
+            done[key],
+            pos,
+            y,
+            bnd,
+            grid,
+            gains[sel],
+            dtab[sel],
+            ctab[sel],
+            dlin[sel],
+            ks[sel],
             np.zeros(1, dtype=np.bool_),
         )[0]
 
@@ -508,7 +517,16 @@ def _fast_values(
         for k, s in enumerate(scores):
             order = sort_segments(perm, bnd, -s, tkey)
             dcg = prefix_dcg(
-                order, pos, s, bnd, grid, gains[sel], dtab[sel], ctab[sel], dlin[sel], ks[sel],
+                order,
+                pos,
+                s,
+                bnd,
+                grid,
+                gains[sel],
+                dtab[sel],
+                ctab[sel],
+                dlin[sel],
+                ks[sel],
                 avg[sel],
             )
             for j, i in enumerate(members):
@@ -572,9 +590,14 @@ def _evaluate_values(
         for k, s in enumerate(scores):
             # duplicates="keep": a doc id repeated within a list stays, as in the fast path
             res = evaluate_arrays(
-                ds.labels[idx], s[idx], b, specs, preset=preset,
+                ds.labels[idx],
+                s[idx],
+                b,
+                specs,
+                preset=preset,
                 doc_ids=None if ds.doc_ids is None else ds.doc_ids[idx],
-                query_ids=ds.query_ids, duplicates="keep",
+                query_ids=ds.query_ids,
+                duplicates="keep",
             )
             for i, m in enumerate(meas):
                 out[k, i, gi] = res.per_query[str(m.resolved)]
@@ -674,4 +697,3 @@ def distinguishability(
         engines={m.key: "fast" if m.fast else "evaluate" for m in meas},
         means=means,
     )
-

@@ -286,9 +286,7 @@ def _ideal_denominator(levels: np.ndarray, R: np.ndarray, c: float, power: float
     return float(total)
 
 
-def limit_graded_power(
-    model: GradedModel, beta: float, *, gain: str | Gain = "exp2"
-) -> float:
+def limit_graded_power(model: GradedModel, beta: float, *, gain: str | Gain = "exp2") -> float:
     """Theorem 10: D(r) = r^−β:
     ``(1−β) ∫₀¹ E[G|s](1−s)^−β ds / Σ_j 𝔶_j (R_j^(1−β) − R_{j−1}^(1−β))``."""
     beta = _check_beta(beta)
@@ -303,9 +301,7 @@ def limit_graded_sublinear_cutoff(model: GradedModel, *, gain: str | Gain = "exp
     return float(model.expected_gain(gain)(1.0)) / float(levels[0])
 
 
-def limit_graded_log_cutoff(
-    model: GradedModel, c: float, *, gain: str | Gain = "exp2"
-) -> float:
+def limit_graded_log_cutoff(model: GradedModel, c: float, *, gain: str | Gain = "exp2") -> float:
     """Theorem 12: D(r) = 1/log(1+r) cut at k = c·n:
     ``c·E[G | s ≥ 1−c] / (Σ_{j≤t} 𝔶_j (R_j − R_{j−1}) + 𝔶_{t+1}(c − R_t))``."""
     c = _check_c(c)
@@ -380,7 +376,10 @@ def theoretical_limit(
 
     def fixed_k() -> Limit:
         return Limit(
-            name, math.nan, "6", False,
+            name,
+            math.nan,
+            "6",
+            False,
             "a fixed cut-off k leaves Σ_r D(r) finite: NDCG does not converge and no pair of "
             "rankers is consistently distinguishable",
         )
@@ -405,7 +404,10 @@ def theoretical_limit(
     c = None if spec.cutoff is None else spec.cutoff.fraction
     if isinstance(D, ExponentialDiscount) or (beta is not None and beta > 1):
         return Limit(
-            name, math.nan, "6", False,
+            name,
+            math.nan,
+            "6",
+            False,
             "Σ_r D(r) < ∞: NDCG does not converge and no pair of rankers is consistently "
             "distinguishable",
         )
@@ -417,11 +419,17 @@ def theoretical_limit(
                 assert gm is not None
                 v = limit_graded_power(gm, beta, gain=gain)
                 return Limit(
-                    name, v, "10", True,
+                    name,
+                    v,
+                    "10",
+                    True,
                     "(1−β) ∫₀¹ E[G|s](1−s)^−β ds / Σ_j 𝔶_j (R_j^(1−β) − R_{j−1}^(1−β))",
                 )
             return Limit(
-                name, limit_power(model, beta), "3", True,
+                name,
+                limit_power(model, beta),
+                "3",
+                True,
                 "(1−β) ∫₀¹ ybar(s)(1−s)^−β ds / p^(1−β)",
             )
         if beta == 1.0:
@@ -437,11 +445,17 @@ def theoretical_limit(
                 assert gm is not None
                 v = limit_graded_log_cutoff(gm, c, gain=gain)
                 return Limit(
-                    name, v, "12", True,
+                    name,
+                    v,
+                    "12",
+                    True,
                     "c·E[G | s ≥ 1−c] / (Σ_{j≤t} 𝔶_j (R_j − R_{j−1}) + 𝔶_{t+1}(c − R_t))",
                 )
             return Limit(
-                name, limit_log_cutoff(model, c), "8", True,
+                name,
+                limit_log_cutoff(model, c),
+                "8",
+                True,
                 "c / min(c, p) · P[Y = 1 | s ≥ 1 − c]",
             )
         if beta is not None and beta < 1.0:
@@ -449,12 +463,18 @@ def theoretical_limit(
                 assert gm is not None
                 v = limit_graded_power_cutoff(gm, beta, c, gain=gain)
                 return Limit(
-                    name, v, "13", True,
+                    name,
+                    v,
+                    "13",
+                    True,
                     "(1−β) ∫_{1−c}^1 E[G|s](1−s)^−β ds / (Σ_{j≤t} 𝔶_j (R_j^(1−β) − "
                     "R_{j−1}^(1−β)) + 𝔶_{t+1}(c^(1−β) − R_t^(1−β)))",
                 )
             return Limit(
-                name, limit_power_cutoff(model, beta, c), "9", True,
+                name,
+                limit_power_cutoff(model, beta, c),
+                "9",
+                True,
                 "(1−β) / min(c, p)^(1−β) · ∫_{1−c}^1 ybar(s)(1−s)^−β ds",
             )
     raise ConventionError(

@@ -196,9 +196,7 @@ def permutation_test(
         return TestResult("permutation", observed, 1.0, n, alternative, exact=True)
     if exact not in ("auto", True, False):
         raise ConventionError(f"exact must be 'auto', True or False, got {exact!r}")
-    use_exact = exact is True or (
-        exact == "auto" and (m <= EXACT_MAX_N or 2.0**m <= n_resamples)
-    )
+    use_exact = exact is True or (exact == "auto" and (m <= EXACT_MAX_N or 2.0**m <= n_resamples))
     if use_exact:
         if 2.0**m > EXACT_HARD_LIMIT:
             raise ConventionError(
@@ -547,9 +545,7 @@ class ComparisonResult:
                     c += r"$^{\ddag}$" if mk == _MARK_STRONG else r"$^{\dag}$"
                 out.append(c)
             body.append(" & ".join(out) + r" \\")
-        legend = (
-            self.legend.replace(_MARK_WEAK, r"\dag{}").replace(_MARK_STRONG, r"\ddag{}")
-        )
+        legend = self.legend.replace(_MARK_WEAK, r"\dag{}").replace(_MARK_STRONG, r"\ddag{}")
         legend = _tex_escape(legend, keep=(r"\dag{}", r"\ddag{}")).replace("<", "$<$")
         cap = (_tex_escape(caption) + " " if caption else "") + legend + " Bold: best mean."
         lines = [
@@ -582,8 +578,20 @@ class ComparisonResult:
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(
             [
-                "system", "measure", "mean", "n", "baseline", "diff", "ci_low", "ci_high",
-                "effect_size_dz", "statistic", "p_value", "p_adjusted", "mark", "test",
+                "system",
+                "measure",
+                "mean",
+                "n",
+                "baseline",
+                "diff",
+                "ci_low",
+                "ci_high",
+                "effect_size_dz",
+                "statistic",
+                "p_value",
+                "p_adjusted",
+                "mark",
+                "test",
             ]
         )
         for s in self.systems:
@@ -594,9 +602,16 @@ class ComparisonResult:
                     row += [""] * 10
                 else:
                     row += [
-                        t.baseline, _csv_num(t.diff), _csv_num(t.ci_low), _csv_num(t.ci_high),
-                        _csv_num(t.effect_size), _csv_num(t.statistic), _csv_num(t.p_value),
-                        _csv_num(t.p_adjusted), t.mark, t.test,
+                        t.baseline,
+                        _csv_num(t.diff),
+                        _csv_num(t.ci_low),
+                        _csv_num(t.ci_high),
+                        _csv_num(t.effect_size),
+                        _csv_num(t.statistic),
+                        _csv_num(t.p_value),
+                        _csv_num(t.p_adjusted),
+                        t.mark,
+                        t.test,
                     ]
                 w.writerow(row)
         text = buf.getvalue()
@@ -668,8 +683,16 @@ def _best(res: ComparisonResult, m: str) -> str | None:
 
 
 _TEX_CHARS = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
 }
 
 
@@ -810,7 +833,7 @@ def compare_rankers(
     else:
         pair_list = []
         for i, x in enumerate(systems):
-            for y in systems[i + 1:]:
+            for y in systems[i + 1 :]:
                 if base in (x, y):
                     pair_list.append((y if x == base else x, base))
                 else:
@@ -830,11 +853,19 @@ def compare_rankers(
             d = paired_differences(a, b)
             raw.append(
                 dict(
-                    system=sys_a, baseline=sys_b, measure=m, n=tr.n,
-                    mean_system=mean[sys_a][m], mean_baseline=mean[sys_b][m],
+                    system=sys_a,
+                    baseline=sys_b,
+                    measure=m,
+                    n=tr.n,
+                    mean_system=mean[sys_a][m],
+                    mean_baseline=mean[sys_b][m],
                     diff=float(d.mean()) if d.size else math.nan,
-                    ci_low=ci.low, ci_high=ci.high, effect_size=cohens_dz(a, b),
-                    statistic=tr.statistic, p_value=tr.p_value, test=test,
+                    ci_low=ci.low,
+                    ci_high=ci.high,
+                    effect_size=cohens_dz(a, b),
+                    statistic=tr.statistic,
+                    p_value=tr.p_value,
+                    test=test,
                 )
             )
     p = np.array([r["p_value"] for r in raw], dtype=np.float64)

@@ -114,9 +114,7 @@ def _setup(
     return _MeasureSetup(name=name, gain=g, discount=d, k_of=k_of)
 
 
-def _ndcg_sorted(
-    idx: np.ndarray, label_gain: np.ndarray, disc: np.ndarray, k: int
-) -> float:
+def _ndcg_sorted(idx: np.ndarray, label_gain: np.ndarray, disc: np.ndarray, k: int) -> float:
     """NDCG@k of a list already in ranked order, given label indices and the gain of each label."""
     n = idx.shape[0]
     k = min(k, n)
@@ -195,7 +193,10 @@ class SimulationResult:
             ax.fill_between(self.sizes, m - sd, m + sd, color=line.get_color(), alpha=0.2)
         if self.limit is not None and self.limit.converges:
             ax.axhline(
-                self.limit.value, color=line.get_color(), ls="--", lw=1,
+                self.limit.value,
+                color=line.get_color(),
+                ls="--",
+                lw=1,
                 label=f"limit (Thm {self.limit.theorem}) = {self.limit.value:.4f}",
             )
         ax.set_xscale("log")

@@ -59,7 +59,9 @@ def emit(args: argparse.Namespace, payload: Mapping[str, Any], text: Callable[[]
         sys.stdout.write(text().rstrip("\n") + "\n")
 
 
-def progress(iterable: Iterable[T], *, desc: str, total: int | None = None, enable: bool = True) -> Iterable[T]:
+def progress(
+    iterable: Iterable[T], *, desc: str, total: int | None = None, enable: bool = True
+) -> Iterable[T]:
     """A tqdm progress bar on stderr, shown only when stderr is a terminal (and ``enable``)."""
     if not enable or not sys.stderr.isatty():
         return iterable
@@ -71,9 +73,13 @@ def progress(iterable: Iterable[T], *, desc: str, total: int | None = None, enab
 def format_table(header: list[str], rows: list[list[Any]], floatfmt: str = ".4f") -> str:
     """A plain aligned text table."""
     cells = [[f"{c:{floatfmt}}" if isinstance(c, float) else str(c) for c in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(header)]
+    widths = [
+        max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(header)
+    ]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
     lines.append("  ".join("-" * w for w in widths))
     for r in cells:
-        lines.append("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        lines.append(
+            "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
+        )
     return "\n".join(lines)

@@ -26,37 +26,63 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("data", metavar="DATA", help="LETOR/SVMlight file or synthetic:NAME[:SEED]")
     p.add_argument(
-        "--scores", action="append", required=True, metavar="FILE",
+        "--scores",
+        action="append",
+        required=True,
+        metavar="FILE",
         help="score file (one score per document, in DATA's order); give it once per system",
     )
     p.add_argument(
-        "--name", action="append", default=None, metavar="NAME",
+        "--name",
+        action="append",
+        default=None,
+        metavar="NAME",
         help="system name, once per --scores in the same order (default: the file names)",
     )
     p.add_argument(
-        "--measure", action="append", default=None, metavar="SPEC",
+        "--measure",
+        action="append",
+        default=None,
+        metavar="SPEC",
         help="measure to compare, e.g. ndcg@10 or 'ndcg(discount=power:0.5)'; repeatable "
         "(default: the preset's measure set)",
     )
     p.add_argument("--preset", default=None, help="convention preset (default: standard)")
     p.add_argument(
-        "--test", choices=("t", "permutation"), default="t",
+        "--test",
+        choices=("t", "permutation"),
+        default="t",
         help="paired t-test (default) or paired randomisation (sign-flip) test",
     )
-    p.add_argument("--baseline", default=None, metavar="NAME",
-                   help="system the others are tested against (default: the first)")
     p.add_argument(
-        "--all-pairs", action="store_true",
+        "--baseline",
+        default=None,
+        metavar="NAME",
+        help="system the others are tested against (default: the first)",
+    )
+    p.add_argument(
+        "--all-pairs",
+        action="store_true",
         help="test every pair of systems, not only against the baseline",
     )
-    p.add_argument("--correction", choices=("holm", "none"), default="holm",
-                   help="multiple-comparison adjustment of the p-values (default holm)")
-    p.add_argument("--resamples", type=int, default=10_000,
-                   help="random sign vectors of the permutation test and bootstrap resamples "
-                   "(default 10000)")
+    p.add_argument(
+        "--correction",
+        choices=("holm", "none"),
+        default="holm",
+        help="multiple-comparison adjustment of the p-values (default holm)",
+    )
+    p.add_argument(
+        "--resamples",
+        type=int,
+        default=10_000,
+        help="random sign vectors of the permutation test and bootstrap resamples (default 10000)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the permutation test and bootstrap")
     p.add_argument(
-        "--export", action="append", default=None, metavar="FILE",
+        "--export",
+        action="append",
+        default=None,
+        metavar="FILE",
         help="write the table to FILE.md, FILE.tex or FILE.csv (repeatable)",
     )
     add_format_argument(p)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -83,10 +84,49 @@ def select_folds(folds: list[Any], spec: str | None) -> list[Any]:
     return out
 
 
+@dataclass
+class _GBDTResult:
+    """The fields of a training result ``cv`` reports, for boosted trees."""
+
+    trained: Any
+    best_epoch: int | None
+    epochs_run: int | None
+    stop_reason: str
+    best_score: float | None
+    measure: str | None
+
+
+def _fit(args: argparse.Namespace, loss: str, cfg: Any, train_ds: Any, vali_ds: Any) -> Any:
+    """Train one fold: gradient descent via the trainer, or boosted trees for ``--model gbdt``.
+
+    A ``lightgbm:lambdarank`` / ``lightgbm:rank_xendcg`` loss with ``--model gbdt`` trains
+    LightGBM's own objective on the same trees, for side-by-side tables.
+    """
+    if args.model != "gbdt":
+        from ..training import train
+
+        return train(train_ds, cfg, validation=vali_ds, progress=False)
+    from ..gbdt import fit_gbdt
+    from ..gbdt.cli_hooks import gbdt_options_from_args
+
+    model = fit_gbdt(train_ds, loss, valid=vali_ds, params=gbdt_options_from_args(args))
+    tr = model.metadata.get("training") or {}
+    rounds = tr.get("rounds_run")
+    return _GBDTResult(
+        trained=model,
+        best_epoch=model.best_iteration,
+        epochs_run=rounds,
+        stop_reason="early_stopping"
+        if rounds is not None and rounds < int(tr.get("num_boost_round") or 0)
+        else "rounds",
+        best_score=tr.get("best_valid"),
+        measure=tr.get("measure"),
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from ..data import load_letor_folder
     from ..measures import evaluate
-    from ..training import train
 
     configs = {}
     for spec in args.loss or [None]:  # build every configuration first: fail before training
@@ -114,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
         )
         for loss in losses:
             t1 = time.perf_counter()
-            result = train(train_ds, configs[loss], validation=vali_ds, progress=False)
+            result = _fit(args, loss, configs[loss], train_ds, vali_ds)
             scores = result.trained.predict(test_ds)
             ev = evaluate(test_ds, scores, measures, preset=preset)
             if not names:

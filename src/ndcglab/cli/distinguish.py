@@ -27,29 +27,55 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("data", metavar="DATA", help="LETOR/SVMlight file or synthetic:NAME[:SEED]")
     p.add_argument(
-        "--scores", action="append", required=True, metavar="FILE",
+        "--scores",
+        action="append",
+        required=True,
+        metavar="FILE",
         help="score file (one score per document, in DATA's order); once per ranker",
     )
-    p.add_argument("--name", action="append", default=None, metavar="NAME",
-                   help="ranker name, once per --scores (default: the file names)")
     p.add_argument(
-        "--measure", action="append", default=None, metavar="SPEC",
+        "--name",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="ranker name, once per --scores (default: the file names)",
+    )
+    p.add_argument(
+        "--measure",
+        action="append",
+        default=None,
+        metavar="SPEC",
         help="measure, repeatable (default: the four of the paper: ndcg, "
         "'ndcg(discount=power:0.5)', 'ndcg(discount=exp:2)', ndcg@0.2n)",
     )
     p.add_argument("--preset", default=None, help="convention preset (default: standard)")
-    p.add_argument("--grid", choices=("log", "linear"), default="log",
-                   help="spacing of the list sizes n (default log)")
+    p.add_argument(
+        "--grid",
+        choices=("log", "linear"),
+        default="log",
+        help="spacing of the list sizes n (default log)",
+    )
     p.add_argument("--points", type=int, default=60, help="number of sizes n (default 60)")
-    p.add_argument("--n-max", type=int, default=None,
-                   help="largest n (default: the longest list)")
-    p.add_argument("--repeats", type=int, default=0,
-                   help="0: S_n in file order (default); R: R seeded shuffles of every list")
+    p.add_argument("--n-max", type=int, default=None, help="largest n (default: the longest list)")
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=0,
+        help="0: S_n in file order (default); R: R seeded shuffles of every list",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the shuffles (default 0)")
-    p.add_argument("--plot", default=None, metavar="FILE.png",
-                   help="save the curves (one panel per measure) to this image")
-    p.add_argument("--plot-stability", default=None, metavar="FILE.png",
-                   help="save the stability curves to this image")
+    p.add_argument(
+        "--plot",
+        default=None,
+        metavar="FILE.png",
+        help="save the curves (one panel per measure) to this image",
+    )
+    p.add_argument(
+        "--plot-stability",
+        default=None,
+        metavar="FILE.png",
+        help="save the stability curves to this image",
+    )
     add_format_argument(p)
     p.set_defaults(func=run)
     return p

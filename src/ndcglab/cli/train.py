@@ -54,8 +54,9 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
     p.add_argument(
         "--model",
         default=d.model,
-        choices=("linear", "mlp", "adarank"),
-        help=f"model family (default {d.model}; adarank = boosting over single features)",
+        choices=("linear", "mlp", "adarank", "gbdt"),
+        help=f"model family (default {d.model}; adarank = boosting over single features; "
+        "gbdt = LightGBM trees with the loss as custom objective)",
     )
     p.add_argument(
         "--optimizer",
@@ -141,6 +142,9 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
         help="torch CPU threads while training (default: torch's)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    from ..gbdt.cli_hooks import add_gbdt_arguments
+
+    add_gbdt_arguments(p)
 
 
 def _defaults() -> Any:
@@ -284,6 +288,8 @@ def run(args: argparse.Namespace) -> int:
             + f"; loss {cfg.loss}, model {cfg.model}, optimizer {cfg.optimizer}",
             file=sys.stderr,
         )
+    if args.model == "gbdt":
+        return _run_gbdt(args, train_ds, valid_ds)
     result = train(
         train_ds,
         cfg,
@@ -318,6 +324,27 @@ def run(args: argparse.Namespace) -> int:
         ]
         if result.measure is not None:
             rows.append([f"validation {result.measure}", f"{result.best_score:.4f}"])
+        return format_table(["", "value"], rows)
+
+    emit(args, payload, text)
+    return 0
+
+
+def _run_gbdt(args: argparse.Namespace, train_ds: Any, valid_ds: Any) -> int:
+    from ..gbdt.cli_hooks import fit_gbdt_from_args, gbdt_payload
+
+    if args.checkpoint or args.resume:
+        raise NdcglabError(
+            "--checkpoint/--resume apply to gradient-descent models. Fix: drop them for "
+            "--model gbdt (boosting is fast to rerun; use --patience for early stopping)"
+        )
+    model = fit_gbdt_from_args(args, train_ds, valid_ds)
+    path = model.save(args.out)
+    payload = gbdt_payload(model, path)
+
+    def text() -> str:
+        rows = [[k, str(v)] for k, v in payload.items() if k not in ("params", "mean")]
+        rows += [[f"validation {k}", f"{v:.4f}"] for k, v in payload["mean"].items()]
         return format_table(["", "value"], rows)
 
     emit(args, payload, text)

@@ -15,7 +15,10 @@ parameters and seed give bit-identical data on any machine and whatever the bloc
    carry no relevance: only the within-query part ``z`` does (as in real data, where raw
    features shift from query to query).
 3. **Latent relevance.** ``t_qi = signal · <w, z_qi> + e_qi``, ``e_qi ~ N(0, 1)``; ``w`` is a unit
-   vector over the first ``n_informative`` features (random Gaussian direction), zero elsewhere.
+   vector over the first ``n_informative`` features (random Gaussian direction), zero elsewhere,
+   drawn from ``world_seed`` (default 0), not from ``seed``: sets generated with different seeds
+   are independent samples of the same ranking problem, so one can train on ``seed=1`` and test on
+   ``seed=2`` (give another ``world_seed`` for another problem).
    ``signal`` is the signal-to-noise ratio: 0 makes labels independent of the features; the
    best linear ranker reaches a correlation ``signal / sqrt(1 + signal²)`` with ``t``.
 4. **Labels** ``0..L-1`` with ``L = len(label_probs)``:
@@ -78,6 +81,7 @@ class SyntheticParams:
     query_spread: float = 0.5
     list_sigma: float = 0.8
     max_docs: int | None = None
+    world_seed: int = 0
     doc_ids: bool = True
 
     def validate(self) -> SyntheticParams:
@@ -113,6 +117,8 @@ class SyntheticParams:
             raise bad("label_concentration", "must be > 0, or None for fixed proportions")
         if self.max_docs is not None and self.max_docs < 1:
             raise bad("max_docs", "must be >= 1")
+        if int(self.world_seed) != self.world_seed or self.world_seed < 0:
+            raise bad("world_seed", "must be a non-negative integer")
         return self
 
 
@@ -217,10 +223,13 @@ def make_synthetic(
     boundaries = boundaries_from_group(lengths)
     n, f, q = int(boundaries[-1]), int(p.n_features), int(p.n_queries)
     n_inf = int(p.n_informative) if p.n_informative is not None else max(1, f // 2)
-    rng = _rng(seed, 2)
+    # the relevance direction w belongs to the ranking problem (world_seed), not to the sample
+    # (seed): sets with different seeds are independent samples of one problem
     w = np.zeros(f, dtype=np.float64)
-    w[:n_inf] = rng.standard_normal(n_inf)
+    w[:n_inf] = _rng(int(p.world_seed), 2).standard_normal(n_inf)
     w /= np.linalg.norm(w) or 1.0
+    rng = _rng(seed, 2)
+    rng.standard_normal(n_inf)  # keeps the sample's stream where it was before world_seed existed
     offsets = rng.standard_normal((q, f)) * p.query_spread
     qidx = np.repeat(np.arange(q, dtype=np.int64), lengths)
 

@@ -111,8 +111,9 @@ def ideal_dcg(g: Tensor, mask: Tensor, discount: Discount, k: Tensor | int | Non
         m = g.shape[-1]
         if m == 0:
             return g.new_zeros(g.shape[:-1])
-        ranked = torch.sort(torch.where(mask, g, g.new_full((), -math.inf)), dim=-1,
-                            descending=True).values
+        ranked = torch.sort(
+            torch.where(mask, g, g.new_full((), -math.inf)), dim=-1, descending=True
+        ).values
         pos = positions(g)
         keep = pos <= n.unsqueeze(-1)
         if k is not None:
@@ -142,8 +143,9 @@ def norm_q(s: Tensor, q: Tensor) -> tuple[Tensor, Tensor]:
     Computed as ``c · (Σ (|s|/c)^q)^{1/q}`` with the constant c = max|s| (detached), which is
     exact and avoids overflow for large q; the norm is 1 where s = 0 (see :func:`norm2`)."""
     if s.shape[-1] == 0:
-        return s.new_ones(s.shape[:-1]), torch.zeros(s.shape[:-1], dtype=torch.bool,
-                                                     device=s.device)
+        return s.new_ones(s.shape[:-1]), torch.zeros(
+            s.shape[:-1], dtype=torch.bool, device=s.device
+        )
     a = s.abs()
     c = a.detach().amax(dim=-1, keepdim=True).clamp_min(torch.finfo(s.dtype).tiny)
     t = ((a / c) ** q).sum(dim=-1)
@@ -185,8 +187,12 @@ def better_pairs(y: Tensor, mask: Tensor) -> Tensor:
     return (y.unsqueeze(-1) > y.unsqueeze(-2)) & valid
 
 
-def chunked_rows(fn: Callable[..., Tensor], *tensors: Tensor, per_row: int | None = None,
-                 budget: int | None = None) -> Tensor:
+def chunked_rows(
+    fn: Callable[..., Tensor],
+    *tensors: Tensor,
+    per_row: int | None = None,
+    budget: int | None = None,
+) -> Tensor:
     """``fn(*tensors)`` (→ ``(B,)``) evaluated in chunks of lists when the pair matrices
     (``per_row`` entries per list, M² by default) would exceed ``budget`` entries (default
     :data:`PAIR_BUDGET`); with gradients on, each chunk is checkpointed (recomputed in the

@@ -286,9 +286,7 @@ def reduce(values: Tensor, has: Tensor, reduction: str) -> Tensor:
     return values.sum() / count
 
 
-def check_inputs(
-    scores: Any, labels: Any, mask: Any, who: str
-) -> tuple[Tensor, Tensor, Tensor]:
+def check_inputs(scores: Any, labels: Any, mask: Any, who: str) -> tuple[Tensor, Tensor, Tensor]:
     """Validate the padded batch once, at the boundary; returns tensors on the scores' device."""
     if not isinstance(scores, torch.Tensor):
         raise LossInputError(
@@ -336,7 +334,12 @@ def _to_text(value: Any) -> str:
 
 
 def number_param(
-    name: str, default: str, doc: str, *, low: float | None = None, low_open: bool = True,
+    name: str,
+    default: str,
+    doc: str,
+    *,
+    low: float | None = None,
+    low_open: bool = True,
     allow: tuple[str, ...] = (),
 ) -> Param:
     """A float parameter (optionally also accepting the words in ``allow``, e.g. ``auto``)."""
@@ -389,18 +392,26 @@ def gain_param(default: str = "exp2", doc: str = "gain G(y) (ndcglab.measures.ga
     from ..measures.gains import get_gain
 
     return Param(
-        "gain", default, get_gain, lambda g: g.name,
-        "exp2, linear, letor, table:<label>=<gain>;... (ndcglab.measures.gains)", doc,
+        "gain",
+        default,
+        get_gain,
+        lambda g: g.name,
+        "exp2, linear, letor, table:<label>=<gain>;... (ndcglab.measures.gains)",
+        doc,
     )
 
 
-def discount_param(default: str = "log", doc: str = "discount D(r) (ndcglab.measures.discounts)"
-                   ) -> Param:
+def discount_param(
+    default: str = "log", doc: str = "discount D(r) (ndcglab.measures.discounts)"
+) -> Param:
     """A discount, resolved with :func:`ndcglab.measures.discounts.get_discount`."""
     from ..measures.discounts import get_discount
 
     return Param(
-        "discount", default, get_discount, lambda d: d.name,
+        "discount",
+        default,
+        get_discount,
+        lambda d: d.name,
         "log, log:<base>, power:<beta>, zipf, exp:<a>, linear, letor (ndcglab.measures.discounts)",
         doc,
     )

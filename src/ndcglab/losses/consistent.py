@@ -72,7 +72,10 @@ def _show_norm(k: int | None) -> str:
 
 
 NORM_PARAM = Param(
-    "norm", "z", _convert_norm, _show_norm,
+    "norm",
+    "z",
+    _convert_norm,
+    _show_norm,
     "z (full DCG norm ‖G(y)‖_D) or zK (IDCG@K, e.g. z1, z10)",
     "DCG norm dividing the gains: z = ‖G(y)‖_D, zK = IDCG@K",
 )
@@ -107,7 +110,10 @@ class _ConsistentBase(Loss):
 
     def _u(self, y: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
         return normalised_gains(
-            y, mask, gain=self.params["gain"], discount=self.params["discount"],
+            y,
+            mask,
+            gain=self.params["gain"],
+            discount=self.params["discount"],
             norm=self.params["norm"],
         )
 
@@ -124,8 +130,9 @@ class ConsistentSquared(_ConsistentBase):
     key = "consistent_squared"
     summary = "NDCG-consistent squared loss ‖s − G/‖G‖_D‖² (seed 004)"
 
-    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
-                 ) -> tuple[Tensor, Tensor]:
+    def _compute(
+        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
         u, ok = self._u(y, mask)
         d = torch.where(mask, s - u, s.new_zeros(()))
         return (d * d).sum(dim=-1), ok
@@ -144,8 +151,9 @@ class ConsistentCosine(_ConsistentBase):
     key = "consistent_cosine"
     summary = "NDCG-consistent cosine 1 − ⟨s/‖s‖₂, G/‖G‖_D⟩ (seed 004)"
 
-    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
-                 ) -> tuple[Tensor, Tensor]:
+    def _compute(
+        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
         u, ok = self._u(y, mask)
         sn, _ = _ops.norm2(s)
         return 1.0 - (s * u).sum(dim=-1) / sn, ok
@@ -165,8 +173,9 @@ class ConsistentListNet(_ConsistentBase):
     key = "consistent_listnet"
     summary = "NDCG-consistent ListNet KL̃(G/‖G‖_D ‖ exp(s)) (seed 004)"
 
-    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
-                 ) -> tuple[Tensor, Tensor]:
+    def _compute(
+        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
         u, ok = self._u(y, mask)
         t = torch.xlogy(u, u) - u * s - u + torch.exp(s)
         return torch.where(mask, t, s.new_zeros(())).sum(dim=-1), ok
@@ -253,8 +262,7 @@ def _msum(x: Tensor, mask: Tensor) -> Tensor:
     return torch.where(mask, x, x.new_zeros(())).sum(dim=-1)
 
 
-_POTENTIALS = {("square", "identity"), ("exp", "identity"), ("square", "square"),
-               ("square", "exp")}
+_POTENTIALS = {("square", "identity"), ("exp", "identity"), ("square", "square"), ("square", "exp")}
 
 
 def get_potential(h: str, outer: str) -> Potential:
@@ -309,16 +317,18 @@ class Bregman(_ConsistentBase):
     summary = "Bregman family D_ψ(u, (∇ψ)^{-1}(s)), ψ* = ψ_out(Σ h(s)) (seed 004 Thm 8–9)"
     parameters = (
         choice_param("h", "square", ("square", "exp"), "h in ψ*(s) = ψ_out(Σ h(s_j))"),
-        choice_param("outer", "identity", ("identity", "square", "exp"),
-                     "ψ_out in ψ*(s) = ψ_out(Σ h(s_j))"),
+        choice_param(
+            "outer", "identity", ("identity", "square", "exp"), "ψ_out in ψ*(s) = ψ_out(Σ h(s_j))"
+        ),
         *_ConsistentBase.parameters,
     )
 
     def _check(self) -> None:
         self.potential = get_potential(self.params["h"], self.params["outer"])
 
-    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
-                 ) -> tuple[Tensor, Tensor]:
+    def _compute(
+        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
         u, ok = self._u(y, mask)
         pot = self.potential
         b = pot.b(s, mask)  # (∇ψ)^{-1}(s), so that ∇ψ(b) = s
@@ -344,15 +354,21 @@ class QNorm(_ConsistentBase):
     key = "qnorm"
     summary = "q-norm family ‖s‖_q² − 2⟨s,u⟩ or −⟨s/‖s‖_q, u⟩, q = ln m + 2 (seed 004 §4)"
     parameters = (
-        number_param("q", "auto", "dual exponent q; auto = ln(m) + 2 per list", low=1.0,
-                     allow=("auto",)),
-        choice_param("form", "normalised", ("normalised", "penalised"),
-                     "normalised −⟨s/‖s‖_q, u⟩ or penalised ‖s‖_q² − 2⟨s, u⟩"),
+        number_param(
+            "q", "auto", "dual exponent q; auto = ln(m) + 2 per list", low=1.0, allow=("auto",)
+        ),
+        choice_param(
+            "form",
+            "normalised",
+            ("normalised", "penalised"),
+            "normalised −⟨s/‖s‖_q, u⟩ or penalised ‖s‖_q² − 2⟨s, u⟩",
+        ),
         *_ConsistentBase.parameters,
     )
 
-    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
-                 ) -> tuple[Tensor, Tensor]:
+    def _compute(
+        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
         u, ok = self._u(y, mask)
         q = self.params["q"]
         if q == "auto":

@@ -93,8 +93,14 @@ def _parts(y: Tensor, mask: Tensor, k: Tensor, gain: Gain) -> dict[str, Tensor]:
         bprime = torch.where(top, _LN2 / ((1.0 + ghat) * l1 * l1), zero)
         c = torch.where(mask, a * bprime, zero)
         dcg = torch.where(top, a * _LN2 / l1, zero).sum(dim=-1)
-        return {"a": a, "ghat": torch.where(mask, ghat, zero), "c": c, "dcg": dcg,
-                "equal": torch.where(mask, equal, zero), "k": kk.squeeze(-1)}
+        return {
+            "a": a,
+            "ghat": torch.where(mask, ghat, zero),
+            "c": c,
+            "dcg": dcg,
+            "equal": torch.where(mask, equal, zero),
+            "k": kk.squeeze(-1),
+        }
 
 
 def cs_listmle_weights(
@@ -201,8 +207,9 @@ class CSListMLE(Loss):
     parameters = (gain_param("exp2", "gain a(i) = G(y_i) (2^y − 1 in seed 001)"),)
     cutoff_rule = "optional"
 
-    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
-                 ) -> tuple[Tensor, Tensor]:
+    def _compute(
+        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
         n = _ops.lengths(mask)
         p = _parts(y, mask, _ops.cutoff_per_list(self.cutoff, n), self.params["gain"])
         values = _cs_values(s, y, mask, p["c"], p["dcg"])

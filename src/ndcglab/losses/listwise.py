@@ -36,8 +36,9 @@ class Squared(Loss):
     parameters = (gain_param(),)
     ndcg_consistent = False
 
-    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
-                 ) -> tuple[Tensor, Tensor]:
+    def _compute(
+        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
         g = _ops.masked_gains(self.params["gain"], y, mask)
         d = torch.where(mask, s - g, s.new_zeros(()))
         return (d * d).sum(dim=-1), _ops.lengths(mask) > 0
@@ -59,8 +60,9 @@ class Cosine(Loss):
     parameters = (gain_param(),)
     ndcg_consistent = False
 
-    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
-                 ) -> tuple[Tensor, Tensor]:
+    def _compute(
+        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
         g = _ops.masked_gains(self.params["gain"], y, mask)
         gn, has = _ops.norm2(g)
         sn, _ = _ops.norm2(s)
@@ -88,8 +90,9 @@ class ListNet(Loss):
     )
     ndcg_consistent = False
 
-    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
-                 ) -> tuple[Tensor, Tensor]:
+    def _compute(
+        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
         g = _ops.masked_gains(self.params["gain"], y, mask)
         p = _ops.masked_softmax(g, mask)
         logq = _ops.masked_log_softmax(s, mask)
@@ -140,8 +143,9 @@ class ListMLE(Loss):
     key = "listmle"
     summary = "ListMLE Plackett–Luce likelihood of the label order (ties broken at random)"
 
-    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
-                 ) -> tuple[Tensor, Tensor]:
+    def _compute(
+        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
         order = listmle_order(y, mask, generator)
         m_sorted = mask.gather(-1, order)
         fill = s.new_full((), _ops.fill_value(s.dtype))

@@ -54,13 +54,18 @@ class RankNet(Loss):
     summary = "RankNet pairwise logistic loss, mean over pairs with y_i > y_j"
     parameters = (
         number_param("sigma", "1", "slope σ of the logistic", low=0.0),
-        choice_param("weight", "none", ("none", "label", "gain"),
-                     "pair weight: 1, y_i − y_j, or G(y_i) − G(y_j)"),
+        choice_param(
+            "weight",
+            "none",
+            ("none", "label", "gain"),
+            "pair weight: 1, y_i − y_j, or G(y_i) − G(y_j)",
+        ),
         gain_param("exp2", "gain G for weight=gain"),
     )
 
-    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
-                 ) -> tuple[Tensor, Tensor]:
+    def _compute(
+        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
         weight = self.params["weight"]
         sigma = float(self.params["sigma"])
         v = _ops.masked_gains(self.params["gain"], y, mask) if weight == "gain" else y
@@ -92,12 +97,18 @@ class RankSVM(Loss):
     summary = "Ranking SVM pairwise hinge, mean over pairs (L2 weight l2 read by the trainer)"
     parameters = (
         number_param("margin", "1", "hinge margin", low=0.0),
-        number_param("l2", "0.001", "L2 penalty l2·‖w‖² added by the trainer (not by the loss)",
-                     low=0.0, low_open=False),
+        number_param(
+            "l2",
+            "0.001",
+            "L2 penalty l2·‖w‖² added by the trainer (not by the loss)",
+            low=0.0,
+            low_open=False,
+        ),
     )
 
-    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
-                 ) -> tuple[Tensor, Tensor]:
+    def _compute(
+        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
         margin = float(self.params["margin"])
 
         def rows(s: Tensor, y: Tensor, mask: Tensor) -> Tensor:
@@ -194,8 +205,9 @@ class LambdaRank(Loss):
     )
     cutoff_rule = "optional"
 
-    def _compute(self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
-                 ) -> tuple[Tensor, Tensor]:
+    def _compute(
+        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
         sigma = float(self.params["sigma"])
         n = _ops.lengths(mask)
         kk = torch.minimum(_ops.cutoff_per_list(self.cutoff, n), n)
@@ -209,24 +221,40 @@ class LambdaRank(Loss):
             slot = torch.arange(width, device=s.device).unsqueeze(0)
             top_ok = slot < kk.unsqueeze(-1)
 
-        def rows(s: Tensor, y: Tensor, mask: Tensor, g: Tensor, dd: Tensor, idcg: Tensor,
-                 top: Tensor, top_ok: Tensor, rank: Tensor, kk: Tensor) -> Tensor:
+        def rows(
+            s: Tensor,
+            y: Tensor,
+            mask: Tensor,
+            g: Tensor,
+            dd: Tensor,
+            idcg: Tensor,
+            top: Tensor,
+            top_ok: Tensor,
+            rank: Tensor,
+            kk: Tensor,
+        ) -> Tensor:
             s_a, y_a = s.gather(-1, top).unsqueeze(-1), y.gather(-1, top).unsqueeze(-1)
             with torch.no_grad():
                 g_a, d_a = g.gather(-1, top).unsqueeze(-1), dd.gather(-1, top).unsqueeze(-1)
                 r_a = torch.arange(top.shape[-1], device=s.device).view(1, -1, 1)
                 b_in_top = (rank < kk.unsqueeze(-1)).unsqueeze(-2)
                 once = ~b_in_top | (rank.unsqueeze(-2) > r_a)
-                use = (top_ok.unsqueeze(-1) & mask.unsqueeze(-2) & once
-                       & (y_a != y.unsqueeze(-2)) & (idcg > 0).view(-1, 1, 1))
+                use = (
+                    top_ok.unsqueeze(-1)
+                    & mask.unsqueeze(-2)
+                    & once
+                    & (y_a != y.unsqueeze(-2))
+                    & (idcg > 0).view(-1, 1, 1)
+                )
                 raw = (g_a - g.unsqueeze(-2)).abs() * (d_a - dd.unsqueeze(-2)).abs()
                 delta = _ops.safe_divide(raw, idcg.view(-1, 1, 1), use)
                 sign = torch.where(y_a > y.unsqueeze(-2), 1.0, -1.0).to(s.dtype)
             loss = torch.nn.functional.softplus(-sigma * sign * (s_a - s.unsqueeze(-2)))
             return torch.where(use, delta * loss, s.new_zeros(())).sum(dim=(-2, -1))
 
-        values = _ops.chunked_rows(rows, s, y, mask, g, dd, idcg, top, top_ok, rank, kk,
-                                   per_row=width * s.shape[-1])
+        values = _ops.chunked_rows(
+            rows, s, y, mask, g, dd, idcg, top, top_ok, rank, kk, per_row=width * s.shape[-1]
+        )
         return values, _ops.has_two_levels(y, mask) & (idcg > 0)
 
 

@@ -33,7 +33,7 @@ class MeasureScorer:
 
     @property
     def name(self) -> str:
-        """The measure's printed name with the preset's options filled in."""
+        """The measure's printed name, as :func:`~ndcglab.measures.evaluate` keys its means."""
         res = self._eval(np.zeros(1), np.zeros(1), np.array([0, 1]))
         return str(res.measures[0])
 
