@@ -100,3 +100,23 @@ def test_block_processing_changes_nothing(monkeypatch, method: str) -> None:
         rtol=1e-6,
         atol=1e-7,
     )
+
+
+@pytest.mark.parametrize("method", ["none", "query_minmax", "zscore"])
+def test_batch_plan_normalises_while_arranging(monkeypatch, method: str) -> None:
+    """The training plan normalises blocks of whole queries as it reorders them (no full
+    normalised copy in file order); the arranged rows equal normalise-then-gather."""
+    import ndcglab.training.batching as B
+
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(1, 15, size=50)
+    b = np.concatenate([[0], np.cumsum(lengths)])
+    x = rng.normal(size=(b[-1], 4)).astype(np.float32)
+    x[::5, 2] = np.nan
+    y = rng.integers(0, 3, size=b[-1]).astype(np.float64)
+    norm = Normalizer.fit(method, x)
+    monkeypatch.setattr(B, "_ARRANGE_BLOCK", 9)  # many blocks, each of whole queries
+    plan = B.BatchPlan(x, y, b, batch_size=8, transform=norm.transform)
+    order_rows = np.concatenate([np.arange(b[q], b[q + 1]) for q in plan.order])
+    expected = norm.transform(x, b)[order_rows]
+    np.testing.assert_allclose(plan.x.numpy(), expected, rtol=1e-6, atol=1e-7)

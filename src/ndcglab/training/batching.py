@@ -22,6 +22,7 @@ similar lengths keep the padding — and the O(M²) work of pairwise losses — 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,8 @@ from ..errors import SpecError
 torch = _torch()
 
 __all__ = ["Batch", "BatchPlan"]
+
+_ARRANGE_BLOCK = 1 << 16  # documents per block when arranging (and normalising) the features
 
 
 @dataclass
@@ -94,6 +97,7 @@ class BatchPlan:
         device: Any = "cpu",
         dtype: Any = None,
         rows: np.ndarray | None = None,
+        transform: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
     ) -> None:
         if batching not in ("bucket", "random"):
             raise SpecError(f"unknown batching {batching!r}; known: bucket, random")
@@ -120,7 +124,7 @@ class BatchPlan:
         self.boundaries = boundaries_from_group(self.lengths)
         src_rows = doc_index if rows is None else np.asarray(rows, dtype=np.int64)[doc_index]
         self.x = torch.as_tensor(
-            np.ascontiguousarray(features[src_rows]), dtype=dtype, device=device
+            self._arrange(features, src_rows, transform), dtype=dtype, device=device
         )
         self.y = torch.as_tensor(
             np.asarray(labels, dtype=np.float64)[doc_index], dtype=dtype, device=device
@@ -128,6 +132,28 @@ class BatchPlan:
         self._fixed: list[Batch] | None = None
         if self.batching == "bucket":
             self._fixed = self._bucket_batches()
+
+    def _arrange(
+        self,
+        features: np.ndarray,
+        src_rows: np.ndarray,
+        transform: Callable[[np.ndarray, np.ndarray], np.ndarray] | None,
+    ) -> np.ndarray:
+        """The feature rows in plan order; ``transform(block, block_boundaries)`` (e.g. the
+        normalisation) is applied to blocks of whole queries as they are gathered, so the only
+        full-size array made is the result (no normalised copy in the original order)."""
+        if transform is None:
+            return np.ascontiguousarray(features[src_rows])
+        out = np.empty((len(src_rows), features.shape[1]), dtype=np.float32)
+        b = self.boundaries
+        q0 = 0
+        while q0 < self.n_queries:
+            q1 = int(np.searchsorted(b, b[q0] + _ARRANGE_BLOCK, side="right")) - 1
+            q1 = min(max(q1, q0 + 1), self.n_queries)
+            lo, hi = int(b[q0]), int(b[q1])
+            out[lo:hi] = transform(features[src_rows[lo:hi]], b[q0 : q1 + 1] - lo)
+            q0 = q1
+        return out
 
     # ------------------------------------------------------------------ layouts
     def _make(self, qidx: np.ndarray, contiguous: bool) -> Batch:

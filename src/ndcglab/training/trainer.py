@@ -295,7 +295,8 @@ def train(
                 "Fix: check the labels, or pass skip_uninformative=False"
             )
     work = _Work(
-        x=normalizer.transform(train_data.features, train_data.boundaries),
+        raw=train_data.features,
+        normalizer=normalizer,
         rows=None if len(keep) == train_data.n_queries else _doc_rows(train_data, keep),
         labels=train_data.labels,
         boundaries=train_data.boundaries,
@@ -354,13 +355,16 @@ def train(
 
 @dataclass
 class _Work:
-    """The normalised training data as training uses it (big arrays released once on the device).
+    """The training data as training uses it.
 
-    ``x`` are the normalised features of *all* training documents, ``rows`` (or None = all) the
+    ``raw`` are the un-normalised features of *all* training documents and ``normalizer`` the
+    fitted normalisation, applied block by block where the features are arranged for training
+    (so no full normalised copy exists beside the arranged one); ``rows`` (or None = all) are the
     documents of the queries used; ``labels``/``boundaries`` describe those queries only.
     """
 
-    x: Any
+    raw: Any
+    normalizer: Normalizer
     rows: Any
     labels: np.ndarray
     boundaries: np.ndarray
@@ -370,8 +374,14 @@ class _Work:
     def n_queries(self) -> int:
         return len(self.boundaries) - 1
 
+    @property
+    def n_features(self) -> int:
+        return int(self.raw.shape[1])
+
     def features(self) -> np.ndarray:
-        return self.x if self.rows is None else self.x[self.rows]
+        """The normalised features of the documents used (one new float32 array)."""
+        x = self.raw if self.rows is None else self.raw[self.rows]
+        return self.normalizer.transform(x, self.boundaries)
 
 
 def _train_differentiable(
@@ -394,7 +404,7 @@ def _train_differentiable(
 
     fingerprint, fingerprint_text = fingerprint_pair
     n_q = work.n_queries
-    n_features = work.x.shape[1]
+    n_features = work.n_features
     l2 = _l2_weight(cfg, loss, n_q)
     lr = cfg.learning_rate
     fork_devices = [device.index or 0] if device.type == "cuda" else []
@@ -412,7 +422,7 @@ def _train_differentiable(
         else:
             opt = torch.optim.Adam(params, lr=lr)
         plan = BatchPlan(
-            work.x,
+            work.raw,
             work.labels,
             work.boundaries,
             batch_size=cfg.gd_bucket if cfg.optimizer == "gd" else cfg.batch_size,
@@ -423,9 +433,10 @@ def _train_differentiable(
             device=device,
             dtype=dtype,
             rows=work.rows,
+            transform=work.normalizer.transform,
         )
         xv = None if work.x_val is None else torch.as_tensor(work.x_val, dtype=dtype, device=device)
-        work.x = work.x_val = None  # the plan holds its own (reordered) copy
+        work.raw = work.x_val = None  # the plan holds its own arranged, normalised copy
         gen = torch.Generator(device=device)
         decay = _weights(model)
 
@@ -644,7 +655,7 @@ def _train_adarank(
     if cutoff is not None:
         inner += f"@{cutoff}"
     model = AdaRank(
-        work.x.shape[1],
+        work.n_features,
         measure=inner,
         preset=cfg.preset,
         rounds=int(cfg.rounds if cfg.rounds is not None else params.get("rounds", 100)),
