@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from .._atomic import write_text_atomic
 from ..errors import ConventionError, DataFormatError
-from ._io import write_text_atomic
 
 __all__ = [
     "ComparisonResult",
@@ -693,11 +693,18 @@ _TEX_CHARS = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "±": r"$\pm$",
+    "β": r"$\beta$",
+    "−": "-",
+    "—": "--",
+    "≤": r"$\le$",
+    "≥": r"$\ge$",
 }
 
 
 def _tex_escape(text: str, keep: Sequence[str] = ()) -> str:
-    """Escape LaTeX's special characters, leaving the substrings in ``keep`` untouched."""
+    """Escape LaTeX's special characters (and write ±, β, ≤, ≥ in math mode), leaving the
+    substrings in ``keep`` untouched. Also used by the reproduce reports' LaTeX tables."""
     if keep:
         parts = [text]
         for k in keep:

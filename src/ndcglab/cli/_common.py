@@ -12,6 +12,7 @@ import json
 import math
 import sys
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -83,3 +84,57 @@ def format_table(header: list[str], rows: list[list[Any]], floatfmt: str = ".4f"
             "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
         )
     return "\n".join(lines)
+
+
+def add_systems_arguments(p: argparse.ArgumentParser, *, noun: str = "system") -> None:
+    """``DATA``, ``--scores FILE`` (repeatable) and ``--name NAME`` (one per ``--scores``)."""
+    p.add_argument("data", metavar="DATA", help="LETOR/SVMlight file or synthetic:NAME[:SEED]")
+    p.add_argument(
+        "--scores",
+        action="append",
+        required=True,
+        metavar="FILE",
+        help=f"score file (one score per document, in DATA's order); once per {noun}",
+    )
+    p.add_argument(
+        "--name",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help=f"{noun} name, once per --scores in the same order (default: the file names)",
+    )
+
+
+def system_names(files: list[str], names: list[str] | None) -> list[str]:
+    """The names of the systems: ``--name`` values, else the score files' names (suffixes
+    ``.gz``/``.txt``/``.scores``/``.score`` dropped while they stay distinct)."""
+    from ..errors import ConventionError
+
+    if names:
+        if len(names) != len(files):
+            raise ConventionError(
+                f"{len(names)} --name for {len(files)} --scores. Fix: give one --name per --scores "
+                "or none"
+            )
+        out = list(names)
+    else:
+        out = [Path(f).name for f in files]
+        for suffix in (".gz", ".txt", ".scores", ".score"):
+            stripped = [n[: -len(suffix)] if n.endswith(suffix) else n for n in out]
+            if len(set(stripped)) == len(stripped) and all(stripped):
+                out = stripped
+        if len(set(out)) != len(out):
+            out = [str(f) for f in files]
+    if len(set(out)) != len(out):
+        raise ConventionError(f"system names must differ, got {out}. Fix: pass --name")
+    return out
+
+
+def read_systems(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """The dataset ``args.data`` and ``{name: scores}`` of every ``--scores`` file (each checked
+    to hold one score per document)."""
+    from ..data import load_dataset, read_scores
+
+    ds = load_dataset(args.data)
+    names = system_names(args.scores, args.name)
+    return ds, {n: read_scores(f, n_expected=ds.n_docs) for n, f in zip(names, args.scores)}

@@ -10,10 +10,9 @@ LaTeX or CSV (by the file's suffix) with the same legend.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-from ._common import add_format_argument, emit
+from ._common import add_format_argument, add_systems_arguments, emit, read_systems
 
 __all__ = ["add_parser", "run"]
 
@@ -24,21 +23,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="compare several score files on one dataset: means, paired tests, marks",
         description=__doc__.split("\n\n")[1] if __doc__ else None,
     )
-    p.add_argument("data", metavar="DATA", help="LETOR/SVMlight file or synthetic:NAME[:SEED]")
-    p.add_argument(
-        "--scores",
-        action="append",
-        required=True,
-        metavar="FILE",
-        help="score file (one score per document, in DATA's order); give it once per system",
-    )
-    p.add_argument(
-        "--name",
-        action="append",
-        default=None,
-        metavar="NAME",
-        help="system name, once per --scores in the same order (default: the file names)",
-    )
+    add_systems_arguments(p, noun="system")
     p.add_argument(
         "--measure",
         action="append",
@@ -90,40 +75,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _names(files: list[str], names: list[str] | None) -> list[str]:
-    from ..errors import ConventionError
-
-    if names:
-        if len(names) != len(files):
-            raise ConventionError(
-                f"{len(names)} --name for {len(files)} --scores. Fix: give one --name per --scores "
-                "or none"
-            )
-        out = list(names)
-    else:
-        out = [Path(f).name for f in files]
-        for suffix in (".gz", ".txt", ".scores", ".score"):
-            stripped = [n[: -len(suffix)] if n.endswith(suffix) else n for n in out]
-            if len(set(stripped)) == len(stripped) and all(stripped):
-                out = stripped
-        if len(set(out)) != len(out):
-            out = [str(f) for f in files]
-    if len(set(out)) != len(out):
-        raise ConventionError(f"system names must differ, got {out}. Fix: pass --name")
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     from ..analysis.significance import compare_rankers
-    from ..data import load_dataset, read_scores
     from ..measures import evaluate
 
-    ds = load_dataset(args.data)
-    names = _names(args.scores, args.name)
-    results = {}
-    for name, path in zip(names, args.scores):
-        scores = read_scores(path, n_expected=ds.n_docs)
-        results[name] = evaluate(ds, scores, args.measure, preset=args.preset)
+    ds, systems = read_systems(args)
+    results = {n: evaluate(ds, sc, args.measure, preset=args.preset) for n, sc in systems.items()}
     first = next(iter(results.values()))
     res = compare_rankers(
         {n: r.per_query for n, r in results.items()},
@@ -138,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     written = [str(res.export(p)) for p in args.export or []]
     payload = res.to_dict()
     payload["data"] = str(args.data)
-    payload["scores"] = dict(zip(names, args.scores))
+    payload["scores"] = dict(zip(systems, args.scores))
     payload["n_queries"] = first.n_queries
     payload["empty_queries"] = {n: r.empty_queries for n, r in results.items()}
     payload["convention"] = first.convention

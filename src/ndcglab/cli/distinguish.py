@@ -12,7 +12,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import add_format_argument, emit, format_table
+from ._common import (
+    add_format_argument,
+    add_systems_arguments,
+    emit,
+    format_table,
+    read_systems,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -25,21 +31,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="mean NDCG vs list size n for several rankers, and the stability of their order",
         description=__doc__.split("\n\n")[1] if __doc__ else None,
     )
-    p.add_argument("data", metavar="DATA", help="LETOR/SVMlight file or synthetic:NAME[:SEED]")
-    p.add_argument(
-        "--scores",
-        action="append",
-        required=True,
-        metavar="FILE",
-        help="score file (one score per document, in DATA's order); once per ranker",
-    )
-    p.add_argument(
-        "--name",
-        action="append",
-        default=None,
-        metavar="NAME",
-        help="ranker name, once per --scores (default: the file names)",
-    )
+    add_systems_arguments(p, noun="ranker")
     p.add_argument(
         "--measure",
         action="append",
@@ -83,12 +75,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from ..analysis.distinguish import distinguishability
-    from ..data import load_dataset, read_scores
-    from .compare import _names
 
-    ds = load_dataset(args.data)
-    names = _names(args.scores, args.name)
-    scores = {n: read_scores(p, n_expected=ds.n_docs) for n, p in zip(names, args.scores)}
+    ds, scores = read_systems(args)
     res = distinguishability(
         ds,
         scores,

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import hashlib
 import os
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from .._atomic import atomic_write
 from ..errors import DataFormatError
 
 __all__ = ["atomic_write", "file_sha256", "is_gzip", "open_binary"]
@@ -57,39 +55,3 @@ def file_sha256(path: PathLike, *, uncompressed: bool = False, chunk: int = 1 <<
                 break
             h.update(block)
     return h.hexdigest()
-
-
-@contextlib.contextmanager
-def atomic_write(
-    path: PathLike, *, gz: bool | None = None, compresslevel: int = 6
-) -> Iterator[IO[bytes]]:
-    """Write ``path`` atomically: a temporary file in the same folder, renamed on success.
-
-    ``gz=None`` compresses when the name ends in ``.gz``. On any exception the temporary file is
-    removed and ``path`` is left as it was (absent or the old content).
-    """
-    p = Path(path)
-    if gz is None:
-        gz = p.name.endswith(".gz")
-    folder = p.parent if str(p.parent) else Path(".")
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            if gz:
-                with gzip.GzipFile(
-                    filename="", mode="wb", fileobj=raw, compresslevel=compresslevel, mtime=0
-                ) as f:
-                    yield f
-            else:
-                yield raw
-            raw.flush()
-        # mkstemp creates 0600; give the usual permissions (respecting the umask)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, p)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

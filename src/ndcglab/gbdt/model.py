@@ -21,7 +21,6 @@ import io
 import json
 import os
 import platform
-import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
+from .._atomic import write_bytes_atomic
 from .._compat import lightgbm as _lightgbm
 from ..errors import DataFormatError, ModelMismatchError
 
@@ -48,23 +48,6 @@ def _versions() -> dict[str, str]:
         "numpy": np.__version__,
         "python": platform.python_version(),
     }
-
-
-def _atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return target
 
 
 def _json_default(x: Any) -> Any:
@@ -162,7 +145,7 @@ class GBDTModel:
         with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
             zf.writestr("metadata.json", json.dumps(meta, indent=2, default=_json_default))
             zf.writestr(_BOOSTER_MEMBER, self.model_string())
-        return _atomic_write(path, buf.getvalue())
+        return write_bytes_atomic(path, buf.getvalue())
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> GBDTModel:

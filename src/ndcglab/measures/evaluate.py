@@ -11,9 +11,9 @@ always reported because the conventions disagree on what such a query is worth.
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._atomic import write_text_atomic
 from ..errors import ConventionError, DataFormatError
 from .compute import check_inputs, compute_per_query
 from .presets import Preset, get_preset
@@ -85,21 +86,13 @@ class EvaluationResult:
     def to_csv(self, path: str | os.PathLike[str]) -> Path:
         """Write per-query values: a ``query_id`` column then one column per measure (empty cell
         where skipped). Written atomically (temporary file + rename)."""
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
-                w = csv.writer(fh)
-                w.writerow(["query_id", *self.names])
-                cols = [self.per_query[n] for n in self.names]
-                for i, q in enumerate(self.query_ids.tolist()):
-                    w.writerow([q, *("" if math.isnan(c[i]) else repr(float(c[i])) for c in cols)])
-            os.replace(tmp, target)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        buf = io.StringIO(newline="")
+        w = csv.writer(buf)
+        w.writerow(["query_id", *self.names])
+        cols = [self.per_query[n] for n in self.names]
+        for i, q in enumerate(self.query_ids.tolist()):
+            w.writerow([q, *("" if math.isnan(c[i]) else repr(float(c[i])) for c in cols)])
+        target = write_text_atomic(path, buf.getvalue())
         return target
 
     def table(self, digits: int = 4) -> str:

@@ -24,7 +24,6 @@ import io
 import json
 import os
 import platform
-import tempfile
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
+from .._atomic import write_bytes_atomic
 from ..data.dataset import RankingDataset
 from ..errors import DataFormatError, ModelMismatchError
 from ..training.normalize import Normalizer
@@ -55,22 +55,7 @@ def versions() -> dict[str, str]:
     }
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return target
+atomic_write_bytes = write_bytes_atomic  # the name checkpoints import
 
 
 @dataclass

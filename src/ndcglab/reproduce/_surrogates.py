@@ -84,6 +84,17 @@ def train_all(
     return store, preset, info
 
 
+def training_table(info: list[list[Any]]) -> Table:
+    """The collapsed table of training runs (one row per fold and loss) of :func:`run_losses`."""
+    return Table(
+        "training",
+        "Training runs",
+        ["fold", "loss", "spec", "learning rate", "epochs run", "stop", "seconds"],
+        info,
+        collapsed=True,
+    )
+
+
 def describe_protocol(report: Report, settings: Settings, source: DataSource) -> None:
     proto = protocol(settings)
     report.text(

@@ -116,15 +116,7 @@ def run(report: Report, settings: Settings) -> None:
             names[0],
         )
         S.add_sig_files(report, f"{fam}_consistent_vs_original", sigs[fam])
-    report.add_table(
-        Table(
-            "training",
-            "Training runs",
-            ["fold", "loss", "spec", "learning rate", "epochs run", "stop", "seconds"],
-            info,
-            collapsed=True,
-        )
-    )
+    report.add_table(S.training_table(info))
 
     big = [r for r in summary_rows if abs(r[4]) > 3]
     big_bad = [r for r in big if r[4] < 0]

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _surrogates as S
 from ._common import Settings, source_for, wrap_label
-from .report import Report, Table
+from .report import Report
 
 TITLE = "The normalised q-norm surrogate vs cosine and cross-entropy (Ravikumar et al., Fig. 2)"
 CLAIM = (
@@ -66,15 +66,7 @@ def run(report: Report, settings: Settings) -> None:
         title="q-norm vs cosine vs cross-entropy",
         caption="left: NDCG@1..10 with ±1 standard-error bands over test queries; right: NDCG@10",
     )
-    report.add_table(
-        Table(
-            "training",
-            "Training runs",
-            ["fold", "loss", "spec", "learning rate", "epochs run", "stop", "seconds"],
-            info,
-            collapsed=True,
-        )
-    )
+    report.add_table(S.training_table(info))
 
     t_cos = sig.get(names[1], "ndcg@10")
     t_ce = sig.get(names[2], "ndcg@10")

@@ -359,28 +359,10 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool)
 
 
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "±": r"$\pm$",
-    "β": r"$\beta$",
-    "−": "-",
-    "—": "--",
-    "≤": r"$\le$",
-    "≥": r"$\ge$",
-}
-
-
 def _latex_escape(s: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(s))
+    from ..analysis.significance import _tex_escape
+
+    return _tex_escape(str(s))
 
 
 def _check_name(name: str, what: str) -> None:
