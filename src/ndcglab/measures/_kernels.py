@@ -97,6 +97,29 @@ def _msort(idx, n, s, t, tmp):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _fill_gains(labels, lo, nall, gmode, gtab, gdef, garr, gq):  # pragma: no cover - compiled
+    """``gq[p]`` = the gain of document ``lo + p`` (p < nall). ``gmode``: 0 precomputed ``garr``;
+    1 a table ``gtab`` for labels 0..len-1, else 2^y - 1; 2 linear (y); 3 the table, else
+    ``gdef``."""
+    ntab = gtab.shape[0]
+    for p in range(nall):
+        y = labels[lo + p]
+        if gmode == 0:
+            v = garr[lo + p]
+        elif gmode == 2:
+            v = y
+        else:
+            yi = int(y)
+            if yi == y and yi >= 0 and yi < ntab:
+                v = gtab[yi]
+            elif gmode == 1:
+                v = 2.0**y - 1.0
+            else:
+                v = gdef
+        gq[p] = v
+
+
+@njit(cache=True, nogil=True)
 def topk_gain_kernel(
     labels, scores, tkey, bnd, rend, gmode, gtab, gdef, garr, darr, ks, q0, q1, dcg, idcg
 ):  # pragma: no cover - compiled
@@ -107,7 +130,6 @@ def topk_gain_kernel(
     the ideal keeps the k largest gains of all the query's documents the same way.
     """
     nc = ks.shape[1]
-    ntab = gtab.shape[0]
     maxn = 1
     for q in range(q0, q1):
         maxn = max(maxn, bnd[q + 1] - bnd[q])
@@ -122,21 +144,7 @@ def topk_gain_kernel(
         re = rend[q]
         n = re - lo
         nall = hi - lo
-        for p in range(nall):
-            y = labels[lo + p]
-            if gmode == 0:
-                v = garr[lo + p]
-            elif gmode == 2:
-                v = y
-            else:
-                yi = int(y)
-                if yi == y and yi >= 0 and yi < ntab:
-                    v = gtab[yi]
-                elif gmode == 1:
-                    v = 2.0**y - 1.0
-                else:
-                    v = gdef
-            gq[p] = v
+        _fill_gains(labels, lo, nall, gmode, gtab, gdef, garr, gq)
         kmax = 0
         for j in range(nc):
             kmax = max(kmax, min(ks[q, j], nall))
@@ -220,7 +228,6 @@ def full_gain_kernel(
     LETOR MeanNDCG ``(1/n) sum_{k=1..n} DCG@k / IDCG@k`` (0 where IDCG@k = 0) when ``want_mean``.
     DCG sums over ranked documents only; IDCG@k over the top k gains of all documents."""
     nc = ks.shape[1]
-    ntab = gtab.shape[0]
     maxn = 1
     for q in range(q0, q1):
         maxn = max(maxn, bnd[q + 1] - bnd[q])
@@ -237,21 +244,7 @@ def full_gain_kernel(
         re = rend[q]
         n = re - lo
         nall = hi - lo
-        for p in range(nall):
-            y = labels[lo + p]
-            if gmode == 0:
-                v = garr[lo + p]
-            elif gmode == 2:
-                v = y
-            else:
-                yi = int(y)
-                if yi == y and yi >= 0 and yi < ntab:
-                    v = gtab[yi]
-                elif gmode == 1:
-                    v = 2.0**y - 1.0
-                else:
-                    v = gdef
-            gq[p] = v
+        _fill_gains(labels, lo, nall, gmode, gtab, gdef, garr, gq)
         allzero = True
         for p in range(nall):
             if gq[p] != 0.0:
