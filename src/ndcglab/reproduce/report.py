@@ -660,8 +660,10 @@ class Report:
 
     def _write_files(self, folder: Path) -> None:
         """Write every file of the report into ``folder`` (which must exist; not atomic)."""
-        (folder / "tables").mkdir(exist_ok=True)
-        (folder / "plots").mkdir(exist_ok=True)
+        if self.tables:
+            (folder / "tables").mkdir(exist_ok=True)
+        if self.figures:
+            (folder / "plots").mkdir(exist_ok=True)
         for name, t in self.tables.items():
             (folder / "tables" / f"{name}.csv").write_text(t.to_csv(), encoding="utf-8")
             (folder / "tables" / f"{name}.md").write_text(
