@@ -15,22 +15,14 @@ from ndcglab.data import read_letor, read_scores
 from ndcglab.gbdt import fit_gbdt, load_gbdt
 from ndcglab.measures import evaluate
 
-from ..training.conftest import make_ranking_data
-from ..training.test_cli import write_letor
+from ..training.test_cli import make_letor_folds
 
 GBDT_OPTS = ["--model", "gbdt", "--rounds", "15", "--min-data-in-leaf", "3", "-q"]
 
 
 @pytest.fixture(scope="module")
 def letor_dir(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("letor_gbdt")
-    for f in (1, 2):
-        fold = root / f"Fold{f}"
-        fold.mkdir()
-        for i, part in enumerate(("train", "vali", "test")):
-            ds = make_ranking_data(30 if part == "train" else 12, seed=100 * f + i)
-            write_letor(fold / f"{part}.txt", ds, prefix=f"{part}{f}_")
-    return root
+    return make_letor_folds(tmp_path_factory.mktemp("letor_gbdt"), n_train=30, seed=100)
 
 
 def test_train_gbdt_writes_a_model_predict_reads(letor_dir: Path, tmp_path: Path, capsys) -> None:

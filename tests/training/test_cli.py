@@ -25,17 +25,21 @@ def write_letor(path: Path, ds: RankingDataset, *, prefix: str = "q") -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def letor_dir(tmp_path_factory) -> Path:
-    """Two folds, each with train/vali/test files."""
-    root = tmp_path_factory.mktemp("letor")
+def make_letor_folds(root: Path, *, n_train: int = 24, n_other: int = 12, seed: int = 10) -> Path:
+    """Two folds under ``root``, each with train/vali/test files of random ranking data."""
     for f in (1, 2):
         fold = root / f"Fold{f}"
         fold.mkdir()
         for i, part in enumerate(("train", "vali", "test")):
-            ds = make_ranking_data(24 if part == "train" else 12, seed=10 * f + i)
+            ds = make_ranking_data(n_train if part == "train" else n_other, seed=seed * f + i)
             write_letor(fold / f"{part}.txt", ds, prefix=f"{part}{f}_")
     return root
+
+
+@pytest.fixture(scope="module")
+def letor_dir(tmp_path_factory) -> Path:
+    """Two folds, each with train/vali/test files."""
+    return make_letor_folds(tmp_path_factory.mktemp("letor"))
 
 
 TRAIN_OPTS = ["--epochs", "15", "--lr", "0.5", "--optimizer", "gd", "-q"]
