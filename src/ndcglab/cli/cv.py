@@ -106,10 +106,9 @@ def _fit(args: argparse.Namespace, loss: str, cfg: Any, train_ds: Any, vali_ds: 
         from ..training import train
 
         return train(train_ds, cfg, validation=vali_ds, progress=False)
-    from ..gbdt import fit_gbdt
-    from ..gbdt.cli_hooks import gbdt_options_from_args
+    from ..gbdt.cli_hooks import fit_gbdt_from_args
 
-    model = fit_gbdt(train_ds, loss, valid=vali_ds, params=gbdt_options_from_args(args))
+    model = fit_gbdt_from_args(args, train_ds, vali_ds, loss=loss)
     tr = model.metadata.get("training") or {}
     rounds = tr.get("rounds_run")
     return _GBDTResult(

@@ -66,7 +66,10 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
         f"(the papers' protocol); adam: minibatch Adam (default {d.optimizer})",
     )
     p.add_argument(
-        "--lr", type=float, default=None, help="learning rate (default 0.1 for gd, 0.001 for adam)"
+        "--lr",
+        type=float,
+        default=None,
+        help="learning rate (default 0.1 for gd, 0.001 for adam, 0.05 for gbdt)",
     )
     p.add_argument(
         "--epochs",
@@ -91,7 +94,8 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
         "--patience",
         type=int,
         default=d.patience,
-        help="stop after this many epochs without validation improvement (default: off)",
+        help="stop after this many epochs (gbdt: rounds) without validation improvement "
+        "(default: off; 50 for gbdt)",
     )
     p.add_argument(
         "--normalize",
@@ -120,7 +124,10 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
         "--C", type=float, default=None, dest="C", help="RankSVM's C: sets l2 = 1/(2*C*queries)"
     )
     p.add_argument(
-        "--rounds", type=int, default=None, help="AdaRank rounds (default: the adarank spec's, 100)"
+        "--rounds",
+        type=int,
+        default=None,
+        help="boosting rounds: AdaRank (default: the adarank spec's, 100) or gbdt (default 500)",
     )
     p.add_argument(
         "--hidden",
@@ -278,6 +285,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.resume and not args.checkpoint:
         raise NdcglabError("--resume needs --checkpoint DIR (where the interrupted run wrote it)")
+    if args.model == "gbdt" and (args.checkpoint or args.resume):
+        raise NdcglabError(
+            "--checkpoint/--resume apply to gradient-descent models. Fix: drop them for "
+            "--model gbdt (boosting is fast to rerun; use --patience for early stopping)"
+        )
     cfg = config_from_args(args, args.loss)
     train_ds, valid_ds = load_training_data(args.data, args.validation)
     if not args.quiet:
@@ -285,7 +297,8 @@ def run(args: argparse.Namespace) -> int:
             f"ndcglab train: {train_ds.n_queries} training queries, {train_ds.n_docs} documents, "
             f"{train_ds.n_features} features"
             + (f"; validation {valid_ds.n_queries} queries" if valid_ds is not None else "")
-            + f"; loss {cfg.loss}, model {cfg.model}, optimizer {cfg.optimizer}",
+            + f"; loss {cfg.loss}, model {cfg.model}"
+            + ("" if cfg.model == "gbdt" else f", optimizer {cfg.optimizer}"),
             file=sys.stderr,
         )
     if args.model == "gbdt":
@@ -333,11 +346,6 @@ def run(args: argparse.Namespace) -> int:
 def _run_gbdt(args: argparse.Namespace, train_ds: Any, valid_ds: Any) -> int:
     from ..gbdt.cli_hooks import fit_gbdt_from_args, gbdt_payload
 
-    if args.checkpoint or args.resume:
-        raise NdcglabError(
-            "--checkpoint/--resume apply to gradient-descent models. Fix: drop them for "
-            "--model gbdt (boosting is fast to rerun; use --patience for early stopping)"
-        )
     model = fit_gbdt_from_args(args, train_ds, valid_ds)
     path = model.save(args.out)
     payload = gbdt_payload(model, path)

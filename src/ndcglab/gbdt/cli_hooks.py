@@ -101,9 +101,12 @@ def gbdt_options_from_args(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def fit_gbdt_from_args(args: argparse.Namespace, train: Any, valid: Any = None) -> GBDTModel:
-    """Train boosted trees as the parsed ``ndcglab train``/``cv`` arguments say."""
-    loss = getattr(args, "loss", None) or "listnet"
+def fit_gbdt_from_args(
+    args: argparse.Namespace, train: Any, valid: Any = None, *, loss: str | None = None
+) -> GBDTModel:
+    """Train boosted trees as the parsed ``ndcglab train``/``cv`` arguments say (``loss``:
+    this spec instead of ``--loss``; ``cv`` passes each of its losses)."""
+    loss = loss or getattr(args, "loss", None) or "listnet"
     if isinstance(loss, list | tuple):
         if len(loss) != 1:
             raise SpecError("--model gbdt trains one loss at a time. Fix: give one --loss")

@@ -55,9 +55,6 @@ def versions() -> dict[str, str]:
     }
 
 
-atomic_write_bytes = write_bytes_atomic  # the name checkpoints import
-
-
 @dataclass
 class TrainedModel:
     """A scoring model together with its feature normalisation and metadata.
@@ -166,7 +163,7 @@ def save_model(
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
         zf.writestr("metadata.json", json.dumps(meta, indent=2, default=_json_default))
         zf.writestr("weights.pt", weights.getvalue())
-    return atomic_write_bytes(path, buf.getvalue())
+    return write_bytes_atomic(path, buf.getvalue())
 
 
 def _json_default(x: Any) -> Any:

@@ -36,11 +36,11 @@ def checkpoint_path(directory: str | os.PathLike[str]) -> Path:
 
 def save_checkpoint(directory: str | os.PathLike[str], state: dict[str, Any]) -> Path:
     """Write ``state`` atomically to ``directory/checkpoint.pt``."""
-    from ..models.io import atomic_write_bytes
+    from .._atomic import write_bytes_atomic
 
     buf = io.BytesIO()
     torch.save({"format": FORMAT, **state}, buf)
-    return atomic_write_bytes(checkpoint_path(directory), buf.getvalue())
+    return write_bytes_atomic(checkpoint_path(directory), buf.getvalue())
 
 
 def load_checkpoint(directory: str | os.PathLike[str], fingerprint: str) -> dict[str, Any] | None:
