@@ -305,7 +305,7 @@ class NDCGRanker:
         """Mean NDCG@10 over the queries of ``X`` under ``preset`` (see the module docstring)."""
         ds = _as_dataset(X, y, group, qid)
         scores = self.predict(ds)
-        from .training._measure import MeasureScorer
+        from .measures.scorer import MeasureScorer
 
         return MeasureScorer("ndcg@10", self.preset).mean(ds.labels, scores, ds.boundaries)
 

@@ -43,7 +43,7 @@ def test_adarank_beats_the_best_single_feature() -> None:
 
 def test_adarank_weights_follow_the_algorithm() -> None:
     """One round by hand: the best weighted feature and α = ½ ln(Σ P(1+E) / Σ P(1−E))."""
-    from ndcglab.training._measure import MeasureScorer
+    from ndcglab.measures import MeasureScorer
 
     ds = _combination_data(10, 3)
     m = AdaRank(ds.n_features, measure="ndcg@10", rounds=1, patience=5)

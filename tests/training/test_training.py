@@ -129,7 +129,7 @@ def test_model_selection_keeps_the_best_validation_epoch(split) -> None:
     assert r.best_epoch == best + 1
     assert r.best_score == valid[best]
     # the kept weights are those of the best epoch: rescoring the validation set reproduces it
-    from ndcglab.training._measure import MeasureScorer
+    from ndcglab.measures import MeasureScorer
 
     scores = r.trained.predict(va)
     assert MeasureScorer("ndcg@10", "letor4").mean(

@@ -7,6 +7,7 @@
   ``trec_eval``, ``sklearn``, ``lightgbm``).
 * :func:`evaluate`, :func:`evaluate_arrays`, :func:`evaluate_trec` -> :class:`EvaluationResult`.
 * :func:`ndcg_per_query`: the fast per-query NDCG for training loops.
+* :class:`MeasureScorer`: one measure under one preset, as training and boosting select models.
 * :mod:`~ndcglab.measures.linear_ndcg`: NDCG^beta and Jin & Geng's weighted pairwise loss.
 * :mod:`~ndcglab.measures.gains`, :mod:`~ndcglab.measures.discounts`: G(y) and D(r) objects,
   shared with the losses (NumPy and torch).
@@ -29,6 +30,7 @@ from .registry import (
     parse_measure,
     parse_measures,
 )
+from .scorer import MeasureScorer
 
 __all__ = [
     "PRESETS",
@@ -38,6 +40,7 @@ __all__ = [
     "Gain",
     "Measure",
     "MeasureInfo",
+    "MeasureScorer",
     "Preset",
     "available_measures",
     "available_presets",

@@ -90,11 +90,11 @@ class AdaRank(RankModel):
         """Run AdaRank on (already normalised, NaN-free) training data.
 
         ``validation`` is an optional ``(features, labels, boundaries)`` triple used to select the
-        round, scored by ``selection`` (a :class:`~ndcglab.training._measure.MeasureScorer`;
+        round, scored by ``selection`` (a :class:`~ndcglab.measures.MeasureScorer`;
         default: AdaRank's own measure); ``callback(info)`` is called after every round with a
         dict (round, feature, alpha, train, score).
         """
-        from ..training._measure import MeasureScorer
+        from ..measures.scorer import MeasureScorer
 
         x = np.asarray(features, dtype=np.float64)
         y = np.asarray(labels, dtype=np.float64)

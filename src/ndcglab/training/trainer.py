@@ -267,7 +267,7 @@ def train(
             f"{train_data.n_features}. Fix: use files of the same collection"
         )
     from ..losses import get_loss
-    from ._measure import MeasureScorer
+    from ..measures.scorer import MeasureScorer
 
     loss = get_loss(cfg.loss)
     device = resolve_device(cfg.device)

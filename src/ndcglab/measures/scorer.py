@@ -1,4 +1,4 @@
-"""The measure used inside training: validation, model selection, AdaRank's E(π, y).
+"""The measure used inside training and boosting: validation, model selection, AdaRank's E(π, y).
 
 A thin wrapper over :func:`ndcglab.measures.evaluate_arrays` so that training uses exactly the
 conventions of the evaluation library (the preset fills every unset option, e.g. ``letor4``: LETOR
@@ -23,11 +23,11 @@ class MeasureScorer:
 
     def __post_init__(self) -> None:
         # validate early: an unknown measure or preset fails before any training happens
-        from ..measures import parse_measure
+        from . import parse_measure
 
         parse_measure(self.measure)
         if self.preset is not None:
-            from ..measures import get_preset
+            from . import get_preset
 
             get_preset(self.preset)
 
@@ -38,7 +38,7 @@ class MeasureScorer:
         return str(res.measures[0])
 
     def _eval(self, labels: np.ndarray, scores: np.ndarray, boundaries: np.ndarray):  # type: ignore[no-untyped-def]
-        from ..measures import evaluate_arrays
+        from .evaluate import evaluate_arrays
 
         return evaluate_arrays(
             np.asarray(labels, dtype=np.float64),
