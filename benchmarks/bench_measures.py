@@ -265,7 +265,7 @@ def others(y, s, b, ids, nq, ref10, refset, repeat) -> None:
             # ranx orders tied scores by an unstable sort (not a stated rule): compare per
             # query on the queries without tied scores, and report the others
             tied = np.zeros(len(y), dtype=bool)
-            _compute._run(
+            _compute.run_kernel(
                 _kernels.tie_flags_kernel,
                 b,
                 s,

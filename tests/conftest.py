@@ -1,4 +1,8 @@
-"""Shared fixtures: the real LETOR data in ../shared/data (tests skip cleanly without it)."""
+"""Fixtures for the real LETOR data (MQ2008, OHSUMED); tests that use them skip without it.
+
+The data are read in place, never copied into the repository: from the folder named by the
+``NDCGLAB_SHARED_DATA`` environment variable, by default ``shared/data`` beside the clone.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ SHARED_DATA = Path(os.environ.get("NDCGLAB_SHARED_DATA", ROOT.parent / "shared" 
 
 
 def shared_path(*parts: str) -> Path:
-    """A path under ../shared/data; the calling test is skipped when it does not exist."""
+    """A path under the real-data folder; the calling test is skipped when it does not exist."""
     p = SHARED_DATA.joinpath(*parts)
     if not p.exists():
         pytest.skip(f"real data not available: {p}")

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 __all__ = ["atomic_write", "write_bytes_atomic", "write_text_atomic"]
 
@@ -23,7 +23,7 @@ PathLike = str | os.PathLike[str]
 @contextlib.contextmanager
 def atomic_write(
     path: PathLike, *, gz: bool | None = None, compresslevel: int = 6, fsync: bool = False
-) -> Iterator[IO[bytes]]:
+) -> Iterator[io.BufferedIOBase]:
     """A binary file handle whose content replaces ``path`` on success.
 
     ``gz=None`` compresses when the name ends in ``.gz`` (with ``mtime=0``: the same content

@@ -18,9 +18,11 @@ and validate keys; this module knows only the syntax.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
+from typing import overload
+
+import numpy as np
 
 from .errors import SpecError
 
@@ -63,21 +65,37 @@ class Cutoff:
                 f"a fractional cut-off must lie in (0, 1], got {self.fraction}. Fix: e.g. @0.2n"
             )
 
-    def k_for(self, n: int, rounding: str = "ceil") -> int:
-        """The number of positions kept for a list of length ``n`` (may exceed n for fixed k)."""
+    @overload
+    def k_for(self, n: int, rounding: str = "ceil") -> int: ...
+
+    @overload
+    def k_for(self, n: np.ndarray, rounding: str = "ceil") -> np.ndarray: ...
+
+    def k_for(self, n: int | np.ndarray, rounding: str = "ceil") -> int | np.ndarray:
+        """The number of positions kept for a list of length ``n`` (may exceed n for fixed k).
+
+        ``n`` is one length (returns an ``int``) or an array of lengths (returns int64 of the
+        same shape, element by element the same arithmetic). This is the one place where a
+        fraction of a list becomes whole positions.
+        """
+        if np.ndim(n) == 0:
+            return int(self._k_of(np.asarray([n], dtype=np.int64), rounding)[0])
+        return self._k_of(np.asarray(n, dtype=np.int64), rounding)
+
+    def _k_of(self, n: np.ndarray, rounding: str) -> np.ndarray:
         if self.k is not None:
-            return self.k
+            return np.full(n.shape, self.k, dtype=np.int64)
         assert self.fraction is not None
-        x = self.fraction * n
+        x = float(self.fraction) * n.astype(np.float64)
         if rounding == "ceil":
-            k = math.ceil(x - 1e-9)
+            k = np.ceil(x - 1e-9)
         elif rounding == "floor":
-            k = math.floor(x + 1e-9)
+            k = np.floor(x + 1e-9)
         elif rounding == "round":
-            k = math.floor(x + 0.5 + 1e-9)
+            k = np.floor(x + 0.5 + 1e-9)
         else:
             raise SpecError(f"unknown rounding {rounding!r}; known: ceil, floor, round")
-        return max(k, 1) if n > 0 else 0
+        return np.where(n > 0, np.maximum(k.astype(np.int64), 1), 0).astype(np.int64)
 
     def __str__(self) -> str:
         if self.k is not None:

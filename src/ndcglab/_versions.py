@@ -25,7 +25,7 @@ VERSIONED_PACKAGES: tuple[str, ...] = (
 
 
 def package_versions(packages: Iterable[str] = VERSIONED_PACKAGES) -> dict[str, str | None]:
-    """``{"python": ..., name: version or None}`` for each of ``packages`` (``None``: not installed).
+    """``{"python": ..., name: version or None}`` for each of ``packages`` (None: not installed).
 
     ``ndcglab`` falls back to ``ndcglab.__version__`` when it runs from a source tree without an
     installed distribution.

@@ -29,6 +29,7 @@ See :mod:`ndcglab.training.trainer` for the training protocol and its options.
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,8 +37,11 @@ import numpy as np
 
 from .data.dataset import RankingDataset
 from .errors import MissingDependencyError, NdcglabError, SpecError
+from .training.config import TrainConfig
 
-__all__ = ["NDCGRanker"]
+__all__ = ["NDCGRanker", "load_trained"]
+
+_D = TrainConfig()  # the defaults, stated once in TrainConfig
 
 
 def _as_dataset(
@@ -75,8 +79,9 @@ class NDCGRanker:
     e.g. ``listnet``, ``cs_listmle@10``, ``consistent_listnet(norm=z10)``, ``ranksvm``,
     ``adarank``), ``model`` (``linear``, ``mlp``, ``adarank``, ``gbdt``), ``optimizer`` (``gd``
     full batch until the loss changes less than ``tol``, or ``adam`` over batches of
-    ``batch_size`` queries), ``lr`` (None: 0.1 for gd, 1e-3 for adam), ``epochs`` (cap; None:
-    1000 for gd, 300 for adam),
+    ``batch_size`` queries), ``lr`` (None: the optimiser's entry of
+    :data:`ndcglab.training.config.DEFAULT_LR`), ``epochs`` (cap; None: the optimiser's entry of
+    :data:`ndcglab.training.config.DEFAULT_EPOCHS`),
     ``normalize`` (``none``, ``query_minmax``, ``zscore``), ``validation_measure`` and ``preset``
     (model selection on ``eval_set``), ``patience`` (early stopping), ``seed``, ``device``
     (``cpu``, ``cuda``, ``auto``), ``hidden``/``activation``/``dropout`` (MLP), ``l2`` and ``C``
@@ -87,24 +92,24 @@ class NDCGRanker:
     def __init__(
         self,
         *,
-        loss: str = "listnet",
-        model: str = "linear",
-        optimizer: str = "adam",
-        lr: float | None = None,
-        epochs: int | None = None,
-        batch_size: int | None = 16,
-        tol: float = 1e-6,
-        normalize: str = "zscore",
-        validation_measure: str = "ndcg@10",
-        preset: str | None = "letor4",
-        patience: int | None = None,
-        seed: int = 0,
-        device: str = "cpu",
-        hidden: Sequence[int] = (64, 32),
-        activation: str = "relu",
-        dropout: float = 0.0,
-        l2: float | None = None,
-        C: float | None = None,
+        loss: str = _D.loss,  # type: ignore[assignment]
+        model: str = _D.model,
+        optimizer: str = _D.optimizer,
+        lr: float | None = _D.lr,
+        epochs: int | None = _D.epochs,
+        batch_size: int | None = _D.batch_size,
+        tol: float = _D.tol,
+        normalize: str = _D.normalize,
+        validation_measure: str = _D.validation_measure,
+        preset: str | None = _D.preset,
+        patience: int | None = _D.patience,
+        seed: int = _D.seed,
+        device: str = _D.device,
+        hidden: Sequence[int] = _D.hidden,
+        activation: str = _D.activation,
+        dropout: float = _D.dropout,
+        l2: float | None = _D.l2,
+        C: float | None = _D.C,
         checkpoint_dir: str | None = None,
         verbose: bool = False,
         gbdt_params: dict[str, Any] | None = None,
@@ -167,9 +172,7 @@ class NDCGRanker:
         return Tags(estimator_type="ranker", target_tags=TargetTags(required=True))
 
     # ------------------------------------------------------------------ fitting
-    def _config(self) -> Any:
-        from .training import TrainConfig
-
+    def _config(self) -> TrainConfig:
         return TrainConfig(
             loss=self.loss,
             model=self.model,
@@ -313,6 +316,30 @@ class NDCGRanker:
         """Write the fitted model (weights, normalisation, metadata) to one file."""
         self._check_fitted()
         return self.trained_.save(path)
+
+
+def load_trained(
+    path: str | os.PathLike[str], *, n_features: int | None = None, map_location: str = "cpu"
+) -> Any:
+    """Load any model file ndcglab writes, whatever its family.
+
+    Torch models (``linear``, ``mlp``, ``adarank``) come back as a
+    :class:`~ndcglab.models.TrainedModel` (:func:`ndcglab.models.load_model`); boosted trees
+    (kind ``gbdt``) as a :class:`ndcglab.gbdt.GBDTModel` (:func:`ndcglab.gbdt.load_gbdt`, which
+    needs LightGBM, imported only then). Each has ``predict(data)``, ``n_features`` and
+    ``metadata``. With ``n_features`` given, a model with another feature count is refused at once
+    (:class:`~ndcglab.errors.ModelMismatchError`).
+    """
+    from .models.file_format import model_kind, read_model_metadata
+
+    if model_kind(read_model_metadata(path)) == "gbdt":
+        from .gbdt import load_gbdt
+        from .models.file_format import register_model_loader
+
+        register_model_loader("gbdt", load_gbdt)
+    from .models import load_model
+
+    return load_model(path, n_features=n_features, map_location=map_location)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -229,3 +229,31 @@ def test_theoretical_limit_graded_and_unsupported() -> None:
         theoretical_limit("map", ident)
     with pytest.raises(SpecError):
         theoretical_limit("ndcg(", ident)
+
+
+# ----------------------------------------------------------------------------- measure strings
+@pytest.mark.parametrize(
+    ("spec", "error", "needle"),
+    [
+        ("ndcg(gian=linear,discount=power:0.5)", SpecError, "unknown parameter 'gian'"),
+        ("ndcg(ties=bogus)", ConventionError, "unknown tie rule 'bogus'"),
+        ("ndcg(discount=power:x)", ConventionError, "discount"),
+        ("ndgc", SpecError, "unknown measure"),
+    ],
+)
+def test_theoretical_limit_reads_measures_with_parse_measure(spec: str, error, needle) -> None:
+    """A misspelt option or a bad value is an error, never a silently ignored option."""
+    with pytest.raises(error, match=needle):
+        theoretical_limit(spec, ident)
+
+
+def test_theoretical_limit_defaults_come_from_the_standard_preset() -> None:
+    from ndcglab.analysis.limits import DEFAULT_GAIN
+    from ndcglab.measures import get_preset, parse_measure
+
+    assert DEFAULT_GAIN == get_preset("standard").default("ndcg", "gain")
+    g = graded()
+    explicit = theoretical_limit(f"ndcg(gain={DEFAULT_GAIN},discount=power:0.5)@0.4n", g)
+    assert theoretical_limit("ndcg(discount=power:0.5)@0.4n", g).value == explicit.value
+    m = parse_measure("ndcg(discount=power:0.5)")
+    assert theoretical_limit(m, ident).value == theoretical_limit(str(m), ident).value

@@ -224,3 +224,46 @@ def test_convergence_table_and_plot(tmp_path) -> None:
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+# ----------------------------------------------------------------------------- measure strings
+@pytest.mark.parametrize(
+    ("spec", "needle"),
+    [
+        ("ndcg(gian=linear)", "unknown parameter 'gian'"),
+        ("ndcg(ties=bogus)", "unknown tie rule 'bogus'"),
+        ("ndcg(rounding=up)@0.2n", "unknown rounding rule"),
+    ],
+)
+def test_simulator_reads_measures_with_parse_measure(spec: str, needle: str) -> None:
+    """A misspelt option or a bad value is an error (SpecError / ConventionError)."""
+    from ndcglab.errors import NdcglabError
+
+    with pytest.raises(NdcglabError, match=needle):
+        simulate_ndcg(ident, [10], spec)
+
+
+def test_simulator_follows_the_measure_conventions() -> None:
+    """Defaults from the standard preset; short=zero and empty=one act as in the library."""
+    from ndcglab.measures import get_preset
+
+    std = get_preset("standard")
+    a = simulate_ndcg(ident, [20, 200], "ndcg", draws=2, seed=3, with_limit=False)
+    b = simulate_ndcg(
+        ident,
+        [20, 200],
+        f"ndcg(gain={std.default('ndcg', 'gain')},discount={std.default('ndcg', 'discount')})",
+        draws=2,
+        seed=3,
+        with_limit=False,
+    )
+    np.testing.assert_array_equal(a.values, b.values)
+    short = simulate_ndcg(ident, [5, 50], "ndcg(short=zero)@10", draws=2, seed=1)
+    assert (short.values[:, 0] == 0.0).all() and (short.values[:, 1] > 0.0).all()
+    clip = simulate_ndcg(ident, [5], "ndcg@10", draws=2, seed=1)
+    whole = simulate_ndcg(ident, [5], "ndcg", draws=2, seed=1)
+    np.testing.assert_array_equal(clip.values, whole.values)
+    never = simulate_ndcg(lambda s: 0.0 * np.asarray(s), [7], "ndcg(empty=one)", draws=2)
+    np.testing.assert_array_equal(never.values, 1.0)
+    zero = simulate_ndcg(lambda s: 0.0 * np.asarray(s), [7], "ndcg", draws=2)
+    np.testing.assert_array_equal(zero.values, 0.0)

@@ -12,7 +12,7 @@ import pytest
 from ndcglab.data import letor, read_letor
 from ndcglab.errors import DataFormatError
 
-from ._oracle import fill_missing, parse_letor, random_letor
+from .oracle_letor import fill_missing, parse_letor, random_letor
 
 SIMPLE = (
     "2 qid:10 1:0.5 2:1.25 3:-3 #docid = A inc = 0.25 prob = 1e-3\n"

@@ -1,4 +1,5 @@
-"""The real LETOR files in ../shared/data parse with their documented counts (cheap checks)."""
+"""The real LETOR files (the folder ``NDCGLAB_SHARED_DATA`` names, see tests/conftest.py) parse
+with their documented counts (cheap checks)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from ndcglab.data import file_sha256, load_letor_folder, read_letor
 
-from ._oracle import fill_missing
+from .oracle_letor import fill_missing
 
 
 def manifest_rows(root, prefix):

@@ -20,14 +20,10 @@ pytest.importorskip("lightgbm")
 pytest.importorskip("torch")
 
 from ndcglab.gbdt import LossObjective, train_gbdt  # noqa: E402
-from ndcglab.gbdt.distributed import (  # noqa: E402
-    evaluate_letor_dask,
-    evaluate_trec_dask,
-    partition_queries,
-    train_gbdt_dask,
-)
+from ndcglab.gbdt.dask_train import partition_queries, train_gbdt_dask  # noqa: E402
+from ndcglab.measures.dask_eval import evaluate_letor_dask, evaluate_trec_dask  # noqa: E402
 
-from . import _standins as S  # noqa: E402
+from . import oracle_losses as S  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

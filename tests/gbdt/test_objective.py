@@ -1,7 +1,7 @@
 """The LightGBM objective: gradients equal autograd of the loss (summed over lists), Hessian
 diagonals equal the exact one where closed-form/exact, and the Hutchinson estimate stays within
 its stated bound. Oracles: per-list autograd and ``torch.autograd.functional.hessian``
-(tests/gbdt/_standins.py)."""
+(tests/gbdt/oracle_losses.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ndcglab.errors import SpecError  # noqa: E402
 from ndcglab.gbdt import LossObjective  # noqa: E402
 from ndcglab.gbdt._buckets import BucketIndex  # noqa: E402
 
-from . import _standins as S  # noqa: E402
+from . import oracle_losses as S  # noqa: E402
 
 FLOOR = 1e-6
 

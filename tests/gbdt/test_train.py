@@ -13,7 +13,7 @@ from ndcglab.data import RankingDataset  # noqa: E402
 from ndcglab.errors import DataFormatError, ModelMismatchError, SpecError  # noqa: E402
 from ndcglab.gbdt import GBDTModel, fit_gbdt, load_gbdt, train_gbdt  # noqa: E402
 
-from . import _standins as S  # noqa: E402
+from . import oracle_losses as S  # noqa: E402
 
 
 def _synthetic(seed: int, n_queries: int = 60) -> RankingDataset:
@@ -153,7 +153,7 @@ def test_fit_gbdt_maps_params():
 def test_cli_hooks():
     import argparse
 
-    from ndcglab.gbdt.cli_hooks import add_gbdt_arguments, fit_gbdt_from_args, gbdt_payload
+    from ndcglab.cli._gbdt import add_gbdt_arguments, fit_gbdt_from_args, gbdt_payload
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--loss")
@@ -178,3 +178,34 @@ def test_estimator_dispatches_to_gbdt():
     est.fit(TRAIN.features, TRAIN.labels, group=TRAIN.query_lengths)
     assert est.predict(TEST.features).shape == (TEST.n_docs,)
     assert isinstance(est.trained_, GBDTModel)
+
+
+def test_lightgbm_objectives_in_the_spec_grammar():
+    from ndcglab.gbdt import lightgbm_objective
+
+    assert lightgbm_objective("lightgbm(objective=lambdarank)") == "lambdarank"
+    assert lightgbm_objective(" LightGBM : rank_xendcg ") == "rank_xendcg"
+    assert lightgbm_objective("listnet") is None and lightgbm_objective(S.ListNet()) is None
+    assert lightgbm_objective("lightgbm_like_loss") is None  # another name, not this spec
+    for bad, needle in [
+        ("lightgbm:lambdarnk", "unknown LightGBM ranking objective"),
+        ("lightgbm(objective=lambdarank)@10", "no @cutoff"),
+        ("lightgbm(objective=lambdarank,sigma=2)", "one parameter"),
+        ("lightgbm", "one parameter"),
+    ]:
+        with pytest.raises(SpecError, match=needle):
+            lightgbm_objective(bad)
+    grammar = train_gbdt(
+        TRAIN,
+        "lightgbm(objective=lambdarank)",
+        num_boost_round=5,
+        early_stopping_rounds=None,
+        **SMALL,
+    )
+    alias = train_gbdt(
+        TRAIN, "lightgbm:lambdarank", num_boost_round=5, early_stopping_rounds=None, **SMALL
+    )
+    assert grammar.loss == alias.loss == "lightgbm:lambdarank"
+    np.testing.assert_array_equal(grammar.predict(TEST), alias.predict(TEST))
+    with pytest.raises(SpecError, match="unknown LightGBM"):
+        train_gbdt(TRAIN, "lightgbm:regression", num_boost_round=1)

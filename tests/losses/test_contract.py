@@ -3,6 +3,7 @@ gradients, names), run over representative specs of every loss in the registry."
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -387,3 +388,97 @@ def test_describe_is_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# ------------------------------------------------------------------ closed forms
+def _has_closed_form(spec: str) -> bool:
+    one = torch.ones(1, 1, dtype=torch.bool)
+    return get_loss(spec).closed_form(torch.zeros(1, 1, dtype=F64), one) is not None
+
+
+CLOSED_SPECS = [spec for spec in SPECS if _has_closed_form(spec)]
+
+
+def _cs_definition(loss):
+    """L_CS written from its definition with pair matrices (w, β, DCG_ĝ@k from the loss's own
+    ``cs_listmle_weights``): twice differentiable by autograd, which the registered loss's
+    O(M log M) evaluation is not (torch's second derivative of ``logcumsumexp`` over the padding
+    fill values gives NaN and wrong values)."""
+    from ndcglab.losses import cs_listmle_weights
+
+    def fn(s, y, mask, generator=None):
+        s = torch.where(mask, s, torch.zeros_like(s))
+        y = torch.where(mask, y, torch.zeros_like(y))
+        w, beta, dcg = cs_listmle_weights(y, mask, k=loss.cutoff, gain=loss.params["gain"])
+        pos = w > 0
+        z = torch.where(pos, torch.log(torch.where(pos, w, 1.0)), -1e4)
+        z = z + s.unsqueeze(-2) - s.unsqueeze(-1)  # log(w_jt e^{s_t − s_j})
+        has = beta > 0
+        inner = torch.logsumexp(z, dim=-1) - torch.log(torch.where(has, beta, 1.0))
+        terms = torch.where(has, beta * torch.nn.functional.softplus(inner), 0.0)
+        ok = dcg > 0
+        scale = torch.where(ok, 1.0 / (math.log(2.0) * torch.where(ok, dcg, 1.0)), 0.0)
+        return terms.sum(dim=-1) * scale
+
+    return fn
+
+
+def _autograd_grad_hess(fn, s, y, mask, seed):
+    """Gradient and exact Hessian diagonal of Σ fn(s) by double backward, column by column."""
+    x = s.detach().clone().requires_grad_(True)
+    (g,) = torch.autograd.grad(fn(x, y, mask, generator=_gen(seed)).sum(), x, create_graph=True)
+    h = torch.zeros_like(s)
+    for j in range(s.shape[1]):
+        (col,) = torch.autograd.grad(g[:, j].sum(), x, retain_graph=True, allow_unused=True)
+        if col is not None:
+            h[:, j] = col[:, j].detach()
+    zero = torch.zeros_like(s)
+    return torch.where(mask, g.detach(), zero), torch.where(mask, h, zero)
+
+
+def test_closed_forms_cover_the_expected_losses():
+    keys = {get_loss(spec).key for spec in CLOSED_SPECS}
+    expected = {"squared", "listnet", "listmle", "consistent_squared", "consistent_listnet"}
+    assert expected | {"cs_listmle", "ranknet", "lambdarank"} <= keys
+    assert get_loss("cosine").grad_hess(torch.zeros(1, 2), torch.zeros(1, 2)) is None
+
+
+@pytest.mark.parametrize("spec", CLOSED_SPECS)
+@pytest.mark.parametrize("batch", ["padded", "edge"])
+def test_closed_form_equals_autograd(spec, batch):
+    """The closed-form gradient equals the loss's autograd gradient, and the closed-form Hessian
+    diagonal equals autograd's double backward (of the definition for CS-ListMLE), to 1e-10."""
+    loss = get_loss(spec)
+    if batch == "padded":
+        s, y, mask, _ = _pad(_lists(9), 12, interleave=True)
+    else:
+        s, y, mask = _edge_batch()
+    got = loss.grad_hess(s, y, mask, generator=_gen(3))
+    assert got is not None
+    g, h = got
+    assert g.shape == h.shape == s.shape and g.dtype == h.dtype == F64
+    assert (g[~mask] == 0).all() and (h[~mask] == 0).all()
+    g_ref, _ = _autograd_grad_hess(loss, s, y, mask, seed=3)
+    torch.testing.assert_close(g, g_ref, rtol=1e-10, atol=1e-10)
+    oracle = _cs_definition(loss) if loss.key == "cs_listmle" else loss
+    if loss.key == "cs_listmle":  # the oracle is the same loss
+        v = oracle(s, y, mask)
+        torch.testing.assert_close(v, loss(s, y, mask), rtol=1e-10, atol=1e-10)
+    g_def, h_ref = _autograd_grad_hess(oracle, s, y, mask, seed=3)
+    torch.testing.assert_close(g_def, g_ref, rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close(h, h_ref, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("spec", CLOSED_SPECS)
+def test_closed_form_subset_and_float32(spec):
+    loss = get_loss(spec)
+    s, y, mask, _ = _pad(_lists(4), 9)
+    form = loss.closed_form(torch.where(mask, y, 0.0), mask)
+    g, h = form.grad_hess(torch.where(mask, s, 0.0), _gen(1))
+    g2, h2 = form.subset(2).grad_hess(torch.where(mask, s, 0.0)[:2], _gen(1))
+    # (ListMLE: the same generator seed gives the same tie order, whatever the batch's height)
+    torch.testing.assert_close(g2, g[:2], rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(h2, h[:2], rtol=1e-12, atol=1e-12)
+    g32, h32 = loss.grad_hess(s.float(), y, mask, generator=_gen(1))
+    assert g32.dtype == h32.dtype == torch.float32
+    assert torch.isfinite(g32).all() and torch.isfinite(h32).all()

@@ -49,7 +49,7 @@ def ndcg_at_k(scores, labels, k, gain="exp2", discount="log"):
     return dcg_at_k(scores, labels, k, gain, discount) / ideal if ideal > 0 else 0.0
 
 
-# ---------------------------------------------------------------- SPEC §3.2.1 worked example
+# ------------------------------------ Ravikumar et al. §3.2.1 worked example (docs/losses.md)
 LABELS_EX = t([[5.0, 4.0], [1.0, 3.0]])
 PROB_EX = t([0.3, 0.7])
 CONSISTENT = [
@@ -99,7 +99,7 @@ def test_expected_normalised_gains_match_the_paper():
     u, ok = normalised_gains(LABELS_EX, torch.ones(2, 2, dtype=torch.bool))
     assert ok.all()
     eu = (PROB_EX[:, None] * u).sum(0)
-    assert [round(x, 4) for x in eu.tolist()] == [0.3216, 0.7533]  # seed 004 §3.2.1
+    assert [round(x, 4) for x in eu.tolist()] == [0.3216, 0.7533]  # Ravikumar et al. §3.2.1
     torch.testing.assert_close(eu, t(expected_u_by_hand()), rtol=1e-14, atol=1e-14)
     eg = (PROB_EX[:, None] * (2.0**LABELS_EX - 1)).sum(0)
     torch.testing.assert_close(eg, t([10.0, 9.4]))
@@ -291,7 +291,7 @@ def test_listnet_equals_loop():
         assert value("listnet(gain=exp2)", s, y) == pytest.approx(
             listnet_loop(s, y, lambda v: 2**v - 1), abs=1e-10
         )
-        # seed 004's KL form differs by the entropy of the target, a constant in s
+        # Ravikumar et al.'s KL form differs by the entropy of the target, a constant in s
         p = [math.exp(v) / sum(math.exp(w) for w in y) for v in y]
         zs = sum(math.exp(v) for v in s)
         kl = sum(pi * math.log(pi / (math.exp(a) / zs)) for pi, a in zip(p, s))
@@ -382,7 +382,7 @@ def test_cs_listmle_pair_weights_by_hand():
 
 
 def cs_loop(s, y, k):
-    """L_CS by a direct loop over the formulas of SPEC §3."""
+    """L_CS by a direct loop over the formulas of docs/losses.md ("cs_listmle@k")."""
     n = len(y)
     k = n if k is None else k
     a = [2.0**v - 1 for v in y]
@@ -462,7 +462,7 @@ def test_cs_listmle_equals_loop(k):
 @pytest.mark.parametrize("ties", [False, True])
 @pytest.mark.parametrize("k", [1, 3, 5, 10])
 def test_cs_listmle_bounds_ndcg_loss(k, ties):
-    """1 − NDCG@k ≤ L_CS + C with C = C2 of seed 001's Lemma 1 (cs_listmle module docstring)."""
+    """1 − NDCG@k ≤ L_CS + C with C = C2 of Lu et al.'s Lemma 1 (cs_listmle module docstring)."""
     tight = 0.0
     for s, y in _random_lists(100 + k, 200, ties_in_scores=ties):
         if max(y) == 0:

@@ -1,4 +1,5 @@
-"""evaluate / evaluate_arrays / EvaluationResult / ndcg_per_query, and SPEC §3's normalisation."""
+"""evaluate / evaluate_arrays / EvaluationResult / ndcg_per_query, and the normalisation
+u = G(y)/||G(y)||_D of Ravikumar, Tewari, Yang (AISTATS 2011)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from ndcglab.measures import (
     ndcg_per_query,
 )
 
-from . import reference as ref
+from . import oracle_measures as ref
 
 
 def _small():
@@ -30,7 +31,7 @@ def _small():
     return y, s, b
 
 
-def test_normalisation_u_of_spec_section_3() -> None:
+def test_normalisation_u_of_ravikumar_tewari_yang() -> None:
     """u = G(y)/||G(y)||_D: labels (5,4) w.p. 0.3 and (1,3) w.p. 0.7: E[u] = (0.3216, 0.7533)."""
     y = np.array([5, 4, 1, 3.0])
     b = np.array([0, 2, 4])

@@ -1,6 +1,6 @@
 """The ``letor3`` / ``letor4`` presets: every rule of the official LETOR scripts checked by hand,
-against the independent transcription in ``letor_eval_reference.py`` on real data, and — when
-the lead has placed the Perl scripts in /tmp/letor_eval — against the scripts themselves."""
+against the independent transcription in ``oracle_letor_eval.py`` on real data, and — when
+the Perl scripts are present in /tmp/letor_eval — against the scripts themselves."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from ndcglab.data import read_letor
 from ndcglab.measures import evaluate, evaluate_arrays
 
-from . import letor_eval_reference as letor
+from . import oracle_letor_eval as letor
 
 LETOR_DIR = Path("/tmp/letor_eval")
 NDCG = [f"ndcg@{k}" for k in range(1, 11)]
@@ -164,7 +164,7 @@ def test_presets_match_the_reference_transcription(which, part, version, request
 def _script(name: str) -> Path:
     p = LETOR_DIR / name
     if not p.exists():
-        pytest.skip(f"{p} not present (the lead may place the official script there)")
+        pytest.skip(f"{p} not present (place the official script there to compare with it)")
     if shutil.which("perl") is None:
         pytest.skip("perl is not installed")
     return p

@@ -1,4 +1,5 @@
-"""Linear NDCG^β and Jin & Geng's weighted pairwise loss (seed 000).
+"""Linear NDCG^β and the weighted pairwise loss of Jin & Geng, "Linear NDCG and Pair-wise Loss"
+(ECML/PKDD Discovery Challenge 2010).
 
 The paper's two worked examples are figures whose rankings are not in the text; the text gives
 their totals: bipartite ideal 12, ranking 8, R = 4; three-level ideal 21, ranking 18, R = 3. The
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 from ndcglab.measures import evaluate_arrays, pairwise_loss, parse_measure
 from ndcglab.measures.linear_ndcg import ideal_linear_dcg, linear_dcg, linear_ndcg
 
-from . import reference as ref
+from . import oracle_measures as ref
 
 
 def _one(labels, order_scores, **kw):

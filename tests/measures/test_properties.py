@@ -1,5 +1,5 @@
 """Property tests: every measure, tie rule, cut-off, discount and empty rule against the slow
-reference loops of ``reference.py`` on random lists with many ties."""
+reference loops of ``oracle_measures.py`` on random lists with many ties."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from ndcglab.errors import EmptyQueryError
 from ndcglab.measures import evaluate_arrays, get_gain, ndcg_per_query, parse_measure
 
-from . import reference as ref
+from . import oracle_measures as ref
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -175,7 +175,7 @@ def test_linear_ndcg_on_a_real_file(tmp_path: Path, mq2008: Path) -> None:
     res = check_report(out, "linear-ndcg")
     assert report.results["largest_gap"]["trained ListNet scores / input"] == 0.0
     hashes = res["datasets"][0]["hashes"]["test.txt.gz"]
-    # the uncompressed hash is the one ../shared/data/MANIFEST.tsv lists
+    # the uncompressed hash is the one the data folder's MANIFEST.tsv lists
     manifest = (mq2008.parent / "MANIFEST.tsv").read_text().splitlines()
     row = next(line.split("\t") for line in manifest if line.startswith("MQ2008/Fold1/test.txt\t"))
     assert hashes["sha256_uncompressed"] == row[2] and hashes["sha256"] == row[6]

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from ndcglab._versions import package_versions
 from ndcglab.errors import NdcglabError
-from ndcglab.reproduce.report import Cell, Report, Table, package_versions, write_bundle
+from ndcglab.reproduce.report import Cell, Report, Table, write_bundle
 
 
 def _report(name: str = "toy") -> Report:

@@ -42,7 +42,7 @@ def split(data: RankingDataset) -> tuple[RankingDataset, RankingDataset]:
 
 @pytest.fixture(autouse=True, scope="session")
 def _one_torch_thread():
-    """Tiny tensors: one thread avoids oversubscription on the shared 2-core machine."""
+    """Tiny tensors: one thread avoids oversubscribing small machines."""
     import torch
 
     before = torch.get_num_threads()

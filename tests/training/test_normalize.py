@@ -83,7 +83,7 @@ def test_errors() -> None:
 @pytest.mark.parametrize("method", ["none", "query_minmax", "zscore"])
 def test_block_processing_changes_nothing(monkeypatch, method: str) -> None:
     """Large inputs are processed in blocks of whole queries; the result is the same."""
-    import ndcglab.training.normalize as N
+    import ndcglab.data.normalize as N
 
     rng = np.random.default_rng(3)
     lengths = rng.integers(0, 12, size=40)

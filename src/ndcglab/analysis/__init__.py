@@ -1,15 +1,20 @@
 """Analysis tools: comparing rankers, distinguishability curves, and the limits of NDCG.
 
-* :mod:`~ndcglab.analysis.significance` — paired t-test, randomisation (sign-flip) test,
-  bootstrap CI, Cohen's d_z, Holm; :func:`compare_rankers` with Markdown/LaTeX/CSV tables.
+* :mod:`~ndcglab.analysis.paired_tests` — paired t-test, randomisation (sign-flip) test,
+  bootstrap CI, Cohen's d_z, Holm.
+* :mod:`~ndcglab.analysis.significance` — :func:`compare_rankers`: every system against a
+  baseline on every measure, returning a :class:`~ndcglab.analysis.comparison.ComparisonResult`
+  with text/Markdown/LaTeX/CSV tables that mark significant differences.
 * :mod:`~ndcglab.analysis.distinguish` — mean measure vs list size n on prefixes S_n, and the
   stability of the rankers' order (Wang et al. 2013, §4 and Definition 3).
 * :mod:`~ndcglab.analysis.limits` — the limits of Theorems 1, 3, 5–13 of Wang et al. (2013).
 * :mod:`~ndcglab.analysis.simulate` — the i.i.d. model of the theorems, simulated.
 
-See ``docs/analysis.md``.
+See ``docs/analysis.md``. Wang et al. (2013) is Wang, Wang, Li, He, Chen, Liu, "A Theoretical
+Analysis of NDCG Type Ranking Measures" (COLT 2013).
 """
 
+from .comparison import ComparisonResult, PairedComparison
 from .distinguish import DistinguishResult, distinguishability, make_grid
 from .limits import (
     GradedModel,
@@ -27,18 +32,16 @@ from .limits import (
     positive_rate,
     theoretical_limit,
 )
-from .significance import (
-    ComparisonResult,
+from .paired_tests import (
     ConfidenceInterval,
-    PairedComparison,
     TestResult,
     bootstrap_ci,
     cohens_dz,
-    compare_rankers,
     holm,
     paired_t_test,
     permutation_test,
 )
+from .significance import compare_rankers
 from .simulate import SimulationResult, convergence_table, simulate_ndcg, uniform_order_statistics
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""Limits of NDCG(f, S_n) as lists grow (Wang et al., COLT 2013, seed 003), computed numerically.
+"""Limits of NDCG(f, S_n) as lists grow, computed numerically: the theorems of Wang, Wang, Li,
+He, Chen, Liu, "A Theoretical Analysis of NDCG Type Ranking Measures" (COLT 2013).
 
 The model: documents ``(x_i, y_i)`` are i.i.d.; ``s = f̃(x) = P[f(X) ≤ f(x)]`` is the canonical
 version of the ranker's score, uniform on [0, 1]. A model is described by
@@ -7,7 +8,8 @@ version of the ranker's score, uniform on [0, 1]. A model is described by
   ∫₀¹ ybar(s) ds``;
 * **graded labels**: a :class:`GradedModel` — label values and their conditional probabilities
   ``P[Y = y_j | f̃(X) = s]``. As in the paper, the theorems are stated on **gains**: the values
-  ``𝔶_1 > 𝔶_2 > …`` below are the distinct gains ``G(y)`` (``gain="exp2"`` by default: 2^y − 1),
+  ``𝔶_1 > 𝔶_2 > …`` below are the distinct gains ``G(y)`` (by default the ``standard`` preset's
+  gain, ``exp2``: 2^y − 1),
   ``E[G(Y) | s]`` the expected gain at ``s`` and ``R_j = P[G(Y) ≥ 𝔶_j]`` (``R_0 = 0``).
 
 Theorems (discount; cut-off → limit, in probability; Theorem 1 almost surely):
@@ -32,7 +34,8 @@ singularity at ``s = 1``; they are computed by ``scipy.integrate.quad`` with the
 ``(1−s)^−β`` (QUADPACK's QAWS), which handles it exactly.
 
 :func:`theoretical_limit` dispatches on a measure string (``ndcg(discount=power:0.5)``,
-``ndcg@0.2n``, …) and returns a :class:`Limit` saying which theorem applies.
+``ndcg@0.2n``, …; read by :func:`ndcglab.measures.parse_measure`, so a misspelt option is an
+error) and returns a :class:`Limit` saying which theorem applies.
 """
 
 from __future__ import annotations
@@ -42,20 +45,22 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, cast
 
 import numpy as np
 
-from .._spec import ParsedSpec, parse_spec
+from .._spec import ParsedSpec
 from ..errors import ConventionError
 from ..measures.discounts import (
     Discount,
     ExponentialDiscount,
     LogDiscount,
     PowerDiscount,
-    get_discount,
 )
 from ..measures.gains import Gain, get_gain
+from ..measures.presets import get_preset
+from ..measures.registry import Measure, parse_measure, resolve_discount, resolve_gain
 
 __all__ = [
     "GradedModel",
@@ -70,11 +75,15 @@ __all__ = [
     "limit_power_cutoff",
     "limit_sublinear_cutoff",
     "limit_zipf",
+    "ndcg_measure",
     "positive_rate",
     "theoretical_limit",
 ]
 
 YBar = Callable[[Any], Any]
+
+#: the gain of the graded theorems unless one is given: the ``standard`` preset's
+DEFAULT_GAIN: str = get_preset().default("ndcg", "gain")
 
 
 # ----------------------------------------------------------------------------- integration
@@ -246,13 +255,14 @@ class GradedModel:
     def marginal(self) -> np.ndarray:
         """``P[Y = labels[j]] = ∫₀¹ P[Y = labels[j] | s] ds``, one per label."""
         return np.array(
-            [
-                _integrate(lambda s, j=j: self.probs(s)[0, j], 0.0, 1.0)
-                for j in range(len(self.labels))
-            ]
+            [_integrate(partial(self._prob_of, j), 0.0, 1.0) for j in range(len(self.labels))]
         )
 
-    def expected_gain(self, gain: str | Gain = "exp2") -> Callable[[Any], Any]:
+    def _prob_of(self, j: int, s: Any) -> Any:
+        """``P[Y = labels[j] | f̃(X) = s]`` at one score ``s``."""
+        return self.probs(s)[0, j]
+
+    def expected_gain(self, gain: str | Gain = DEFAULT_GAIN) -> Callable[[Any], Any]:
         """``s -> E[G(Y) | f̃(X) = s]`` (vectorised)."""
         g = np.asarray(get_gain(gain)(np.asarray(self.labels)), dtype=np.float64)
 
@@ -262,7 +272,7 @@ class GradedModel:
 
         return eg
 
-    def gain_levels(self, gain: str | Gain = "exp2") -> tuple[np.ndarray, np.ndarray]:
+    def gain_levels(self, gain: str | Gain = DEFAULT_GAIN) -> tuple[np.ndarray, np.ndarray]:
         """The distinct gains ``𝔶_1 > 𝔶_2 > …`` and ``R_j = P[G(Y) ≥ 𝔶_j]`` (``R_0 = 0`` not
         included)."""
         g = np.asarray(get_gain(gain)(np.asarray(self.labels)), dtype=np.float64)
@@ -286,7 +296,9 @@ def _ideal_denominator(levels: np.ndarray, R: np.ndarray, c: float, power: float
     return float(total)
 
 
-def limit_graded_power(model: GradedModel, beta: float, *, gain: str | Gain = "exp2") -> float:
+def limit_graded_power(
+    model: GradedModel, beta: float, *, gain: str | Gain = DEFAULT_GAIN
+) -> float:
     """Theorem 10: D(r) = r^−β:
     ``(1−β) ∫₀¹ E[G|s](1−s)^−β ds / Σ_j 𝔶_j (R_j^(1−β) − R_{j−1}^(1−β))``."""
     beta = _check_beta(beta)
@@ -295,13 +307,15 @@ def limit_graded_power(model: GradedModel, beta: float, *, gain: str | Gain = "e
     return (1.0 - beta) * _integrate(model.expected_gain(gain), 0.0, 1.0, beta) / den
 
 
-def limit_graded_sublinear_cutoff(model: GradedModel, *, gain: str | Gain = "exp2") -> float:
+def limit_graded_sublinear_cutoff(model: GradedModel, *, gain: str | Gain = DEFAULT_GAIN) -> float:
     """Theorem 11: Σ D = ∞ cut at k = o(n), k → ∞: ``E[G(Y) | s = 1] / 𝔶_1``."""
     levels, _ = model.gain_levels(gain)
     return float(model.expected_gain(gain)(1.0)) / float(levels[0])
 
 
-def limit_graded_log_cutoff(model: GradedModel, c: float, *, gain: str | Gain = "exp2") -> float:
+def limit_graded_log_cutoff(
+    model: GradedModel, c: float, *, gain: str | Gain = DEFAULT_GAIN
+) -> float:
     """Theorem 12: D(r) = 1/log(1+r) cut at k = c·n:
     ``c·E[G | s ≥ 1−c] / (Σ_{j≤t} 𝔶_j (R_j − R_{j−1}) + 𝔶_{t+1}(c − R_t))``."""
     c = _check_c(c)
@@ -311,7 +325,7 @@ def limit_graded_log_cutoff(model: GradedModel, c: float, *, gain: str | Gain = 
 
 
 def limit_graded_power_cutoff(
-    model: GradedModel, beta: float, c: float, *, gain: str | Gain = "exp2"
+    model: GradedModel, beta: float, c: float, *, gain: str | Gain = DEFAULT_GAIN
 ) -> float:
     """Theorem 13: D(r) = r^−β cut at k = c·n:
     ``(1−β) ∫_{1−c}^1 E[G|s](1−s)^−β ds /
@@ -339,36 +353,47 @@ class Limit:
     statement: str
 
 
-def _measure_parts(measure: str | ParsedSpec) -> tuple[ParsedSpec, Discount, str]:
-    spec = measure if isinstance(measure, ParsedSpec) else parse_spec(str(measure), what="measure")
-    if spec.name != "ndcg":
+def ndcg_measure(measure: str | Measure | ParsedSpec, *, what: str) -> Measure:
+    """``measure`` read by :func:`~ndcglab.measures.parse_measure` (unknown names, misspelt
+    options and bad values are errors), which must be ``ndcg``; ``what`` names the caller in the
+    error."""
+    m = parse_measure(str(measure) if isinstance(measure, ParsedSpec) else measure)
+    if m.name != "ndcg":
         raise ConventionError(
-            f"the limit theorems are about NDCG; got {spec.name!r}. Fix: use an ndcg measure, "
-            "e.g. ndcg(discount=power:0.5)"
+            f"{what} about NDCG; got {m.name!r}. Fix: use an ndcg measure, e.g. "
+            "ndcg(discount=power:0.5)"
         )
-    discount = get_discount(spec.param("discount", "log") or "log")
-    gain = spec.param("gain", "exp2") or "exp2"
-    return spec, discount, gain
+    return m
+
+
+def _measure_parts(measure: str | Measure | ParsedSpec) -> tuple[Measure, Discount, Gain]:
+    m = ndcg_measure(measure, what="the limit theorems are")
+    return m, resolve_discount(m), resolve_gain(m)
 
 
 def theoretical_limit(
-    measure: str | ParsedSpec,
+    measure: str | Measure | ParsedSpec,
     model: YBar | GradedModel,
     *,
     cutoff: str | None = None,
 ) -> Limit:
-    """The limit of ``measure`` (an ``ndcg`` spec string) as n → ∞ under ``model``.
+    """The limit of ``measure`` (an ``ndcg`` spec string or :class:`~ndcglab.measures.Measure`)
+    as n → ∞ under ``model``.
 
     ``model`` is ``ybar`` (binary labels) or a :class:`GradedModel` (the gain is the measure's
-    ``gain=``, default exp2). A fraction cut-off ``@c n`` uses Theorems 8/9 (12/13); a fixed
-    ``@k`` keeps Σ D finite, so Theorem 6 applies (no limit). ``cutoff="sublinear"`` means the
-    measure is cut at some k = o(n) with k → ∞ (Theorems 7/11; not expressible as ``@…``).
-    Combinations the paper does not cover raise :class:`ConventionError`.
+    ``gain=``, default the ``standard`` preset's, exp2). A fraction cut-off ``@c n`` uses
+    Theorems 8/9 (12/13); a fixed ``@k`` keeps Σ D finite, so Theorem 6 applies (no limit).
+    ``cutoff="sublinear"`` means the measure is cut at some k = o(n) with k → ∞ (Theorems 7/11;
+    not expressible as ``@…``). Combinations the paper does not cover raise
+    :class:`ConventionError`; a string that is not a valid measure raises
+    :class:`~ndcglab.errors.SpecError` (unknown name or option) or :class:`ConventionError` (bad
+    option value), as :func:`~ndcglab.measures.parse_measure` does.
     """
-    spec, D, gain = _measure_parts(measure)
-    graded = isinstance(model, GradedModel)
-    gm = model if graded else None
-    name = str(spec)
+    m, D, gain = _measure_parts(measure)
+    gm = model if isinstance(model, GradedModel) else None
+    graded = gm is not None
+    ybar: YBar = cast(YBar, model)  # used only for binary labels (not graded)
+    name = str(m)
     beta: float | None = None
     if isinstance(D, PowerDiscount):
         beta = D.beta
@@ -387,7 +412,7 @@ def theoretical_limit(
     if cutoff is not None and cutoff != "sublinear":
         raise ConventionError(f"cutoff must be None or 'sublinear', got {cutoff!r}")
     if cutoff == "sublinear":
-        if spec.cutoff is not None:
+        if m.cutoff is not None:
             raise ConventionError("give either cutoff='sublinear' or an @cut-off, not both")
         if (beta is not None and beta > 1.0) or not (is_log or beta is not None):
             raise ConventionError(
@@ -397,11 +422,11 @@ def theoretical_limit(
             assert gm is not None
             v = limit_graded_sublinear_cutoff(gm, gain=gain)
             return Limit(name, v, "11", True, "E[G(Y) | s = 1] / 𝔶_1")
-        return Limit(name, limit_sublinear_cutoff(model), "7", True, "ybar(1)")
+        return Limit(name, limit_sublinear_cutoff(ybar), "7", True, "ybar(1)")
 
-    if spec.cutoff is not None and spec.cutoff.k is not None:
+    if m.cutoff is not None and m.cutoff.k is not None:
         return fixed_k()
-    c = None if spec.cutoff is None else spec.cutoff.fraction
+    c = None if m.cutoff is None else m.cutoff.fraction
     if isinstance(D, ExponentialDiscount) or (beta is not None and beta > 1):
         return Limit(
             name,
@@ -427,7 +452,7 @@ def theoretical_limit(
                 )
             return Limit(
                 name,
-                limit_power(model, beta),
+                limit_power(ybar, beta),
                 "3",
                 True,
                 "(1−β) ∫₀¹ ybar(s)(1−s)^−β ds / p^(1−β)",
@@ -438,7 +463,7 @@ def theoretical_limit(
                     "Wang et al. state the 1/r (Zipf) limit for binary labels only (Theorem 5). "
                     "Fix: pass ybar for binary labels"
                 )
-            return Limit(name, limit_zipf(model), "5", True, "ybar(1)")
+            return Limit(name, limit_zipf(ybar), "5", True, "ybar(1)")
     else:
         if is_log:
             if graded:
@@ -453,7 +478,7 @@ def theoretical_limit(
                 )
             return Limit(
                 name,
-                limit_log_cutoff(model, c),
+                limit_log_cutoff(ybar, c),
                 "8",
                 True,
                 "c / min(c, p) · P[Y = 1 | s ≥ 1 − c]",
@@ -472,7 +497,7 @@ def theoretical_limit(
                 )
             return Limit(
                 name,
-                limit_power_cutoff(model, beta, c),
+                limit_power_cutoff(ybar, beta, c),
                 "9",
                 True,
                 "(1−β) / min(c, p)^(1−β) · ∫_{1−c}^1 ybar(s)(1−s)^−β ds",

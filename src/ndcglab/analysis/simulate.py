@@ -3,8 +3,11 @@
 One draw of a list of size ``n``: scores ``s_1..s_n ~ U[0, 1]`` (the canonical ranker f̃ — any
 ranker is equivalent to its canonical version for NDCG), labels ``Y_i | s_i ~ Bernoulli(ybar(s_i))``
 (binary) or the categorical of a :class:`~ndcglab.analysis.limits.GradedModel`. The list is ranked
-by ``s`` (no ties almost surely) and NDCG is computed with the measure library's gain and discount
-objects (:mod:`ndcglab.measures.gains`, :mod:`ndcglab.measures.discounts`).
+by ``s`` (no ties almost surely) and NDCG is computed with the measure library's conventions: the
+gain and discount objects (:mod:`ndcglab.measures.gains`, :mod:`ndcglab.measures.discounts`), the
+cut-off rounding of :meth:`Cutoff.k_for <ndcglab._spec.Cutoff.k_for>`, and the DCG sums, ``short``
+and ``empty`` rules of :mod:`ndcglab.measures.conventions`. Options the measure leaves unset come
+from the ``standard`` preset (gain exp2, discount log).
 
 * Independent draws (``nested=False``, the default): for each size n a fresh list is drawn, with the
   scores generated already sorted as uniform order statistics, ``U_(i) = Γ_i / Γ_{n+1}`` with
@@ -12,8 +15,9 @@ objects (:mod:`ndcglab.measures.gains`, :mod:`ndcglab.measures.discounts`).
 * Nested draws (``nested=True``): one i.i.d. sequence of length ``max(sizes)`` per draw and
   ``S_n`` = its first n pairs, as in Definition 3 of the paper (each prefix is sorted, O(n log n)).
 
-``IDCG`` is computed from the label counts (O(n)). A list with no relevant document (IDCG = 0)
-scores 0. Everything is seeded by ``numpy.random.default_rng(seed)``.
+The ideal order is built from the label counts (O(n), no sort). A list with no relevant document
+(IDCG = 0) scores by the measure's ``empty`` rule (0 by default). Everything is seeded by
+``numpy.random.default_rng(seed)``.
 """
 
 from __future__ import annotations
@@ -25,11 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from .._spec import Cutoff, parse_spec
 from ..errors import ConventionError
+from ..measures.conventions import apply_empty, apply_short, cumulative_dcg, normalise
 from ..measures.discounts import Discount, get_discount
 from ..measures.gains import Gain, get_gain
-from .limits import GradedModel, Limit, YBar, theoretical_limit
+from ..measures.registry import Measure, resolve_discount, resolve_gain
+from .limits import GradedModel, Limit, YBar, ndcg_measure, theoretical_limit
 
 __all__ = [
     "SimulationResult",
@@ -54,7 +59,7 @@ def _sample_labels(
     model: YBar | GradedModel, s: np.ndarray, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
     """Labels for scores ``s``: returns (label index per document, label values)."""
-    u = rng.random(s.shape[0])
+    u = np.asarray(rng.random(s.shape[0]))
     if isinstance(model, GradedModel):
         cum = np.cumsum(model.probs(s), axis=1)
         idx = (u[:, None] >= cum[:, :-1]).sum(axis=1)
@@ -80,53 +85,51 @@ def _ybar_values(ybar: YBar, s: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class _MeasureSetup:
     name: str
+    measure: Measure  # resolved by the standard preset
     gain: Gain
     discount: Discount
     k_of: Callable[[int], int]
 
 
 def _setup(
-    measure: str,
+    measure: str | Measure,
     gain: str | Gain | None,
     discount: str | Discount | None,
     cutoff: Callable[[int], int] | None,
 ) -> _MeasureSetup:
-    spec = parse_spec(measure, what="measure")
-    if spec.name != "ndcg":
-        raise ConventionError(
-            f"the simulator computes NDCG; got {spec.name!r}. Fix: e.g. 'ndcg(discount=power:0.5)'"
-        )
-    g = get_gain(gain if gain is not None else spec.param("gain", "exp2") or "exp2")
-    d = get_discount(discount if discount is not None else spec.param("discount", "log") or "log")
-    rounding = spec.param("rounding", "ceil") or "ceil"
-    if cutoff is not None and spec.cutoff is not None:
+    m = ndcg_measure(measure, what="the simulator computes NDCG, it is not")
+    r = m.resolve()
+    g = get_gain(gain) if gain is not None else resolve_gain(r)
+    d = get_discount(discount) if discount is not None else resolve_discount(r)
+    if cutoff is not None and m.cutoff is not None:
         raise ConventionError("give either an @cut-off in the measure or cutoff=, not both")
-    cut: Cutoff | None = spec.cutoff
+    cut = m.cutoff
     if cutoff is not None:
         k_of = lambda n: max(1, int(cutoff(n)))  # noqa: E731
-        name = f"{spec}@k(n)"
+        name = f"{m}@k(n)"
     elif cut is not None:
+        rounding = r.get("rounding")
         k_of = lambda n: cut.k_for(n, rounding)  # noqa: E731
-        name = str(spec)
+        name = str(m)
     else:
         k_of = lambda n: n  # noqa: E731
-        name = str(spec)
-    return _MeasureSetup(name=name, gain=g, discount=d, k_of=k_of)
+        name = str(m)
+    return _MeasureSetup(name=name, measure=r, gain=g, discount=d, k_of=k_of)
 
 
-def _ndcg_sorted(idx: np.ndarray, label_gain: np.ndarray, disc: np.ndarray, k: int) -> float:
-    """NDCG@k of a list already in ranked order, given label indices and the gain of each label."""
-    n = idx.shape[0]
-    k = min(k, n)
-    g = label_gain[idx[:k]]
-    dcg = float(g @ disc[:k])
+def _dcg_and_ideal(
+    idx: np.ndarray, label_gain: np.ndarray, disc: np.ndarray, k: int
+) -> tuple[float, float]:
+    """DCG@k and ideal DCG@k of a list in ranked order, given its label indices and the gain of
+    each label (:func:`~ndcglab.measures.conventions.cumulative_dcg`); the ideal's gains,
+    descending, come from the label counts. A cut-off beyond the list stops at its end."""
+    k = min(k, idx.shape[0])
+    dcg = cumulative_dcg(label_gain[idx[:k]], disc[:k])[-1]
     counts = np.bincount(idx, minlength=label_gain.shape[0])
     order = np.argsort(-label_gain, kind="stable")
-    cum = np.concatenate([[0.0], np.cumsum(disc[:k])])
-    ends = np.minimum(np.cumsum(counts[order]), k)
-    starts = np.concatenate([[0], ends[:-1]])
-    idcg = float(np.sum(label_gain[order] * (cum[ends] - cum[starts])))
-    return dcg / idcg if idcg > 0 else 0.0
+    taken = np.diff(np.minimum(np.cumsum(counts[order]), k), prepend=0)
+    idcg = cumulative_dcg(np.repeat(label_gain[order], taken), disc[:k])[-1]
+    return float(dcg), float(idcg)
 
 
 @dataclass(eq=False)
@@ -209,7 +212,7 @@ class SimulationResult:
 def simulate_ndcg(
     model: YBar | GradedModel,
     sizes: Sequence[int] | np.ndarray,
-    measure: str = "ndcg",
+    measure: str | Measure = "ndcg",
     *,
     draws: int = 1,
     seed: int | None = 0,
@@ -223,8 +226,9 @@ def simulate_ndcg(
 
     ``model``: ``ybar(s)`` (vectorised callable on [0, 1], binary labels) or a
     :class:`GradedModel`. ``measure``: an ``ndcg`` spec (``ndcg``, ``ndcg(discount=power:0.5)``,
-    ``ndcg(discount=exp:2)``, ``ndcg@0.2n``, ``ndcg(gain=linear)`` …; gain default exp2, discount
-    default log). ``cutoff``: a function ``k(n)`` for growing cut-offs such as ``k = √n``
+    ``ndcg(discount=exp:2)``, ``ndcg@0.2n``, ``ndcg(gain=linear)`` …, read by
+    :func:`~ndcglab.measures.parse_measure`; unset options from the ``standard`` preset: gain
+    exp2, discount log). ``cutoff``: a function ``k(n)`` for growing cut-offs such as ``k = √n``
     (Theorems 7/11). ``gain`` / ``discount`` override the spec's. ``draws`` independent repetitions;
     ``nested`` see the module docstring. ``with_limit`` attaches the theorem's limit.
     """
@@ -249,19 +253,25 @@ def simulate_ndcg(
             disc_cache[-1] = setup.discount.table(n_max)
         return disc_cache[-1][:n]
 
-    values = np.empty((draws, n_arr.size), dtype=np.float64)
+    dcg = np.empty((draws, n_arr.size), dtype=np.float64)
+    idcg = np.empty((draws, n_arr.size), dtype=np.float64)
     for d in range(draws):
         if nested:
             s_all = rng.random(n_max)
             idx_all, _ = _sample_labels(model, s_all, rng)
             for j, n in enumerate(n_arr.tolist()):
                 order = np.argsort(-s_all[:n], kind="stable")
-                values[d, j] = _ndcg_sorted(idx_all[order], label_gain, disc_for(n), setup.k_of(n))
+                dcg[d, j], idcg[d, j] = _dcg_and_ideal(
+                    idx_all[order], label_gain, disc_for(n), setup.k_of(n)
+                )
         else:
             for j, n in enumerate(n_arr.tolist()):
                 s = uniform_order_statistics(n, rng)
                 idx, _ = _sample_labels(model, s, rng)
-                values[d, j] = _ndcg_sorted(idx, label_gain, disc_for(n), setup.k_of(n))
+                dcg[d, j], idcg[d, j] = _dcg_and_ideal(idx, label_gain, disc_for(n), setup.k_of(n))
+    values, empty = normalise(dcg, idcg)
+    values = np.array(apply_short(setup.measure, values, n_arr[None, :]))
+    apply_empty(setup.measure, values, empty, None, where=" (a simulated list)")
     lim = None
     if with_limit:
         try:

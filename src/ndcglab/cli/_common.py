@@ -1,4 +1,6 @@
-"""Helpers shared by the sub-command modules: output formats and progress bars.
+"""Helpers shared by the sub-command modules: output formats, progress bars, text tables
+(:func:`format_table`, from :mod:`ndcglab._tables`) and the arguments of the commands that
+compare several score files.
 
 Every command that prints results takes ``--format text|json``. In JSON it prints one object whose
 key ``"mean"`` maps each measure's printed name to its mean, plus whatever else the command reports
@@ -16,6 +18,20 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+
+from .._tables import format_table
+
+__all__ = [
+    "add_format_argument",
+    "add_systems_arguments",
+    "add_systems_parser",
+    "emit",
+    "format_table",
+    "progress",
+    "read_systems",
+    "system_names",
+    "to_json",
+]
 
 T = TypeVar("T")
 
@@ -71,19 +87,27 @@ def progress(
     return tqdm(iterable, desc=desc, total=total, file=sys.stderr, leave=False)
 
 
-def format_table(header: list[str], rows: list[list[Any]], floatfmt: str = ".4f") -> str:
-    """A plain aligned text table."""
-    cells = [[f"{c:{floatfmt}}" if isinstance(c, float) else str(c) for c in row] for row in rows]
-    widths = [
-        max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(header)
-    ]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
-    lines.append("  ".join("-" * w for w in widths))
-    for r in cells:
-        lines.append(
-            "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
-        )
-    return "\n".join(lines)
+def add_systems_parser(
+    subparsers: Any,
+    name: str,
+    *,
+    help_text: str,
+    doc: str | None,
+    noun: str,
+    measure_help: str,
+) -> argparse.ArgumentParser:
+    """A sub-command that reads several systems' scores on one dataset (``compare``,
+    ``distinguish``), described by the second paragraph of its module's ``doc``.
+
+    It takes ``DATA``, ``--scores FILE`` (repeatable), ``--name NAME`` (one per ``--scores``;
+    ``noun`` names what a score file is), ``--measure SPEC`` (repeatable, ``measure_help``) and
+    ``--preset NAME``. The caller adds its own options."""
+    description = doc.split("\n\n")[1] if doc else None
+    p = subparsers.add_parser(name, help=help_text, description=description)
+    add_systems_arguments(p, noun=noun)
+    p.add_argument("--measure", action="append", default=None, metavar="SPEC", help=measure_help)
+    p.add_argument("--preset", default=None, help="convention preset (default: standard)")
+    return p
 
 
 def add_systems_arguments(p: argparse.ArgumentParser, *, noun: str = "system") -> None:

@@ -12,27 +12,21 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import add_format_argument, add_systems_arguments, emit, read_systems
+from ._common import add_format_argument, add_systems_parser, emit, read_systems
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    p = subparsers.add_parser(
+    p = add_systems_parser(
+        subparsers,
         "compare",
-        help="compare several score files on one dataset: means, paired tests, marks",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
-    )
-    add_systems_arguments(p, noun="system")
-    p.add_argument(
-        "--measure",
-        action="append",
-        default=None,
-        metavar="SPEC",
-        help="measure to compare, e.g. ndcg@10 or 'ndcg(discount=power:0.5)'; repeatable "
+        help_text="compare several score files on one dataset: means, paired tests, marks",
+        doc=__doc__,
+        noun="system",
+        measure_help="measure to compare, e.g. ndcg@10 or 'ndcg(discount=power:0.5)'; repeatable "
         "(default: the preset's measure set)",
     )
-    p.add_argument("--preset", default=None, help="convention preset (default: standard)")
     p.add_argument(
         "--test",
         choices=("t", "permutation"),

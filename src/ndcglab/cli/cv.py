@@ -27,6 +27,8 @@ __all__ = ["add_parser", "run", "select_folds"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    from ..training.config import TrainConfig
+
     p = subparsers.add_parser(
         "cv",
         help="cross-validate losses over a LETOR collection's folds (train/vali/test)",
@@ -38,7 +40,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="append",
         default=None,
         metavar="SPEC",
-        help="loss to evaluate; repeat for several (default listnet)",
+        help=f"loss to evaluate; repeat for several (default {TrainConfig().loss})",
     )
     p.add_argument(
         "--folds",
@@ -106,7 +108,7 @@ def _fit(args: argparse.Namespace, loss: str, cfg: Any, train_ds: Any, vali_ds: 
         from ..training import train
 
         return train(train_ds, cfg, validation=vali_ds, progress=False)
-    from ..gbdt.cli_hooks import fit_gbdt_from_args
+    from ._gbdt import fit_gbdt_from_args
 
     model = fit_gbdt_from_args(args, train_ds, vali_ds, loss=loss)
     tr = model.metadata.get("training") or {}

@@ -5,6 +5,9 @@ of DATA — against n (Wang et al. 2013, §4), and how often the order of each p
 already holds at every larger n of the grid (an empirical handle on consistent
 distinguishability, Definition 3). Without ``--repeats`` S_n follows the file order; with
 ``--repeats R`` every list is shuffled R times (seeded) and the curves get error bands.
+
+Wang et al. 2013: Wang, Wang, Li, He, Chen, Liu, "A Theoretical Analysis of NDCG Type Ranking
+Measures" (COLT 2013). See docs/analysis.md, section 2.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 
 from ._common import (
     add_format_argument,
-    add_systems_arguments,
+    add_systems_parser,
     emit,
     format_table,
     read_systems,
@@ -26,21 +29,15 @@ _DEFAULT_MEASURES = ["ndcg", "ndcg(discount=power:0.5)", "ndcg(discount=exp:2)",
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    p = subparsers.add_parser(
+    p = add_systems_parser(
+        subparsers,
         "distinguish",
-        help="mean NDCG vs list size n for several rankers, and the stability of their order",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
-    )
-    add_systems_arguments(p, noun="ranker")
-    p.add_argument(
-        "--measure",
-        action="append",
-        default=None,
-        metavar="SPEC",
-        help="measure, repeatable (default: the four of the paper: ndcg, "
+        help_text="mean NDCG vs list size n for several rankers, and the stability of their order",
+        doc=__doc__,
+        noun="ranker",
+        measure_help="measure, repeatable (default: the four of the paper: ndcg, "
         "'ndcg(discount=power:0.5)', 'ndcg(discount=exp:2)', ndcg@0.2n)",
     )
-    p.add_argument("--preset", default=None, help="convention preset (default: standard)")
     p.add_argument(
         "--grid",
         choices=("log", "linear"),

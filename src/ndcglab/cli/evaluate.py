@@ -111,9 +111,9 @@ def _evaluate(args: argparse.Namespace) -> Any:
             f"no ranking for {args.data}. Fix: add --scores FILE (one score per document) or "
             "--feature N (rank by feature column N)"
         )
-    from ..data import load_dataset, read_scores
+    from ..data import is_synthetic_spec, load_dataset, read_scores
 
-    read_opts = {} if str(args.data).startswith("synthetic:") else {"missing": args.missing}
+    read_opts = {} if is_synthetic_spec(args.data) else {"missing": args.missing}
     ds = load_dataset(args.data, **read_opts)
     if args.feature is not None:
         n = int(args.feature)

@@ -34,14 +34,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from ..data import load_dataset, write_scores
-    from ..models import load_model
+    from ..estimator import load_trained
 
-    model = load_model(args.model)
+    model = load_trained(args.model)
     ds = load_dataset(args.data)
     scores = model.predict(ds)
-    path = write_scores(args.out, scores)
+    write_scores(args.out, scores)
     payload = {
-        "scores": str(path if path is not None else args.out),
+        "scores": str(args.out),
         "model": str(args.model),
         "loss": model.metadata.get("loss"),
         "n_queries": ds.n_queries,

@@ -25,7 +25,7 @@ _EPILOG = """experiments:
   linear-ndcg         Jin & Geng 2010: DCG^beta_ideal - DCG^beta_f = R(f) on every query
   all                 every experiment into sub-folders, with an index page
 
---data is a LETOR folder with Fold1..5 (e.g. ../shared/data/MQ2008) or a single LETOR file;
+--data is a LETOR folder with Fold1..5 (e.g. LETOR 4.0's MQ2008) or a single LETOR file;
 without it the embedded synthetic data are used. --quick runs fewer folds/epochs/repetitions and
 smaller sizes, and says so in the report.
 """

@@ -39,16 +39,18 @@ def _batch(text: str) -> int | None:
 
 def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = True) -> None:
     """The training options shared by ``train`` and ``cv`` (defaults from TrainConfig)."""
-    from ..training.normalize import NORMALIZATIONS
+    from ..data.normalize import NORMALIZATIONS
+    from ..gbdt.train import DEFAULTS as TREES
+    from ..training.config import DEFAULT_EPOCHS, DEFAULT_LR, TrainConfig
 
-    d = _defaults()
+    d = TrainConfig()  # every default stated once, in TrainConfig
     if single_loss:
         p.add_argument(
             "--loss",
             default=None,
             metavar="SPEC",
             help="loss spec, e.g. listnet, cs_listmle@10, consistent_listnet(norm=z10), "
-            "ranksvm(l2=0.001), adarank(measure=map) (default: listnet; adarank for --model "
+            f"ranksvm(l2=0.001), adarank(measure=map) (default: {d.loss}; adarank for --model "
             "adarank)",
         )
     p.add_argument(
@@ -69,13 +71,15 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
         "--lr",
         type=float,
         default=None,
-        help="learning rate (default 0.1 for gd, 0.001 for adam, 0.05 for gbdt)",
+        help=f"learning rate (default {DEFAULT_LR['gd']:g} for gd, {DEFAULT_LR['adam']:g} for "
+        f"adam, {TREES['learning_rate']:g} for gbdt)",
     )
     p.add_argument(
         "--epochs",
         type=int,
         default=None,
-        help="maximum epochs (default 300 for adam, 1000 for gd)",
+        help=f"maximum epochs (default {DEFAULT_EPOCHS['adam']} for adam, "
+        f"{DEFAULT_EPOCHS['gd']} for gd)",
     )
     p.add_argument(
         "--batch-size",
@@ -95,7 +99,7 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
         type=int,
         default=d.patience,
         help="stop after this many epochs (gbdt: rounds) without validation improvement "
-        "(default: off; 50 for gbdt)",
+        f"(default: off; {TREES['early_stopping_rounds']} for gbdt)",
     )
     p.add_argument(
         "--normalize",
@@ -127,7 +131,8 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
         "--rounds",
         type=int,
         default=None,
-        help="boosting rounds: AdaRank (default: the adarank spec's, 100) or gbdt (default 500)",
+        help="boosting rounds: AdaRank (default: the adarank spec's rounds) or gbdt "
+        f"(default {TREES['num_boost_round']})",
     )
     p.add_argument(
         "--hidden",
@@ -139,9 +144,11 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
     p.add_argument(
         "--activation", default=d.activation, help=f"MLP activation (default {d.activation})"
     )
-    p.add_argument("--dropout", type=float, default=d.dropout, help="MLP dropout (default 0)")
+    p.add_argument(
+        "--dropout", type=float, default=d.dropout, help=f"MLP dropout (default {d.dropout:g})"
+    )
     p.add_argument("--seed", type=int, default=d.seed, help=f"random seed (default {d.seed})")
-    p.add_argument("--device", default=d.device, help="cpu, cuda or auto (default cpu)")
+    p.add_argument("--device", default=d.device, help=f"cpu, cuda or auto (default {d.device})")
     p.add_argument(
         "--threads",
         type=int,
@@ -149,15 +156,9 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
         help="torch CPU threads while training (default: torch's)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-    from ..gbdt.cli_hooks import add_gbdt_arguments
+    from ._gbdt import add_gbdt_arguments
 
     add_gbdt_arguments(p)
-
-
-def _defaults() -> Any:
-    from ..training.trainer import TrainConfig
-
-    return TrainConfig()
 
 
 def config_from_args(args: argparse.Namespace, loss: str | None) -> Any:
@@ -165,7 +166,7 @@ def config_from_args(args: argparse.Namespace, loss: str | None) -> Any:
 
     ``loss=None`` means the default: listnet, or adarank for ``--model adarank``.
     """
-    from ..training.trainer import TrainConfig
+    from ..training.config import TrainConfig
 
     return TrainConfig(
         loss=loss,
@@ -344,7 +345,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_gbdt(args: argparse.Namespace, train_ds: Any, valid_ds: Any) -> int:
-    from ..gbdt.cli_hooks import fit_gbdt_from_args, gbdt_payload
+    from ._gbdt import fit_gbdt_from_args, gbdt_payload
 
     model = fit_gbdt_from_args(args, train_ds, valid_ds)
     path = model.save(args.out)

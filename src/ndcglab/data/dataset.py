@@ -21,9 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataFormatError
+from ..errors import DataFormatError, SpecError
+from .padding import pad_segments, segment_index
 
-__all__ = ["QueryView", "RankingDataset", "boundaries_from_group", "pad_segments"]
+__all__ = [
+    "QueryView",
+    "RankingDataset",
+    "boundaries_from_group",
+    "boundaries_from_qids",
+]
 
 
 def boundaries_from_group(group: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -31,46 +37,44 @@ def boundaries_from_group(group: Sequence[int] | np.ndarray) -> np.ndarray:
     ``[0, n_1, n_1+n_2, ...]``."""
     g = np.asarray(group, dtype=np.int64)
     if g.ndim != 1 or (g < 0).any():
-        raise ValueError("group must be a 1-D sequence of non-negative list sizes")
+        raise DataFormatError(
+            "group must be a 1-D sequence of non-negative list sizes",
+            token=str(group)[:60],
+            fix="pass one non-negative size per query, e.g. group=[3, 5, 2]",
+        )
     out = np.zeros(len(g) + 1, dtype=np.int64)
     np.cumsum(g, out=out[1:])
     return out
 
 
-def _boundaries_from_qids(qid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Boundaries and query ids from a per-document qid column (contiguous blocks)."""
-    qid = np.asarray(qid)
-    if len(qid) == 0:
-        return np.zeros(1, dtype=np.int64), np.array([], dtype=object)
-    change = np.flatnonzero(qid[1:] != qid[:-1]) + 1
-    b = np.concatenate([[0], change, [len(qid)]]).astype(np.int64)
-    qids = qid[b[:-1]]
-    if len(set(qids.tolist())) != len(qids):
-        seen: set = set()
-        for i, q in enumerate(qids.tolist()):
-            if q in seen:
-                raise ValueError(
-                    f"query id {q!r} appears in two separate blocks (document {b[i]}). "
-                    "Fix: sort the documents so that each query's documents are contiguous"
-                )
-            seen.add(q)
-    return b, np.array([str(q) for q in qids.tolist()], dtype=object)
+def boundaries_from_qids(
+    qids: Sequence[Any] | np.ndarray, *, contiguous: bool = True
+) -> np.ndarray:
+    """Turn a per-document query-id column into boundaries ``(Q + 1,)`` int64.
 
-
-def pad_segments(
-    values: np.ndarray, boundaries: np.ndarray, fill: float = 0.0, max_len: int | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Scatter flat per-document ``values`` (``(N, ...)``) into ``(Q, M, ...)`` plus a mask
-    ``(Q, M)``."""
-    b = np.asarray(boundaries, dtype=np.int64)
-    lengths = np.diff(b)
-    m = int(lengths.max(initial=0)) if max_len is None else int(max_len)
-    q = len(lengths)
-    values = np.asarray(values)
-    out = np.full((q, m, *values.shape[1:]), fill, dtype=values.dtype)
-    mask = np.arange(m)[None, :] < lengths[:, None]
-    out[mask] = values
-    return out, mask
+    A new query starts wherever the id differs from the previous document's id, so each query's
+    documents must be contiguous. With ``contiguous=True`` (the default) an id that comes back in
+    a second, separate block is a :class:`~ndcglab.errors.DataFormatError`; with
+    ``contiguous=False`` each block counts as its own query. The query id of query ``q`` is
+    ``qids[boundaries[q]]``. An empty column gives ``[0]``.
+    """
+    q = np.asarray(qids)
+    if len(q) == 0:
+        return np.zeros(1, dtype=np.int64)
+    change = np.flatnonzero(q[1:] != q[:-1]) + 1
+    b = np.concatenate([[0], change, [len(q)]]).astype(np.int64)
+    if contiguous:
+        firsts = q[b[:-1]].tolist()
+        if len(set(firsts)) != len(firsts):
+            seen: set = set()
+            for i, qq in enumerate(firsts):
+                if qq in seen:
+                    raise DataFormatError(
+                        f"query id {qq!r} appears in two separate blocks (document {b[i]})",
+                        fix="sort the documents so that each query's documents are contiguous",
+                    )
+                seen.add(qq)
+    return b
 
 
 @dataclass(frozen=True)
@@ -111,26 +115,35 @@ class RankingDataset:
         )
         n = len(self.labels)
         if self.features.shape[0] != n:
-            raise ValueError(
-                f"features have {self.features.shape[0]} rows but there are {n} labels"
+            raise DataFormatError(
+                f"features have {self.features.shape[0]} rows but there are {n} labels",
+                fix="give one feature row per label, in the same document order",
             )
         b = self.boundaries
         if b.ndim != 1 or len(b) < 1 or b[0] != 0 or b[-1] != n or (np.diff(b) < 0).any():
-            raise ValueError(
+            raise DataFormatError(
                 "boundaries must start at 0, never decrease and end at the number of documents "
-                f"({n}); got {b[:5].tolist()}...{b[-3:].tolist()}"
+                f"({n}); got {b[:5].tolist()}...{b[-3:].tolist()}",
+                fix="build them with boundaries_from_group(sizes) or boundaries_from_qids(qids)",
             )
         if len(self.query_ids) != len(b) - 1:
-            raise ValueError(
-                f"{len(self.query_ids)} query ids for {len(b) - 1} queries (boundaries)"
+            raise DataFormatError(
+                f"{len(self.query_ids)} query ids for {len(b) - 1} queries (boundaries)",
+                fix="give one query id per query, in boundaries order",
             )
         if self.doc_ids is not None:
             self.doc_ids = np.asarray(self.doc_ids, dtype=object)
             if len(self.doc_ids) != n:
-                raise ValueError(f"{len(self.doc_ids)} doc ids for {n} documents")
+                raise DataFormatError(
+                    f"{len(self.doc_ids)} doc ids for {n} documents",
+                    fix="give one doc id per document, or none",
+                )
         for key, col in self.extras.items():
             if len(col) != n:
-                raise ValueError(f"extra column {key!r} has {len(col)} values for {n} documents")
+                raise DataFormatError(
+                    f"extra column {key!r} has {len(col)} values for {n} documents",
+                    fix="give every extra column one value per document",
+                )
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -150,20 +163,22 @@ class RankingDataset:
         documents contiguous) must be given.
         """
         if (group is None) == (qid is None):
-            raise ValueError(
+            raise SpecError(
                 "give exactly one of group= (list sizes) or qid= (a query id per document)"
             )
         y_arr = np.asarray(y, dtype=np.float64).ravel()
         if group is not None:
             b = boundaries_from_group(group)
             if b[-1] != len(y_arr):
-                raise ValueError(
-                    f"group sizes add up to {b[-1]} but there are {len(y_arr)} labels. "
-                    "Fix: pass one size per query, in document order"
+                raise DataFormatError(
+                    f"group sizes add up to {b[-1]} but there are {len(y_arr)} labels",
+                    fix="pass one size per query, in document order",
                 )
             qids = np.array([str(i) for i in range(len(b) - 1)], dtype=object)
         else:
-            b, qids = _boundaries_from_qids(np.asarray(qid))
+            qid_arr = np.asarray(qid)
+            b = boundaries_from_qids(qid_arr)
+            qids = np.array([str(q) for q in qid_arr[b[:-1]].tolist()], dtype=object)
         return cls(
             features=np.asarray(X, dtype=np.float32),
             labels=y_arr,
@@ -243,14 +258,16 @@ class RankingDataset:
         idx = np.asarray(query_indices, dtype=np.int64)
         lengths = self.query_lengths[idx]
         starts = self.boundaries[idx]
-        doc_index = _segment_index(starts, lengths)
+        doc_index = segment_index(starts, lengths)
         return self._take(doc_index, boundaries_from_group(lengths), self.query_ids[idx])
 
     def truncate(self, n: int) -> RankingDataset:
-        """Keep the first ``n`` documents of every list (``S_n`` of Wang et al.); shorter lists
-        stay whole."""
+        """Keep the first ``n`` documents of every list; shorter lists stay whole.
+
+        This is ``S_n`` of Wang, Wang, Li, He, Chen, Liu, "A Theoretical Analysis of NDCG Type
+        Ranking Measures" (COLT 2013): the lists cut to their first ``n`` documents."""
         lengths = np.minimum(self.query_lengths, n)
-        doc_index = _segment_index(self.boundaries[:-1], lengths)
+        doc_index = segment_index(self.boundaries[:-1], lengths)
         return self._take(doc_index, boundaries_from_group(lengths), self.query_ids)
 
     def permute_within_queries(self, seed: int) -> RankingDataset:
@@ -297,14 +314,3 @@ class RankingDataset:
                 fix="replace NaN/inf scores by finite numbers",
             )
         return s
-
-
-def _segment_index(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Concatenate ``range(start, start + length)`` for each segment, vectorised."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    ends_before = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    offsets = np.repeat(np.asarray(starts, dtype=np.int64) - ends_before, lengths)
-    return np.arange(total, dtype=np.int64) + offsets

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataFormatError
-from ._io import PathLike
+from ._files import PathLike
 from .dataset import RankingDataset
 
 __all__ = ["Fold", "load_letor_folder"]

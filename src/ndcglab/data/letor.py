@@ -45,19 +45,17 @@ time and sha256 all match.
 from __future__ import annotations
 
 import gzip
-import hashlib
-import json
 import os
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
-from ..errors import DataFormatError
-from ._io import PathLike, atomic_write, file_sha256, open_binary
-from .dataset import RankingDataset
+from ..errors import DataFormatError, SpecError
+from ._files import PathLike, open_binary, split_strings
+from ._letor_cache import default_cache_dir, file_identity, read_cached
+from .dataset import RankingDataset, boundaries_from_group
 
 __all__ = ["default_cache_dir", "read_letor", "read_query_file"]
 
@@ -65,7 +63,6 @@ Missing = Literal["nan", "min", "zero"]
 SplitQueries = Literal["error", "merge", "separate"]
 
 _CHUNK = 64 << 20
-_CACHE_VERSION = 1
 _MISSING = ("nan", "min", "zero")
 _SPLIT = ("error", "merge", "separate")
 
@@ -113,11 +110,14 @@ def read_letor(
         With file, line, the offending token and a fix, for any malformed input.
     """
     if missing not in _MISSING:
-        raise ValueError(f"missing={missing!r}; choose one of {', '.join(_MISSING)}")
+        raise SpecError(f"missing={missing!r}. Fix: choose one of {', '.join(_MISSING)}")
     if split_queries not in _SPLIT:
-        raise ValueError(f"split_queries={split_queries!r}; choose one of {', '.join(_SPLIT)}")
+        raise SpecError(f"split_queries={split_queries!r}. Fix: choose one of {', '.join(_SPLIT)}")
     if n_features is not None and (int(n_features) != n_features or n_features < 1):
-        raise ValueError(f"n_features must be a positive integer or None, got {n_features!r}")
+        raise SpecError(
+            f"n_features must be a positive integer or None, got {n_features!r}. "
+            "Fix: give the number of features, or leave it out to read it from the file"
+        )
     p = Path(path)
     qfile = Path(query_file) if query_file is not None else None
     if qfile is not None and not qfile.exists():
@@ -131,10 +131,16 @@ def read_letor(
             "missing": missing,
             "n_features": None if n_features is None else int(n_features),
             "split_queries": split_queries,
-            "query_file": _file_identity(qfile) if qfile is not None else None,
+            "query_file": file_identity(qfile) if qfile is not None else None,
             "explicit_query_file": not auto_qfile,
         }
-        return _read_cached(p, options, cache, qfile, auto_qfile, cache_verify)
+        return read_cached(
+            p,
+            options,
+            cache,
+            lambda: _read(p, missing, qfile, auto_qfile, n_features, split_queries),
+            verify=cache_verify,
+        )
     return _read(p, missing, qfile, auto_qfile, n_features, split_queries)
 
 
@@ -163,15 +169,6 @@ def read_query_file(path: PathLike) -> np.ndarray:
             )
         sizes.append(v)
     return np.asarray(sizes, dtype=np.int64)
-
-
-def default_cache_dir() -> Path:
-    """``$NDCGLAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/ndcglab``, else ``~/.cache/ndcglab``."""
-    env = os.environ.get("NDCGLAB_CACHE_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "ndcglab"
 
 
 # ============================================================================ parsing
@@ -203,7 +200,7 @@ class _Parser:
     """Stateful block parser: feeds 64 MiB blocks of whole lines to the Numba kernel."""
 
     def __init__(self, path: Path, n_features: int | None, query_file: Path | None) -> None:
-        from . import _kernels as K
+        from . import _parse_kernels as K
 
         self.K = K
         self.path = path
@@ -310,7 +307,7 @@ class _Parser:
             X=X,
             labels=labels.copy() if n < rows else labels,
             block_rows=brows,
-            block_qids=_decode_tokens(K.gather_tokens(arr, qid_s[brows], qid_e[brows]), nb),
+            block_qids=split_strings(K.gather_tokens(arr, qid_s[brows], qid_e[brows]), nb),
             block_lines=line_no[brows] + self.line_offset + 1,
             first_line=self.line_offset + 1,
         )
@@ -318,11 +315,11 @@ class _Parser:
             starts = np.ascontiguousarray(ext_s[:n, k])
             ends = np.ascontiguousarray(ext_e[:n, k])
             if key == "docid":
-                chunk.extras[key] = _decode_tokens(K.gather_tokens(arr, starts, ends), n)
+                chunk.extras[key] = split_strings(K.gather_tokens(arr, starts, ends), n)
                 continue
             vals, st = K.parse_float_tokens(arr, starts, ends)
             if (st == K.INVALID).any() or (st == K.NULL).any():
-                chunk.extras[key] = _decode_tokens(K.gather_tokens(arr, starts, ends), n)
+                chunk.extras[key] = split_strings(K.gather_tokens(arr, starts, ends), n)
                 continue
             for r in np.flatnonzero(st == K.APPROX):
                 vals[r] = float(arr[starts[r] : ends[r]].tobytes())
@@ -368,12 +365,6 @@ def _token_after_label(arr: np.ndarray, label_end: int) -> str:
     tail = arr[label_end : label_end + 200].tobytes().decode("utf-8", "replace")
     parts = tail.split(None, 1)
     return parts[0] if parts else ""
-
-
-def _decode_tokens(blob: np.ndarray, n: int) -> list[str]:
-    if n == 0:
-        return []
-    return blob.tobytes().decode("utf-8", "surrogateescape").split("\n")
 
 
 def _comment_pairs(comment: str) -> list[tuple[str, str]]:
@@ -507,8 +498,7 @@ def _read(
         if query_file is not None and not auto_query_file:
             sizes = read_query_file(query_file)
             _check_sizes(sizes, n_docs, query_file, path)
-            gb = np.concatenate([[0], np.cumsum(sizes)])
-            gb = np.unique(gb)
+            gb = np.unique(boundaries_from_group(sizes))
             if len(gb) != len(boundaries) or not np.array_equal(gb, boundaries):
                 raise DataFormatError(
                     f"the query file's {len(sizes)} lists do not match the {len(starts)} qid: "
@@ -529,7 +519,7 @@ def _read(
             raise DataFormatError("no qid:<id> and no query file", path=path, fix=_FIXES["qid"])
         sizes = read_query_file(query_file)
         _check_sizes(sizes, n_docs, query_file, path)
-        boundaries = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        boundaries = boundaries_from_group(sizes)
         query_ids = np.array([str(i) for i in range(len(sizes))], dtype=object)
     if missing == "min" and parser.n_nan:
         K.fill_query_min(X, boundaries)
@@ -619,131 +609,5 @@ def _split_queries(
     perm = np.argsort(doc_group, kind="stable")
     order = sorted(first.values())
     sizes = np.bincount(group, weights=lengths, minlength=len(qids)).astype(np.int64)[order]
-    new_b = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    new_b = boundaries_from_group(sizes)
     return perm, new_b, np.asarray([qids[b] for b in order], dtype=object)
-
-
-# ============================================================================ binary cache
-def _file_identity(p: Path) -> dict[str, Any]:
-    st = p.stat()
-    return {"path": str(p.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
-
-
-def _cache_file(path: Path, options: dict[str, Any], cache: bool | PathLike) -> Path:
-    key = json.dumps(
-        {"source": str(path.resolve()), "options": options, "version": _CACHE_VERSION},
-        sort_keys=True,
-    )
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    name = f"{path.name}.{digest}.ndcglab-cache.npz"
-    folder = default_cache_dir() if cache is True else Path(cache)  # type: ignore[arg-type]
-    return folder / name
-
-
-def _blob(strings: Any) -> np.ndarray:
-    return np.frombuffer(
-        "\n".join(strings).encode("utf-8", "surrogateescape"), dtype=np.uint8
-    ).copy()
-
-
-def _read_cached(
-    path: Path,
-    options: dict[str, Any],
-    cache: bool | PathLike,
-    qfile: Path | None,
-    auto: bool,
-    verify: bool,
-) -> RankingDataset:
-    if not path.is_file():
-        open_binary(path).close()  # raises the usual "file not found" error
-    ident = _file_identity(path)
-    sha = file_sha256(path) if verify else None
-    cfile = _cache_file(path, options, cache)
-    if cfile.is_file():
-        ds = _load_cache(cfile, ident, sha, path)
-        if ds is not None:
-            return ds
-    if sha is None:
-        sha = file_sha256(path)
-    ds = _read(
-        path, options["missing"], qfile, auto, options["n_features"], options["split_queries"]
-    )
-    try:
-        _save_cache(cfile, ds, ident, sha)
-    except OSError as exc:  # a cache that cannot be written is not an error
-        warnings.warn(f"could not write the binary cache {cfile}: {exc}", stacklevel=3)
-    return ds
-
-
-def _save_cache(cfile: Path, ds: RankingDataset, ident: dict[str, Any], sha: str) -> None:
-    arrays: dict[str, np.ndarray] = {
-        "features": ds.features,
-        "labels": ds.labels,
-        "boundaries": ds.boundaries,
-        "query_ids": _blob(ds.query_ids.tolist()),
-    }
-    if ds.doc_ids is not None:
-        arrays["doc_ids"] = _blob(ds.doc_ids.tolist())
-    keys = []
-    for i, (k, v) in enumerate(ds.extras.items()):
-        if v.dtype == object:
-            arrays[f"extra_{i}"] = _blob(v.tolist())
-            keys.append([k, "str"])
-        else:
-            arrays[f"extra_{i}"] = v
-            keys.append([k, "float"])
-    meta = {
-        "version": _CACHE_VERSION,
-        "size": ident["size"],
-        "mtime_ns": ident["mtime_ns"],
-        "sha256": sha,
-        "source": ds.source,
-        "n_docs": ds.n_docs,
-        "n_queries": ds.n_queries,
-        "extras": keys,
-    }
-    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8).copy()
-    cfile.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write(cfile, gz=False) as f:
-        np.savez(f, **arrays)  # type: ignore[arg-type]
-
-
-def _load_cache(
-    cfile: Path, ident: dict[str, Any], sha: str | None, path: Path
-) -> RankingDataset | None:
-    try:
-        with np.load(cfile, allow_pickle=False) as z:
-            meta = json.loads(z["meta"].tobytes().decode())
-            if (
-                meta.get("version") != _CACHE_VERSION
-                or meta.get("size") != ident["size"]
-                or meta.get("mtime_ns") != ident["mtime_ns"]
-                or (sha is not None and meta.get("sha256") != sha)
-            ):
-                return None
-            n_q, n = int(meta["n_queries"]), int(meta["n_docs"])
-            qids = _decode_tokens(z["query_ids"], n_q)
-            doc_ids = None
-            if "doc_ids" in z.files:
-                doc_ids = np.empty(n, dtype=object)
-                doc_ids[:] = _decode_tokens(z["doc_ids"], n)
-            extras: dict[str, np.ndarray] = {}
-            for i, (k, kind) in enumerate(meta["extras"]):
-                if kind == "str":
-                    col = np.empty(n, dtype=object)
-                    col[:] = _decode_tokens(z[f"extra_{i}"], n)
-                    extras[k] = col
-                else:
-                    extras[k] = z[f"extra_{i}"]
-            return RankingDataset(
-                features=z["features"],
-                labels=z["labels"],
-                boundaries=z["boundaries"],
-                query_ids=np.asarray(qids, dtype=object),
-                doc_ids=doc_ids,
-                extras=extras,
-                source=str(path),
-            )
-    except (OSError, ValueError, KeyError) as exc:
-        warnings.warn(f"ignoring unreadable binary cache {cfile}: {exc}", stacklevel=4)
-        return None

@@ -30,7 +30,8 @@ parameters and seed give bit-identical data on any machine and whatever the bloc
      labels follow ``label_probs``; short lists may have no relevant document.
    * ``label_mode="global"`` - fixed cut-points on ``t`` (normal quantiles of
      ``N(0, 1 + signal²)``), so the pairs ``(x, y)`` are i.i.d. with ``P(y = l) ≈ label_probs[l]``
-     (exact up to the near-normality of ``<w, z>``) - the model of Wang et al. §2.
+     (exact up to the near-normality of ``<w, z>``) - the model of Section 2 of Wang, Wang, Li,
+     He, Chen, Liu, "A Theoretical Analysis of NDCG Type Ranking Measures" (COLT 2013).
 
 Named shapes (``make_synthetic(NAME)``):
 
@@ -61,7 +62,16 @@ import numpy as np
 from ..errors import SpecError
 from .dataset import RankingDataset, boundaries_from_group
 
-__all__ = ["SYNTHETIC_SETS", "SyntheticParams", "make_synthetic", "synthetic_params"]
+__all__ = [
+    "SYNTHETIC_PREFIX",
+    "SYNTHETIC_SETS",
+    "SyntheticParams",
+    "format_synthetic_spec",
+    "is_synthetic_spec",
+    "make_synthetic",
+    "parse_synthetic_spec",
+    "synthetic_params",
+]
 
 _BLOCK = 1 << 16  # rows per generation block (fixed: the data does not depend on memory limits)
 
@@ -122,6 +132,7 @@ class SyntheticParams:
         return self
 
 
+#: The named synthetic datasets (shapes and label distributions) :func:`make_synthetic` knows.
 SYNTHETIC_SETS: dict[str, SyntheticParams] = {
     "small": SyntheticParams(
         n_queries=12, docs_per_query=(3, 15), n_features=5, label_probs=(0.5, 0.3, 0.2),
@@ -170,6 +181,54 @@ def synthetic_params(
     if isinstance(overrides.get("docs_per_query"), list):
         overrides["docs_per_query"] = tuple(overrides["docs_per_query"])
     return dataclasses.replace(base, **overrides).validate()
+
+
+# ---------------------------------------------------------------------------- the spec string
+#: How a dataset argument names synthetic data: ``synthetic:NAME[:SEED]``.
+SYNTHETIC_PREFIX = "synthetic:"
+
+
+def is_synthetic_spec(text: object) -> bool:
+    """Whether a dataset argument names synthetic data (``synthetic:NAME[:SEED]``)."""
+    return isinstance(text, str) and text.startswith(SYNTHETIC_PREFIX)
+
+
+def parse_synthetic_spec(
+    text: str, *, default_name: str | None = None, default_seed: int = 0
+) -> tuple[str, int]:
+    """Split ``synthetic:NAME`` or ``synthetic:NAME:SEED`` into ``(NAME, SEED)``.
+
+    The one parser of this grammar. ``SEED`` is a non-negative integer (``default_seed`` when left
+    out). ``NAME`` may be left empty (``synthetic:`` or ``synthetic::3``) only when a
+    ``default_name`` is given. The name is not checked here: :func:`make_synthetic` does that.
+    Raises :class:`~ndcglab.errors.SpecError` with the fix for anything else.
+    """
+    if not is_synthetic_spec(text):
+        raise SpecError(
+            f"{text!r} is not a synthetic dataset spec. Fix: write synthetic:NAME or "
+            "synthetic:NAME:SEED, e.g. synthetic:web40:3"
+        )
+    parts = text[len(SYNTHETIC_PREFIX) :].split(":")
+    name = parts[0] or default_name
+    if len(parts) > 2 or not name:
+        raise SpecError(
+            f"bad synthetic dataset spec {text!r}. Fix: write synthetic:NAME or "
+            "synthetic:NAME:SEED, e.g. synthetic:web40:3"
+        )
+    seed = int(default_seed)
+    if len(parts) == 2:
+        if not parts[1].isdigit():
+            raise SpecError(
+                f"seed {parts[1]!r} in {text!r} is not a non-negative integer. "
+                "Fix: e.g. synthetic:default:1"
+            )
+        seed = int(parts[1])
+    return name, seed
+
+
+def format_synthetic_spec(name: str, seed: int | None = None) -> str:
+    """``synthetic:NAME[:SEED]``, the inverse of :func:`parse_synthetic_spec`."""
+    return f"{SYNTHETIC_PREFIX}{name}" + ("" if seed is None else f":{seed}")
 
 
 def _rng(seed: int, *stream: int) -> np.random.Generator:
@@ -233,7 +292,7 @@ def make_synthetic(
     offsets = rng.standard_normal((q, f)) * p.query_spread
     qidx = np.repeat(np.arange(q, dtype=np.int64), lengths)
 
-    from . import _kernels as K
+    from . import _synthetic_kernels as K
 
     X = np.empty((n, f), dtype=np.float32)
     t = np.empty(n, dtype=np.float64)
@@ -284,5 +343,5 @@ def make_synthetic(
         boundaries=boundaries,
         query_ids=query_ids,
         doc_ids=doc_ids,
-        source=f"synthetic:{name}:{seed}",
+        source=format_synthetic_spec(name, seed),
     )

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataFormatError
-from ._io import PathLike, atomic_write, open_binary
+from ..errors import DataFormatError, SpecError
+from ._files import PathLike, atomic_write, open_binary
 from .dataset import RankingDataset
 
 __all__ = ["dataset_to_qrels", "document_names", "read_qrels", "read_run", "write_run"]
@@ -169,7 +169,7 @@ def write_run(
     ranks count from 1; scores are printed with ``repr`` (exact).
     """
     if not tag or any(c.isspace() for c in tag):
-        raise ValueError(f"run tag {tag!r} must be non-empty without blanks. Fix: e.g. tag='mine'")
+        raise SpecError(f"run tag {tag!r} must be non-empty without blanks. Fix: e.g. tag='mine'")
     s = dataset.check_scores(scores)
     names = document_names(dataset)
     out: list[str] = []

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataFormatError
-from ._io import PathLike, atomic_write, open_binary
+from ._files import PathLike, atomic_write, join_strings, open_binary
 from .dataset import RankingDataset
 
 __all__ = ["read_scores", "write_scores", "write_svmlight"]
@@ -92,7 +92,10 @@ def _strict_float(s: str) -> float:
 # ============================================================================ LETOR writer
 def _format_label(x: float) -> str:
     if not np.isfinite(x):
-        raise ValueError(f"label {x!r} is not finite; LETOR labels must be finite numbers")
+        raise DataFormatError(
+            f"label {x!r} is not finite; LETOR labels must be finite numbers",
+            fix="replace NaN/inf labels by finite grades before writing",
+        )
     if float(x).is_integer() and abs(x) < 2**53:
         return str(int(x))
     return repr(float(x))
@@ -100,9 +103,7 @@ def _format_label(x: float) -> str:
 
 def _blob_and_offsets(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Strings joined by newlines as uint8, plus start offsets (last = len + 1)."""
-    blob = np.frombuffer(
-        "\n".join(strings).encode("utf-8", "surrogateescape"), dtype=np.uint8
-    ).copy()
+    blob = join_strings(strings)
     nl = np.flatnonzero(blob == 10)
     off = np.empty(len(strings) + 1, dtype=np.int64)
     off[0] = 0
@@ -123,14 +124,14 @@ def _concat(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
 def _check_tokens(strings: list[str], what: str) -> None:
     if not strings:
         return
-    blob = np.frombuffer("\n".join(strings).encode("utf-8", "surrogateescape"), dtype=np.uint8)
+    blob = join_strings(strings)
     bad = np.isin(blob, _BAD_TOKEN_BYTES[[0, 2, 3, 4, 5, 6]])
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
         i = int(np.count_nonzero(blob[:pos] == 10))
-        raise ValueError(
-            f"{what} {strings[i]!r} contains whitespace or '#', which a LETOR line cannot hold. "
-            "Fix: replace those characters (e.g. by '_') before writing"
+        raise DataFormatError(
+            f"{what} {strings[i]!r} contains whitespace or '#', which a LETOR line cannot hold",
+            fix="replace those characters (e.g. by '_') before writing",
         )
 
 
@@ -178,7 +179,7 @@ def write_svmlight(
 
     Atomic: a temporary file renamed over ``path`` at the end.
     """
-    from . import _kernels as K
+    from . import _format_kernels as K
 
     ds = dataset
     X = np.ascontiguousarray(ds.features, dtype=np.float32)
@@ -187,10 +188,13 @@ def write_svmlight(
         _check_tokens(list(ds.extras), "extras key")
         for k in ds.extras:
             if "=" in k:
-                raise ValueError(f"extras key {k!r} contains '='. Fix: rename the column")
+                raise DataFormatError(
+                    f"extras key {k!r} contains '=', which a LETOR comment cannot hold",
+                    fix="rename the column",
+                )
     qids = [str(q) for q in ds.query_ids.tolist()]
     if any(q == "" for q in qids):
-        raise ValueError("an empty query id cannot be written. Fix: give every query an id")
+        raise DataFormatError("an empty query id cannot be written", fix="give every query an id")
     _check_tokens(qids, "query id")
     if comment and ds.doc_ids is not None:
         _check_tokens([str(d) for d in ds.doc_ids.tolist()], "doc id")
@@ -223,6 +227,6 @@ def write_svmlight(
                 X, lo, hi, label_blob, label_off, label_idx, qid_blob, qid_off, row_query,
                 cblob, coff, sparse, buf,
             )  # fmt: skip
-            out_f.write(memoryview(buf[:used]))
+            out_f.write(buf[:used].data)  # the ndarray's buffer as a memoryview, no copy
             if progress is not None:
                 progress(hi - lo)

@@ -1,20 +1,32 @@
 """Boosted trees driven by our losses: any registered differentiable listwise loss as a LightGBM
-custom objective, training with early stopping on our measures, and Dask paths.
+custom objective, training with early stopping on our measures, and training on Dask.
 
 * :class:`LossObjective` — per-document gradient and Hessian diagonal of a registered loss
-  (closed form where one exists, else exact by autograd on short lists or a Hutchinson estimate).
+  (the loss's own closed form where it has one, else exact by autograd on short lists or a
+  Hutchinson estimate: :func:`hessian_diagonal`).
 * :func:`train_gbdt` / :func:`fit_gbdt` → :class:`GBDTModel` (``predict``, ``save``;
-  :func:`load_gbdt`).
-* :mod:`ndcglab.gbdt.distributed` — Dask training and out-of-core evaluation (imports dask lazily).
+  :func:`load_gbdt`); LightGBM's own objectives for comparison as
+  ``lightgbm(objective=lambdarank)`` or ``lightgbm:lambdarank`` (:func:`lightgbm_objective`).
+* :mod:`ndcglab.gbdt.dask_train` — training on a Dask cluster (imports dask lazily); evaluating
+  files larger than memory is :mod:`ndcglab.measures.dask_eval`.
 
 LightGBM and torch are imported when first used, not when this package is imported.
 """
 
 from __future__ import annotations
 
+from .hessian import hessian_diagonal
 from .model import GBDTModel, load_gbdt
-from .objective import HESSIAN_MODES, LossObjective, hessian_diagonal
-from .train import DEFAULTS, LIGHTGBM_PREFIX, MeasureFeval, fit_gbdt, to_lgb_dataset, train_gbdt
+from .objective import HESSIAN_MODES, LossObjective
+from .train import (
+    DEFAULTS,
+    LIGHTGBM_PREFIX,
+    MeasureFeval,
+    fit_gbdt,
+    lightgbm_objective,
+    to_lgb_dataset,
+    train_gbdt,
+)
 
 __all__ = [
     "DEFAULTS",
@@ -25,6 +37,7 @@ __all__ = [
     "MeasureFeval",
     "fit_gbdt",
     "hessian_diagonal",
+    "lightgbm_objective",
     "load_gbdt",
     "to_lgb_dataset",
     "train_gbdt",

@@ -8,8 +8,10 @@ lengths vary a lot (MSLR: 1 to 1,251 documents), so queries are sorted by length
 its own longest list. A bucket is also split when it would hold more than ``max_elements`` padded
 cells (``B·M``, or ``B·M²`` for losses that build all pairs), which bounds peak memory.
 
-Everything here is NumPy; the index arrays are built once per dataset (:class:`BucketIndex`) and
-each round only does a gather (``values[index]``) and a scatter (``out[flat] = padded[mask]``).
+The padding index and the cut into buckets come from :mod:`ndcglab.data.padding` (the one
+implementation, shared with the torch training batches). Everything here is NumPy; the index arrays
+are built once per dataset (:class:`BucketIndex`) and each round only does a gather
+(``values[index]``) and a scatter (``out[flat] = padded[mask]``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..data.padding import length_buckets, pad_layout
+from ..errors import SpecError
 
 __all__ = ["Bucket", "BucketIndex"]
 
@@ -69,39 +74,26 @@ class BucketIndex:
         quadratic: bool = False,
     ) -> None:
         if growth <= 1.0:
-            raise ValueError(f"growth must exceed 1, got {growth}")
+            raise SpecError(
+                f"bucket growth must exceed 1, got {growth}. Fix: pass a length ratio above 1, "
+                "such as the default 1.5"
+            )
         b = np.asarray(boundaries, dtype=np.int64)
         self.boundaries = b
         self.n_docs = int(b[-1])
         lengths = np.diff(b)
         order = np.argsort(lengths, kind="stable")
         order = order[lengths[order] > 0]
-        buckets: list[Bucket] = []
-        i = 0
-        n = len(order)
-        while i < n:
-            first = int(lengths[order[i]])
-            j = i
-            while j < n:
-                m = int(lengths[order[j]])
-                if m > first * growth and j > i:
-                    break
-                cost = (j - i + 1) * (m * m if quadratic else m)
-                if cost > max_elements and j > i:
-                    break
-                j += 1
-            queries = order[i:j]
-            buckets.append(self._make_bucket(b, lengths, queries))
-            i = j
-        self.buckets: tuple[Bucket, ...] = tuple(buckets)
+        cuts = length_buckets(
+            lengths[order], max_cells=max_elements, growth=growth, quadratic=quadratic
+        )
+        self.buckets: tuple[Bucket, ...] = tuple(
+            self._make_bucket(b, lengths, order[start:stop]) for start, stop in cuts
+        )
 
     @staticmethod
     def _make_bucket(b: np.ndarray, lengths: np.ndarray, queries: np.ndarray) -> Bucket:
-        lens = lengths[queries]
-        m = int(lens.max())
-        cols = np.arange(m, dtype=np.int64)
-        mask = cols[None, :] < lens[:, None]
-        index = np.where(mask, b[queries][:, None] + cols[None, :], int(b[-1]))
+        index, mask = pad_layout(b[queries], lengths[queries], pad_to=int(b[-1]))
         return Bucket(index=index, mask=mask, flat=index[mask], queries=np.asarray(queries))
 
     def __len__(self) -> int:

@@ -1,6 +1,7 @@
 """A trained boosted-trees ranker: a LightGBM booster plus our metadata, in one file.
 
-The file is the same container as :mod:`ndcglab.models.io` (a stored zip archive) with two members:
+The file is the one model-file container of :mod:`ndcglab.models.file_format` (a stored zip
+archive, written and read by its functions) with two members:
 
 * ``metadata.json`` — ``format`` (``"ndcglab-model"``), ``format_version``, ``model``
   (``{"kind": "gbdt", "num_trees": ..., "best_iteration": ...}``), ``n_features``,
@@ -11,16 +12,13 @@ The file is the same container as :mod:`ndcglab.models.io` (a stored zip archive
 
 :func:`load_gbdt` also reads a plain LightGBM model text file (no metadata then). Prediction uses
 the best iteration found by early stopping unless told otherwise. Loading and predicting need
-LightGBM but not torch.
+LightGBM but not torch. Importing this module registers :func:`load_gbdt` as the loader of
+``gbdt`` files with :func:`ndcglab.models.load_model`.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import io
-import json
 import os
-import platform
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,36 +26,31 @@ from typing import Any
 
 import numpy as np
 
-from .. import __version__
-from .._atomic import write_bytes_atomic
 from .._compat import lightgbm as _lightgbm
+from .._versions import package_versions
 from ..errors import DataFormatError, ModelMismatchError
+from ..models.file_format import (
+    FORMAT,
+    FORMAT_VERSION,
+    file_header,
+    model_kind,
+    read_member,
+    read_model_metadata,
+    register_model_loader,
+    write_model_file,
+)
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "GBDTModel", "load_gbdt"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "GBDTModel", "load_gbdt", "model_versions"]
 
-FORMAT = "ndcglab-model"
-FORMAT_VERSION = 1
 _BOOSTER_MEMBER = "lightgbm.txt"
+#: the packages whose versions a boosted-trees model file records (besides Python)
+_PACKAGES = ("ndcglab", "lightgbm", "numpy")
 
 
-def _versions() -> dict[str, str]:
-    lgb = _lightgbm()
-    return {
-        "ndcglab": __version__,
-        "lightgbm": lgb.__version__,
-        "numpy": np.__version__,
-        "python": platform.python_version(),
-    }
-
-
-def _json_default(x: Any) -> Any:
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, tuple | set):
-        return list(x)
-    return str(x)
+def model_versions() -> dict[str, str | None]:
+    """The versions a boosted-trees model file records: ``python``, ``ndcglab``, ``lightgbm``,
+    ``numpy`` (from :func:`ndcglab._versions.package_versions`)."""
+    return package_versions(_PACKAGES)
 
 
 @dataclass
@@ -130,22 +123,17 @@ class GBDTModel:
                 "best_iteration": self.best_iteration,
             }
         )
+        header = file_header(_PACKAGES)
         meta.update(
             {
-                "format": FORMAT,
-                "format_version": FORMAT_VERSION,
+                **header,
                 "model": model_meta,
                 "n_features": self.n_features,
-                "versions": {**meta.get("versions", {}), **_versions()},
-                "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                "versions": {**meta.get("versions", {}), **header["versions"]},
             }
         )
         meta.setdefault("feature_names", None)
-        buf = io.BytesIO()
-        with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
-            zf.writestr("metadata.json", json.dumps(meta, indent=2, default=_json_default))
-            zf.writestr(_BOOSTER_MEMBER, self.model_string())
-        return write_bytes_atomic(path, buf.getvalue())
+        return write_model_file(path, meta, {_BOOSTER_MEMBER: self.model_string().encode("utf-8")})
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> GBDTModel:
@@ -160,30 +148,21 @@ def load_gbdt(path: str | os.PathLike[str]) -> GBDTModel:
     if not p.exists():
         raise DataFormatError("model file not found", path=p, fix="check the path")
     if zipfile.is_zipfile(p):
-        try:
-            with zipfile.ZipFile(p) as zf:
-                meta = json.loads(zf.read("metadata.json"))
-                text = zf.read(_BOOSTER_MEMBER).decode("utf-8")
-        except (KeyError, json.JSONDecodeError, zipfile.BadZipFile) as exc:
+        meta = read_model_metadata(p)  # checks the format and its version
+        if model_kind(meta) != "gbdt":
             raise DataFormatError(
-                f"not an ndcglab boosted-trees model file ({exc})",
-                path=p,
-                fix="give a file written by GBDTModel.save / `ndcglab train --model gbdt --out`",
-            ) from None
-        if meta.get("format") != FORMAT or (meta.get("model") or {}).get("kind") != "gbdt":
-            raise DataFormatError(
-                f"not a boosted-trees model (format {meta.get('format')!r}, kind "
-                f"{(meta.get('model') or {}).get('kind')!r})",
+                f"not a boosted-trees model (kind {model_kind(meta)!r})",
                 path=p,
                 fix="load neural/linear models with ndcglab.models.load_model",
             )
-        if int(meta.get("format_version", 0)) > FORMAT_VERSION:
+        try:
+            text = read_member(p, _BOOSTER_MEMBER).decode("utf-8")
+        except KeyError:
             raise DataFormatError(
-                f"model file format version {meta['format_version']} is newer than this ndcglab "
-                f"understands ({FORMAT_VERSION})",
+                f"the boosted-trees model file has no {_BOOSTER_MEMBER} member",
                 path=p,
-                fix="upgrade ndcglab",
-            )
+                fix="give a file written by GBDTModel.save / `ndcglab train --model gbdt --out`",
+            ) from None
     else:
         text = p.read_text(encoding="utf-8", errors="replace")
         if not text.startswith("tree"):
@@ -196,3 +175,6 @@ def load_gbdt(path: str | os.PathLike[str]) -> GBDTModel:
     booster = lgb.Booster(model_str=text)
     meta["path"] = str(p)
     return GBDTModel(booster=booster, metadata=meta)
+
+
+register_model_loader("gbdt", load_gbdt)

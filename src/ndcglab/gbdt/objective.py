@@ -7,32 +7,28 @@ Newton step per leaf: ``−Σg / (Σh + λ)``). Here ``L = Σ_q loss(s_q, y_q)``
 
 How each derivative is computed (``hessian=`` option; see ``docs/gbdt.md``):
 
-* **closed form** (``"auto"`` picks it when the loss has one, ``"closed"`` requires it): exact
-  gradient and exact Hessian diagonal from formulas (:mod:`ndcglab.gbdt._closed`), e.g. ListNet
-  ``g = c·softmax(s) − p``, ``h = c·softmax(s)(1 − softmax(s))``; consistent ListNet
-  ``g = exp(s) − u``, ``h = exp(s)``; squared losses ``g = 2(s − t)``, ``h = 2``; ListMLE.
+* **closed form** (``"auto"`` picks it when the loss has one, ``"closed"`` requires it): the
+  loss's own exact gradient and Hessian diagonal (:meth:`ndcglab.losses.Loss.closed_form`), e.g.
+  ListNet ``g = c·softmax(s) − p``, ``h = c·softmax(s)(1 − softmax(s))``; consistent ListNet
+  ``g = exp(s) − u``, ``h = exp(s)``; squared losses ``g = 2(s − t)``, ``h = 2``; ListMLE,
+  CS-ListMLE, RankNet, LambdaRank@k.
 * **exact** (``"exact"``, and ``"auto"`` for lists of at most ``exact_max_len`` documents when no
-  closed form exists): the gradient by torch autograd and the exact Hessian diagonal by ``M``
-  batched Hessian-vector products per bucket (forward-over-reverse on ``e_j``, the j-th column
-  of every list at once): cost ≈ ``M`` gradient evaluations.
-* **hutchinson** (``"hutchinson"``, and ``"auto"`` for longer lists without a closed form):
-  ``diag(H) ≈ (1/S) Σ_k v_k ⊙ H v_k`` with ``S = hutchinson_samples`` Rademacher probes ``v_k``
-  (independent per list). Unbiased; for document ``i`` its standard deviation is
+  closed form exists), **hutchinson** (``"hutchinson"``, and ``"auto"`` for longer lists without
+  a closed form) and **constant** (``h = 1``): by torch autograd, see
+  :mod:`ndcglab.gbdt.hessian`. The Hutchinson estimate's standard deviation for document ``i`` is
   ``sqrt(Σ_{j≠i} H_ij² / S)`` — the stated bound the tests check (5 standard deviations).
-* **constant** (``"constant"``): ``h = 1`` — first-order gradient boosting.
 
 Every Hessian value is finally clamped to at least ``hess_floor`` (default ``1e-6``) so that the
 Newton step is defined; the clamp is the only place an estimate is changed.
 
 Gradients of all queries are computed at once on padded tensors, one bucket of similar lengths
 at a time (:class:`~ndcglab.gbdt._buckets.BucketIndex`); the padding index, the padded labels and
-any closed-form targets are computed **once per dataset** (:meth:`LossObjective.bind`), not per
-round. Padded cells never receive a gradient.
+the closed form's label-only constants are computed **once per dataset**
+(:meth:`LossObjective.bind`), not per round. Padded cells never receive a gradient.
 """
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,14 +37,16 @@ from typing import Any
 import numpy as np
 
 from .._compat import torch as _torch
-from .._spec import parse_spec
-from ..errors import SpecError
+from ..data import boundaries_from_group
+from ..errors import NdcglabError, SpecError
 from ._buckets import BucketIndex
+from .hessian import accepts_generator, hessian_diagonal
 
 __all__ = [
     "HESSIAN_MODES",
     "BoundObjective",
     "LossObjective",
+    "closed_form_of",
     "hessian_diagonal",
     "resolve_loss",
 ]
@@ -86,78 +84,37 @@ def loss_name(loss: Any) -> str:
     return str(name) if name is not None else type(loss).__name__
 
 
-def _accepts_generator(fn: Any) -> bool:
+def closed_form_of(loss: Any, labels: Any, mask: Any) -> Any:
+    """The closed form (:class:`~ndcglab.losses.closed_form.ClosedForm`) of ``loss`` for padded
+    ``labels``/``mask`` ``(B, M)``, or ``None``.
+
+    A registered :class:`~ndcglab.losses.Loss` gives its own
+    (:meth:`~ndcglab.losses.Loss.closed_form`). Any other callable whose ``name`` is a registered
+    loss's spec is taken to be that loss: the registered loss's form is used with its label-only
+    constants read off the callable (``like=``), and :meth:`LossObjective.bind` checks the claim
+    against autograd."""
+    from ..losses import Loss, get_loss
+
+    if isinstance(loss, Loss):
+        return loss.closed_form(labels, mask)
+    name = getattr(loss, "name", None)
+    if name is None:
+        return None
     try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # pragma: no cover - builtins
-        return False
-    return "generator" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+        registered = get_loss(str(name))
+    except (NdcglabError, ValueError):
+        return None
+    if registered.kind != "differentiable":
+        return None
+    return registered.closed_form(labels, mask, like=loss)
 
 
-def _rademacher(torch: Any, shape: tuple[int, ...], gen: Any, dtype: Any) -> Any:
-    bits = torch.randint(0, 2, shape, generator=gen, dtype=torch.int8)
-    return bits.to(dtype) * 2.0 - 1.0
-
-
-def hessian_diagonal(
-    loss: Any,
-    scores: Any,
-    labels: Any,
-    mask: Any,
-    *,
-    mode: str = "exact",
-    samples: int = 16,
-    generator: Any = None,
-    loss_generator: Any = None,
-) -> tuple[Any, Any]:
-    """Gradient and Hessian diagonal of ``Σ_b loss(scores, labels, mask)[b]`` by torch autograd.
-
-    ``scores``, ``labels`` ``(B, M)`` float tensors, ``mask`` ``(B, M)`` bool. ``mode`` is
-    ``"exact"`` (``M`` Hessian-vector products with the unit vectors ``e_j``, batched over the
-    ``B`` independent lists), ``"hutchinson"`` (``samples`` Rademacher probes) or ``"constant"``
-    (no second derivative; the Hessian returned is all ones). Padded cells get 0 in both.
-    ``loss_generator`` is handed to losses that draw random numbers (ListMLE's tie breaking), so
-    the gradient and the Hessian come from the same draw. Returns ``(grad, hess)`` ``(B, M)``.
-    """
+def _probe_closed_form(loss: Any) -> Any:
+    """The closed form of ``loss`` on a one-document list (``None``: it has none) — what tells,
+    before any data, whether a closed form exists and whether it builds pair matrices."""
     torch = _torch()
-    s = scores.detach().clone().requires_grad_(True)
-    kwargs = {"generator": loss_generator} if loss_generator is not None else {}
-    with torch.enable_grad():
-        value = loss(s, labels, mask, **kwargs).sum()
-        if mode == "constant":
-            (g,) = torch.autograd.grad(value, s, allow_unused=True)
-            g = torch.zeros_like(s) if g is None else g
-            h = mask.to(s.dtype)
-            return g.detach() * mask, h
-        (g,) = torch.autograd.grad(value, s, create_graph=True, allow_unused=True)
-        if g is None:
-            z = torch.zeros_like(s).detach()
-            return z, z
-        h = torch.zeros_like(s).detach()
-        if g.grad_fn is None:  # the loss is linear in s: zero curvature
-            return g.detach() * mask, h
-        m = s.shape[1]
-        if mode == "exact":
-            for j in range(m):
-                (col,) = torch.autograd.grad(
-                    g[:, j].sum(), s, retain_graph=j < m - 1, allow_unused=True
-                )
-                if col is not None:
-                    h[:, j] = col[:, j].detach()
-        elif mode == "hutchinson":
-            if samples < 1:
-                raise SpecError(f"hutchinson_samples must be at least 1, got {samples}")
-            for k in range(samples):
-                v = _rademacher(torch, tuple(s.shape), generator, s.dtype) * mask
-                (hv,) = torch.autograd.grad(
-                    g, s, grad_outputs=v, retain_graph=k < samples - 1, allow_unused=True
-                )
-                if hv is not None:
-                    h += v * hv.detach()
-            h /= samples
-        else:
-            raise SpecError(f"unknown Hessian mode {mode!r}; known: exact, hutchinson, constant")
-    return g.detach() * mask, h * mask
+    y = torch.zeros((1, 1), dtype=torch.float64)
+    return closed_form_of(loss, y, torch.ones((1, 1), dtype=torch.bool))
 
 
 @dataclass
@@ -261,6 +218,11 @@ class BoundObjective:
 class LossObjective:
     """A registered loss as a LightGBM objective: ``grad, hess`` per document, all queries at once.
 
+    Use :meth:`__call__` as ``params["objective"]`` of :func:`lightgbm.train` (signature
+    ``(preds, train_data) -> (grad, hess)``), and :meth:`sklearn_objective` for LightGBM's
+    scikit-learn and Dask estimators (``(y_true, y_pred, weight, group) -> (grad, hess)``).
+    The bound state is cached per dataset and dropped when pickled.
+
     Parameters
     ----------
     loss:
@@ -292,10 +254,6 @@ class LossObjective:
         LightGBM's spinning OpenMP threads (measured 6× slower with 2 threads on 2 busy cores).
         ``0`` leaves torch's setting alone.
 
-    Use :meth:`__call__` as ``params["objective"]`` of :func:`lightgbm.train` (signature
-    ``(preds, train_data) -> (grad, hess)``), and :meth:`sklearn_objective` for LightGBM's
-    scikit-learn and Dask estimators (``(y_true, y_pred, weight, group) -> (grad, hess)``).
-    The bound state is cached per dataset and dropped when pickled.
     """
 
     def __init__(
@@ -330,12 +288,9 @@ class LossObjective:
         self._bound: BoundObjective | None = None
         self._bound_key: tuple | None = None
         if self.loss_spec is not None:
-            parse_spec(self.loss_spec, what="loss")
-            _ = self.loss  # resolve now: unknown names fail here, not in round 1
+            _ = self.loss  # resolve now (get_loss): unknown names fail here, not in round 1
         if hessian == "closed":
-            from ._closed import closed_form_for
-
-            if closed_form_for(self.loss) is None:
+            if _probe_closed_form(self.loss) is None:
                 raise SpecError(
                     f"loss {self.name!r} has no closed-form Hessian. Fix: use hessian='auto', "
                     "'exact' or 'hutchinson'"
@@ -355,7 +310,7 @@ class LossObjective:
     @property
     def _loss_takes_generator(self) -> bool:
         if getattr(self, "_takes_gen", None) is None:
-            self._takes_gen = _accepts_generator(self.loss)
+            self._takes_gen = accepts_generator(self.loss)
         return bool(self._takes_gen)
 
     def describe(self) -> dict[str, Any]:
@@ -382,17 +337,15 @@ class LossObjective:
     ) -> BoundObjective:
         """Precompute everything that does not change between rounds for one dataset."""
         torch = _torch()
-        from ._closed import closed_form_for
-
         labels = np.asarray(labels, dtype=np.float64).ravel()
         b = np.asarray(boundaries, dtype=np.int64)
         if b[-1] != len(labels):
             raise SpecError(
                 f"query boundaries cover {b[-1]} documents but there are {len(labels)} labels"
             )
-        closed = closed_form_for(self.loss) if self.hessian in ("auto", "closed") else None
+        probe = _probe_closed_form(self.loss) if self.hessian in ("auto", "closed") else None
         # pair-building losses (and any loss without a closed form, to be safe) cost B·M² a bucket
-        quadratic = closed.quadratic if closed is not None else True
+        quadratic = probe.pairs if probe is not None else True
         buckets = BucketIndex(
             b, quadratic=quadratic, max_elements=(1 << 22) if quadratic else (1 << 21)
         )
@@ -407,11 +360,15 @@ class LossObjective:
                 active = torch.from_numpy(ymax > ymin)
             else:
                 active = torch.ones(bk.shape[0], dtype=torch.bool)
-            if closed is not None:
+            cstate = closed_form_of(self.loss, y, mask) if probe is not None else None
+            if cstate is not None:
                 mode = "closed"
-                cstate = closed.prepare(self.loss, y, mask)
             else:
-                cstate = None
+                if self.hessian == "closed":
+                    raise SpecError(
+                        f"loss {self.name!r} has no closed-form Hessian for these lists. Fix: "
+                        "use hessian='auto', 'exact' or 'hutchinson'"
+                    )
                 if self.hessian == "auto":
                     mode = "exact" if bk.shape[1] <= self.exact_max_len else "hutchinson"
                 else:
@@ -423,7 +380,7 @@ class LossObjective:
         bound = BoundObjective(
             objective=self, buckets=buckets, states=states, n_docs=len(labels), modes=modes
         )
-        if closed is not None and self.verify:
+        if "closed" in modes and self.verify:
             self._verify_closed(bound)
         return bound
 
@@ -435,6 +392,8 @@ class LossObjective:
         for st in bound.states:
             if n_checked >= 4096:
                 break
+            if st.closed is None:
+                continue
             b = min(st.labels.shape[0], max(1, 4096 // max(1, st.labels.shape[1])))
             y, mask = st.labels[:b], st.mask[:b]
             s = torch.from_numpy(rng.normal(0.0, 1.0, size=tuple(y.shape))) * mask
@@ -483,9 +442,7 @@ class LossObjective:
             hash(np.asarray(labels, dtype=np.float64).tobytes()),
         )
         if self._bound is None or self._bound_key != key:
-            b = np.zeros(len(group) + 1, dtype=np.int64)
-            np.cumsum(group, out=b[1:])
-            self._bound = self.bind(labels, b)
+            self._bound = self.bind(labels, boundaries_from_group(group))
             self._bound_key = key
         return self._bound
 

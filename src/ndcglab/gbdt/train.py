@@ -2,12 +2,13 @@
 
 :func:`train_gbdt` is the one training path; ``loss`` is either one of our registered losses
 (``"listnet"``, ``"consistent_listnet(norm=z10)"``, ``"cs_listmle@10"`` …, driven through
-:class:`~ndcglab.gbdt.objective.LossObjective`) or ``"lightgbm:<objective>"`` for a LightGBM
-built-in (``lightgbm:lambdarank``, ``lightgbm:rank_xendcg``) trained with exactly the same trees,
-rounds and early stopping — which is how ``benchmarks/bench_gbdt.py`` compares them.
+:class:`~ndcglab.gbdt.objective.LossObjective`) or a LightGBM built-in named in the same spec
+grammar, ``lightgbm(objective=lambdarank)`` / ``lightgbm(objective=rank_xendcg)`` (short form
+``lightgbm:lambdarank``; :func:`lightgbm_objective` reads both), trained with exactly the same
+trees, rounds and early stopping — which is how ``benchmarks/bench_gbdt.py`` compares them.
 
 Early stopping watches one of *our* measures on the validation set (default ``ndcg@10`` under the
-``letor4`` preset), computed by :func:`ndcglab.measures.evaluate_arrays` in a custom ``feval``;
+``letor4`` preset), computed by :class:`ndcglab.measures.MeasureScorer` in a custom ``feval``;
 LightGBM's own metrics are switched off (``metric="None"``), so every objective is judged alike.
 :func:`fit_gbdt` is the entry point for :class:`ndcglab.estimator.NDCGRanker` (``model="gbdt"``)
 and the CLI.
@@ -22,22 +23,69 @@ from typing import Any
 import numpy as np
 
 from .._compat import lightgbm as _lightgbm
-from ..data.dataset import RankingDataset
+from .._spec import parse_spec
+from ..data import RankingDataset, boundaries_from_group
 from ..errors import SpecError
-from .model import GBDTModel, _versions
+from ..measures import MeasureScorer
+from .model import GBDTModel, model_versions
 
 __all__ = [
     "DEFAULTS",
+    "LIGHTGBM_OBJECTIVES",
     "LIGHTGBM_PREFIX",
     "MeasureFeval",
     "fit_gbdt",
+    "lightgbm_label",
+    "lightgbm_objective",
     "make_objective",
     "to_lgb_dataset",
     "train_gbdt",
 ]
 
-#: ``loss`` values starting with this use LightGBM's built-in objective of that name
+#: the loss name of LightGBM's own objectives: ``lightgbm(objective=<name>)``
+LIGHTGBM_LOSS = "lightgbm"
+#: the short spelling ``lightgbm:<name>`` of the same spec (how results are labelled)
 LIGHTGBM_PREFIX = "lightgbm:"
+#: LightGBM's built-in ranking objectives (and their LightGBM aliases) that may be named
+LIGHTGBM_OBJECTIVES = ("lambdarank", "rank_xendcg", "xendcg", "xe_ndcg", "xe_ndcg_mart")
+
+
+def lightgbm_objective(loss: Any) -> str | None:
+    """The LightGBM built-in objective named by ``loss``, or ``None`` for one of our losses.
+
+    The spec is ``lightgbm(objective=<name>)`` in the one spec grammar
+    (:func:`ndcglab._spec.parse_spec`), or its short form ``lightgbm:<name>``; ``<name>`` is one
+    of :data:`LIGHTGBM_OBJECTIVES`. Any other loss name (or a loss object) gives ``None``. Raises
+    :class:`~ndcglab.errors.SpecError` for a malformed ``lightgbm`` spec."""
+    if not isinstance(loss, str):
+        return None
+    text = "".join(loss.split()).lower()
+    if text.startswith(LIGHTGBM_PREFIX):
+        text = f"{LIGHTGBM_LOSS}(objective={text[len(LIGHTGBM_PREFIX) :]})"
+    if not text.startswith(LIGHTGBM_LOSS):
+        return None
+    spec = parse_spec(text, what="loss")
+    if spec.name != LIGHTGBM_LOSS:
+        return None
+    params = dict(spec.params)
+    objective = params.get("objective")
+    if spec.cutoff is not None or set(params) != {"objective"} or not objective:
+        raise SpecError(
+            f"cannot read LightGBM objective {loss!r}: it takes one parameter, objective, and no "
+            "@cutoff. Fix: e.g. lightgbm(objective=lambdarank) or lightgbm:lambdarank"
+        )
+    if objective not in LIGHTGBM_OBJECTIVES:
+        raise SpecError(
+            f"unknown LightGBM ranking objective {objective!r} in {loss!r}; known: "
+            f"{', '.join(LIGHTGBM_OBJECTIVES)}. Fix: e.g. lightgbm:lambdarank"
+        )
+    return objective
+
+
+def lightgbm_label(objective: str) -> str:
+    """How a LightGBM built-in is labelled in results and model files: ``lightgbm:<name>``."""
+    return f"{LIGHTGBM_PREFIX}{objective}"
+
 
 #: default training settings of :func:`train_gbdt` (also what ``fit_gbdt(params=...)`` overrides)
 DEFAULTS: dict[str, Any] = {
@@ -80,17 +128,15 @@ class MeasureFeval:
     """A LightGBM ``feval`` for one of our measures: ``(preds, eval_data) -> (name, value, True)``.
 
     ``measure`` is a measure spec (``"ndcg@10"``, ``"map"`` …) evaluated under ``preset``
-    (``"letor4"`` by default: the official LETOR 4.0 conventions) with
-    :func:`ndcglab.measures.evaluate_arrays`; the value is the mean over the evaluation set's
-    queries. The query boundaries of each evaluation set are computed once and cached.
+    (``"letor4"`` by default: the official LETOR 4.0 conventions) by the one training-time
+    measure, :class:`ndcglab.measures.MeasureScorer`; the value is the mean over the evaluation
+    set's queries. The query boundaries of each evaluation set are computed once and cached.
     """
 
     def __init__(self, measure: str = "ndcg@10", preset: str | None = "letor4") -> None:
-        from ..measures import parse_measure
-
         self.measure = measure
         self.preset = preset
-        self._parsed = parse_measure(measure)
+        self.scorer = MeasureScorer(measure, preset)  # validates both now
         self.name = str(measure) if preset is None else f"{measure}[{preset}]"
         self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
@@ -104,17 +150,12 @@ class MeasureFeval:
                     "evaluating a ranking measure needs query groups on the validation set. Fix: "
                     "build it with group= (ndcglab.gbdt.to_lgb_dataset does)"
                 )
-            b = np.zeros(len(group) + 1, dtype=np.int64)
-            np.cumsum(np.asarray(group, dtype=np.int64), out=b[1:])
-            self._cache[key] = (labels, b)
+            self._cache[key] = (labels, boundaries_from_group(group))
         return self._cache[key]
 
     def value(self, labels: np.ndarray, scores: np.ndarray, boundaries: np.ndarray) -> float:
         """The mean of the measure over the queries given as flat arrays."""
-        from ..measures import evaluate_arrays
-
-        res = evaluate_arrays(labels, scores, boundaries, [self._parsed], preset=self.preset)
-        return float(next(iter(res.mean.values())))
+        return self.scorer.mean(labels, scores, boundaries)
 
     def __call__(self, preds: np.ndarray, eval_data: Any) -> tuple[str, float, bool]:
         labels, b = self._arrays(eval_data)
@@ -126,10 +167,6 @@ def make_objective(loss: Any, **options: Any) -> Any:
     from .objective import LossObjective
 
     return LossObjective(loss, **options)
-
-
-def _is_builtin(loss: Any) -> bool:
-    return isinstance(loss, str) and loss.strip().lower().startswith(LIGHTGBM_PREFIX)
 
 
 def train_gbdt(
@@ -163,8 +200,9 @@ def train_gbdt(
         ``early_stopping_rounds``, training stops when ``measure`` (under ``preset``) on ``valid``
         has not improved for that many rounds, and the model keeps the best iteration.
     loss:
-        A registered loss spec, a loss object, or ``"lightgbm:lambdarank"`` /
-        ``"lightgbm:rank_xendcg"`` (LightGBM's built-ins, same settings, for comparison).
+        A registered loss spec, a loss object, or ``"lightgbm(objective=lambdarank)"`` /
+        ``"lightgbm:rank_xendcg"`` (LightGBM's built-ins, same settings, for comparison; see
+        :func:`lightgbm_objective`).
     num_boost_round, learning_rate, num_leaves, min_data_in_leaf:
         The tree settings (LightGBM's parameters of those names).
     hessian, hess_floor, hutchinson_samples, constant_lists:
@@ -199,11 +237,11 @@ def train_gbdt(
         "num_threads": int(num_threads),
     }
     objective_info: dict[str, Any]
-    if _is_builtin(loss):
-        name = loss.strip().lower()[len(LIGHTGBM_PREFIX) :]
-        lgb_params["objective"] = name
-        objective_info = {"loss": f"{LIGHTGBM_PREFIX}{name}", "hessian": "lightgbm built-in"}
-        loss_label = f"{LIGHTGBM_PREFIX}{name}"
+    builtin = lightgbm_objective(loss)
+    if builtin is not None:
+        lgb_params["objective"] = builtin
+        loss_label = lightgbm_label(builtin)
+        objective_info = {"loss": loss_label, "hessian": "lightgbm built-in"}
         objective_obj = None
     else:
         objective_obj = make_objective(
@@ -275,7 +313,7 @@ def train_gbdt(
             "seconds": seconds,
         },
         "seed": int(seed),
-        "versions": _versions(),
+        "versions": model_versions(),
     }
     return GBDTModel(booster=booster, metadata=meta)
 

@@ -7,6 +7,8 @@
 
 Names and their one-line descriptions: :func:`available_losses`, :func:`describe_losses`; the
 formulas, parameters and conventions are in each loss's docstring and in ``docs/losses.md``.
+Losses with a closed-form gradient and Hessian diagonal return it from
+:meth:`Loss.closed_form` / :meth:`Loss.grad_hess` (:mod:`ndcglab.losses.closed_form`).
 Importing this package does not import torch (computing a loss does).
 """
 
@@ -24,12 +26,14 @@ from .base import (
     loss_class,
     register_loss,
 )
+from .closed_form import ClosedForm
 from .consistent import bregman_divergence, get_potential, normalised_gains
 from .cs_listmle import cs_listmle_constant, cs_listmle_weights
 from .listwise import listmle_order
 from .pairwise import lambdarank_delta
 
 __all__ = [
+    "ClosedForm",
     "Loss",
     "LossInputError",
     "LossValues",

@@ -102,10 +102,48 @@ def positions(like: Tensor) -> Tensor:
     return torch.arange(1, like.shape[-1] + 1, device=like.device).unsqueeze(0)
 
 
+def ranking(scores: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+    """The ranking by ``scores``: ``(order, rank)``, both ``(B, M)`` int64, no gradient.
+
+    Scores descending, **ties in input order** (a stable sort: the measures' ``ties=input``
+    rule), padded slots after every real document. ``order[b, r]`` is the document at 0-based
+    position r; ``rank[b, i]`` the 0-based position of document i (so ``order`` and ``rank`` are
+    inverse permutations)."""
+    with torch.no_grad():
+        m = scores.shape[-1]
+        key = torch.where(mask, scores.detach(), scores.new_full((), -math.inf))
+        order = torch.argsort(key, dim=-1, descending=True, stable=True)
+        rank = torch.empty_like(order)
+        idx = torch.arange(m, device=scores.device).expand_as(order).contiguous()
+        rank.scatter_(-1, order, idx)
+        return order, rank
+
+
+def cut_discounts(
+    discount: Discount, pos: Tensor, mask: Tensor, k: Tensor | int | None, like: Tensor
+) -> Tensor:
+    """``D̃(pos) = D(pos) · I[pos ≤ k]`` for 1-based integer positions ``pos`` ``(B, M)`` (0 on
+    padding): the discount a document gets at that position of a ranking cut at ``k`` (an int, a
+    per-list ``(B,)`` tensor, or None for the whole list). ``D`` is a
+    :mod:`ndcglab.measures.discounts` object, tabulated by :func:`discount_rows` for the list
+    lengths of ``mask``. No gradient."""
+    with torch.no_grad():
+        n = lengths(mask)
+        m = pos.shape[-1]
+        d = discount_rows(discount, m, n, like).expand(pos.shape[0], m)
+        p = pos.long()
+        keep = mask & (p >= 1) & (p <= m)
+        if k is not None:
+            keep = keep & (p <= (k.unsqueeze(-1) if isinstance(k, torch.Tensor) else k))
+        got = d.gather(-1, (p - 1).clamp(0, max(m - 1, 0)))
+        return torch.where(keep, got, like.new_zeros(()))
+
+
 def ideal_dcg(g: Tensor, mask: Tensor, discount: Discount, k: Tensor | int | None = None) -> Tensor:
     """The DCG norm ``Z_k = IDCG@k = Σ_{r≤k} G(y)_(r) D(r)`` (gains sorted descending), ``(B,)``.
 
-    ``k=None`` is the full norm ‖G(y)‖_D. Constant in the scores (computed without gradient)."""
+    ``k=None`` is the full norm ‖G(y)‖_D. Constant in the scores (computed without gradient).
+    The one torch function for the ideal DCG; ``g`` are gains from :func:`masked_gains`."""
     with torch.no_grad():
         n = lengths(mask)
         m = g.shape[-1]
@@ -114,13 +152,10 @@ def ideal_dcg(g: Tensor, mask: Tensor, discount: Discount, k: Tensor | int | Non
         ranked = torch.sort(
             torch.where(mask, g, g.new_full((), -math.inf)), dim=-1, descending=True
         ).values
-        pos = positions(g)
-        keep = pos <= n.unsqueeze(-1)
-        if k is not None:
-            kk = k.unsqueeze(-1) if isinstance(k, torch.Tensor) else k
-            keep = keep & (pos <= kk)
-        d = discount_rows(discount, m, n, g)
-        return torch.where(keep, ranked * d, g.new_zeros(())).sum(dim=-1)
+        real = positions(g) <= n.unsqueeze(-1)  # the sorted real gains come first
+        pos = positions(g).expand(g.shape[0], m)
+        d = cut_discounts(discount, pos, real, k, g)
+        return torch.where(real, ranked * d, g.new_zeros(())).sum(dim=-1)
 
 
 def safe_divide(num: Tensor, den: Tensor, ok: Tensor) -> Tensor:

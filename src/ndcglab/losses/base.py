@@ -34,6 +34,8 @@ from ._ops import torch
 if TYPE_CHECKING:  # pragma: no cover
     from torch import Generator, Tensor
 
+    from .closed_form import ClosedForm
+
 __all__ = [
     "Loss",
     "LossInputError",
@@ -141,9 +143,10 @@ class Loss:
     """Base class of the registered losses; see the module docstring for the call convention.
 
     Subclasses set ``key`` (the registered name), ``summary`` (one line), ``parameters``,
-    ``cutoff_rule`` (``"none"``, ``"optional"``), ``kind`` and ``ndcg_consistent`` (per seed 004:
-    True, False, or None when the paper does not analyse the loss) and implement
-    :meth:`_compute` on cleaned inputs.
+    ``cutoff_rule`` (``"none"``, ``"optional"``), ``kind`` and ``ndcg_consistent`` (per
+    Ravikumar, Tewari and Yang, AISTATS 2011: True, False, or None when the paper does not
+    analyse the loss) and implement :meth:`_compute` on cleaned inputs; they may implement
+    :meth:`closed_form` (exact gradient and Hessian diagonal).
     """
 
     key: ClassVar[str] = ""
@@ -275,6 +278,39 @@ class Loss:
     ) -> tuple[Tensor, Tensor]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    # ----------------------------------------------------------------- closed forms
+    def closed_form(
+        self,
+        labels: Tensor,
+        mask: Tensor | None = None,
+        *,
+        like: Callable[..., Tensor] | None = None,
+    ) -> ClosedForm | None:
+        """The loss's closed-form gradient and Hessian diagonal for fixed ``labels`` ``(B, M)``
+        (a :class:`~ndcglab.losses.closed_form.ClosedForm`), or ``None`` when it has none (the
+        default; callers then use autograd).
+
+        ``like``: a callable claimed to compute this same loss (an independent implementation
+        carrying this loss's name). Where the form is fixed up to label-only constants (softmax,
+        exp, quadratic) those constants are read off ``like`` by autograd, keeping its own
+        conventions; other forms return ``None`` for it."""
+        return None
+
+    def grad_hess(
+        self,
+        scores: Tensor,
+        labels: Tensor,
+        mask: Tensor | None = None,
+        *,
+        generator: Generator | None = None,
+    ) -> tuple[Tensor, Tensor] | None:
+        """``(grad, hess)`` ``(B, M)`` of ``Σ_b loss(scores, labels, mask)[b]`` in closed form:
+        the exact gradient and Hessian diagonal, 0 on padding; ``None`` when the loss has no
+        closed form (:meth:`closed_form`)."""
+        scores, labels, mask = check_inputs(scores, labels, mask, self.key)
+        form = self.closed_form(labels.to(scores.dtype), mask)
+        return None if form is None else form.grad_hess(scores, generator)
+
 
 def reduce(values: Tensor, has: Tensor, reduction: str) -> Tensor:
     """Apply ``reduction`` to per-list values (see :meth:`Loss.__call__`)."""
@@ -387,8 +423,24 @@ def choice_param(name: str, default: str, choices: tuple[str, ...], doc: str) ->
     return Param(name, default, convert, str, ", ".join(choices), doc)
 
 
-def gain_param(default: str = "exp2", doc: str = "gain G(y) (ndcglab.measures.gains)") -> Param:
-    """A gain, resolved with :func:`ndcglab.measures.gains.get_gain` (a name or a Gain object)."""
+def _standard(option: str) -> str:
+    """The ``standard`` measure preset's value of ``option`` (``gain``, ``discount``): the one
+    place the library's default gain and discount are written (:mod:`ndcglab.measures.presets`)."""
+    from ..measures.presets import get_preset
+
+    return get_preset("standard").defaults[option]
+
+
+#: the default gain and discount of the losses: the ``standard`` preset's (exp2 and log)
+DEFAULT_GAIN: str = _standard("gain")
+DEFAULT_DISCOUNT: str = _standard("discount")
+
+
+def gain_param(
+    default: str = DEFAULT_GAIN, doc: str = "gain G(y) (ndcglab.measures.gains)"
+) -> Param:
+    """A gain, resolved with :func:`ndcglab.measures.gains.get_gain` (a name or a Gain object);
+    the default is the ``standard`` preset's gain unless a loss names its own."""
     from ..measures.gains import get_gain
 
     return Param(
@@ -402,9 +454,10 @@ def gain_param(default: str = "exp2", doc: str = "gain G(y) (ndcglab.measures.ga
 
 
 def discount_param(
-    default: str = "log", doc: str = "discount D(r) (ndcglab.measures.discounts)"
+    default: str = DEFAULT_DISCOUNT, doc: str = "discount D(r) (ndcglab.measures.discounts)"
 ) -> Param:
-    """A discount, resolved with :func:`ndcglab.measures.discounts.get_discount`."""
+    """A discount, resolved with :func:`ndcglab.measures.discounts.get_discount`; the default is
+    the ``standard`` preset's discount."""
     from ..measures.discounts import get_discount
 
     return Param(

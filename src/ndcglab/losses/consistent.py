@@ -1,11 +1,12 @@
-"""NDCG-consistent surrogates of Ravikumar, Tewari and Yang (seed 004).
+"""NDCG-consistent surrogates of Ravikumar, Tewari and Yang, "On NDCG Consistency of Listwise
+Ranking Methods" (AISTATS 2011).
 
 All of them compare the scores s with the **normalised gains** ::
 
     u(y) = G(y) / ‖G(y)‖_D            ‖G(y)‖_D = Z(y) = IDCG(y), the DCG norm
 
 (Lemma 4: the Bayes-optimal ranking for NDCG sorts documents by E[u(y) | x], not E[G(y) | x]).
-The experiments of seed 004 also use truncated norms Z_k(y) = IDCG@k(y) (``norm=z1``, ``z10``,
+The paper's experiments also use truncated norms Z_k(y) = IDCG@k(y) (``norm=z1``, ``z10``,
 any ``zK``); NDCG-consistency is proven for the full norm (``norm=z``, the default).
 
 Common parameters: ``gain`` (default ``exp2``, G = 2^y − 1), ``discount`` (default ``log``,
@@ -18,12 +19,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import SpecError
 from . import _ops
 from ._ops import torch
 from .base import (
+    DEFAULT_DISCOUNT,
+    DEFAULT_GAIN,
     Loss,
     Param,
     choice_param,
@@ -32,6 +35,7 @@ from .base import (
     number_param,
     register_loss,
 )
+from .closed_form import ClosedForm, ExpForm, QuadraticForm, closed_inputs
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch import Generator, Tensor
@@ -85,8 +89,8 @@ def normalised_gains(
     labels: Tensor,
     mask: Tensor,
     *,
-    gain: Gain | str = "exp2",
-    discount: Discount | str = "log",
+    gain: Gain | str = DEFAULT_GAIN,
+    discount: Discount | str = DEFAULT_DISCOUNT,
     norm: int | str | None = None,
 ) -> tuple[Tensor, Tensor]:
     """``(u, ok)``: u = G(y)/Z_k(y) on real documents (0 on padding and where ok is False),
@@ -105,7 +109,7 @@ def normalised_gains(
 
 
 class _ConsistentBase(Loss):
-    parameters: tuple[Param, ...] = (gain_param(), discount_param(), NORM_PARAM)
+    parameters: ClassVar[tuple[Param, ...]] = (gain_param(), discount_param(), NORM_PARAM)
     ndcg_consistent = True
 
     def _u(self, y: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
@@ -120,7 +124,7 @@ class _ConsistentBase(Loss):
 
 @register_loss
 class ConsistentSquared(_ConsistentBase):
-    """NDCG-consistent squared loss (seed 004 §3.3): ``φ̃_sq(s, y) = ‖s − u(y)‖₂²``,
+    """NDCG-consistent squared loss (Ravikumar et al. §3.3): ``φ̃_sq(s, y) = ‖s − u(y)‖₂²``,
     u = G(y)/‖G(y)‖_D. The expected minimiser is s* = E[u(y)] (Bregman family with
     ψ = ‖·‖², Thm 8–9). Parameters ``gain``, ``discount``, ``norm`` (module docstring); lists with
     norm 0 have no loss; a one-document list with G(y) > 0 has u = 1/D(1) (= 1 for the log
@@ -128,7 +132,7 @@ class ConsistentSquared(_ConsistentBase):
     """
 
     key = "consistent_squared"
-    summary = "NDCG-consistent squared loss ‖s − G/‖G‖_D‖² (seed 004)"
+    summary = "NDCG-consistent squared loss ‖s − G/‖G‖_D‖² (Ravikumar et al.)"
 
     def _compute(
         self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
@@ -137,10 +141,21 @@ class ConsistentSquared(_ConsistentBase):
         d = torch.where(mask, s - u, s.new_zeros(()))
         return (d * d).sum(dim=-1), ok
 
+    def closed_form(
+        self, labels: Tensor, mask: Tensor | None = None, *, like: Any = None
+    ) -> ClosedForm | None:
+        """Quadratic: ``g = 2(s − u)``, ``h = 2`` on the real documents of lists with a loss."""
+        y, mask = closed_inputs(labels, mask)
+        if like is not None:
+            return QuadraticForm.read_off(like, y, mask)
+        u, ok = self._u(y, mask)
+        live = (mask & ok.unsqueeze(-1)).to(y.dtype)
+        return QuadraticForm(scale=2.0 * live, target=2.0 * u * live, mask=mask)
+
 
 @register_loss
 class ConsistentCosine(_ConsistentBase):
-    """NDCG-consistent cosine loss (seed 004 §3.3): ``φ̃_cos(s, y) = 1 − ⟨s/‖s‖₂, u(y)⟩``.
+    """NDCG-consistent cosine loss (Ravikumar et al. §3.3): ``φ̃_cos(s, y) = 1 − ⟨s/‖s‖₂, u(y)⟩``.
 
     u = G(y)/‖G(y)‖_D is *not* of unit ℓ2 norm, so values are not confined to [0, 2]. Consistent
     but neither convex nor with a unique minimiser (any positive multiple of E[u] minimises the
@@ -149,7 +164,7 @@ class ConsistentCosine(_ConsistentBase):
     """
 
     key = "consistent_cosine"
-    summary = "NDCG-consistent cosine 1 − ⟨s/‖s‖₂, G/‖G‖_D⟩ (seed 004)"
+    summary = "NDCG-consistent cosine 1 − ⟨s/‖s‖₂, G/‖G‖_D⟩ (Ravikumar et al.)"
 
     def _compute(
         self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
@@ -161,7 +176,7 @@ class ConsistentCosine(_ConsistentBase):
 
 @register_loss
 class ConsistentListNet(_ConsistentBase):
-    """NDCG-consistent ListNet (seed 004 §3.3): the generalised KL divergence ::
+    """NDCG-consistent ListNet (Ravikumar et al. §3.3): the generalised KL divergence ::
 
         φ̃_list(s, y) = KL̃(u ‖ exp(s)) = Σ_j [ u_j log(u_j / e^{s_j}) − u_j + e^{s_j} ]
                      = Σ_j [ u_j log u_j − u_j s_j − u_j + e^{s_j} ]
@@ -171,7 +186,7 @@ class ConsistentListNet(_ConsistentBase):
     """
 
     key = "consistent_listnet"
-    summary = "NDCG-consistent ListNet KL̃(G/‖G‖_D ‖ exp(s)) (seed 004)"
+    summary = "NDCG-consistent ListNet KL̃(G/‖G‖_D ‖ exp(s)) (Ravikumar et al.)"
 
     def _compute(
         self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
@@ -179,6 +194,17 @@ class ConsistentListNet(_ConsistentBase):
         u, ok = self._u(y, mask)
         t = torch.xlogy(u, u) - u * s - u + torch.exp(s)
         return torch.where(mask, t, s.new_zeros(())).sum(dim=-1), ok
+
+    def closed_form(
+        self, labels: Tensor, mask: Tensor | None = None, *, like: Any = None
+    ) -> ClosedForm | None:
+        """Exp: ``g = e^s − u``, ``h = e^s`` on the real documents of lists with a loss."""
+        y, mask = closed_inputs(labels, mask)
+        if like is not None:
+            return ExpForm.read_off(like, y, mask)
+        u, ok = self._u(y, mask)
+        live = (mask & ok.unsqueeze(-1)).to(y.dtype)
+        return ExpForm(scale=live, target=u * live, mask=mask)
 
 
 # --------------------------------------------------------------------------- Bregman family
@@ -284,13 +310,13 @@ def bregman_divergence(
 
 @register_loss
 class Bregman(_ConsistentBase):
-    """The strongly NDCG-consistent Bregman family (seed 004, Thm 8–9)::
+    """The strongly NDCG-consistent Bregman family (Ravikumar et al., Thm 8–9)::
 
         φ(s, y) = D_ψ(u, (∇ψ)^{-1}(s)),   D_ψ(a, b) = ψ(a) − ψ(b) − ⟨∇ψ(b), a − b⟩,   u = G/‖G‖_D
 
     computed from that definition with b = (∇ψ)^{-1}(s) = ∇ψ*(s) in closed form and ∇ψ(b) = s.
 
-    **Which function is ψ_out(Σ h).** Seed 004 names members by ψ_out and h and says that
+    **Which function is ψ_out(Σ h).** Ravikumar et al. name members by ψ_out and h and says that
     h(x) = x² gives the consistent squared loss and h = exp the consistent ListNet. Both
     statements hold when ψ_out(Σ_j h(s_j)) is the potential on the *score* side, ψ* (the Fenchel
     conjugate of ψ) — the form of the paper's own proof of Thm 9, φ = D_{ψ*}(s, ∇ψ(u)). (Taken
@@ -314,7 +340,7 @@ class Bregman(_ConsistentBase):
     """
 
     key = "bregman"
-    summary = "Bregman family D_ψ(u, (∇ψ)^{-1}(s)), ψ* = ψ_out(Σ h(s)) (seed 004 Thm 8–9)"
+    summary = "Bregman family D_ψ(u, (∇ψ)^{-1}(s)), ψ* = ψ_out(Σ h(s)) (Ravikumar et al. Thm 8–9)"
     parameters = (
         choice_param("h", "square", ("square", "exp"), "h in ψ*(s) = ψ_out(Σ h(s_j))"),
         choice_param(
@@ -338,13 +364,13 @@ class Bregman(_ConsistentBase):
 # --------------------------------------------------------------------------- q-norm family
 @register_loss
 class QNorm(_ConsistentBase):
-    """The q-norm family of seed 004 §4 (ψ = ‖·‖_p², q = p/(p − 1) its dual exponent)::
+    """The q-norm family of Ravikumar et al. §4 (ψ = ‖·‖_p², q = p/(p − 1) its dual exponent)::
 
         form=penalised:   φ(s, y) = ‖s‖_q² − 2⟨s, u⟩
         form=normalised:  φ(s, y) = −⟨s/‖s‖_q, u⟩          (the default; eq. 4)
 
     u = G(y)/‖G(y)‖_D. ``q=auto`` (default) is q = ln(m) + 2 with m the list's number of real
-    documents (per list, from the mask), the choice of seed 004's experiments (p close to 1);
+    documents (per list, from the mask), the choice of the paper's experiments (p close to 1);
     otherwise a number q > 1 (the paper uses q ≥ 2, i.e. p ∈ (1, 2]). q = 2 gives
     consistent_squared − ‖u‖² (penalised) and consistent_cosine − 1 (normalised). ‖s‖_q is computed
     as c·(Σ(|s_j|/c)^q)^{1/q} with c = max|s| (no overflow for large q); where s = 0 exactly,
@@ -352,7 +378,7 @@ class QNorm(_ConsistentBase):
     """
 
     key = "qnorm"
-    summary = "q-norm family ‖s‖_q² − 2⟨s,u⟩ or −⟨s/‖s‖_q, u⟩, q = ln m + 2 (seed 004 §4)"
+    summary = "q-norm family ‖s‖_q² − 2⟨s,u⟩ or −⟨s/‖s‖_q, u⟩, q = ln m + 2 (Ravikumar et al. §4)"
     parameters = (
         number_param(
             "q", "auto", "dual exponent q; auto = ln(m) + 2 per list", low=1.0, allow=("auto",)

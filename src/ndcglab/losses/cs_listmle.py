@@ -1,5 +1,5 @@
-"""Cost-sensitive ListMLE, CS-ListMLE@k (seed 001, Lu et al., PAKDD 2010), as SPEC §3
-reconstructs it.
+"""Cost-sensitive ListMLE, CS-ListMLE@k: Lu, Xie, Wang, Liu, Huang, "Cost-Sensitive Listwise
+Ranking Approach" (PAKDD 2010), as ``docs/losses.md`` ("cs_listmle@k") states it.
 
 For one list with labels y (n real documents) and truncation level k::
 
@@ -18,7 +18,7 @@ Computed in log space (stable for any score range), without pair matrices (see b
 The cut-off is ``@k`` (fixed), ``@cn`` (a fraction of each list, k = ceil(c·n)) or absent (k = n,
 the whole list). ``gain`` may replace 2^y − 1 (default ``exp2``; the bound needs G ≥ 0).
 
-**Bound (Lemma 1 + Thm 1 of seed 001).** For every score vector s (any tie-breaking),
+**Bound (Lemma 1 + Thm 1 of Lu et al.).** For every score vector s (any tie-breaking),
 ``1 − NDCG@k(s, y) ≤ L_CS(s, y) + C(y)`` where NDCG@k uses the gain G and D(r) = 1/log2(1 + r),
 and :func:`cs_listmle_constant` gives ::
 
@@ -49,29 +49,34 @@ inspection.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from .._spec import Cutoff
+from ..measures.discounts import LogDiscount
 from . import _ops
 from ._ops import torch
-from .base import Loss, gain_param, register_loss
+from .base import DEFAULT_GAIN, Loss, gain_param, register_loss
+from .closed_form import ClosedForm, closed_inputs
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch import Generator, Tensor
 
     from ..measures.gains import Gain
 
-__all__ = ["CSListMLE", "cs_listmle_constant", "cs_listmle_weights"]
+__all__ = ["CSForm", "CSListMLE", "cs_listmle_constant", "cs_listmle_weights"]
 
 _LN2 = math.log(2.0)
+#: b(j) = 1/log2(1 + j), the discount of the bound (fixed by the paper, whatever the default)
+_LOG = LogDiscount(base=2.0)
 
 
 def _k_tensor(k: int | Cutoff | Tensor | None, n: Tensor) -> Tensor:
-    if isinstance(k, torch.Tensor):
-        return k.to(device=n.device, dtype=n.dtype)
     if isinstance(k, int):
         k = Cutoff(k=k)
-    return _ops.cutoff_per_list(k, n)
+    if k is None or isinstance(k, Cutoff):
+        return _ops.cutoff_per_list(k, n)
+    return k.to(device=n.device, dtype=n.dtype)  # a per-list tensor
 
 
 def _parts(y: Tensor, mask: Tensor, k: Tensor, gain: Gain) -> dict[str, Tensor]:
@@ -92,7 +97,9 @@ def _parts(y: Tensor, mask: Tensor, k: Tensor, gain: Gain) -> dict[str, Tensor]:
         l1 = torch.log1p(ghat)
         bprime = torch.where(top, _LN2 / ((1.0 + ghat) * l1 * l1), zero)
         c = torch.where(mask, a * bprime, zero)
-        dcg = torch.where(top, a * _LN2 / l1, zero).sum(dim=-1)
+        # DCG_ĝ@k: the DCG of the gains at the approximate ideal positions ĝ, with the paper's
+        # b(j) = 1/log2(1 + j) for j ≤ k (the measures' ``log`` discount)
+        dcg = (a * _ops.cut_discounts(_LOG, ghat, mask, k, y)).sum(dim=-1)
         return {
             "a": a,
             "ghat": torch.where(mask, ghat, zero),
@@ -108,7 +115,7 @@ def cs_listmle_weights(
     mask: Tensor | None = None,
     *,
     k: int | Cutoff | Tensor | None = None,
-    gain: Gain | str = "exp2",
+    gain: Gain | str = DEFAULT_GAIN,
 ) -> tuple[Tensor, Tensor, Tensor]:
     """``(w, beta, dcg)``: the pair weights ``w[b, j, t] = w_jt`` (0 unless y_j > y_t, both real),
     ``beta[b, j] = β_j`` and ``dcg[b] = DCG_ĝ@k``, for labels ``(B, M)`` (floating). ``k``: an int,
@@ -130,7 +137,7 @@ def cs_listmle_constant(
     mask: Tensor | None = None,
     *,
     k: int | Cutoff | Tensor | None = None,
-    gain: Gain | str = "exp2",
+    gain: Gain | str = DEFAULT_GAIN,
 ) -> Tensor:
     """The constant C(y) of the bound 1 − NDCG@k ≤ L_CS + C (module docstring), ``(B,)``; 0 for
     lists with DCG_ĝ@k = 0."""
@@ -188,7 +195,7 @@ def _cs_values(s: Tensor, y: Tensor, mask: Tensor, c: Tensor, dcg: Tensor) -> Te
 
 @register_loss
 class CSListMLE(Loss):
-    """Cost-sensitive ListMLE@k (seed 001; SPEC §3)::
+    """Cost-sensitive ListMLE@k (Lu et al., PAKDD 2010; ``docs/losses.md``)::
 
         L_CS(s, y) = (1 / DCG_ĝ@k) · Σ_j β_j · log2( 1 + Σ_{t: y_t < y_j} α_jt · exp(s_t − s_j) )
 
@@ -199,12 +206,12 @@ class CSListMLE(Loss):
 
     ``@k`` fixed, ``@cn`` a fraction of each list (ceil), none = the whole list. Convex in s.
     A list with no pair across label levels, or with DCG_ĝ@k = 0, has no loss (0, zero
-    gradient). Not analysed by seed 004.
+    gradient). Not analysed by Ravikumar et al.
     """
 
     key = "cs_listmle"
-    summary = "cost-sensitive ListMLE@k, NDCG@k-weighted pairs, bounds 1 − NDCG@k (seed 001)"
-    parameters = (gain_param("exp2", "gain a(i) = G(y_i) (2^y − 1 in seed 001)"),)
+    summary = "cost-sensitive ListMLE@k, NDCG@k-weighted pairs, bounds 1 − NDCG@k (Lu et al.)"
+    parameters = (gain_param(doc="gain a(i) = G(y_i) (2^y − 1 in Lu et al.)"),)
     cutoff_rule = "optional"
 
     def _compute(
@@ -214,3 +221,58 @@ class CSListMLE(Loss):
         p = _parts(y, mask, _ops.cutoff_per_list(self.cutoff, n), self.params["gain"])
         values = _cs_values(s, y, mask, p["c"], p["dcg"])
         return values, _ops.has_two_levels(y, mask) & (p["dcg"] > 0)
+
+    def closed_form(
+        self, labels: Tensor, mask: Tensor | None = None, *, like: Any = None
+    ) -> ClosedForm | None:
+        """See :class:`CSForm` (``None`` for a look-alike ``like``)."""
+        if like is not None:
+            return None
+        y, mask = closed_inputs(labels, mask)
+        return CSForm(loss=self, labels=y, mask=mask)
+
+
+@dataclass
+class CSForm(ClosedForm):
+    """CS-ListMLE's closed form. ``L = Σ_j β_j ln(1 + A_j) / (ln2·DCG_ĝ@k)`` with
+    ``A_j = Σ_t w_jt e^{s_t−s_j} / β_j``; with ``q_jt = w_jt e^{s_t−s_j} / (β_j + Σ_t w_jt
+    e^{s_t−s_j})`` and ``Q_j = Σ_t q_jt``::
+
+        g_i = (Σ_j β_j q_ji − β_i Q_i) / (ln2·DCG_ĝ@k)
+        h_i = (Σ_j β_j q_ji (1 − q_ji) + β_i Q_i (1 − Q_i)) / (ln2·DCG_ĝ@k)
+
+    ``w``, ``β`` and DCG_ĝ@k from :func:`cs_listmle_weights` (the loss's own); ``q`` in log
+    space. Builds ``(B, M, M)`` pair matrices."""
+
+    loss: Any
+    labels: Any
+    mask: Any
+    pairs = True
+
+    def grad_hess(
+        self, scores: Tensor, generator: Generator | None = None
+    ) -> tuple[Tensor, Tensor]:
+        mask = self.mask
+        gain = self.loss.params["gain"]
+        w, beta, dcg = cs_listmle_weights(self.labels, mask, k=self.loss.cutoff, gain=gain)
+        w, beta, dcg = w.to(scores.dtype), beta.to(scores.dtype), dcg.to(scores.dtype)
+        s = scores.masked_fill(~mask, 0.0)
+        pos = w > 0
+        z = torch.where(
+            pos, torch.log(torch.where(pos, w, 1.0)) + s.unsqueeze(-2) - s.unsqueeze(-1), -math.inf
+        )
+        has = beta > 0
+        lb = torch.where(has, torch.log(torch.where(has, beta, 1.0)), -math.inf).unsqueeze(-1)
+        lse = torch.logsumexp(torch.cat([lb, z], dim=-1), dim=-1, keepdim=True)
+        lse = torch.where(has.unsqueeze(-1), lse, 0.0)
+        q = torch.where(pos, torch.exp(z - lse), 0.0)  # q[b, j, t]
+        big_q = q.sum(dim=-1)
+        ok = dcg > 0
+        scale = torch.where(ok, 1.0 / (_LN2 * dcg.clamp_min(1e-300)), 0.0).unsqueeze(-1)
+        bq = beta.unsqueeze(-1) * q
+        g = (bq.sum(dim=-2) - beta * big_q) * scale
+        h = ((bq * (1.0 - q)).sum(dim=-2) + beta * big_q * (1.0 - big_q)) * scale
+        return g * mask, h * mask
+
+    def subset(self, b: int) -> CSForm:
+        return CSForm(self.loss, self.labels[:b], self.mask[:b])

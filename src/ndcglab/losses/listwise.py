@@ -1,23 +1,26 @@
 """The original listwise (and pointwise) losses: squared, RankCosine, ListNet, ListMLE.
 
-Seed 004 (Ravikumar et al., Prop. 7) shows that squared, cosine and ListNet are **not**
-NDCG-consistent; their consistent versions are in :mod:`ndcglab.losses.consistent`.
+Ravikumar, Tewari and Yang (AISTATS 2011, Prop. 7) show that squared, cosine and ListNet are
+**not** NDCG-consistent; their consistent versions are in :mod:`ndcglab.losses.consistent`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import _ops
 from ._ops import torch
 from .base import Loss, gain_param, register_loss
+from .closed_form import ClosedForm, QuadraticForm, SoftmaxForm, closed_inputs
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch import Generator, Tensor
 
-__all__ = ["Cosine", "ListMLE", "ListNet", "Squared", "listmle_order"]
+__all__ = ["Cosine", "ListMLE", "ListMLEForm", "ListNet", "Squared", "listmle_order"]
 
 
 @register_loss
@@ -26,8 +29,8 @@ class Squared(Loss):
 
     Parameters: ``gain`` (default ``exp2``: G(y) = 2^y − 1). Sum over the list's real documents.
     Conventions: defined for every non-empty list (a one-document list gives (s − G)²); empty
-    (fully padded) lists get 0. Not NDCG-consistent (seed 004, Prop. 7): its expected minimiser
-    is E[G(y)], which can order documents wrongly (the §3.2.1 example); see
+    (fully padded) lists get 0. Not NDCG-consistent (Ravikumar et al., Prop. 7): its expected
+    minimiser is E[G(y)], which can order documents wrongly (their §3.2.1 example); see
     ``consistent_squared``.
     """
 
@@ -43,16 +46,27 @@ class Squared(Loss):
         d = torch.where(mask, s - g, s.new_zeros(()))
         return (d * d).sum(dim=-1), _ops.lengths(mask) > 0
 
+    def closed_form(
+        self, labels: Tensor, mask: Tensor | None = None, *, like: Any = None
+    ) -> ClosedForm | None:
+        """Quadratic: ``g = 2(s − G(y))``, ``h = 2`` on real documents."""
+        y, mask = closed_inputs(labels, mask)
+        if like is not None:
+            return QuadraticForm.read_off(like, y, mask)
+        g = _ops.masked_gains(self.params["gain"], y, mask)
+        return QuadraticForm(scale=2.0 * mask.to(y.dtype), target=2.0 * g, mask=mask)
+
 
 @register_loss
 class Cosine(Loss):
     """RankCosine (Qin et al.): ``φ(s, y) = 1 − ⟨s/‖s‖₂, G(y)/‖G(y)‖₂⟩``.
 
-    Parameters: ``gain`` (default ``exp2``). Seed 001 writes it with φ(y), φ(f) and a factor ½;
-    here without the ½ (as seed 004 and SPEC §3). Conventions: lists with ‖G(y)‖₂ = 0 (no
-    relevant document, or empty) have no loss (0, zero gradient); where s = 0 exactly, ‖s‖₂ is
-    taken as 1 (value 1, gradient −G/‖G‖₂), so a zero-initialised model gets a finite first step.
-    A one-document list gives 1 − sign(s). Not NDCG-consistent (seed 004, Prop. 7).
+    Parameters: ``gain`` (default ``exp2``). Lu et al. (PAKDD 2010) write it with φ(y), φ(f) and a
+    factor ½; here without the ½ (as Ravikumar et al. and ``docs/losses.md``). Conventions: lists
+    with ‖G(y)‖₂ = 0 (no relevant document, or empty) have no loss (0, zero gradient); where
+    s = 0 exactly, ‖s‖₂ is taken as 1 (value 1, gradient −G/‖G‖₂), so a zero-initialised model
+    gets a finite first step.
+    A one-document list gives 1 − sign(s). Not NDCG-consistent (Ravikumar et al., Prop. 7).
     """
 
     key = "cosine"
@@ -76,11 +90,12 @@ class ListNet(Loss):
         φ(s, y) = − Σ_j P_j log softmax(s)_j,     P = softmax(G(y))
 
     Parameters: ``gain`` — the target distribution is the softmax of G(y); default ``linear``
-    (G(y) = y), i.e. the softmax of the labels, as in Cao et al. and seed 004. Seed 004 writes the
+    (G(y) = y), i.e. the softmax of the labels, as in Cao et al. and Ravikumar et al., who write the
     loss as KL(P ‖ softmax(s)) = φ(s, y) − H(P); the entropy H(P) does not depend on s, so both have
     the same gradient and minimisers. Conventions: sums over real documents only; a one-document
-    list has loss 0 (P = softmax(s) = 1); empty lists have no loss. Not NDCG-consistent (seed 004,
-    Prop. 7): the expected minimiser orders by E[softmax(y)]; see ``consistent_listnet``.
+    list has loss 0 (P = softmax(s) = 1); empty lists have no loss. Not NDCG-consistent
+    (Ravikumar et al., Prop. 7): the expected minimiser orders by E[softmax(y)]; see
+    ``consistent_listnet``.
     """
 
     key = "listnet"
@@ -97,6 +112,18 @@ class ListNet(Loss):
         p = _ops.masked_softmax(g, mask)
         logq = _ops.masked_log_softmax(s, mask)
         return -(p * logq).sum(dim=-1), _ops.lengths(mask) > 0
+
+    def closed_form(
+        self, labels: Tensor, mask: Tensor | None = None, *, like: Any = None
+    ) -> ClosedForm | None:
+        """Softmax: ``g = σ − P``, ``h = σ(1 − σ)`` with σ = softmax(s), P = softmax(G(y)) (a
+        one-document list: σ = P = 1, so both are 0)."""
+        y, mask = closed_inputs(labels, mask)
+        if like is not None:
+            return SoftmaxForm.read_off(like, y, mask)
+        p = _ops.masked_softmax(_ops.masked_gains(self.params["gain"], y, mask), mask)
+        mass = (_ops.lengths(mask) > 0).to(y.dtype).unsqueeze(-1)
+        return SoftmaxForm(mass=mass, target=p, mask=mask)
 
 
 def listmle_order(y: Tensor, mask: Tensor, generator: Generator | None = None) -> Tensor:
@@ -137,7 +164,7 @@ class ListMLE(Loss):
     broken at random with the ``generator`` passed to the call (see :func:`listmle_order`): random
     per call, deterministic given the generator. The suffix log-sum-exps use a numerically stable
     ``logcumsumexp``. Conventions: a one-document list has loss 0; empty lists have no loss.
-    Not analysed by seed 004.
+    Not analysed by Ravikumar et al.
     """
 
     key = "listmle"
@@ -153,3 +180,49 @@ class ListMLE(Loss):
         suffix = torch.flip(torch.logcumsumexp(torch.flip(s_sorted, [-1]), dim=-1), [-1])
         terms = torch.where(m_sorted, suffix - s_sorted, s.new_zeros(()))
         return terms.sum(dim=-1), _ops.lengths(mask) > 0
+
+    def closed_form(
+        self, labels: Tensor, mask: Tensor | None = None, *, like: Any = None
+    ) -> ClosedForm | None:
+        """See :class:`ListMLEForm` (``None`` for a look-alike ``like``)."""
+        if like is not None:
+            return None
+        y, mask = closed_inputs(labels, mask)
+        return ListMLEForm(labels=y, mask=mask)
+
+
+@dataclass
+class ListMLEForm(ClosedForm):
+    """ListMLE's closed form. With the documents in the loss's own order (labels descending,
+    ties broken by :func:`listmle_order` with the same generator, so the draw is the loss's) and
+    ``p_ik = exp(s_(k) − logsumexp_{j≥i} s_(j))``::
+
+        g_(k) = Σ_{i≤k} p_ik − 1,        h_(k) = Σ_{i≤k} p_ik (1 − p_ik)
+
+    computed with ``logcumsumexp`` (stable for any score range)."""
+
+    labels: Any
+    mask: Any
+
+    def grad_hess(
+        self, scores: Tensor, generator: Generator | None = None
+    ) -> tuple[Tensor, Tensor]:
+        mask = self.mask
+        order = listmle_order(self.labels, mask, generator)
+        m = mask.gather(-1, order)
+        ss = torch.where(m, scores.gather(-1, order), -math.inf)
+        lse = torch.flip(torch.logcumsumexp(torch.flip(ss, [-1]), dim=-1), [-1])  # LSE_i
+        neg = torch.where(m, -lse, -math.inf)
+        log_c = torch.logcumsumexp(neg, dim=-1)  # log Σ_{i≤k} e^{−LSE_i}
+        log_d = torch.logcumsumexp(2.0 * neg, dim=-1)  # log Σ_{i≤k} e^{−2 LSE_i}
+        sz = torch.where(m, ss, 0.0)
+        p1 = torch.where(m, torch.exp(sz + torch.where(m, log_c, 0.0)), 0.0)
+        p2 = torch.where(m, torch.exp(2.0 * sz + torch.where(m, log_d, 0.0)), 0.0)
+        g_sorted = torch.where(m, p1 - 1.0, 0.0)
+        h_sorted = torch.where(m, p1 - p2, 0.0)
+        g = torch.zeros_like(scores).scatter(-1, order, g_sorted)
+        h = torch.zeros_like(scores).scatter(-1, order, h_sorted)
+        return g * mask, h * mask
+
+    def subset(self, b: int) -> ListMLEForm:
+        return ListMLEForm(self.labels[:b], self.mask[:b])

@@ -3,18 +3,22 @@
 Pairs are the ordered pairs (i, j) of real documents with y_i > y_j; equal labels make no pair.
 A list without such a pair (one document, all labels equal, empty) has no loss (0, zero
 gradient). Pair matrices are (B, M, M); long lists are processed in checkpointed chunks of lists
-(:data:`ndcglab.losses._ops.PAIR_BUDGET`). None of these is analysed by seed 004.
+(:data:`ndcglab.losses._ops.PAIR_BUDGET`). None of these is analysed by Ravikumar et al.
+(AISTATS 2011). RankNet and LambdaRank@k have a closed-form gradient and Hessian diagonal
+(:class:`PairForm`).
 """
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._spec import Cutoff
 from . import _ops
 from ._ops import torch
 from .base import (
+    DEFAULT_DISCOUNT,
+    DEFAULT_GAIN,
     Loss,
     NotDifferentiableError,
     choice_param,
@@ -24,6 +28,7 @@ from .base import (
     number_param,
     register_loss,
 )
+from .closed_form import ClosedForm, closed_inputs
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch import Generator, Tensor
@@ -31,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..measures.discounts import Discount
     from ..measures.gains import Gain
 
-__all__ = ["AdaRank", "LambdaRank", "RankNet", "RankSVM", "lambdarank_delta"]
+__all__ = ["AdaRank", "LambdaRank", "PairForm", "RankNet", "RankSVM", "lambdarank_delta"]
 
 
 def _pair_count(pairs: Tensor, like: Tensor) -> Tensor:
@@ -60,7 +65,7 @@ class RankNet(Loss):
             ("none", "label", "gain"),
             "pair weight: 1, y_i − y_j, or G(y_i) − G(y_j)",
         ),
-        gain_param("exp2", "gain G for weight=gain"),
+        gain_param(doc="gain G for weight=gain"),
     )
 
     def _compute(
@@ -79,6 +84,62 @@ class RankNet(Loss):
             return _ops.safe_divide(total, count, count > 0)
 
         return _ops.chunked_rows(rows, s, y, mask, v), _ops.has_two_levels(y, mask)
+
+    def closed_form(
+        self, labels: Tensor, mask: Tensor | None = None, *, like: Any = None
+    ) -> ClosedForm | None:
+        """See :class:`PairForm`; ``W_ij = w_ij / |P|`` (``None`` for a look-alike ``like``)."""
+        if like is not None:
+            return None
+        y, mask = closed_inputs(labels, mask)
+        return PairForm(loss=self, labels=y, mask=mask)
+
+    def pair_weights(self, scores: Tensor, labels: Tensor, mask: Tensor) -> Tensor:
+        """``W`` ``(B, M, M)``: the weight ``w_ij / |P|`` of each pair with ``y_i > y_j``, 0
+        elsewhere (constant in the scores)."""
+        y = labels.to(scores.dtype)
+        pairs = _ops.better_pairs(y, mask)
+        weight = self.params["weight"]
+        if weight == "none":
+            w = pairs.to(scores.dtype)
+        else:
+            v = y if weight == "label" else _ops.masked_gains(self.params["gain"], y, mask)
+            w = (v.unsqueeze(-1) - v.unsqueeze(-2)) * pairs
+        count = pairs.sum(dim=(-2, -1), keepdim=True).to(scores.dtype)
+        return torch.where(count > 0, w / count.clamp_min(1.0), 0.0)
+
+
+@dataclass
+class PairForm(ClosedForm):
+    """The closed form of a weighted pairwise logistic loss (RankNet, LambdaRank)::
+
+        φ = Σ_{y_i>y_j} W_ij log(1 + e^{−σ(s_i − s_j)}),     ρ_ij = 1/(1 + e^{σ(s_i − s_j)})
+        g_i = σ Σ_j (W_ji ρ_ji − W_ij ρ_ij)
+        h_i = σ² Σ_j (W_ij ρ_ij (1 − ρ_ij) + W_ji ρ_ji (1 − ρ_ji))
+
+    with ``W`` from the loss's ``pair_weights`` at the current scores, held constant (as the loss
+    does, so this is also the Hessian autograd gives). Builds ``(B, M, M)`` pair matrices."""
+
+    loss: Any
+    labels: Any
+    mask: Any
+    pairs = True
+
+    def grad_hess(
+        self, scores: Tensor, generator: Generator | None = None
+    ) -> tuple[Tensor, Tensor]:
+        sigma = float(self.loss.params["sigma"])
+        s = scores.masked_fill(~self.mask, 0.0)
+        w = self.loss.pair_weights(s, self.labels, self.mask)
+        rho = torch.sigmoid(-sigma * (s.unsqueeze(-1) - s.unsqueeze(-2)))  # ρ_ij
+        wr = w * rho
+        g = sigma * (wr.sum(dim=-2) - wr.sum(dim=-1))
+        c = w * rho * (1.0 - rho)
+        h = sigma * sigma * (c.sum(dim=-1) + c.sum(dim=-2))
+        return g * self.mask, h * self.mask
+
+    def subset(self, b: int) -> PairForm:
+        return PairForm(self.loss, self.labels[:b], self.mask[:b])
 
 
 @register_loss
@@ -125,20 +186,12 @@ def _lambda_parts(
     s: Tensor, y: Tensor, mask: Tensor, k: Tensor, gain: Gain, discount: Discount
 ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     """Per document G(y) and D̃(π(i)) = D(π(i))·I[π(i) ≤ k] at the current positions π (scores
-    sorted descending, ties in input order), IDCG@k per list, the order and the 0-based ranks.
-    No gradient."""
+    sorted descending, ties in input order: :func:`~ndcglab.losses._ops.ranking`), IDCG@k per
+    list, the order and the 0-based ranks. No gradient."""
     with torch.no_grad():
-        zero = s.new_zeros(())
-        n = _ops.lengths(mask)
-        m = s.shape[-1]
         g = _ops.masked_gains(gain, y, mask)
-        key = torch.where(mask, s.detach(), s.new_full((), -math.inf))
-        order = torch.argsort(key, dim=-1, descending=True, stable=True)
-        rank = torch.empty_like(order)
-        rank.scatter_(-1, order, torch.arange(m, device=s.device).expand_as(order).contiguous())
-        d = _ops.discount_rows(discount, m, n, s).expand(s.shape[0], m)
-        pos = rank + 1
-        dd = torch.where(mask & (pos <= k.unsqueeze(-1)), d.gather(-1, rank), zero)
+        order, rank = _ops.ranking(s, mask)
+        dd = _ops.cut_discounts(discount, rank + 1, mask, k, s)
         idcg = _ops.ideal_dcg(g, mask, discount, k)
         return g, dd, idcg, order, rank
 
@@ -149,8 +202,8 @@ def lambdarank_delta(
     mask: Tensor | None = None,
     *,
     k: int | Cutoff | Tensor | None = None,
-    gain: Gain | str = "exp2",
-    discount: Discount | str = "log",
+    gain: Gain | str = DEFAULT_GAIN,
+    discount: Discount | str = DEFAULT_DISCOUNT,
 ) -> Tensor:
     """``|ΔNDCG@k|`` of swapping documents i and j in the ranking by ``scores`` (descending, ties
     in input order), ``(B, M, M)``: |G(y_i) − G(y_j)| · |D̃(π(i)) − D̃(π(j))| / IDCG@k with
@@ -164,10 +217,10 @@ def lambdarank_delta(
         mask = torch.ones(scores.shape, dtype=torch.bool, device=scores.device)
     s, y = _ops.clean(scores, labels, mask)
     n = _ops.lengths(mask)
-    if isinstance(k, torch.Tensor):
-        kk = k.to(device=n.device, dtype=n.dtype)
-    else:
+    if k is None or isinstance(k, (int, Cutoff)):
         kk = _ops.cutoff_per_list(Cutoff(k=k) if isinstance(k, int) else k, n)
+    else:  # a per-list tensor
+        kk = k.to(device=n.device, dtype=n.dtype)
     g, dd, idcg, _, _ = _lambda_parts(s, y, mask, kk, get_gain(gain), get_discount(discount))
     return _delta(g, dd, idcg, mask)
 
@@ -257,6 +310,25 @@ class LambdaRank(Loss):
         )
         return values, _ops.has_two_levels(y, mask) & (idcg > 0)
 
+    def closed_form(
+        self, labels: Tensor, mask: Tensor | None = None, *, like: Any = None
+    ) -> ClosedForm | None:
+        """See :class:`PairForm`; ``W_ij = |ΔNDCG@k_ij|`` at the current ranking. ``None`` for a
+        fractional cut-off (``@cn``) and for a look-alike ``like``."""
+        if like is not None or (self.cutoff is not None and self.cutoff.k is None):
+            return None
+        y, mask = closed_inputs(labels, mask)
+        return PairForm(loss=self, labels=y, mask=mask)
+
+    def pair_weights(self, scores: Tensor, labels: Tensor, mask: Tensor) -> Tensor:
+        """``W`` ``(B, M, M)``: ``|ΔNDCG@k_ij|`` (:func:`lambdarank_delta`) at the ranking by
+        ``scores`` for each pair with ``y_i > y_j``, 0 elsewhere (held constant in the scores)."""
+        y = labels.to(scores.dtype)
+        k = None if self.cutoff is None else self.cutoff.k
+        p = self.params
+        delta = lambdarank_delta(scores, y, mask, k=k, gain=p["gain"], discount=p["discount"])
+        return torch.where(_ops.better_pairs(y, mask), delta.to(scores.dtype), 0.0)
+
 
 @register_loss
 class AdaRank(Loss):
@@ -266,7 +338,7 @@ class AdaRank(Loss):
     gradient descent on a loss: its algorithm lives in :mod:`ndcglab.models.adarank`, which reads
     ``measure`` (``ndcg`` default, or ``map``), the cut-off ``@k`` of NDCG@k (none = full list)
     and ``rounds`` (boosting rounds, default 100) from this entry. Calling it raises
-    :class:`NotDifferentiableError`. Not analysed by seed 004.
+    :class:`NotDifferentiableError`. Not analysed by Ravikumar et al.
     """
 
     key = "adarank"

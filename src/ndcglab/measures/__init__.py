@@ -11,6 +11,9 @@
 * :mod:`~ndcglab.measures.linear_ndcg`: NDCG^beta and Jin & Geng's weighted pairwise loss.
 * :mod:`~ndcglab.measures.gains`, :mod:`~ndcglab.measures.discounts`: G(y) and D(r) objects,
   shared with the losses (NumPy and torch).
+* :mod:`~ndcglab.measures.conventions`: the one NumPy function of each other convention (cut-off
+  per query, tie key, relevance threshold, ``short`` and ``empty`` rules, the DCG sum).
+* :mod:`~ndcglab.measures.prefixes`: the ndcg family on every prefix S_n of every list at once.
 
 Formulas and the differences between libraries: ``docs/measures.md``.
 """

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._atomic import write_text_atomic
+from ..data.dataset import boundaries_from_group
 from ..errors import ConventionError, DataFormatError
 from .compute import check_inputs, compute_per_query
 from .presets import Preset, get_preset
@@ -192,7 +193,7 @@ def _finish(
             nq = len(boundaries) - 1
             qidx = np.repeat(np.arange(nq, dtype=np.int64), np.diff(boundaries))
             lengths = np.bincount(qidx[keep], minlength=nq)
-            boundaries = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+            boundaries = boundaries_from_group(lengths)
         conv["duplicates_dropped"] = dropped
     elif duplicates not in ("keep", "last"):
         raise ConventionError(f"unknown duplicates rule {duplicates!r}; known: keep, last")

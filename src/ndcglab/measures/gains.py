@@ -7,7 +7,7 @@ alike (losses use the same objects as measures, never copies).
 =============  =====================================  =========================================
 name           G(y)                                   used by
 =============  =====================================  =========================================
-``exp2``       2^y − 1                                LETOR, Burges et al., LightGBM, seed 004
+``exp2``       2^y − 1                                LETOR, Burges, LightGBM, Ravikumar et al.
 ``linear``     y                                      Järvelin & Kekäläinen, trec_eval, sklearn
 ``letor``      table {0: 0, 1: 1, 2: 3}, else 0       official LETOR Eval-Score-3.0/4.0 scripts
 ``table:...``  explicit table, e.g. ``table:0=0;1=1;2=3``, other labels 0

@@ -1,4 +1,5 @@
-"""Linear NDCG (NDCG^β) and the label-gap-weighted pairwise loss of Jin & Geng (seed 000).
+"""Linear NDCG (NDCG^β) and the label-gap-weighted pairwise loss of Jin & Geng, "Linear NDCG
+and Pair-wise Loss" (ECML/PKDD Discovery Challenge 2010).
 
 For one query with ``n = |S|`` documents ranked by a scoring function f::
 
@@ -31,10 +32,17 @@ from typing import Any
 import numpy as np
 
 from . import _kernels as K
-from .compute import _run, _tie_key, check_inputs, compute_per_query
-from .registry import Measure
+from ._parallel import run_kernel
+from .compute import check_inputs, compute_per_query
+from .conventions import tie_key
+from .presets import get_preset
+from .registry import Measure, canonical_ties
 
 __all__ = ["ideal_linear_dcg", "linear_dcg", "linear_ndcg", "pairwise_loss"]
+
+#: defaults: the ``standard`` preset's tie and empty-query rules
+_TIES = get_preset().default("ndcg_beta", "ties")
+_EMPTY = get_preset().default("ndcg_beta", "empty")
 
 
 def _dcg_measure(name: str, ties: str) -> Measure:
@@ -44,7 +52,7 @@ def _dcg_measure(name: str, ties: str) -> Measure:
 
 
 def linear_dcg(
-    labels: Any, scores: Any, boundaries: Any, *, ties: str = "input", doc_ids: Any = None
+    labels: Any, scores: Any, boundaries: Any, *, ties: str = _TIES, doc_ids: Any = None
 ) -> np.ndarray:
     """DCG^β = Σ_i y_(i) (n − i) of every query, ``(Q,)``."""
     y, s, b, _ = check_inputs(labels, scores, boundaries)
@@ -57,7 +65,7 @@ def ideal_linear_dcg(labels: Any, boundaries: Any) -> np.ndarray:
     and ``n`` negatives with labels 0/1)."""
     y = np.asarray(labels, dtype=np.float64)
     y, s, b, _ = check_inputs(y, np.zeros_like(y), boundaries)
-    m = _dcg_measure("idcg", "input")
+    m = _dcg_measure("idcg", _TIES)
     return compute_per_query([m], y, s, b)[m].values
 
 
@@ -66,8 +74,8 @@ def linear_ndcg(
     scores: Any,
     boundaries: Any,
     *,
-    ties: str = "input",
-    empty: str = "zero",
+    ties: str = _TIES,
+    empty: str = _EMPTY,
     doc_ids: Any = None,
 ) -> np.ndarray:
     """NDCG^β = DCG^β_f / DCG^β_ideal of every query (the registered measure ``ndcg_beta``)."""
@@ -77,19 +85,17 @@ def linear_ndcg(
 
 
 def pairwise_loss(
-    labels: Any, scores: Any, boundaries: Any, *, ties: str = "input", doc_ids: Any = None
+    labels: Any, scores: Any, boundaries: Any, *, ties: str = _TIES, doc_ids: Any = None
 ) -> np.ndarray:
     """Jin & Geng's R(f) of every query, ``(Q,)``, in O(n log n) per query (see the module
     docstring for the tie rules; with the same ``ties``,
     ``ideal_linear_dcg − linear_dcg == pairwise_loss``)."""
-    from .registry import _canon_ties
-
-    rule = _canon_ties(ties)
+    rule = canonical_ties(ties)
     y, s, b, _ = check_inputs(labels, scores, boundaries)
     vals = y if rule in ("pessimistic", "optimistic") else None
-    tkey, average = _tie_key(rule, len(y), _ids(doc_ids), vals, s, b, np.ascontiguousarray(b[1:]))
+    tkey, average = tie_key(rule, s, b, doc_ids=_ids(doc_ids), values=vals)
     out = np.zeros(len(b) - 1)
-    _run(K.pairwise_kernel, b, y, s, tkey, b, average, (out,))
+    run_kernel(K.pairwise_kernel, b, y, s, tkey, b, average, (out,))
     return out
 
 

@@ -86,6 +86,7 @@ _LETOR_SET = (
     *tuple(f"ndcg@{k}" for k in range(1, 11)),
 )
 
+#: Every named preset by name: the whole convention of one tool (see docs/measures.md).
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (

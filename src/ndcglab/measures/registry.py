@@ -27,6 +27,7 @@ from .._spec import Cutoff, ParsedSpec, format_number, parse_spec
 from ..errors import ConventionError, SpecError
 from .discounts import Discount, get_discount
 from .gains import Gain, get_gain
+from .presets import get_preset
 
 __all__ = [
     "OPTIONS",
@@ -35,8 +36,12 @@ __all__ = [
     "MeasureInfo",
     "OptionInfo",
     "available_measures",
+    "canonical_ties",
     "get_measure_info",
     "parse_measure",
+    "parse_measures",
+    "resolve_discount",
+    "resolve_gain",
 ]
 
 
@@ -101,7 +106,9 @@ EMPTY_RULES = ("zero", "one", "skip", "error")
 ROUNDINGS = ("ceil", "floor", "round")
 
 
-def _canon_ties(v: str) -> str:
+def canonical_ties(v: str) -> str:
+    """The canonical text of a tie rule (``random:07`` -> ``random:7``); unknown rules raise
+    :class:`ConventionError`."""
     s = v.strip().lower()
     if s in ("input", "docid", "average", "pessimistic", "optimistic"):
         return s
@@ -158,6 +165,7 @@ class MeasureInfo:
 
 _GAIN_PARAMS = ("gain", "discount", "ties", "empty", "short", "rounding")
 
+#: Every measure ndcglab computes, by canonical name, with its options and their defaults.
 REGISTRY: dict[str, MeasureInfo] = {
     m.name: m
     for m in (
@@ -179,7 +187,7 @@ REGISTRY: dict[str, MeasureInfo] = {
             "idcg",
             "gain",
             ("gain", "discount", "rounding"),
-            "ideal DCG = the DCG norm ||G(y)||_D; idcg@k is Z_k (seed 004)",
+            "ideal DCG = the DCG norm ||G(y)||_D; idcg@k is Z_k (Ravikumar et al., AISTATS 2011)",
             "DCG@k of the labels sorted by gain, descending (independent of the scores)",
             aliases=("z",),
         ),
@@ -277,7 +285,7 @@ def _canon_value(info: MeasureInfo, key: str, value: Any) -> Any:
         raise ConventionError(f"option {key}= of {info.name} must be text, got {value!r}")
     text = value if isinstance(value, str) else format_number(value)
     if key == "ties":
-        return _canon_ties(text)
+        return canonical_ties(text)
     if key == "empty":
         return _canon_choice("empty", text, EMPTY_RULES)
     if key == "rounding":
@@ -365,8 +373,6 @@ class Measure:
         """Fill every unset option from ``preset`` (a name, a :class:`~ndcglab.measures.Preset`, or
         ``None`` for ``standard``). Options that do not apply are left out: ``short`` needs a fixed
         cut-off, ``rounding`` a fractional one, ``denom`` a cut-off."""
-        from .presets import get_preset
-
         p = get_preset(preset)
         opts = dict(self.params)
         for key in _applicable(self.info, self.cutoff):
@@ -467,10 +473,10 @@ def parse_measures(specs: Any) -> tuple[Measure, ...]:
 
 
 def resolve_gain(m: Measure) -> Gain:
-    """The :class:`Gain` object of a resolved measure."""
-    return get_gain(m.get("gain", "exp2"))
+    """The :class:`Gain` object of a measure (its own, else the ``standard`` preset's)."""
+    return get_gain(m.get("gain", get_preset().default(m.name, "gain")))
 
 
 def resolve_discount(m: Measure) -> Discount:
-    """The :class:`Discount` object of a resolved measure."""
-    return get_discount(m.get("discount", "log"))
+    """The :class:`Discount` object of a measure (its own, else the ``standard`` preset's)."""
+    return get_discount(m.get("discount", get_preset().default(m.name, "discount")))

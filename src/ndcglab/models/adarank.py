@@ -28,7 +28,10 @@ import numpy as np
 from ..errors import SpecError
 from .base import RankModel, torch
 
-__all__ = ["AdaRank"]
+__all__ = ["DEFAULT_PATIENCE", "AdaRank"]
+
+#: rounds without improvement of the selection score before AdaRank stops
+DEFAULT_PATIENCE = 20
 
 
 class AdaRank(RankModel):
@@ -40,6 +43,8 @@ class AdaRank(RankModel):
     """
 
     kind = "adarank"
+    #: the float64 weight vector ``(F,)``, a registered buffer (saved in the state dict)
+    weight: torch.Tensor
 
     def __init__(
         self,
@@ -48,7 +53,7 @@ class AdaRank(RankModel):
         measure: str = "ndcg@10",
         preset: str | None = "letor4",
         rounds: int = 500,
-        patience: int = 20,
+        patience: int = DEFAULT_PATIENCE,
         tol: float = 1e-6,
     ) -> None:
         super().__init__(n_features)

@@ -11,7 +11,9 @@ real score, ``(..., F) -> (...)``. Losses then compare the scores of a whole lis
 
 Models:
 
-* :class:`LinearModel` — ``f(x) = <w, x> + b``, the papers' setting (Lu et al.; Ravikumar et al.).
+* :class:`LinearModel` — ``f(x) = <w, x> + b``, the setting of Lu, Xie, Wang, Liu, Huang,
+  "Cost-Sensitive Listwise Ranking Approach" (PAKDD 2010) and Ravikumar, Tewari, Yang, "On NDCG
+  Consistency of Listwise Ranking Methods" (AISTATS 2011).
   Weights start at zero by default (``init="zeros"``), so plain gradient descent on a convex loss
   is fully reproducible; ``init="normal"`` draws N(0, 0.01²) from the seeded torch RNG.
 * :class:`MLPModel` — a feed-forward network: ``hidden`` layer sizes, ``activation``
@@ -22,15 +24,19 @@ Models:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._compat import torch as _torch
 from ..errors import ModelMismatchError, SpecError
 
-torch = _torch()
-nn = torch.nn
+if TYPE_CHECKING:  # the real module's types; at run time torch comes through _compat
+    import torch
+    from torch import nn
+else:
+    torch = _torch()
+    nn = torch.nn
 
 __all__ = ["MODEL_KINDS", "LinearModel", "MLPModel", "RankModel", "build_model", "make_model"]
 
@@ -74,7 +80,7 @@ class RankModel(nn.Module):
 
         Runs in evaluation mode (no dropout) without gradients, in chunks of ``batch_size`` rows,
         on the device of the model's parameters. NaN features are *not* filled here: normalise
-        first (see :class:`ndcglab.training.Normalizer`).
+        first (see :class:`ndcglab.data.Normalizer`).
         """
         x = (
             features
@@ -89,7 +95,7 @@ class RankModel(nn.Module):
         was_training = self.training
         self.eval()
         try:
-            p = next(self.parameters(), None)
+            p: torch.Tensor | None = next(self.parameters(), None)
             if p is None:
                 p = next(self.buffers())
             out = np.empty(x.shape[0], dtype=np.float64)

@@ -1,30 +1,26 @@
 """Saving and loading trained models: one self-describing file.
 
-A model file is a zip archive (stored, not compressed) with two members:
+The file is the container of :mod:`ndcglab.models.file_format` (a stored zip archive; the
+``format``, ``format_version``, ``versions`` and ``created`` keys are written there) with:
 
-* ``metadata.json`` — ``format`` (``"ndcglab-model"``), ``format_version``, ``model`` (the
-  architecture, :meth:`RankModel.config`), ``n_features``, ``feature_names``, ``normalization``
-  (method and fitted statistics), ``loss``, ``training`` (every training option),
-  ``training_measure``,
-  ``seed``, ``versions`` (ndcglab, torch, numpy, python) and ``created`` (UTC), plus anything the
-  caller adds;
+* ``metadata.json`` — also ``model`` (the architecture, :meth:`RankModel.config`), ``n_features``,
+  ``feature_names``, ``normalization`` (method and fitted statistics), ``loss``, ``training`` (every
+  training option), ``training_measure``, ``seed``, plus anything the caller adds; ``versions``
+  records Python, ndcglab, torch and numpy;
 * ``weights.pt`` — the model's ``state_dict`` written by ``torch.save`` and read back with
   ``weights_only=True`` (no pickled code is ever executed on load).
 
-Files are written atomically (a temporary file in the same folder, then ``os.replace``), so an
-interrupted save never leaves a half-written model behind. :func:`load_model` returns a
-:class:`TrainedModel` whose :meth:`~TrainedModel.predict` normalises features the way training did
-and refuses data with another feature count (:class:`~ndcglab.errors.ModelMismatchError`).
+:func:`load_model` returns a :class:`TrainedModel` whose :meth:`~TrainedModel.predict` normalises
+features the way training did and refuses data with another feature count
+(:class:`~ndcglab.errors.ModelMismatchError`). Files of other model families (boosted trees, kind
+``gbdt``) are read by the loader their package registers with :func:`register_model_loader`;
+:func:`ndcglab.estimator.load_trained` reads every kind.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import io
-import json
 import os
-import platform
-import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,27 +28,42 @@ from typing import Any
 
 import numpy as np
 
-from .. import __version__
-from .._atomic import write_bytes_atomic
+from .._versions import package_versions
 from ..data.dataset import RankingDataset
+from ..data.normalize import Normalizer
 from ..errors import DataFormatError, ModelMismatchError
-from ..training.normalize import Normalizer
-from .base import RankModel, build_model, torch
+from .base import MODEL_KINDS, RankModel, build_model, torch
+from .file_format import (
+    FORMAT,
+    FORMAT_VERSION,
+    file_header,
+    model_kind,
+    read_member,
+    read_model_metadata,
+    register_model_loader,
+    registered_loader,
+    write_model_file,
+)
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "TrainedModel", "load_model", "save_model", "versions"]
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "TrainedModel",
+    "load_model",
+    "read_metadata",
+    "register_model_loader",
+    "save_model",
+    "versions",
+]
 
-FORMAT = "ndcglab-model"
-FORMAT_VERSION = 1
+#: the packages whose versions a torch model file records (besides Python)
+RECORDED_PACKAGES = ("ndcglab", "torch", "numpy")
+_WEIGHTS_MEMBER = "weights.pt"
 
 
-def versions() -> dict[str, str]:
-    """Versions recorded in model files and reports."""
-    return {
-        "ndcglab": __version__,
-        "torch": torch.__version__,
-        "numpy": np.__version__,
-        "python": platform.python_version(),
-    }
+def versions() -> dict[str, str | None]:
+    """Versions recorded in torch model files: Python, ndcglab, torch, numpy."""
+    return package_versions(RECORDED_PACKAGES)
 
 
 @dataclass
@@ -144,65 +155,28 @@ def save_model(
         model = model.model
     norm = normalizer or Normalizer(n_features=model.n_features)
     meta: dict[str, Any] = {k: v for k, v in (metadata or {}).items() if k != "path"}
+    header = file_header(RECORDED_PACKAGES)
     meta.update(
         {
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
+            "format": header["format"],
+            "format_version": header["format_version"],
             "model": model.config(),
             "n_features": model.n_features,
             "normalization": norm.to_dict(),
-            "versions": versions(),
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "versions": header["versions"],
+            "created": header["created"],
         }
     )
     meta.setdefault("feature_names", None)
     weights = io.BytesIO()
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     torch.save(state, weights)
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
-        zf.writestr("metadata.json", json.dumps(meta, indent=2, default=_json_default))
-        zf.writestr("weights.pt", weights.getvalue())
-    return write_bytes_atomic(path, buf.getvalue())
-
-
-def _json_default(x: Any) -> Any:
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, tuple | set):
-        return list(x)
-    return str(x)
+    return write_model_file(path, meta, {_WEIGHTS_MEMBER: weights.getvalue()})
 
 
 def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The JSON metadata of a model file, without loading the weights."""
-    try:
-        with zipfile.ZipFile(path) as zf:
-            meta = json.loads(zf.read("metadata.json"))
-    except FileNotFoundError:
-        raise DataFormatError("model file not found", path=path, fix="check the path") from None
-    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as exc:
-        raise DataFormatError(
-            f"not an ndcglab model file ({exc})",
-            path=path,
-            fix="give a file written by `ndcglab train --out` or ndcglab.models.save_model",
-        ) from None
-    if meta.get("format") != FORMAT:
-        raise DataFormatError(
-            f"not an ndcglab model file (format {meta.get('format')!r})",
-            path=path,
-            fix="give a file written by `ndcglab train --out` or ndcglab.models.save_model",
-        )
-    if int(meta.get("format_version", 0)) > FORMAT_VERSION:
-        raise DataFormatError(
-            f"model file format version {meta['format_version']} is newer than this ndcglab "
-            f"understands ({FORMAT_VERSION})",
-            path=path,
-            fix="upgrade ndcglab",
-        )
-    return meta
+    """The JSON metadata of a model file (any kind), without loading the weights."""
+    return read_model_metadata(path)
 
 
 def load_model(
@@ -210,26 +184,33 @@ def load_model(
 ) -> TrainedModel:
     """Read a model file written by :func:`save_model`.
 
-    Boosted-trees files (same container, model kind ``gbdt``) are handed to
-    :func:`ndcglab.gbdt.load_gbdt`; that object also has ``predict(data)``, ``n_features`` and
-    ``metadata``.
+    Files of a kind registered with :func:`register_model_loader` (boosted trees, once
+    :mod:`ndcglab.gbdt` is imported) are handed to its loader; that object also has
+    ``predict(data)``, ``n_features`` and ``metadata``.
 
     With ``n_features`` given, refuse at once (:class:`ModelMismatchError`) when it differs from
     the model's feature count; :meth:`TrainedModel.predict` checks it on every call anyway.
     """
     meta = read_metadata(path)
-    if (meta.get("model") or {}).get("kind") == "gbdt":
-        from ..gbdt import load_gbdt
-
-        gbdt_model = load_gbdt(path)
-        if n_features is not None and int(n_features) != gbdt_model.n_features:
+    kind = model_kind(meta)
+    loader = registered_loader(kind)
+    if loader is not None:
+        other = loader(path)
+        if n_features is not None and int(n_features) != other.n_features:
             raise ModelMismatchError(
-                f"{path} expects {gbdt_model.n_features} features but the data has {n_features}. "
+                f"{path} expects {other.n_features} features but the data has {n_features}. "
                 "Fix: apply the model to data with the same features, or retrain"
             )
-        return gbdt_model  # type: ignore[return-value]
-    with zipfile.ZipFile(path) as zf:
-        raw = zf.read("weights.pt")
+        return other  # type: ignore[no-any-return]
+    if kind is not None and kind not in MODEL_KINDS:
+        raise DataFormatError(
+            f"the file holds a model of kind {kind!r}, which ndcglab.models reads only once its "
+            f"package has registered a loader (it reads {', '.join(MODEL_KINDS)} itself)",
+            path=path,
+            fix="load any model file with ndcglab.estimator.load_trained(path) (boosted trees: "
+            "also ndcglab.gbdt.load_gbdt(path))",
+        )
+    raw = read_member(path, _WEIGHTS_MEMBER)
     state = torch.load(io.BytesIO(raw), map_location=map_location, weights_only=True)
     model = build_model(meta["model"])
     try:

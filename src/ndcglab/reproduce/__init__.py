@@ -16,7 +16,17 @@ name                   what it reproduces
 
 :func:`run_experiment` runs one and writes its report atomically (see :mod:`.report`).
 Each module defines ``TITLE``, ``CLAIM`` and ``run(report, settings)``; heavy imports (torch,
-matplotlib) happen inside ``run``.
+matplotlib) happen inside ``run``. The protocols are described in ``docs/reproduce.md``.
+
+References:
+
+* Lu, Xie, Wang, Liu, Huang, "Cost-Sensitive Listwise Ranking Approach" (PAKDD 2010).
+* Ravikumar, Tewari, Yang, "On NDCG Consistency of Listwise Ranking Methods" (AISTATS 2011).
+* Wang, Wang, Li, He, Chen, Liu, "A Theoretical Analysis of NDCG Type Ranking Measures"
+  (COLT 2013).
+* Jin & Geng, "Linear NDCG and Pair-wise Loss" (ECML/PKDD Discovery Challenge 2010).
+* Qin, Liu, Xu, Li, "LETOR: A benchmark collection for research on learning to rank for
+  information retrieval" (Information Retrieval 13(4), 2010): the folds and data formats.
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ from types import ModuleType
 
 from ..errors import NdcglabError
 from ._common import Settings
-from .report import Report, write_bundle
+from .report import Report, Table, write_bundle
 
 __all__ = ["EXPERIMENTS", "Settings", "build_report", "run_experiment"]
 
@@ -80,24 +90,37 @@ def _torch_threads(enabled: bool = True) -> Iterator[int | None]:
         th.set_num_threads(before)
 
 
-def build_report(name: str, settings: Settings, log: Callable[[str], None] | None = None) -> Report:
-    """Run experiment ``name``; return its filled, time-stamped :class:`Report` (not written)."""
-    mod = _module(name)
+def _new_report(
+    name: str, title: str, settings: Settings, *, claim: str = "", quick_note: str = ""
+) -> Report:
+    """An empty report stamped with the run's settings: quick flag (and ``quick_note`` when
+    quick), master seed, command line."""
     report = Report(
         name,
-        mod.TITLE,
-        claim=getattr(mod, "CLAIM", ""),
+        title,
+        claim=claim,
         quick=settings.quick,
         seed=settings.seed,
         command=settings.command or None,
     )
     report.seeds["seed"] = settings.seed
     if settings.quick:
-        report.quick_note = (
-            getattr(mod, "QUICK_NOTE", "")
-            if settings.mode == "quick"
-            else ("tiny test mode: minimal data and work; the numbers mean nothing")
-        )
+        report.quick_note = quick_note
+    return report
+
+
+def build_report(name: str, settings: Settings, log: Callable[[str], None] | None = None) -> Report:
+    """Run experiment ``name``; return its filled, time-stamped :class:`Report` (not written)."""
+    mod = _module(name)
+    report = _new_report(
+        name,
+        mod.TITLE,
+        settings,
+        claim=getattr(mod, "CLAIM", ""),
+        quick_note=getattr(mod, "QUICK_NOTE", "")
+        if settings.mode == "quick"
+        else "tiny test mode: minimal data and work; the numbers mean nothing",
+    )
     t0 = time.perf_counter()
     if log:
         log(f"{name}: running ({settings.mode})")
@@ -139,20 +162,13 @@ def run_experiment(
         children: list[tuple[str, Report]] = []
         for sub in EXPERIMENTS:
             children.append((sub, build_report(sub, settings, log)))
-        index = Report(
+        index = _new_report(
             "all",
             "ndcglab: every reproduced experiment",
-            quick=settings.quick,
-            seed=settings.seed,
-            command=settings.command or None,
+            settings,
+            quick_note="every experiment ran with reduced settings (fewer folds, epochs, "
+            "repetitions, smaller n); each page states its own.",
         )
-        index.seeds["seed"] = settings.seed
-        if settings.quick:
-            index.quick_note = (
-                "every experiment ran with reduced settings (fewer folds, epochs, repetitions, "
-                "smaller n); each page states its own."
-            )
-        from .report import Table
 
         rows = []
         for sub, rep in children:

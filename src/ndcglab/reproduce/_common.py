@@ -10,7 +10,7 @@ Every experiment runs on
   generator parameters;
 * a LETOR folder with ``Fold1..5`` (``--data``), read by :func:`ndcglab.data.load_letor_folder`,
   hashed from the files read (sha256 of the bytes as stored, and of the uncompressed text for
-  ``.gz`` files — the latter is what ``../shared/data/MANIFEST.tsv`` lists);
+  ``.gz`` files — the latter names the data whether it is stored compressed or not);
 * a single LETOR file (``--data FILE``) where an experiment needs one set only.
 
 :class:`DataSource` hides the difference: ``source.folds(n)`` yields :class:`FoldData` with loaded
@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..data.dataset import RankingDataset
+from ..data.synthetic import format_synthetic_spec, is_synthetic_spec, parse_synthetic_spec
 from ..errors import DataFormatError, NdcglabError
 
 __all__ = [
@@ -97,7 +98,7 @@ def timed(timings: dict[str, float], key: str) -> Iterator[None]:
 # ---------------------------------------------------------------------------------------- hashing
 def file_sha256(path: str | Path) -> dict[str, str]:
     """sha256 of a file's bytes (``sha256``) and, for ``.gz``, of its uncompressed content
-    (``sha256_uncompressed``, the value ``../shared/data/MANIFEST.tsv`` lists)."""
+    (``sha256_uncompressed``: the same data give the same value, compressed or not)."""
     from ..data import file_sha256 as _sha
 
     out = {"sha256": _sha(path)}
@@ -176,7 +177,7 @@ def synthetic_folds(
     rng = np.random.default_rng(seed)
     order = rng.permutation(ds.n_queries)
     parts = np.array_split(order, n_folds)
-    out = []
+    out: list[tuple[np.ndarray, ...]] = []
     for i in range(n_folds):
         idx = [(i + j) % n_folds for j in range(n_folds)]
         train = np.sort(np.concatenate([parts[j] for j in idx[: n_folds - 2]]))
@@ -240,6 +241,7 @@ class DataSource:
         if "folds" not in self._cache:
             from ..data import load_letor_folder
 
+            assert self.path is not None  # a LETOR source always has its path
             self._cache["folds"] = list(load_letor_folder(self.path))
         return self._cache["folds"]
 
@@ -289,7 +291,7 @@ class DataSource:
                 **_as_dict(synthetic_params(self.synthetic_name)),
             }
             info.update(describe_dataset(ds, self.label))
-            info["source"] = f"synthetic:{self.synthetic_name}:{self.seed}"
+            info["source"] = format_synthetic_spec(self.synthetic_name, self.seed)
             info["params"] = params
             info["hashes"] = {"arrays_sha256": array_sha256(ds)}
             info["description"] = (
@@ -297,9 +299,11 @@ class DataSource:
                 "features/labels/boundaries arrays; generator parameters below"
             )
         else:
-            info["source"] = str(self.path)
+            root = self.path
+            assert root is not None  # a LETOR source always has its path
+            info["source"] = str(root)
             info["hashes"] = {
-                Path(k).relative_to(self.path).as_posix()
+                Path(k).relative_to(root).as_posix()
                 if self.kind == "letor-folder"
                 else Path(k).name: v
                 for k, v in self._files.items()
@@ -312,7 +316,7 @@ class DataSource:
                 for k in self._files:
                     ds = self._cache[k]
                     seen_docs[
-                        Path(k).relative_to(self.path).as_posix()
+                        Path(k).relative_to(root).as_posix()
                         if self.kind == "letor-folder"
                         else Path(k).name
                     ] = describe_dataset(ds)
@@ -376,14 +380,12 @@ def open_source(
     """The :class:`DataSource` for ``--data`` (``None``: the embedded synthetic data)."""
     if data is None:
         return DataSource(
-            "synthetic", f"synthetic:{synthetic}", synthetic_name=synthetic, seed=seed
+            "synthetic", format_synthetic_spec(synthetic), synthetic_name=synthetic, seed=seed
         )
     text = str(data)
-    if text.startswith("synthetic:"):
-        parts = text.split(":")
-        name = parts[1] if len(parts) > 1 and parts[1] else synthetic
-        s = int(parts[2]) if len(parts) > 2 and parts[2] else seed
-        return DataSource("synthetic", f"synthetic:{name}", synthetic_name=name, seed=s)
+    if is_synthetic_spec(text):
+        name, s = parse_synthetic_spec(text, default_name=synthetic, default_seed=seed)
+        return DataSource("synthetic", format_synthetic_spec(name), synthetic_name=name, seed=s)
     p = Path(data).expanduser().resolve()
     if not p.exists():
         raise DataFormatError(
@@ -397,8 +399,8 @@ def open_source(
             raise DataFormatError(
                 "folder has no Fold1..Fold5 sub-folders",
                 path=p,
-                fix="point --data at a LETOR folder such as ../shared/data/MQ2008 or "
-                "../shared/data/OHSUMED/QueryLevelNorm",
+                fix="point --data at a LETOR folder such as MQ2008 (LETOR 4.0) or "
+                "OHSUMED/QueryLevelNorm (LETOR 3.0)",
             )
         return DataSource("letor-folder", _folder_label(p), path=p, seed=seed)
     return DataSource("letor-file", p.name, path=p, seed=seed)

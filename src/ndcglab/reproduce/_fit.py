@@ -9,13 +9,17 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..data.dataset import RankingDataset
+from ._common import FoldData, Settings, timed
 
-__all__ = ["Fitted", "PerQueryStore", "evaluate", "fit_scores"]
+if TYPE_CHECKING:
+    from .report import Report
+
+__all__ = ["Fitted", "PerQueryStore", "evaluate", "fit_on_fold", "fit_scores"]
 
 
 @dataclass
@@ -148,6 +152,30 @@ def _fit_once(
         loss_name=str(res.trained.metadata.get("loss", loss)),
         lr=None if boosting else lr,
     )
+
+
+def fit_on_fold(
+    report: Report,
+    settings: Settings,
+    store: PerQueryStore,
+    fold: FoldData,
+    name: str,
+    loss: str,
+    *,
+    preset: str,
+    **options: Any,
+) -> Fitted:
+    """Train ``loss`` on ``fold.train`` (:func:`fit_scores` with ``options``, seeded by the
+    run's seed), evaluate its test scores on the store's measures with ``preset`` and add them to
+    ``store`` as system ``name``. The time spent is added to ``report.timings[name]``."""
+    settings.say(f"{report.experiment}: {fold.name}: {name}")
+    with timed(report.timings, name):
+        fit = fit_scores(
+            loss, fold.train, {"test": fold.test}, seed=settings.seed, preset=preset, **options
+        )
+        res = evaluate(fold.test, fit.scores["test"], store.measures, preset)
+    store.add(name, fold.name, res)
+    return fit
 
 
 def evaluate(

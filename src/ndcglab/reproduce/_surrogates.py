@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ._common import DataSource, Settings, preset_for, timed, wrap_label
-from ._fit import PerQueryStore, evaluate, fit_scores
+from ._common import DataSource, Settings, preset_for, wrap_label
+from ._fit import PerQueryStore, fit_on_fold
 from .report import Cell, Report, Table
 
 KS = tuple(range(1, 11))
@@ -49,23 +49,21 @@ def train_all(
     info: list[list[Any]] = []
     for fold in source.folds(proto["folds"], with_vali=False):
         for name, spec in losses:
-            settings.say(f"{report.experiment}: {fold.name}: {name}")
-            with timed(report.timings, name):
-                fit = fit_scores(
-                    spec,
-                    fold.train,
-                    {"test": fold.test},
-                    validation=None,
-                    epochs=proto["epochs"],
-                    lr=proto["lr"],
-                    tol=proto["tol"],
-                    optimizer=proto["optimizer"],
-                    seed=settings.seed,
-                    preset=preset,
-                    normalize=proto["normalize"],
-                )
-                res = evaluate(fold.test, fit.scores["test"], NDCG_K, preset)
-            store.add(name, fold.name, res)
+            fit = fit_on_fold(
+                report,
+                settings,
+                store,
+                fold,
+                name,
+                spec,
+                preset=preset,
+                validation=None,
+                epochs=proto["epochs"],
+                lr=proto["lr"],
+                tol=proto["tol"],
+                optimizer=proto["optimizer"],
+                normalize=proto["normalize"],
+            )
             info.append(
                 [
                     fold.name,
@@ -78,8 +76,7 @@ def train_all(
                 ]
             )
     report.add_dataset(source.describe())
-    for printed, conv in store.conventions.items():
-        report.add_convention(printed, conv)
+    report.add_conventions(store.conventions)
     report.results["protocol"] = {**proto, "preset": preset, "losses": dict(losses)}
     return store, preset, info
 

@@ -9,6 +9,8 @@ randomisation tests (consistent vs original, Holm-adjusted per cut-off).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from . import _surrogates as S
@@ -53,7 +55,7 @@ def run(report: Report, settings: Settings) -> None:
     text = S.conv_text(store, preset)
 
     sigs = {}
-    summary_rows = []
+    summary_rows: list[list[Any]] = []
     for fam in FAMILIES:
         names = [n for n, _ in losses_of(fam)]
         sig = sigs[fam] = S.compare(store, names, names[0], settings)

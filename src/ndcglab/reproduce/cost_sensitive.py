@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Settings, source_for, subplots, timed, wrap_label
-from ._fit import PerQueryStore, evaluate, fit_scores
+from ._common import Settings, source_for, subplots, wrap_label
+from ._fit import PerQueryStore, fit_on_fold
 from .report import Cell, Report, Table
 
 TITLE = "Cost-sensitive ListMLE vs ListMLE and baselines (Lu et al., PAKDD 2010, Tables 1–6)"
@@ -137,21 +137,19 @@ def run(report: Report, settings: Settings) -> None:
 
     for fold in source.folds(n_folds):
         for name, loss in METHODS:
-            settings.say(f"cost-sensitive: {fold.name}: {name}")
-            with timed(report.timings, name):
-                fit = fit_scores(
-                    loss,
-                    fold.train,
-                    {"test": fold.test},
-                    validation=fold.vali,
-                    epochs=epochs,
-                    seed=settings.seed,
-                    preset=preset,
-                    validation_measure="ndcg@10",
-                    rounds=rounds,
-                )
-                res = evaluate(fold.test, fit.scores["test"], all_measures, preset)
-            store.add(name, fold.name, res)
+            fit = fit_on_fold(
+                report,
+                settings,
+                store,
+                fold,
+                name,
+                loss,
+                preset=preset,
+                validation=fold.vali,
+                epochs=epochs,
+                validation_measure="ndcg@10",
+                rounds=rounds,
+            )
             train_info.append(
                 [
                     fold.name,
@@ -166,8 +164,7 @@ def run(report: Report, settings: Settings) -> None:
                 ]
             )
     report.add_dataset(source.describe())
-    for printed, conv in store.conventions.items():
-        report.add_convention(printed, conv)
+    report.add_conventions(store.conventions)
 
     # ------------------------------------------------------------------ significance
     sig_all = compare_rankers(

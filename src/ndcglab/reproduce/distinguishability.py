@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..data.synthetic import format_synthetic_spec
 from ._common import Settings, describe_dataset, source_for, subplots, timed, wrap_label
 from ._fit import fit_scores
 from .report import Cell, Report, Table
@@ -74,8 +75,10 @@ def _data(settings: Settings) -> tuple[Any, Any, dict[str, Any]]:
         n_test = 40
     test = big.subset(np.arange(n_test))
     train = big.subset(np.arange(n_test, big.n_queries))
-    test.source = f"synthetic:web40:{settings.seed} (queries 1–{n_test})"
-    train.source = f"synthetic:web40:{settings.seed} (queries {n_test + 1}–{big.n_queries})"
+    test.source = f"{format_synthetic_spec('web40', settings.seed)} (queries 1–{n_test})"
+    train.source = (
+        f"{format_synthetic_spec('web40', settings.seed)} (queries {n_test + 1}–{big.n_queries})"
+    )
     return (
         train,
         test,
@@ -131,28 +134,20 @@ def run(report: Report, settings: Settings) -> None:
     n_max = int(lengths.max())
     report.seeds.update({"random_ranker": settings.seed + 7, "repetitions": settings.seed + 11})
 
-    settings.say("distinguishability: " + "RankSVM")
-    with timed(report.timings, "RankSVM"):
-        svm = fit_scores(
-            "ranksvm",
-            svm_train,
-            {"test": test},
-            epochs=epochs,
-            seed=settings.seed,
-            preset="standard",
-            validation_measure="ndcg@10",
-        )
-    settings.say("distinguishability: " + "ListNet")
-    with timed(report.timings, "ListNet"):
-        net = fit_scores(
-            "listnet",
-            net_train,
-            {"test": test},
-            epochs=epochs,
-            seed=settings.seed,
-            preset="standard",
-            validation_measure="ndcg@10",
-        )
+    fits = {}
+    for name, loss, train in (("RankSVM", "ranksvm", svm_train), ("ListNet", "listnet", net_train)):
+        settings.say(f"distinguishability: {name}")
+        with timed(report.timings, name):
+            fits[name] = fit_scores(
+                loss,
+                train,
+                {"test": test},
+                epochs=epochs,
+                seed=settings.seed,
+                preset="standard",
+                validation_measure="ndcg@10",
+            )
+    svm, net = fits["RankSVM"], fits["ListNet"]
     rnd = np.random.default_rng(settings.seed + 7).uniform(-1.0, 1.0, test.n_docs)
     scores = {"RankSVM": svm.scores["test"], "ListNet": net.scores["test"], "random": rnd}
 

@@ -99,7 +99,7 @@ def run(report: Report, settings: Settings) -> None:
     sizes = np.unique(np.round(np.logspace(1, top, 2 * (top - 1) + 1)).astype(np.int64))
     table_sizes = [10**e for e in range(3, top + 1)] if top >= 3 else [int(sizes[-1])]
     base_draws = settings.pick(40, 16, 3)
-    models = {
+    models: dict[str, Any] = {
         "informative": _informative,
         "random": _random,
         "graded": GradedModel(labels=(0, 1, 2), probabilities=_graded_probs),

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..data.dataset import boundaries_from_group
 from ._common import Settings, source_for, timed
 from ._fit import fit_scores
 from .report import Report, Table
@@ -82,7 +83,7 @@ def run(report: Report, settings: Settings) -> None:
     labels = np.concatenate([p["labels"] for p in parts])
     scores = np.concatenate([p["scores"] for p in parts])
     lengths = np.concatenate([np.diff(p["boundaries"]) for p in parts])
-    bnd = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    bnd = boundaries_from_group(lengths)
     integer_labels = bool(np.all(labels == np.round(labels)))
 
     rounded = np.round(scores, 1)

@@ -1,9 +1,10 @@
 """Training: full-batch gradient descent and minibatch Adam over registered losses, model
-selection on a validation measure, feature normalisation, atomic checkpoints and resume.
+selection on a validation measure, atomic checkpoints and resume.
 
-:func:`train` (see :mod:`ndcglab.training.trainer` for every convention), :class:`TrainConfig`,
-:class:`TrainResult`, :class:`Normalizer` (:mod:`ndcglab.training.normalize`). Names load lazily:
-importing :mod:`ndcglab.training.normalize` alone does not import torch.
+:func:`train` (see :mod:`ndcglab.training.trainer` for every convention), :class:`TrainConfig`
+(every option and its default), :class:`TrainResult`. Feature normalisation is
+:class:`ndcglab.data.Normalizer` (also importable from here). Names load lazily: importing
+:mod:`ndcglab.training.config` alone does not import torch.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import importlib
 from typing import Any
 
 __all__ = [
+    "DEFAULT_EPOCHS",
     "DEFAULT_LR",
     "NORMALIZATIONS",
     "Normalizer",
@@ -22,20 +24,20 @@ __all__ = [
 ]
 
 _WHERE = {
-    "DEFAULT_LR": "trainer",
-    "TrainConfig": "trainer",
-    "TrainResult": "trainer",
-    "resolve_device": "trainer",
-    "train": "trainer",
-    "NORMALIZATIONS": "normalize",
-    "Normalizer": "normalize",
+    "DEFAULT_EPOCHS": "ndcglab.training.config",
+    "DEFAULT_LR": "ndcglab.training.config",
+    "TrainConfig": "ndcglab.training.config",
+    "TrainResult": "ndcglab.training.config",
+    "resolve_device": "ndcglab.training.device",
+    "train": "ndcglab.training.trainer",
+    "NORMALIZATIONS": "ndcglab.data.normalize",
+    "Normalizer": "ndcglab.data.normalize",
 }
 
 
 def __getattr__(name: str) -> Any:
     if name in _WHERE:
-        mod = importlib.import_module(f"{__name__}.{_WHERE[name]}")
-        return getattr(mod, name)
+        return getattr(importlib.import_module(_WHERE[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

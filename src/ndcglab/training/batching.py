@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from .._compat import torch as _torch
-from ..data.dataset import _segment_index, boundaries_from_group
+from ..data.dataset import boundaries_from_group
+from ..data.padding import length_buckets, pad_layout, segment_index
 from ..errors import SpecError
 
 torch = _torch()
@@ -63,17 +64,6 @@ class Batch:
         return torch.where(
             self.mask, padded, torch.zeros((), dtype=padded.dtype, device=padded.device)
         )
-
-
-def _pad_layout(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``pad_index`` (B, M) into a concatenation of lists of ``lengths``, and the mask."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    m = int(lengths.max(initial=0))
-    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    cols = np.arange(m, dtype=np.int64)
-    mask = cols[None, :] < lengths[:, None]
-    pad_index = np.where(mask, offsets[:, None] + cols[None, :], 0)
-    return pad_index, mask
 
 
 class BatchPlan:
@@ -119,7 +109,7 @@ class BatchPlan:
         else:
             order = np.arange(self.n_queries)
         self.order = order
-        doc_index = _segment_index(b[:-1][order], lengths[order])
+        doc_index = segment_index(b[:-1][order], lengths[order])
         self.lengths = lengths[order]
         self.boundaries = boundaries_from_group(self.lengths)
         src_rows = doc_index if rows is None else np.asarray(rows, dtype=np.int64)[doc_index]
@@ -158,7 +148,8 @@ class BatchPlan:
     # ------------------------------------------------------------------ layouts
     def _make(self, qidx: np.ndarray, contiguous: bool) -> Batch:
         lengths = self.lengths[qidx]
-        pad_index, mask = _pad_layout(lengths)
+        # the batch's documents are the concatenation of its lists (a slice, or gathered)
+        pad_index, mask = pad_layout(boundaries_from_group(lengths)[:-1], lengths)
         dev = self.device
         if contiguous:
             lo, hi = int(self.boundaries[qidx[0]]), int(self.boundaries[qidx[-1] + 1])
@@ -166,7 +157,7 @@ class BatchPlan:
         else:
             lo = hi = 0
             doc_index = torch.as_tensor(
-                _segment_index(self.boundaries[:-1][qidx], lengths), device=dev
+                segment_index(self.boundaries[:-1][qidx], lengths), device=dev
             )
         pi = torch.as_tensor(pad_index, device=dev)
         mk = torch.as_tensor(mask, device=dev)
@@ -176,22 +167,10 @@ class BatchPlan:
 
     def _chunks(self, qorder: np.ndarray) -> list[np.ndarray]:
         """Cut ``qorder`` into batches of ``batch_size`` queries, at most ``max_padded`` cells."""
-        out: list[np.ndarray] = []
-        start = 0
-        n = len(qorder)
-        cap = self.batch_size or n
-        while start < n:
-            end = start
-            longest = 0
-            while end < n and end - start < cap:
-                longest2 = max(longest, int(self.lengths[qorder[end]]))
-                if end > start and longest2 * (end - start + 1) > self.max_padded:
-                    break
-                longest = longest2
-                end += 1
-            out.append(qorder[start:end])
-            start = end
-        return out
+        cuts = length_buckets(
+            self.lengths[qorder], max_cells=self.max_padded, max_lists=self.batch_size
+        )
+        return [qorder[start:stop] for start, stop in cuts]
 
     def _bucket_batches(self) -> list[Batch]:
         q = np.arange(self.n_queries)

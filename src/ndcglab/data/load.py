@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import SpecError
 from .dataset import RankingDataset
+from .synthetic import is_synthetic_spec, make_synthetic, parse_synthetic_spec
 
 __all__ = ["load_dataset"]
 
@@ -26,26 +27,14 @@ def load_dataset(
     if isinstance(spec, RankingDataset):
         return spec
     text = os.fspath(spec)
-    if text.startswith("synthetic:"):
-        from .synthetic import make_synthetic
-
-        parts = text.split(":")
-        if len(parts) not in (2, 3) or not parts[1]:
-            raise SpecError(
-                f"bad synthetic dataset spec {text!r}. Fix: write synthetic:NAME or "
-                "synthetic:NAME:SEED, e.g. synthetic:web40:3"
-            )
-        seed = 0
-        if len(parts) == 3:
-            if not parts[2].isdigit():
-                raise SpecError(
-                    f"seed {parts[2]!r} in {text!r} is not a non-negative integer. "
-                    "Fix: e.g. synthetic:default:1"
-                )
-            seed = int(parts[2])
+    if is_synthetic_spec(text):
+        name, seed = parse_synthetic_spec(text)
         if read_options:
-            raise SpecError(f"read options {sorted(read_options)} do not apply to synthetic data")
-        return make_synthetic(parts[1], seed=seed)
+            raise SpecError(
+                f"read options {sorted(read_options)} do not apply to synthetic data. "
+                "Fix: drop them, or give a data file"
+            )
+        return make_synthetic(name, seed=seed)
     from .letor import read_letor
 
     return read_letor(Path(text), **read_options)

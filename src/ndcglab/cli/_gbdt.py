@@ -1,20 +1,17 @@
-"""Hooks for the ``ndcglab train`` / ``ndcglab cv`` commands (``--model gbdt``).
+"""The boosted-trees options of ``ndcglab train`` / ``ndcglab cv`` (``--model gbdt``).
 
-The CLI modules belong to the CLI; these functions let them offer boosted trees with three
-small additions (see ``docs/gbdt.md``, "From the command line"):
+``train`` adds ``gbdt`` to the ``--model`` choices and calls :func:`add_gbdt_arguments` (adds
+``--num-leaves``, ``--min-data-in-leaf``, ``--hessian``, ``--gbdt-param KEY=VALUE``; none collides
+with the other options); ``run`` trains with :func:`fit_gbdt_from_args`, saves the model and
+prints :func:`gbdt_payload`; ``cv`` calls :func:`fit_gbdt_from_args` per fold and loss (see
+``docs/gbdt.md``, "From the command line").
 
-1. in the argument set-up: ``choices=(..., "gbdt")`` for ``--model`` and a call to
-   :func:`add_gbdt_arguments` (adds ``--num-leaves``, ``--min-data-in-leaf``, ``--hessian``,
-   ``--gbdt-param KEY=VALUE``; none collides with the existing options);
-2. in ``run``: ``if args.model == "gbdt": model = fit_gbdt_from_args(args, train_ds, valid_ds)``
-   then ``model.save(args.out)`` and :func:`gbdt_payload` for the printed summary;
-3. in ``cv``, per fold: ``fit_gbdt_from_args(args, fold.train, fold.vali).predict(fold.test)``.
-
-The existing options keep their meaning where one exists: ``--loss``, ``--lr`` (learning rate,
-default 0.05 for trees), ``--rounds`` (boosting rounds, default 500), ``--patience`` (early
-stopping rounds, default 50), ``--validation-measure``, ``--preset``, ``--seed``. Options that
-only concern gradient descent (``--optimizer``, ``--epochs``, ``--batch-size``, ``--normalize``
-…) are ignored for trees.
+The shared options keep their meaning where one exists: ``--loss`` (also
+``lightgbm:lambdarank`` / ``lightgbm(objective=rank_xendcg)`` for LightGBM's own objectives),
+``--lr`` (learning rate, default 0.05 for trees), ``--rounds`` (boosting rounds, default 500),
+``--patience`` (early stopping rounds, default 50), ``--validation-measure``, ``--preset``,
+``--seed``. Options that only concern gradient descent (``--optimizer``, ``--epochs``,
+``--batch-size``, ``--normalize`` …) are ignored for trees.
 """
 
 from __future__ import annotations
@@ -23,9 +20,7 @@ import argparse
 from typing import Any
 
 from ..errors import SpecError
-from .model import GBDTModel
-from .objective import HESSIAN_MODES
-from .train import DEFAULTS, fit_gbdt
+from ..gbdt import DEFAULTS, HESSIAN_MODES, GBDTModel, fit_gbdt
 
 __all__ = ["add_gbdt_arguments", "fit_gbdt_from_args", "gbdt_options_from_args", "gbdt_payload"]
 

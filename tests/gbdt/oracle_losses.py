@@ -1,8 +1,8 @@
 """Small reference losses and helpers for the GBDT tests.
 
-The stand-in losses are written here from the formulas of SPEC §3 (padded ``(B, M)`` tensors and
-a mask), independently of :mod:`ndcglab.losses`, so the objective's machinery is tested even where
-the registry is absent; the registered losses are tested as well when present.
+The stand-in losses are written here from the formulas of docs/losses.md (padded ``(B, M)``
+tensors and a mask), independently of :mod:`ndcglab.losses`, so the objective's machinery is
+tested even where the registry is absent; the registered losses are tested as well when present.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import pytest
 from ndcglab.errors import NdcglabError, SpecError
 from ndcglab.estimator import NDCGRanker
 
-from .conftest import make_ranking_data
+from ..training.conftest import make_ranking_data
 
 FAST = dict(epochs=30, optimizer="gd", lr=0.5)
 

@@ -1,7 +1,8 @@
 """An independent, slow Python transcription of the official LETOR evaluation scripts'
 rules (Eval-Score-3.0.pl and Eval-Score-4.0.pl), used as an oracle on real data.
 
-Written from the rules in SPEC §1 (not from ndcglab's implementation):
+Written from the scripts' rules as docs/measures.md (section 7, letor3 / letor4) states them, not
+from ndcglab's implementation:
 
 * each line is ``<label> qid:<qid> ... #docid = <docid> ...``; documents of a query are stored in
   a table keyed by docid, so a docid repeated within a query keeps the *later* line (its label,

@@ -1,8 +1,8 @@
-"""Numba kernels behind the LETOR/SVMlight reader and writer.
+"""Numba kernels behind the LETOR/SVMlight reader: tokenising, number parsing, missing values.
 
 These work on raw bytes (``uint8`` arrays) and fill preallocated NumPy arrays, so no Python
-object is made per token. They are private: the public entry points are
-:func:`ndcglab.data.letor.read_letor` and :func:`ndcglab.data.writers.write_svmlight`.
+object is made per token. They are private: the public entry point is
+:func:`ndcglab.data.letor.read_letor`.
 
 Number parsing (:func:`parse_number`) follows Clinger's fast path: a decimal with at most 18
 significant digits whose value is ``m · 10^e`` with ``m ≤ 2^53`` and ``|e| ≤ 22`` is converted
@@ -10,9 +10,6 @@ with one correctly rounded multiplication or division, so the float64 result is 
 ``float()`` / ``strtod`` give. Other tokens get an approximate value and the status ``APPROX``:
 float32 destinations (features) keep it (the error is far below float32 resolution), float64
 destinations (labels, comment values) re-parse such tokens with Python's ``float``.
-
-Float32 formatting (:func:`write_f32`) prints the shortest decimal (1..9 significant digits)
-that this parser reads back to the same float32, so ``write_svmlight`` → ``read_letor`` is exact.
 """
 
 from __future__ import annotations
@@ -45,8 +42,10 @@ QID_UNKNOWN = -1
 QID_NO = 0
 QID_YES = 1
 
-_POW10 = np.array([10.0**i for i in range(23)], dtype=np.float64)
-_TWO53 = 9007199254740992
+# exact powers of ten 10^0..10^22 and 2^53: the limits of the exact (Clinger) fast path; the
+# writer (_format_kernels) uses the same ones to check that a decimal reads back
+POW10 = np.array([10.0**i for i in range(23)], dtype=np.float64)
+TWO53 = 9007199254740992
 
 
 @njit(cache=True, nogil=True)
@@ -79,7 +78,7 @@ _W_NULL = np.frombuffer(b"null", dtype=np.uint8).copy()
 
 
 @njit(cache=True, nogil=True)
-def _scale(v: float, exp10: int) -> float:
+def scale_pow10(v: float, exp10: int) -> float:
     """``v · 10^exp10`` by repeated exact powers (approximate when more than one step)."""
     while exp10 > 22:
         v *= 1e22
@@ -92,8 +91,8 @@ def _scale(v: float, exp10: int) -> float:
         if v == 0.0:
             return v
     if exp10 >= 0:
-        return v * _POW10[exp10]
-    return v / _POW10[-exp10]
+        return v * POW10[exp10]
+    return v / POW10[-exp10]
 
 
 @njit(cache=True, nogil=True)
@@ -180,14 +179,14 @@ def parse_number(buf, s, e):
         return 0.0, INVALID
     if mant == 0:
         return (-0.0 if neg else 0.0), EXACT
-    if (not dropped) and mant <= _TWO53 and -22 <= exp10 <= 22:
+    if (not dropped) and mant <= TWO53 and -22 <= exp10 <= 22:
         v = float(mant)
         if exp10 >= 0:
-            v = v * _POW10[exp10]
+            v = v * POW10[exp10]
         else:
-            v = v / _POW10[-exp10]
+            v = v / POW10[-exp10]
         return (-v if neg else v), EXACT
-    v = _scale(float(mant), exp10)
+    v = scale_pow10(float(mant), exp10)
     return (-v if neg else v), APPROX
 
 
@@ -544,247 +543,3 @@ def fill_query_min(X, boundaries):
                 for r in range(lo, hi):
                     if X[r, j] != X[r, j]:
                         X[r, j] = m
-
-
-# ============================================================================ writing
-@njit(cache=True, nogil=True)
-def _write_uint(out, p, v):
-    """Write the decimal digits of the non-negative int ``v``; return the new position."""
-    if v == 0:
-        out[p] = 48
-        return p + 1
-    n = 0
-    t = v
-    while t > 0:
-        t //= 10
-        n += 1
-    k = p + n - 1
-    while v > 0:
-        out[k] = 48 + v % 10
-        v //= 10
-        k -= 1
-    return p + n
-
-
-@njit(cache=True, nogil=True)
-def _ndigits(v):
-    n = 1
-    while v >= 10:
-        v //= 10
-        n += 1
-    return n
-
-
-@njit(cache=True, nogil=True)
-def _write_decimal(out, p, m, k):
-    """Write ``m · 10^k`` (``m > 0`` integer) positionally, or in scientific form if far out."""
-    while k < 0 and m % 10 == 0:
-        m //= 10
-        k += 1
-    n = _ndigits(m)
-    point = n + k  # digits before the decimal point
-    if k >= 0 and point <= 16:
-        p = _write_uint(out, p, m)
-        for _ in range(k):
-            out[p] = 48
-            p += 1
-        return p
-    if k < 0 and point > 0:
-        # digits[:point] . digits[point:]
-        start = p
-        p = _write_uint(out, p, m)
-        # shift the fractional digits right by one to make room for '.'
-        for t in range(p - 1, start + point - 1, -1):
-            out[t + 1] = out[t]
-        out[start + point] = 46
-        return p + 1
-    if k < 0 and point > -5:
-        out[p] = 48
-        out[p + 1] = 46
-        p += 2
-        for _ in range(-point):
-            out[p] = 48
-            p += 1
-        return _write_uint(out, p, m)
-    # scientific: d[.ddd]e±x
-    start = p
-    p = _write_uint(out, p, m)
-    if n > 1:
-        for t in range(p - 1, start, -1):
-            out[t + 1] = out[t]
-        out[start + 1] = 46
-        p += 1
-    out[p] = 101
-    p += 1
-    ex = point - 1
-    if ex < 0:
-        out[p] = 45
-        p += 1
-        ex = -ex
-    return _write_uint(out, p, ex)
-
-
-@njit(cache=True, nogil=True)
-def _reads_back_f32(m, k, target):
-    """Whether ``m · 10^k``, parsed as :func:`parse_number` does, rounds to float32 ``target``."""
-    if m <= _TWO53 and -22 <= k <= 22:
-        v = float(m) * _POW10[k] if k >= 0 else float(m) / _POW10[-k]
-    else:
-        v = _scale(float(m), k)
-    return np.float32(v) == target
-
-
-@njit(cache=True, nogil=True)
-def write_f32(out, p, x):
-    """Write float32 ``x`` as the shortest decimal that reads back to ``x``; NaN → ``NULL``."""
-    if x != x:
-        out[p] = 78
-        out[p + 1] = 85
-        out[p + 2] = 76
-        out[p + 3] = 76
-        return p + 4
-    if x == 0:
-        out[p] = 48
-        return p + 1
-    if x < 0:
-        out[p] = 45
-        p += 1
-        x = -x
-    if x == np.inf:
-        out[p] = 105
-        out[p + 1] = 110
-        out[p + 2] = 102
-        return p + 3
-    a = np.float64(x)
-    e = int(np.floor(np.log10(a)))
-    if _scale(1.0, e) > a:
-        e -= 1
-    elif _scale(1.0, e + 1) <= a:
-        e += 1
-    target = np.float32(x)
-    for d in range(1, 10):
-        k = e - d + 1
-        m = _scale(a, -k)
-        mi = int(np.floor(m + 0.5))
-        if mi <= 0:
-            mi = 1
-        if _reads_back_f32(mi, k, target):
-            return _write_decimal(out, p, mi, k)
-        # the neighbours, in case rounding of the scaled value went the wrong way
-        if d >= 8:
-            if _reads_back_f32(mi + 1, k, target):
-                return _write_decimal(out, p, mi + 1, k)
-            if mi > 1 and _reads_back_f32(mi - 1, k, target):
-                return _write_decimal(out, p, mi - 1, k)
-    k = e - 9
-    mi = int(np.floor(_scale(a, -k) + 0.5))
-    return _write_decimal(out, p, mi, k)
-
-
-@njit(cache=True, nogil=True)
-def format_rows(
-    X,
-    lo,
-    hi,
-    label_blob,
-    label_off,
-    label_idx,
-    qid_blob,
-    qid_off,
-    row_query,
-    comment_blob,
-    comment_off,
-    sparse,
-    out,
-):
-    """Format rows ``lo:hi`` as LETOR lines into ``out``; return the number of bytes written.
-
-    ``label_idx[r]`` indexes the pre-formatted label strings, ``row_query[r]`` the query id
-    strings. ``comment_blob`` holds the rows' comments joined by newlines; ``comment_off`` their
-    ``hi - lo + 1`` start offsets (the last = ``len(comment_blob) + 1``), or is empty for none.
-    """
-    p = 0
-    f = X.shape[1]
-    has_comment = len(comment_off) > 0
-    for r in range(lo, hi):
-        li = label_idx[r]
-        for t in range(label_off[li], label_off[li + 1]):
-            out[p] = label_blob[t]
-            p += 1
-        q = row_query[r]
-        out[p] = 32
-        out[p + 1] = 113
-        out[p + 2] = 105
-        out[p + 3] = 100
-        out[p + 4] = 58
-        p += 5
-        for t in range(qid_off[q], qid_off[q + 1]):
-            out[p] = qid_blob[t]
-            p += 1
-        for j in range(f):
-            x = X[r, j]
-            if sparse and x == 0:
-                continue
-            out[p] = 32
-            p = _write_uint(out, p + 1, j + 1)
-            out[p] = 58
-            p = write_f32(out, p + 1, x)
-        if has_comment:
-            a = comment_off[r - lo]
-            b = comment_off[r - lo + 1] - 1
-            if b > a:
-                out[p] = 32
-                out[p + 1] = 35
-                p += 2
-                for t in range(a, b):
-                    out[p] = comment_blob[t]
-                    p += 1
-        out[p] = 10
-        p += 1
-    return p
-
-
-# ============================================================================ synthetic data
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_M16 = np.uint64(0xFFFF)
-_SQRT3 = np.sqrt(3.0)
-
-
-@njit(cache=True, nogil=True)
-def splitmix64(x):
-    """The SplitMix64 output function of the counter ``x`` (a uint64 hash)."""
-    z = x * _GOLDEN + _GOLDEN
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    return z ^ (z >> np.uint64(31))
-
-
-@njit(cache=True, nogil=True)
-def synth_features(X, dots, offsets, row_query, w, key, row0):
-    """Fill ``X[r] = z_r + offsets[row_query[r]]`` and ``dots[r] = <w, z_r>``.
-
-    ``z_rj`` is the sum of four 16-bit uniforms taken from ``splitmix64(key + (row0+r)·F + j)``,
-    centred and scaled to unit variance (Irwin-Hall, close to a standard normal, range ±2√3).
-    Counter-based: the value of each cell depends only on ``key``, its row and its column.
-    """
-    n, f = X.shape
-    kf = np.uint64(f)
-    key = np.uint64(key)
-    for r in range(n):
-        q = row_query[r]
-        acc = 0.0
-        base = key + np.uint64(row0 + r) * kf
-        for j in range(f):
-            h = splitmix64(base + np.uint64(j))
-            s = (
-                (h & _M16)
-                + ((h >> np.uint64(16)) & _M16)
-                + ((h >> np.uint64(32)) & _M16)
-                + (h >> np.uint64(48))
-            )
-            z = ((float(s) + 2.0) / 65536.0 - 2.0) * _SQRT3
-            acc += w[j] * z
-            X[r, j] = np.float32(z + offsets[q, j])
-        dots[r] = acc

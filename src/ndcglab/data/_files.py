@@ -1,17 +1,28 @@
-"""File helpers shared by the readers and writers: gzip detection, atomic writes, hashing."""
+"""File helpers shared by the readers and writers: gzip detection, atomic writes, hashing, and
+newline-joined string blobs (token columns, cached id columns)."""
 
 from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import os
 from pathlib import Path
-from typing import IO
+from typing import Any
+
+import numpy as np
 
 from .._atomic import atomic_write
 from ..errors import DataFormatError
 
-__all__ = ["atomic_write", "file_sha256", "is_gzip", "open_binary"]
+__all__ = [
+    "atomic_write",
+    "file_sha256",
+    "is_gzip",
+    "join_strings",
+    "open_binary",
+    "split_strings",
+]
 
 PathLike = str | os.PathLike[str]
 
@@ -22,7 +33,7 @@ def is_gzip(path: PathLike) -> bool:
         return f.read(2) == b"\x1f\x8b"
 
 
-def open_binary(path: PathLike) -> IO[bytes]:
+def open_binary(path: PathLike) -> io.BufferedIOBase:
     """Open a data file for binary reading, decompressing gzip transparently.
 
     Raises :class:`DataFormatError` (not ``FileNotFoundError``) when the file is missing, so the
@@ -55,3 +66,18 @@ def file_sha256(path: PathLike, *, uncompressed: bool = False, chunk: int = 1 <<
                 break
             h.update(block)
     return h.hexdigest()
+
+
+def join_strings(strings: Any) -> np.ndarray:
+    """Strings joined by newlines as a uint8 array (UTF-8, surrogateescape); the inverse of
+    :func:`split_strings`."""
+    return np.frombuffer(
+        "\n".join(strings).encode("utf-8", "surrogateescape"), dtype=np.uint8
+    ).copy()
+
+
+def split_strings(blob: np.ndarray, n: int) -> list[str]:
+    """The ``n`` newline-separated strings of a uint8 ``blob`` (``[]`` when ``n == 0``)."""
+    if n == 0:
+        return []
+    return blob.tobytes().decode("utf-8", "surrogateescape").split("\n")

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from ndcglab.data import Normalizer
 from ndcglab.errors import DataFormatError, ModelMismatchError, SpecError
 from ndcglab.models import (
     AdaRank,
@@ -21,7 +22,6 @@ from ndcglab.models import (
     read_metadata,
     save_model,
 )
-from ndcglab.training import Normalizer
 
 
 @pytest.mark.parametrize(

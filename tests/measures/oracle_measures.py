@@ -1,9 +1,9 @@
 """Slow, obvious reference implementations of the measures (the oracle of the property tests).
 
-Written from the formulas in docs/measures.md and SPEC §1, one query at a time, with plain Python
-loops and no code from ``ndcglab.measures`` except nothing at all: gains, discounts and tie rules
-are re-implemented here. ``ties="average"`` is computed by brute force: the mean of the measure
-over *every* order of every group of tied scores (so keep lists short).
+Written from the formulas in docs/measures.md, one query at a time, with plain Python loops and
+no code from ``ndcglab.measures`` at all: gains, discounts and tie rules are re-implemented here.
+``ties="average"`` is computed by brute force: the mean of the measure over *every* order of
+every group of tied scores (so keep lists short).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import pytest
 
 from ndcglab.cli.main import main
 
-from . import letor_eval_reference as letor
+from . import oracle_letor_eval as letor
 
 # the official Eval-Score-4.0.pl output for MQ2008 Fold1 test ranked by feature 1 (4 decimals)
 LETOR4_P = [0.2179, 0.2372, 0.2521, 0.2564, 0.2577, 0.2511, 0.2399, 0.2300, 0.2130, 0.2051]

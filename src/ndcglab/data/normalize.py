@@ -28,6 +28,7 @@ from ..errors import ModelMismatchError, SpecError
 
 __all__ = ["NORMALIZATIONS", "Normalizer"]
 
+#: The feature normalisations :class:`Normalizer` knows.
 NORMALIZATIONS = ("none", "query_minmax", "zscore")
 _BLOCK = 262_144  # rows per block
 

@@ -1,0 +1,231 @@
+"""Tables as text: one model (:class:`TextTable`) and its renderers, with the one LaTeX escape and
+the one HTML escape of the package.
+
+Every table ndcglab prints or writes is laid out here: the command line's aligned text tables,
+the significance tables of :mod:`ndcglab.analysis` (Markdown, LaTeX, CSV exports) and the tables
+of the :mod:`ndcglab.reproduce` reports (Markdown, LaTeX, CSV, HTML). Callers turn their values
+into text cells (numbers formatted, significance marks attached); this module only lays the cells
+out and escapes them for the target format.
+
+Conventions
+-----------
+* **Alignment**: one letter per column, ``l`` (left) or ``r`` (right). By default the first
+  column is left-aligned and the others right-aligned (a label, then numbers).
+* **Text**: columns padded to their widest cell and separated by two spaces, a rule of ``-``
+  under the header; the header is always left-aligned.
+* **Markdown** (GitHub): ``|`` inside a cell is written ``\\|``; the rule under the header is
+  ``---`` (left) or ``---:`` (right).
+* **LaTeX**: a booktabs ``tabular`` (``\\toprule``, ``\\midrule``, ``\\bottomrule``). A plain
+  ``str`` cell is escaped by :func:`latex_escape`; a :class:`TeX` cell is LaTeX source and is
+  written unchanged.
+* **HTML**: every cell and attribute value goes through :func:`html_escape`.
+* **CSV**: the :mod:`csv` module's quoting, ``\\n`` line ends, an optional first line
+  ``# comment`` (read with ``pandas.read_csv(path, comment="#")``).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import NdcglabError
+
+__all__ = [
+    "TeX",
+    "TextTable",
+    "format_table",
+    "html_escape",
+    "latex_escape",
+    "markdown_escape",
+    "markdown_row",
+]
+
+
+class TeX(str):
+    """LaTeX source: written unchanged by :func:`latex_escape` and the LaTeX renderer."""
+
+    __slots__ = ()
+
+
+#: LaTeX spelling of the characters that are special to LaTeX or outside its default input
+#: encoding (±, β, ≤, ≥ in math mode; the Unicode minus and the em dash as ASCII).
+_TEX_CHARS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "±": r"$\pm$",
+    "β": r"$\beta$",
+    "−": "-",
+    "—": "--",
+    "≤": r"$\le$",
+    "≥": r"$\ge$",
+}
+
+
+def latex_escape(text: Any, keep: Sequence[str] = ()) -> str:
+    """``text`` as LaTeX source: special characters escaped, ±, β, ≤, ≥ in math mode.
+
+    The substrings in ``keep`` are left untouched (e.g. ``\\dag{}`` already written into a
+    sentence). A :class:`TeX` value is already LaTeX and is returned unchanged.
+    """
+    if isinstance(text, TeX):
+        return text
+    text = str(text)
+    if keep:
+        parts = [text]
+        for k in keep:
+            parts = [piece for part in parts for piece in _split_keep(part, k)]
+        return "".join(p if p in keep else latex_escape(p) for p in parts)
+    return "".join(_TEX_CHARS.get(ch, ch) for ch in text)
+
+
+def _split_keep(text: str, sep: str) -> list[str]:
+    """``text`` split around ``sep``, the separators kept as pieces of their own."""
+    pieces = text.split(sep)
+    out: list[str] = []
+    for i, p in enumerate(pieces):
+        if i:
+            out.append(sep)
+        out.append(p)
+    return out
+
+
+def html_escape(text: Any) -> str:
+    """``text`` as HTML: ``&``, ``<``, ``>`` and both quotes escaped (:func:`html.escape`)."""
+    return html.escape(str(text))
+
+
+def markdown_escape(text: Any) -> str:
+    """``text`` as the content of a Markdown table cell: ``|`` written ``\\|``."""
+    return str(text).replace("|", "\\|")
+
+
+def markdown_row(cells: Sequence[Any]) -> str:
+    """One Markdown table row: ``| a | b |`` with each cell escaped."""
+    return "| " + " | ".join(markdown_escape(c) for c in cells) + " |"
+
+
+@dataclass(frozen=True)
+class TextTable:
+    """A table of text cells: ``header``, ``rows`` of the same width, and each column's
+    alignment (``align``: one ``l``/``r`` per column; empty means ``l`` then ``r``\\ s).
+
+    The renderers below are the only place where a table becomes text, Markdown, LaTeX, CSV
+    or HTML; see the module's conventions.
+    """
+
+    header: Sequence[str]
+    rows: Sequence[Sequence[str]]
+    align: str = ""
+
+    def __post_init__(self) -> None:
+        width = len(self.header)
+        for i, row in enumerate(self.rows):
+            if len(row) != width:
+                raise NdcglabError(
+                    f"table row {i} has {len(row)} cells for {width} columns. Fix: give every "
+                    "row one cell per column"
+                )
+        if self.align and (len(self.align) != width or set(self.align) - {"l", "r"}):
+            raise NdcglabError(
+                f"table alignment {self.align!r} does not fit {width} columns. Fix: one 'l' or "
+                "'r' per column"
+            )
+
+    @property
+    def alignment(self) -> str:
+        """``align``, or the default: first column left, the others right."""
+        return self.align or "l" + "r" * (len(self.header) - 1)
+
+    def to_text(self) -> str:
+        """Aligned plain text: header, a rule of ``-``, then the rows (no final newline)."""
+        widths = [
+            max(len(h), *(len(r[i]) for r in self.rows)) if self.rows else len(h)
+            for i, h in enumerate(self.header)
+        ]
+        lines = ["  ".join(h.ljust(w) for h, w in zip(self.header, widths))]
+        lines.append("  ".join("-" * w for w in widths))
+        for r in self.rows:
+            lines.append(
+                "  ".join(
+                    c.rjust(w) if a == "r" else c.ljust(w)
+                    for c, w, a in zip(r, widths, self.alignment)
+                )
+            )
+        return "\n".join(lines)
+
+    def to_markdown(self, *, padded_rule: bool = True) -> str:
+        """A GitHub-Markdown table (no final newline). ``padded_rule`` writes the rule under the
+        header as ``| --- | ---: |``; otherwise as ``|---|---:|``."""
+        rule = ["---" if a == "l" else "---:" for a in self.alignment]
+        lines = [
+            markdown_row(self.header),
+            markdown_row(rule) if padded_rule else "|" + "|".join(rule) + "|",
+        ]
+        lines += [markdown_row(r) for r in self.rows]
+        return "\n".join(lines)
+
+    def to_latex(self) -> str:
+        """A booktabs ``tabular`` (no final newline); plain cells escaped, :class:`TeX` cells
+        written as they are."""
+        lines = [
+            r"\begin{tabular}{" + self.alignment + "}",
+            r"\toprule",
+            " & ".join(latex_escape(h) for h in self.header) + r" \\",
+            r"\midrule",
+        ]
+        lines += [" & ".join(latex_escape(c) for c in r) + r" \\" for r in self.rows]
+        lines += [r"\bottomrule", r"\end{tabular}"]
+        return "\n".join(lines)
+
+    def to_html(self, attrs: Sequence[Sequence[Mapping[str, str]]] | None = None) -> str:
+        """An HTML ``<table>`` with ``<thead>`` and ``<tbody>`` (no final newline).
+
+        ``attrs[i][j]`` are the attributes of row ``i``'s ``j``-th ``<td>`` (name -> value, in
+        order; values escaped)."""
+        lines = [
+            "<table>",
+            "<thead><tr>"
+            + "".join(f"<th>{html_escape(h)}</th>" for h in self.header)
+            + "</tr></thead>",
+            "<tbody>",
+        ]
+        for i, row in enumerate(self.rows):
+            tds = []
+            for j, c in enumerate(row):
+                at = attrs[i][j] if attrs is not None else {}
+                a = "".join(f' {k}="{html_escape(v)}"' for k, v in at.items())
+                tds.append(f"<td{a}>{html_escape(c)}</td>")
+            lines.append("<tr>" + "".join(tds) + "</tr>")
+        lines.append("</tbody></table>")
+        return "\n".join(lines)
+
+    def to_csv(self, *, comment: str | None = None) -> str:
+        """CSV text with a final newline; ``comment`` becomes a first line ``# comment``."""
+        buf = io.StringIO()
+        if comment is not None:
+            buf.write("# " + comment + "\n")
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(self.header)
+        w.writerows(self.rows)
+        return buf.getvalue()
+
+
+def format_table(
+    header: Sequence[str], rows: Sequence[Sequence[Any]], floatfmt: str = ".4f"
+) -> str:
+    """A plain aligned text table of any values: floats formatted with ``floatfmt``, everything
+    else with ``str``; first column left-aligned, the others right-aligned."""
+    cells = [[f"{c:{floatfmt}}" if isinstance(c, float) else str(c) for c in row] for row in rows]
+    return TextTable(list(header), cells).to_text()

@@ -1,0 +1,217 @@
+"""Boosted trees with our objectives on a Dask cluster (LightGBM data-parallel learning).
+
+LightGBM's Dask estimator (:class:`lightgbm.DaskLGBMRanker`) runs one LightGBM process per Dask
+worker in *data-parallel* mode: each worker holds some rows, and the workers exchange feature
+histograms of gradients to grow one shared tree per round. It accepts a Python callable
+objective: the estimator's parameters (the objective included) are pickled to every worker,
+where LightGBM's scikit-learn wrapper calls it with the worker's **local** labels, scores and
+query ``group``. A listwise loss is a sum over queries, so the local gradient of every document
+is its exact global gradient **provided no query is split across workers**. We guarantee that
+by cutting the data only between queries (:func:`partition_queries`) and passing ``group``
+chunked exactly like the rows; the objective
+(:meth:`ndcglab.gbdt.LossObjective.sklearn_objective`) then binds its padding index once per
+worker. Early stopping is not used on Dask (each worker would judge a different validation
+slice); train a fixed number of rounds and choose the round afterwards if needed.
+
+Evaluating files larger than memory on Dask is :mod:`ndcglab.measures.dask_eval`. Dask is
+imported when these functions run (the ``distributed`` extra); they use the active
+``distributed.Client`` if there is one (pass ``client=`` to choose).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._compat import require
+from ..data import RankingDataset
+from ..errors import DataFormatError, SpecError
+from .model import GBDTModel, model_versions
+from .train import lightgbm_label, lightgbm_objective, make_objective
+
+__all__ = ["partition_queries", "train_gbdt_dask"]
+
+PathLike = str | os.PathLike[str]
+
+
+# ============================================================================ partitioning
+def partition_queries(
+    boundaries: Sequence[int] | np.ndarray, n_parts: int
+) -> list[tuple[int, int]]:
+    """Cut queries into ``n_parts`` contiguous blocks of whole queries with about equal documents.
+
+    Returns ``[(q_start, q_stop), ...]`` (query index ranges; empty blocks are dropped). A query is
+    never split, so a block may exceed ``N / n_parts`` documents by up to one query.
+    """
+    b = np.asarray(boundaries, dtype=np.int64)
+    nq = len(b) - 1
+    if n_parts < 1:
+        raise SpecError(f"n_parts must be at least 1, got {n_parts}")
+    targets = b[-1] * np.arange(1, n_parts) / n_parts
+    cuts = np.searchsorted(b[1:], targets, side="left") + 1  # query index after which to cut
+    edges = np.unique(np.concatenate([[0], np.clip(cuts, 0, nq), [nq]]))
+    return [(int(a), int(c)) for a, c in itertools.pairwise(edges) if c > a]
+
+
+def _client(client: Any) -> Any:
+    if client is not None:
+        return client
+    distributed = require("distributed")
+    try:
+        return distributed.get_client()
+    except ValueError as exc:
+        raise SpecError(
+            "no Dask client. Fix: start one, e.g. distributed.Client(distributed.LocalCluster("
+            "n_workers=2, threads_per_worker=1)), or pass client="
+        ) from exc
+
+
+# ============================================================================ training
+def _read_part(path: str, n_features: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    from ..data import read_letor
+
+    ds = read_letor(path, n_features=n_features)
+    return ds.features, ds.labels, ds.query_lengths
+
+
+def train_gbdt_dask(
+    train: RankingDataset | Sequence[PathLike],
+    loss: Any = "listnet",
+    *,
+    client: Any = None,
+    n_partitions: int | None = None,
+    n_features: int | None = None,
+    num_boost_round: int = 100,
+    learning_rate: float = 0.05,
+    num_leaves: int = 31,
+    min_data_in_leaf: int = 20,
+    hessian: str = "auto",
+    hess_floor: float = 1e-6,
+    constant_lists: str = "keep",
+    seed: int = 0,
+    params: Mapping[str, Any] | None = None,
+) -> GBDTModel:
+    """Train boosted trees with our loss on a Dask cluster (LightGBM data-parallel learning).
+
+    ``train`` is a :class:`~ndcglab.data.RankingDataset` (cut here into ``n_partitions`` blocks of
+    whole queries, default one per worker, and sent to the workers) or a list of LETOR files, one
+    partition each, read **on the workers** with :func:`ndcglab.data.read_letor` (each file must
+    hold whole queries; give ``n_features`` if files may differ in their largest feature index).
+    ``loss`` as in :func:`ndcglab.gbdt.train_gbdt` (``"lightgbm:lambdarank"`` for LightGBM's own).
+    Returns a :class:`~ndcglab.gbdt.GBDTModel` (the booster gathered from the workers).
+    """
+    lgb = require("lightgbm")
+    da = require("dask.array")
+    dask = require("dask")
+    client = _client(client)
+    n_workers = max(1, len(client.scheduler_info()["workers"]))
+
+    if isinstance(train, RankingDataset):
+        parts = partition_queries(train.boundaries, n_partitions or n_workers)
+        b = train.boundaries
+        xs, ys, gs = [], [], []
+        for q0, q1 in parts:
+            lo, hi = int(b[q0]), int(b[q1])
+            xs.append(train.features[lo:hi])
+            ys.append(train.labels[lo:hi])
+            gs.append(train.query_lengths[q0:q1])
+        futures = client.scatter(list(zip(xs, ys, gs)))
+        shapes = [(len(y), len(g)) for y, g in zip(ys, gs)]
+        n_feat = train.n_features
+        feature_names = list(train.feature_names) if train.feature_names else None
+        source = train.source
+    else:
+        paths = [str(p) for p in train]
+        if not paths:
+            raise SpecError("no training files given")
+        futures = client.map(_read_part, paths, n_features=n_features, pure=False)
+        meta = client.gather(client.map(lambda t: (len(t[1]), len(t[2]), t[0].shape[1]), futures))
+        widths = {m[2] for m in meta}
+        if len(widths) != 1:
+            raise DataFormatError(
+                f"the partitions have different feature counts {sorted(widths)}",
+                fix="pass n_features= (the number of features of the collection)",
+            )
+        shapes = [(m[0], m[1]) for m in meta]
+        n_feat, feature_names, source = widths.pop(), None, ",".join(paths)
+
+    def column(i: int, shape_of: Any, dtype: Any) -> Any:
+        return da.concatenate(
+            [
+                da.from_delayed(dask.delayed(_take)(f, i), shape=shape_of(sh), dtype=dtype)
+                for f, sh in zip(futures, shapes)
+            ]
+        )
+
+    X = column(0, lambda sh: (sh[0], n_feat), np.float32)
+    y = column(1, lambda sh: (sh[0],), np.float64)
+    g = column(2, lambda sh: (sh[1],), np.int64)
+
+    objective: Any = lightgbm_objective(loss)
+    if objective is not None:
+        loss_label, objective_info = lightgbm_label(objective), {"hessian": "lightgbm built-in"}
+    else:
+        obj = make_objective(
+            loss, hessian=hessian, hess_floor=hess_floor, constant_lists=constant_lists, seed=seed
+        )
+        objective = obj.sklearn_objective()
+        loss_label, objective_info = obj.name, obj.describe()
+    extra = {
+        "verbosity": -1,
+        "deterministic": True,
+        "feature_pre_filter": False,
+        "tree_learner": "data",
+        **dict(params or {}),
+    }
+    # LightGBM's Dask layer sets num_threads to each worker's Dask threads itself
+    extra = {k: v for k, v in extra.items() if k not in ("num_threads", "n_jobs", "nthread")}
+    model = lgb.DaskLGBMRanker(
+        client=client,
+        objective=objective,
+        n_estimators=int(num_boost_round),
+        learning_rate=float(learning_rate),
+        num_leaves=int(num_leaves),
+        min_child_samples=int(min_data_in_leaf),
+        random_state=int(seed),
+        **extra,
+    )
+    with warnings.catch_warnings():
+        # LightGBM's Dask layer sets the threads per worker itself and says so about n_jobs
+        warnings.filterwarnings("ignore", message="Parameter n_jobs will be ignored")
+        model.fit(X, y, group=g)
+    booster = model.to_local().booster_
+    params_out = {
+        "learning_rate": learning_rate,
+        "num_leaves": num_leaves,
+        "min_data_in_leaf": min_data_in_leaf,
+        "seed": seed,
+        "objective": objective if isinstance(objective, str) else "custom",
+        **extra,
+    }
+    meta_out: dict[str, Any] = {
+        "loss": loss_label,
+        "objective": objective_info,
+        "params": params_out,
+        "model": {"kind": "gbdt", "best_iteration": 0},
+        "feature_names": feature_names,
+        "training_data": source,
+        "training": {
+            "num_boost_round": int(num_boost_round),
+            "distributed": True,
+            "partitions": len(shapes),
+            "workers": n_workers,
+            "partition_docs": [s[0] for s in shapes],
+        },
+        "seed": int(seed),
+        "versions": model_versions(),
+    }
+    return GBDTModel(booster=booster, metadata=meta_out)
+
+
+def _take(t: Sequence[Any], i: int) -> Any:
+    return t[i]

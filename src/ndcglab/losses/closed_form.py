@@ -1,0 +1,196 @@
+"""Closed-form gradients and Hessian diagonals: what a loss may offer besides its value.
+
+A :class:`~ndcglab.losses.Loss` may return a :class:`ClosedForm` from
+:meth:`~ndcglab.losses.Loss.closed_form` (``None`` by default): for fixed labels it gives, at any
+scores, the exact gradient ``g_i = ∂φ/∂s_i`` and the exact Hessian diagonal ``h_i = ∂²φ/∂s_i²``
+of every list, with the same conventions as the loss's value (padding, lists without a loss,
+label-only constants). Boosted trees (:mod:`ndcglab.gbdt`) use them instead of autograd; the
+contract tests check every one against torch autograd (first and second order).
+
+The forms shared by several losses live here; the pairwise, cost-sensitive and ListMLE forms
+are written next to their losses.
+
+=============  =========================================  ========================================
+form           loss ``φ`` (real documents only)           ``g``, ``h``
+=============  =========================================  ========================================
+softmax        ``−Σ p log softmax(s)``, ``c = Σ p``       ``c·σ − p``, ``c·σ(1 − σ)`` (σ = softmax)
+exp            ``Σ a·e^s − t·s`` (+ const.)               ``a·e^s − t``, ``a·e^s``
+quadratic      ``Σ ½a·s² − t·s`` (+ const.)               ``a·s − t``, ``a``
+=============  =========================================  ========================================
+
+Each form also has :meth:`~SoftmaxForm.read_off`: for a callable that claims to be a loss of that
+form (an independent implementation carrying a registered loss's name), the label-only
+constants are solved from its autograd gradient at two fixed score vectors (``s = 0`` and ``s =
+1``; softmax: ``s = e_1``, a one at each list's first document), so the callable's own
+conventions are kept. A wrong claim is caught by comparing with autograd at random scores
+(:class:`ndcglab.gbdt.LossObjective` does, once per dataset).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import _ops
+from ._ops import torch
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torch import Generator, Tensor
+
+__all__ = [
+    "ClosedForm",
+    "ExpForm",
+    "QuadraticForm",
+    "SoftmaxForm",
+    "autograd_gradient",
+    "closed_inputs",
+]
+
+
+class ClosedForm:
+    """Closed-form derivatives of one loss for fixed labels ``(B, M)`` and mask.
+
+    ``pairs`` says whether the cost per list grows as ``M²`` (pair matrices are built), which is
+    how batches are sized. Subclasses implement :meth:`grad_hess` and :meth:`subset`.
+    """
+
+    pairs: bool = False
+
+    def grad_hess(
+        self, scores: Tensor, generator: Generator | None = None
+    ) -> tuple[Tensor, Tensor]:
+        """``(grad, hess)`` ``(B, M)`` at ``scores`` (0 on padding and on lists without a loss).
+
+        ``generator`` is the loss's own random draw (ListMLE's tie order), so that the
+        derivatives are those of ``loss(scores, labels, mask, generator=...)``."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def subset(self, b: int) -> ClosedForm:
+        """The same form restricted to the first ``b`` lists."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+
+def closed_inputs(labels: Any, mask: Tensor | None) -> tuple[Tensor, Tensor]:
+    """Labels as a floating ``(B, M)`` tensor with padded entries set to 0, and the bool mask
+    (``None``: every entry is real) — what the forms are built from."""
+    y = labels if isinstance(labels, torch.Tensor) else torch.as_tensor(labels)
+    if not y.is_floating_point():
+        y = y.to(torch.float64)
+    if mask is None:
+        mask = torch.ones(y.shape, dtype=torch.bool, device=y.device)
+    return torch.where(mask, y, y.new_zeros(())), mask
+
+
+def autograd_gradient(
+    fn: Callable[..., Tensor], scores: Tensor, labels: Tensor, mask: Tensor
+) -> Tensor:
+    """``∂/∂s Σ_b fn(s, labels, mask)[b]`` by torch autograd, 0 on padding (and where ``fn`` does
+    not depend on ``s``)."""
+    x = scores.detach().clone().requires_grad_(True)
+    with torch.enable_grad():
+        value = fn(x, labels, mask).sum()
+        (g,) = torch.autograd.grad(value, x, allow_unused=True)
+    if g is None:
+        return torch.zeros_like(x).detach()
+    return g.detach() * mask
+
+
+@dataclass
+class SoftmaxForm(ClosedForm):
+    """``φ = −Σ p log softmax(s)``: ``g = c·σ − p``, ``h = c·σ(1 − σ)``; ``mass`` ``(B, 1)`` is
+    ``c = Σ p``, ``target`` ``(B, M)`` is ``p``."""
+
+    mass: Any
+    target: Any
+    mask: Any
+
+    def grad_hess(
+        self, scores: Tensor, generator: Generator | None = None
+    ) -> tuple[Tensor, Tensor]:
+        sig = _ops.masked_softmax(scores, self.mask)
+        g = (self.mass * sig - self.target) * self.mask
+        h = self.mass * sig * (1.0 - sig) * self.mask
+        return g, h
+
+    def subset(self, b: int) -> SoftmaxForm:
+        return SoftmaxForm(self.mass[:b], self.target[:b], self.mask[:b])
+
+    @classmethod
+    def read_off(cls, fn: Callable[..., Tensor], labels: Tensor, mask: Tensor) -> SoftmaxForm:
+        """Solve ``c`` and ``p`` from ``fn``'s gradient at ``s = 0`` (σ = 1/n) and ``s = e_1``
+        (σ_1 = e/(e + n − 1)); a one-document list keeps its constant gradient."""
+        y = labels.to(torch.float64)
+        m = mask.to(y.dtype)
+        n = m.sum(dim=1, keepdim=True)
+        g0 = autograd_gradient(fn, torch.zeros_like(y), y, mask)
+        e1 = torch.zeros_like(y)
+        if y.shape[1]:
+            e1[:, 0] = 1.0
+        g1 = autograd_gradient(fn, e1 * m, y, mask)
+        nn = torch.clamp(n, min=1.0)
+        sig1 = math.e / (math.e + nn - 1.0)
+        denom = sig1 - 1.0 / nn
+        safe = torch.where(denom.abs() > 0, denom, torch.ones_like(denom))
+        mass = torch.where(n > 1, (g1[:, :1] - g0[:, :1]) / safe, torch.zeros_like(n))
+        target = (mass / nn - g0) * m
+        single = (n == 1).expand_as(target)
+        target = torch.where(single, -g0, target)
+        return cls(mass=mass, target=target, mask=mask)
+
+
+@dataclass
+class ExpForm(ClosedForm):
+    """``φ = Σ a·e^s − t·s`` (+ a constant of the labels): ``g = a·e^s − t``, ``h = a·e^s``."""
+
+    scale: Any
+    target: Any
+    mask: Any
+
+    def grad_hess(
+        self, scores: Tensor, generator: Generator | None = None
+    ) -> tuple[Tensor, Tensor]:
+        e = torch.exp(scores.masked_fill(~self.mask, 0.0)) * self.scale * self.mask
+        return (e - self.target) * self.mask, e
+
+    def subset(self, b: int) -> ExpForm:
+        return ExpForm(self.scale[:b], self.target[:b], self.mask[:b])
+
+    @classmethod
+    def read_off(cls, fn: Callable[..., Tensor], labels: Tensor, mask: Tensor) -> ExpForm:
+        """Solve ``a`` and ``t`` from ``fn``'s gradient at ``s = 0`` and ``s = 1``."""
+        y = labels.to(torch.float64)
+        m = mask.to(y.dtype)
+        g0 = autograd_gradient(fn, torch.zeros_like(y), y, mask)
+        g1 = autograd_gradient(fn, m, y, mask)
+        scale = (g1 - g0) / (math.e - 1.0) * m
+        return cls(scale=scale, target=(scale - g0) * m, mask=mask)
+
+
+@dataclass
+class QuadraticForm(ClosedForm):
+    """``φ = Σ ½a·s² − t·s`` (+ a constant of the labels): ``g = a·s − t``, ``h = a``."""
+
+    scale: Any
+    target: Any
+    mask: Any
+
+    def grad_hess(
+        self, scores: Tensor, generator: Generator | None = None
+    ) -> tuple[Tensor, Tensor]:
+        s = scores.masked_fill(~self.mask, 0.0)
+        g = (self.scale * s - self.target) * self.mask
+        return g, self.scale * self.mask
+
+    def subset(self, b: int) -> QuadraticForm:
+        return QuadraticForm(self.scale[:b], self.target[:b], self.mask[:b])
+
+    @classmethod
+    def read_off(cls, fn: Callable[..., Tensor], labels: Tensor, mask: Tensor) -> QuadraticForm:
+        """Solve ``a`` and ``t`` from ``fn``'s gradient at ``s = 0`` and ``s = 1``."""
+        y = labels.to(torch.float64)
+        m = mask.to(y.dtype)
+        g0 = autograd_gradient(fn, torch.zeros_like(y), y, mask)
+        g1 = autograd_gradient(fn, m, y, mask)
+        return cls(scale=(g1 - g0) * m, target=-g0, mask=mask)

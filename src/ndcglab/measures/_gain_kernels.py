@@ -1,0 +1,298 @@
+# mypy: allow-untyped-defs
+# (numba infers the kernels' types from their arguments; the docstrings state them)
+"""Numba kernels of the gain family: DCG@k and ideal DCG@k of every query (and MeanNDCG).
+
+Inputs (prepared by :func:`._inputs.gain_inputs` and :func:`._inputs.discount_inputs` from the
+:class:`~ndcglab.measures.Gain` and :class:`~ndcglab.measures.Discount` objects — the kernels
+know no gain or discount formula):
+
+* gains: ``gtab`` non-empty — the gain of a whole label ``y`` with ``0 <= y < len(gtab)`` is
+  ``gtab[y]``; any other label sets ``miss[0]`` (the caller then passes per-document gains);
+  ``gtab`` empty — ``garr[i]`` is the gain of document ``i`` (``prefix_gain_kernel`` takes
+  per-document gains only).
+* discount: ``D(r)`` of 1-based position ``r`` is ``darr[off + r − 1]``, with ``off`` the
+  query's (or prefix's) offset ``doff`` into the table — 0 for a discount that ignores the list's
+  length, the start of that length's table otherwise (``topk_gain_kernel``: offset 0).
+* ranking: :func:`._kernels.msort` (score descending, ``tkey`` ascending, index ascending).
+  ``average``: documents with equal scores form a group; each position of the group gets the
+  group's mean gain, the expectation over all orders of the group (:func:`_ranked_dcg`).
+* DCG@k sums over the ranked documents, ``cum[min(k, n)]``; ideal DCG@k over the top ``k`` gains
+  of all the query's documents (a cut-off beyond the list is the whole list). Every sum is
+  :func:`_cum_dcg` (left to right, as :func:`ndcglab.measures.conventions.cumulative_dcg`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._kernels import msort
+
+__all__ = ["full_gain_kernel", "prefix_gain_kernel", "topk_gain_kernel"]
+
+
+@njit(cache=True, nogil=True)
+def _fill_gains(labels, lo, nall, gtab, garr, gq, miss):  # pragma: no cover - compiled
+    """``gq[p]`` = the gain of document ``lo + p`` (p < nall): ``gtab`` of a whole label in range
+    (other labels set ``miss[0]`` and gain 0), or ``garr`` when ``gtab`` is empty."""
+    ntab = gtab.shape[0]
+    if ntab == 0:
+        for p in range(nall):
+            gq[p] = garr[lo + p]
+        return
+    for p in range(nall):
+        y = labels[lo + p]
+        yi = int(y)
+        if yi == y and yi >= 0 and yi < ntab:
+            gq[p] = gtab[yi]
+        else:
+            gq[p] = 0.0
+            miss[0] = True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cum_dcg(g, n, darr, off, cum):  # pragma: no cover - compiled
+    """``cum[r]`` = DCG of the first r positions, r = 0..n: ``g[p]`` the gain at position p + 1,
+    ``D(r) = darr[off + r − 1]``, summed left to right."""
+    cum[0] = 0.0
+    for p in range(n):
+        cum[p + 1] = cum[p] + g[p] * darr[off + p]
+
+
+@njit(cache=True, nogil=True)
+def _ranked_dcg(g, idx, n, scores, average, darr, off, cum):  # pragma: no cover - compiled
+    """:func:`_cum_dcg` of a ranking (``g[p]`` the gain of ranked document ``idx[p]``); with
+    ``average`` each group of equal ``scores`` first gets its mean gain at every one of its
+    positions (the expectation over the orders of the group)."""
+    if average:
+        p = 0
+        while p < n:
+            e = p + 1
+            sp = scores[idx[p]]
+            tot = g[p]
+            while e < n and scores[idx[e]] == sp:
+                tot += g[e]
+                e += 1
+            if e - p > 1:
+                for u in range(p, e):
+                    g[u] = tot / (e - p)
+            p = e
+    _cum_dcg(g, n, darr, off, cum)
+
+
+@njit(cache=True, nogil=True)
+def topk_gain_kernel(
+    labels, scores, tkey, bnd, rend, gtab, garr, darr, ks, q0, q1, dcg, idcg, miss
+):  # pragma: no cover - compiled
+    """DCG@k and IDCG@k by top-k selection (no full sort), for fixed cut-offs ``ks`` ``(Q, C)``,
+    a discount that ignores the list's length and a tie rule other than ``average``.
+
+    A document enters the sorted top-k buffer only when it ranks before the current k-th one;
+    the ideal keeps the k largest gains of all the query's documents the same way.
+    """
+    nc = ks.shape[1]
+    maxn = 1
+    for q in range(q0, q1):
+        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    buf = np.empty(maxn, np.int64)
+    gq = np.empty(maxn)
+    g = np.empty(maxn)
+    ig = np.empty(maxn)
+    cum = np.empty(maxn + 1)
+    icum = np.empty(maxn + 1)
+    for q in range(q0, q1):
+        lo = bnd[q]
+        hi = bnd[q + 1]
+        re = rend[q]
+        n = re - lo
+        nall = hi - lo
+        _fill_gains(labels, lo, nall, gtab, garr, gq, miss)
+        kmax = 0
+        for j in range(nc):
+            kmax = max(kmax, min(ks[q, j], nall))
+        kr = min(kmax, n)
+        cnt = 0
+        if kr > 0:
+            for i in range(lo, re):
+                si = scores[i]
+                ti = tkey[i]
+                if cnt < kr:
+                    j = cnt
+                    cnt += 1
+                else:
+                    b = buf[kr - 1]
+                    sb = scores[b]
+                    if si > sb or (si == sb and (ti < tkey[b] or (ti == tkey[b] and i < b))):
+                        j = kr - 1
+                    else:
+                        continue
+                while j > 0:
+                    b = buf[j - 1]
+                    sb = scores[b]
+                    if si > sb or (si == sb and (ti < tkey[b] or (ti == tkey[b] and i < b))):
+                        buf[j] = b
+                        j -= 1
+                    else:
+                        break
+                buf[j] = i
+        for p in range(cnt):
+            g[p] = gq[buf[p] - lo]
+        _cum_dcg(g, cnt, darr, 0, cum)
+        ki = min(kmax, nall)
+        icnt = 0
+        if ki > 0:
+            for p in range(nall):
+                v = gq[p]
+                if icnt < ki:
+                    j = icnt
+                    icnt += 1
+                elif v > ig[ki - 1]:
+                    j = ki - 1
+                else:
+                    continue
+                while j > 0 and v > ig[j - 1]:
+                    ig[j] = ig[j - 1]
+                    j -= 1
+                ig[j] = v
+        _cum_dcg(ig, icnt, darr, 0, icum)
+        for j in range(nc):
+            k = ks[q, j]
+            dcg[q, j] = cum[min(k, n)]
+            idcg[q, j] = icum[min(k, nall)]
+
+
+@njit(cache=True, nogil=True)
+def full_gain_kernel(
+    labels,
+    scores,
+    tkey,
+    bnd,
+    rend,
+    gtab,
+    garr,
+    darr,
+    doff,
+    ks,
+    average,
+    want_mean,
+    q0,
+    q1,
+    dcg,
+    idcg,
+    mean,
+    miss,
+):  # pragma: no cover - compiled
+    """DCG@k and IDCG@k with a full sort, for any cut-offs ``ks`` ``(Q, C)`` (k at least the
+    list's length = whole list), any discount (``doff`` ``(Q,)``), any tie rule (``average``
+    included); and the LETOR MeanNDCG ``(1/n) sum_{k=1..n} DCG@k / IDCG@k`` (0 where
+    IDCG@k = 0) when ``want_mean``. DCG sums over ranked documents only; IDCG@k over the top k
+    gains of all documents."""
+    nc = ks.shape[1]
+    maxn = 1
+    for q in range(q0, q1):
+        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    idx = np.empty(maxn, np.int64)
+    tmp = np.empty(maxn, np.int64)
+    gq = np.empty(maxn)
+    g = np.empty(maxn)
+    zk = np.zeros(maxn)
+    cum = np.empty(maxn + 1)
+    icum = np.empty(maxn + 1)
+    for q in range(q0, q1):
+        lo = bnd[q]
+        hi = bnd[q + 1]
+        re = rend[q]
+        n = re - lo
+        nall = hi - lo
+        _fill_gains(labels, lo, nall, gtab, garr, gq, miss)
+        allzero = True
+        for p in range(nall):
+            if gq[p] != 0.0:
+                allzero = False
+                break
+        if allzero:  # DCG = IDCG = 0 at every cut-off: nothing to sort
+            for j in range(nc):
+                dcg[q, j] = 0.0
+                idcg[q, j] = 0.0
+            mean[q] = 0.0
+            continue
+        # ranking
+        for p in range(n):
+            idx[p] = lo + p
+        msort(idx, n, scores, tkey, tmp)
+        for p in range(n):
+            g[p] = gq[idx[p] - lo]
+        _ranked_dcg(g, idx, n, scores, average, darr, doff[q], cum)
+        # ideal: all gains, descending
+        for p in range(nall):
+            idx[p] = p
+        msort(idx, nall, gq, zk, tmp)
+        for p in range(nall):
+            g[p] = gq[idx[p]]
+        _ranked_dcg(g, idx, nall, gq, False, darr, doff[q], icum)
+        if want_mean and n > 0:
+            acc = 0.0
+            for r in range(1, n + 1):
+                if icum[r] != 0.0:
+                    acc += cum[r] / icum[r]
+            mean[q] = acc / n
+        for j in range(nc):
+            k = ks[q, j]
+            dcg[q, j] = cum[min(k, n)]
+            idcg[q, j] = icum[min(k, nall)]
+
+
+@njit(cache=True, nogil=True)
+def prefix_gain_kernel(
+    gains, order, scores, bnd, sizes, darr, doff, ks, average, q0, q1, dcg
+):  # pragma: no cover - compiled
+    """DCG@k of every prefix ``S_n`` (the first ``n`` documents of each list, ``n`` in ``sizes``
+    ``(G,)``; a list shorter than ``n`` is used whole) for ``M`` gain/discount pairs ranked the
+    same way: per-document ``gains`` ``(M, N)``, discount offsets ``doff`` ``(M, Q, G)`` (the
+    table of the prefix's length), cut-offs ``ks`` ``(M, Q, G, C)`` (0 = unused column), output
+    ``dcg`` ``(M, Q, G, C)``.
+
+    ``order`` holds each list in ranking order (:func:`._kernels.rank_order_kernel`, whose last
+    tie-breaker is the index, i.e. the position in the list); the ranking of ``S_n`` is that
+    order restricted to the documents at positions ``< n``, collected by one scan that stops once
+    the largest cut-off is reached (without ``average``; ``scores`` find the tied groups). The
+    ideal DCG of the prefixes is this kernel on the order by gain, descending."""
+    nm = gains.shape[0]
+    ng = sizes.shape[0]
+    nc = ks.shape[3]
+    maxn = 1
+    for q in range(q0, q1):
+        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    pidx = np.empty(maxn, np.int64)
+    g = np.empty(maxn)
+    cum = np.empty(maxn + 1)
+    for q in range(q0, q1):
+        lo = bnd[q]
+        nall = bnd[q + 1] - lo
+        for gi in range(ng):
+            nq = min(sizes[gi], nall)
+            stop = 0
+            for m in range(nm):
+                for c in range(nc):
+                    stop = max(stop, min(ks[m, q, gi, c], nq))
+            if average:
+                stop = nq
+            cnt = 0
+            if stop > 0:
+                for p in range(nall):
+                    i = order[lo + p]
+                    if i - lo < nq:
+                        pidx[cnt] = i
+                        cnt += 1
+                        if cnt >= stop:
+                            break
+            for m in range(nm):
+                kmax = 0
+                for c in range(nc):
+                    kmax = max(kmax, min(ks[m, q, gi, c], nq))
+                n = nq if average else kmax
+                for p in range(n):
+                    g[p] = gains[m, pidx[p]]
+                _ranked_dcg(g, pidx, n, scores, average, darr, doff[m, q, gi], cum)
+                for c in range(nc):
+                    dcg[m, q, gi, c] = cum[min(ks[m, q, gi, c], nq)]

@@ -1,0 +1,175 @@
+# mypy: allow-untyped-defs
+# (numba infers the kernels' types from their arguments; the docstrings state them)
+"""Numba kernels of the relevance family: AP, P@k and RR of every query, all cut-offs at once.
+
+Relevance is binary and given per document (``relv``, from
+:func:`ndcglab.measures.conventions.relevance`); the ranking order is that of
+:func:`._kernels.msort` (score descending, ``tkey`` ascending, index ascending). Query ``q`` owns
+documents ``bnd[q]:bnd[q+1]`` of which ``bnd[q]:rend[q]`` are ranked; relevant documents that
+were not ranked still count in the number of relevant documents ``nrel``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._kernels import msort
+
+__all__ = ["rank_rel_kernel", "rel_average_kernel"]
+
+
+@njit(cache=True, nogil=True)
+def rank_rel_kernel(
+    scores, tkey, bnd, rend, relv, gv, pk, ak, rk, q0, q1, hits, apsum, rr, nrel, topg, idealg
+):  # pragma: no cover - compiled
+    """Sort every query once and compute the binary-relevance statistics from that ranking
+    (order-based tie rules; ``rel_average_kernel`` does ``average``), plus — when ``topg`` has
+    ``kmax > 0`` columns — the gains ``gv`` of the top ``kmax`` ranked documents and the
+    ``kmax`` largest gains of the query (the ideal), so NDCG@k for k <= kmax comes from the
+    same sort (``compute.ndcg_from_top``).
+
+    ``relv``: relevance (0/1) per document. A query with no relevant ranked document (and, with
+    ``kmax > 0``, no ranked gain) is not sorted. For the ``(Q, C)`` cut-offs ``pk``, ``ak``,
+    ``rk`` it writes ``hits`` (relevant docs in the top min(k, n)), ``apsum`` (sum of P@r over
+    relevant positions r <= k), ``rr`` (1/position of the first relevant doc if <= k), and
+    ``nrel`` (relevant documents of the query, ranked or not).
+    """
+    kmax = topg.shape[1]
+    maxn = 1
+    for q in range(q0, q1):
+        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    idx = np.empty(maxn, np.int64)
+    tmp = np.empty(maxn, np.int64)
+    hc = np.zeros(maxn + 1)
+    apc = np.zeros(maxn + 1)
+    for q in range(q0, q1):
+        lo = bnd[q]
+        hi = bnd[q + 1]
+        re = rend[q]
+        n = re - lo
+        tot = 0.0
+        alive = False
+        for i in range(lo, hi):
+            tot += relv[i]
+            if i < re and (relv[i] != 0.0 or (kmax > 0 and gv[i] != 0.0)):
+                alive = True
+        nrel[q] = tot
+        first = 0
+        if alive:
+            for p in range(n):
+                idx[p] = lo + p
+            msort(idx, n, scores, tkey, tmp)
+            for p in range(n):
+                x = relv[idx[p]]
+                hc[p + 1] = hc[p] + x
+                apc[p + 1] = apc[p] + x * hc[p + 1] / (p + 1)
+                if first == 0 and x > 0.0:
+                    first = p + 1
+            for p in range(min(kmax, n)):
+                topg[q, p] = gv[idx[p]]
+        else:
+            for p in range(n):
+                hc[p + 1] = 0.0
+                apc[p + 1] = 0.0
+        if kmax > 0:  # the kmax largest gains of all the query's documents, descending
+            cnt = 0
+            kk = min(kmax, hi - lo)
+            for i in range(lo, hi):
+                v = gv[i]
+                if cnt < kk:
+                    j = cnt
+                    cnt += 1
+                elif v > idealg[q, kk - 1]:
+                    j = kk - 1
+                else:
+                    continue
+                while j > 0 and v > idealg[q, j - 1]:
+                    idealg[q, j] = idealg[q, j - 1]
+                    j -= 1
+                idealg[q, j] = v
+        for j in range(pk.shape[1]):
+            hits[q, j] = hc[min(pk[q, j], n)]
+        for j in range(ak.shape[1]):
+            apsum[q, j] = apc[min(ak[q, j], n)]
+        for j in range(rk.shape[1]):
+            rr[q, j] = 1.0 / first if (first > 0 and first <= rk[q, j]) else 0.0
+
+
+@njit(cache=True, nogil=True)
+def rel_average_kernel(
+    relv, scores, tkey, bnd, rend, pk, ak, rk, q0, q1, hits, apsum, rr, nrel
+):  # pragma: no cover - compiled
+    """``rank_rel_kernel`` for ``ties=average`` (``relv``: relevance 0/1 per document): the
+    expectation over every order of each group of tied scores. P@k: the group's mean relevance
+    at each of its positions. AP: McSherry & Najork (2008): position j of a group of g
+    documents with c relevant, R0 relevant before it, holds a relevant document with
+    probability c/g and then has R0 + 1 + (u)(c − 1)/(g − 1) relevant documents in the top j
+    (u = j's offset in the group), contributing that over j. RR: sum over offsets m of
+    P(first relevant at offset m) / position, with
+    P(m) = prod_{t<m-1} (g − c − t)/(g − t) · c/(g − m + 1)."""
+    maxn = 1
+    for q in range(q0, q1):
+        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    idx = np.empty(maxn, np.int64)
+    tmp = np.empty(maxn, np.int64)
+    v = np.empty(maxn)
+    hc = np.empty(maxn + 1)
+    apc = np.empty(maxn + 1)
+    rrpos = np.empty(maxn)
+    rrp = np.empty(maxn)
+    for q in range(q0, q1):
+        lo = bnd[q]
+        hi = bnd[q + 1]
+        re = rend[q]
+        n = re - lo
+        tot = 0.0
+        for i in range(lo, hi):
+            tot += relv[i]
+        nrel[q] = tot
+        for p in range(n):
+            idx[p] = lo + p
+        msort(idx, n, scores, tkey, tmp)
+        for p in range(n):
+            v[p] = relv[idx[p]]
+        hc[0] = 0.0
+        apc[0] = 0.0
+        found = False
+        nfirst = 0
+        p = 0
+        while p < n:
+            e = p + 1
+            sp = scores[idx[p]]
+            crel = v[p]
+            while e < n and scores[idx[e]] == sp:
+                crel += v[e]
+                e += 1
+            gsz = e - p
+            r0 = hc[p]
+            for u in range(gsz):
+                pos = p + u + 1
+                hc[pos] = hc[pos - 1] + crel / gsz
+                if gsz == 1:
+                    contrib = crel * (r0 + 1.0) / pos
+                else:
+                    contrib = (crel / gsz) * (r0 + 1.0 + u * (crel - 1.0) / (gsz - 1.0)) / pos
+                apc[pos] = apc[pos - 1] + contrib
+            if not found and crel > 0.0:
+                found = True
+                nfirst = int(gsz - crel + 1.0 + 0.5)
+                none_before = 1.0
+                for m in range(1, nfirst + 1):
+                    rrpos[m - 1] = p + m
+                    rrp[m - 1] = none_before * crel / (gsz - m + 1)
+                    none_before *= (gsz - crel - (m - 1)) / (gsz - (m - 1))
+            p = e
+        for j in range(pk.shape[1]):
+            hits[q, j] = hc[min(pk[q, j], n)]
+        for j in range(ak.shape[1]):
+            apsum[q, j] = apc[min(ak[q, j], n)]
+        for j in range(rk.shape[1]):
+            acc = 0.0
+            for m in range(nfirst):
+                if rrpos[m] <= rk[q, j]:
+                    acc += rrp[m] / rrpos[m]
+            rr[q, j] = acc

@@ -1,0 +1,203 @@
+"""The conventions of a measure, each computed by one NumPy function.
+
+Every measure of :mod:`ndcglab.measures` — and the analysis tools built on it — takes each
+convention from here (or from the :class:`~ndcglab.measures.Gain`,
+:class:`~ndcglab.measures.Discount` and :class:`~ndcglab._spec.Cutoff` objects):
+
+======================  =============================================================
+convention              computed by
+======================  =============================================================
+gain G(y)               :class:`~ndcglab.measures.Gain` objects (``gains.py``)
+discount D(r)           :class:`~ndcglab.measures.Discount` objects (``discounts.py``)
+cut-off rounding        :meth:`Cutoff.k_for <ndcglab._spec.Cutoff.k_for>`, per query by
+                        :func:`cutoff_k`
+tie rule                :func:`tie_key` (the order); ``average`` in the kernels
+relevance threshold     :func:`relevance`
+k beyond the list       :func:`apply_short` (and :func:`precision_divisor` for P@k)
+empty query             :func:`normalise` (which queries are empty) and :func:`apply_empty`
+DCG of a ranked list    :func:`cumulative_dcg` (the numba kernels for whole datasets)
+======================  =============================================================
+
+The rules themselves are stated in ``docs/measures.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._spec import Cutoff
+from ..errors import ConventionError, EmptyQueryError
+from . import _kernels as K
+from ._parallel import run_kernel
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .registry import Measure
+
+__all__ = [
+    "apply_empty",
+    "apply_short",
+    "cumulative_dcg",
+    "cutoff_k",
+    "normalise",
+    "precision_divisor",
+    "relevance",
+    "tie_key",
+]
+
+
+# ------------------------------------------------------------------------------ cut-offs
+def cutoff_k(
+    cutoff: Cutoff | None, rounding: str | None, n_ranked: np.ndarray, n_all: np.ndarray
+) -> np.ndarray:
+    """Per-query k (int64): the whole list (``n_all``) without a cut-off, ``k`` for a fixed one,
+    and :meth:`Cutoff.k_for` of the ranked length (``rounding``: ceil, floor, round) for a
+    fraction of the list."""
+    if cutoff is None:
+        return np.asarray(n_all, dtype=np.int64)
+    if cutoff.k is not None:
+        return np.full(len(n_all), cutoff.k, dtype=np.int64)
+    if rounding is None:
+        raise ConventionError(f"the fractional cut-off @{cutoff} needs a rounding rule")
+    return cutoff.k_for(np.asarray(n_ranked, dtype=np.int64), rounding)
+
+
+# ------------------------------------------------------------------------------ relevance
+def relevance(rel: str, labels: np.ndarray) -> np.ndarray:
+    """Binary relevance (0.0 / 1.0) of each label for AP, P@k and RR: ``rel=letor`` counts labels
+    1 and 2 only (the LETOR scripts); a number ``t`` counts labels ``>= t``."""
+    if rel == "letor":
+        return ((labels == 1.0) | (labels == 2.0)).astype(np.float64)
+    return (labels >= float(rel)).astype(np.float64)
+
+
+# ------------------------------------------------------------------------------ ties
+def tie_key(
+    ties: str,
+    scores: np.ndarray,
+    boundaries: np.ndarray,
+    *,
+    ranked_end: np.ndarray | None = None,
+    doc_ids: np.ndarray | None = None,
+    values: np.ndarray | None = None,
+) -> tuple[np.ndarray, bool]:
+    """The tie rule ``ties`` (canonical text) as ``(key, average)``.
+
+    Documents are ranked by score descending, then ``key`` ascending, then their order in the
+    input; ``average`` is True for ``ties=average`` (each group of tied scores shares its mean;
+    the kernels compute the expectation). ``values`` are the per-document gains (ndcg family) or
+    relevance (map, p, mrr) that ``pessimistic`` (worse first) and ``optimistic`` (better first)
+    need. ``docid`` (docno descending, as trec_eval) ranks the ids of the documents whose score
+    is tied within their query only (ranking millions of strings would cost seconds, and untied
+    documents never reach the tie-breaker); ``random:<seed>`` draws one uniform number per
+    document from ``numpy.random.default_rng(seed)``.
+    """
+    n_docs = len(scores)
+    if ties in ("input", "average"):
+        return np.zeros(n_docs), ties == "average"
+    if ties == "docid":
+        if doc_ids is None:
+            raise ConventionError(
+                "ties=docid (trec_eval: docno descending) needs document ids. Fix: pass doc_ids= "
+                "(read_letor keeps '#docid = ...'), or use ties=input"
+            )
+        key = np.zeros(n_docs)
+        rend = np.ascontiguousarray(boundaries[1:]) if ranked_end is None else ranked_end
+        tied = np.zeros(n_docs, dtype=bool)
+        run_kernel(K.tie_flags_kernel, boundaries, scores, key, boundaries, rend, (tied,))
+        if tied.any():
+            sel = np.flatnonzero(tied)
+            _, inv = np.unique(np.asarray(doc_ids)[sel].astype(str), return_inverse=True)
+            key[sel] = -inv.astype(np.float64)
+        return key, False
+    if ties in ("pessimistic", "optimistic"):
+        if values is None:  # pragma: no cover - internal use
+            raise ConventionError(f"ties={ties} needs the documents' gains or relevance")
+        return (values if ties == "pessimistic" else -values).astype(np.float64), False
+    if ties.startswith("random:"):
+        seed = int(ties.split(":", 1)[1])
+        return np.random.default_rng(seed).random(n_docs), False
+    raise ConventionError(f"unknown tie rule {ties!r}")  # pragma: no cover - validated earlier
+
+
+# ------------------------------------------------------------------------------ short lists
+def apply_short(m: Measure, values: np.ndarray, n_ranked: np.ndarray) -> np.ndarray:
+    """The ``short`` rule of a fixed cut-off k larger than the ranked list's length n:
+    ``zero`` gives 0 there; ``clip`` (the ndcg family: NDCG@k = NDCG@n, since DCG and ideal DCG
+    stop at the list's end) and ``pad`` (P@k divides by k, :func:`precision_divisor`) change
+    nothing here. ``n_ranked`` broadcasts against ``values``."""
+    if m.cutoff is not None and m.cutoff.k is not None and m.get("short") == "zero":
+        values = np.where(m.cutoff.k > n_ranked, 0.0, values)
+    return values
+
+
+def precision_divisor(m: Measure, k: np.ndarray, n_ranked: np.ndarray) -> np.ndarray:
+    """What P@k divides the number of relevant documents in the top k by: ``k`` (``short=pad``,
+    and ``zero`` before :func:`apply_short`), or ``min(k, n)`` (``short=clip``, a fraction of
+    the list, or no cut-off: the whole list)."""
+    if m.cutoff is None or m.cutoff.k is None or m.get("short") == "clip":
+        return np.minimum(k, n_ranked)
+    return k
+
+
+# ------------------------------------------------------------------------------ empty queries
+def normalise(dcg: np.ndarray, idcg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(DCG / ideal DCG, empty)``: a query is *empty* when its ideal DCG is 0 (no document with
+    a non-zero gain); its value is left as DCG / 1 for :func:`apply_empty` to set."""
+    empty = idcg == 0.0
+    return dcg / np.where(empty, 1.0, idcg), empty
+
+
+def apply_empty(
+    m: Measure,
+    values: np.ndarray,
+    empty: np.ndarray,
+    query_ids: Sequence[str] | np.ndarray | None,
+    *,
+    where: str = "",
+) -> np.ndarray:
+    """Set the value of the empty queries by the measure's ``empty`` rule, in place: ``zero``,
+    ``one``, ``skip`` (NaN, left out of means) or ``error`` (:class:`EmptyQueryError` naming the
+    first queries; ``where`` adds context to the message, e.g. which prefix). Returns
+    ``values``."""
+    if not empty.any():
+        return values
+    rule = m.get("empty")
+    if rule == "zero":
+        values[empty] = 0.0
+    elif rule == "one":
+        values[empty] = 1.0
+    elif rule == "skip":
+        values[empty] = np.nan
+    else:
+        idx = np.flatnonzero(empty)
+        names = [str(query_ids[i]) if query_ids is not None else f"#{i}" for i in idx[:5]]
+        more = f" and {len(idx) - 5} more" if len(idx) > 5 else ""
+        what = (
+            "no document with a positive gain (IDCG = 0)"
+            if m.info.family == "gain"
+            else "no relevant document"
+        )
+        raise EmptyQueryError(
+            f"{m}: {len(idx)} quer{'y has' if len(idx) == 1 else 'ies have'} {what}{where}: "
+            f"query {', '.join(names)}{more} (empty=error). Fix: remove such queries or choose "
+            "empty=zero, one or skip"
+        )
+    return values
+
+
+# ------------------------------------------------------------------------------ DCG
+def cumulative_dcg(ranked_gains: np.ndarray, discounts: Any) -> np.ndarray:
+    """DCG of every leading part of ranked lists: ``out[..., r] = Σ_{p ≤ r} G_p D(p)`` for
+    r = 0..m (``out[..., 0] = 0``), from gains in ranking order ``(..., m)`` and the discount
+    table ``D(1..m)`` (:meth:`Discount.table`). The ideal DCG is the same sum over the gains
+    sorted in descending order. Summed left to right, as the kernels do."""
+    g = np.asarray(ranked_gains, dtype=np.float64)
+    d = np.asarray(discounts, dtype=np.float64)
+    prod = g * d
+    out = np.empty((*prod.shape[:-1], prod.shape[-1] + 1))
+    out[..., 0] = 0.0
+    np.cumsum(prod, axis=-1, out=out[..., 1:])
+    return out

@@ -1,0 +1,237 @@
+"""The report document: :class:`Report`, filled in memory by an experiment and written at the end.
+
+An experiment adds tables, figures, paragraphs, significance marks with their meaning, the
+conventions of every measure it printed, the datasets it read and its findings (a paper's claim,
+what was observed, whether they agree). :meth:`Report.to_dict` is the content of results.json,
+:meth:`Report.to_html` the page (:mod:`.page`), :meth:`Report.write` the atomic folder
+(:mod:`.bundle`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import io
+import os
+import platform
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..._versions import package_versions
+from ...errors import NdcglabError
+from .bundle import write_bundle, write_report_files
+from .page import render_page
+from .table import Table, check_name, jsonable
+
+__all__ = ["Report"]
+
+
+@dataclass
+class _Figure:
+    name: str
+    title: str
+    caption: str
+    png: bytes
+
+
+@dataclass
+class _Section:
+    kind: str  # "text" | "table" | "figure" | "heading" | "html"
+    payload: Any
+
+
+class Report:
+    """One experiment's report, filled in memory and written atomically by :meth:`write`.
+
+    Parameters
+    ----------
+    experiment:
+        the experiment's registered name (``"cost-sensitive"`` ...).
+    title:
+        the page title.
+    claim:
+        what the paper claims, in one or two sentences (printed at the top).
+    quick:
+        whether a reduced run (``--quick``); the page says so in a banner with ``quick_note``.
+    seed:
+        the master seed of the run.
+    """
+
+    def __init__(
+        self,
+        experiment: str,
+        title: str,
+        *,
+        claim: str = "",
+        quick: bool = False,
+        seed: int | None = None,
+        command: Sequence[str] | None = None,
+    ) -> None:
+        check_name(experiment, "experiment")
+        self.experiment = experiment
+        self.title = title
+        self.claim = claim
+        self.quick = quick
+        self.quick_note = ""
+        self.seed = seed
+        self.seeds: dict[str, Any] = {}
+        self.command = list(command) if command is not None else list(sys.argv)
+        self.sections: list[_Section] = []
+        self.tables: dict[str, Table] = {}
+        self.figures: dict[str, _Figure] = {}
+        self.legend: dict[str, str] = {}
+        self.conventions: dict[str, dict[str, Any]] = {}
+        self.datasets: list[dict[str, Any]] = []
+        self.results: dict[str, Any] = {}
+        self.findings: list[dict[str, Any]] = []
+        self.timings: dict[str, float] = {}
+        self.started = _dt.datetime.now(_dt.timezone.utc)
+        self.finished: _dt.datetime | None = None
+        self.elapsed_s: float | None = None
+        self.links: list[tuple[str, str, str]] = []  # (href, text, description) for index pages
+        self.files: dict[str, str] = {}  # extra text files: relative path -> content
+
+    # -- filling -----------------------------------------------------------------------------
+    def heading(self, text: str) -> None:
+        """A sub-heading (``<h2>``) in the page body."""
+        self.sections.append(_Section("heading", text))
+
+    def text(self, paragraph: str) -> None:
+        """A paragraph of plain text (escaped) in the page body."""
+        self.sections.append(_Section("text", paragraph))
+
+    def add_table(self, table: Table) -> Table:
+        """Add a table (shown in the page and written as CSV/Markdown/LaTeX)."""
+        if table.name in self.tables:
+            raise NdcglabError(
+                f"report {self.experiment!r} already has a table named {table.name!r}"
+            )
+        for m in table.marks():
+            if m not in self.legend:
+                raise NdcglabError(
+                    f"table {table.name!r} uses the mark {m!r} with no legend. "
+                    "Fix: call report.add_mark(mark, meaning) first"
+                )
+        self.tables[table.name] = table
+        self.sections.append(_Section("table", table.name))
+        return table
+
+    def add_figure(
+        self, name: str, fig: Any, *, title: str = "", caption: str = "", dpi: int = 110
+    ) -> None:
+        """Render a matplotlib figure to PNG now (and close it); shown in the page as ``<img>``."""
+        check_name(name, "figure")
+        if name in self.figures:
+            raise NdcglabError(f"report {self.experiment!r} already has a figure named {name!r}")
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+        from ..._compat import pyplot
+
+        pyplot().close(fig)
+        self.figures[name] = _Figure(name, title or name, caption, buf.getvalue())
+        self.sections.append(_Section("figure", name))
+
+    def add_mark(self, mark: str, meaning: str) -> None:
+        """Explain a significance mark (printed under every table that uses it)."""
+        self.legend[mark] = meaning
+
+    def add_convention(self, printed_name: str, convention: Mapping[str, Any]) -> None:
+        """Record a measure's printed name and its full convention dict (shown in the page)."""
+        self.conventions[str(printed_name)] = dict(convention)
+
+    def add_conventions(self, conventions: Mapping[str, Mapping[str, Any]]) -> None:
+        """Record several measures at once: ``{printed name: convention dict}``."""
+        for printed_name, convention in conventions.items():
+            self.add_convention(printed_name, convention)
+
+    def add_conventions_from(self, result: Any) -> None:
+        """Record every measure of an ``EvaluationResult`` with the result's convention dict.
+
+        The convention dict may be one dict for all measures or a mapping printed name -> dict.
+        """
+        from .._fit import measure_convention
+
+        conv = getattr(result, "convention", {}) or {}
+        names = [str(m) for m in getattr(result, "measures", ())] or list(
+            getattr(result, "mean", {})
+        )
+        for name in names:
+            self.add_convention(name, measure_convention(conv, name))
+
+    def add_dataset(self, info: Mapping[str, Any]) -> None:
+        """Record a dataset description (see :func:`ndcglab.reproduce._common.describe_dataset`)."""
+        self.datasets.append(dict(info))
+
+    def add_finding(self, claim: str, observed: str, agrees: bool | None) -> None:
+        """A paper claim, what we observed and whether it agrees (``None``: cannot tell)."""
+        verdict = None if agrees is None else bool(agrees)
+        self.findings.append({"claim": claim, "observed": observed, "agrees": verdict})
+
+    def add_file(self, relpath: str, content: str) -> None:
+        """An extra text file in the report folder (e.g. ``tables/x_significance.md`` written by
+        :class:`ndcglab.analysis.comparison.ComparisonResult`'s exporters)."""
+        parts = Path(relpath).parts
+        if not parts or Path(relpath).is_absolute() or ".." in parts:
+            raise NdcglabError(f"extra file {relpath!r} must be a relative path inside the report")
+        for part in parts:
+            check_name(part, "file")
+        self.files[Path(relpath).as_posix()] = content
+
+    def add_link(self, href: str, text: str, description: str = "") -> None:
+        """A link (used by the index page of ``reproduce all``)."""
+        self.links.append((href, text, description))
+
+    def finish(self, elapsed_s: float) -> None:
+        """Stamp the run time (called by the runner just before writing)."""
+        self.elapsed_s = float(elapsed_s)
+        self.finished = _dt.datetime.now(_dt.timezone.utc)
+
+    # -- output ------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The content of results.json."""
+        return jsonable(
+            {
+                "experiment": self.experiment,
+                "title": self.title,
+                "claim": self.claim,
+                "quick": self.quick,
+                "quick_note": self.quick_note,
+                "seed": self.seed,
+                "seeds": self.seeds,
+                "command": self.command,
+                "started": self.started.isoformat(timespec="seconds"),
+                "finished": None
+                if self.finished is None
+                else self.finished.isoformat(timespec="seconds"),
+                "elapsed_s": self.elapsed_s,
+                "timings_s": self.timings,
+                "versions": package_versions(),
+                "platform": {"system": platform.platform(), "cpus": os.cpu_count()},
+                "datasets": self.datasets,
+                "conventions": self.conventions,
+                "legend": self.legend,
+                "findings": self.findings,
+                "tables": {name: t.to_dict() for name, t in self.tables.items()},
+                "figures": {
+                    name: {"file": f"plots/{name}.png", "title": f.title, "caption": f.caption}
+                    for name, f in self.figures.items()
+                },
+                "results": self.results,
+                "links": [{"href": h, "text": t, "description": d} for h, t, d in self.links],
+                "files": sorted(self.files),
+            }
+        )
+
+    def to_html(self) -> str:
+        """The self-contained page (inline CSS; plots referenced as ``plots/NAME.png``)."""
+        return render_page(self)
+
+    def _write_files(self, folder: Path) -> None:
+        """Write every file of the report into ``folder`` (which must exist; not atomic)."""
+        write_report_files(self, folder)
+
+    def write(self, out: str | os.PathLike[str], *, overwrite: bool = True) -> Path:
+        """Write the report folder to ``out`` atomically; return its path."""
+        return write_bundle(out, self, overwrite=overwrite)

@@ -1,0 +1,145 @@
+"""Training options and results: :class:`TrainConfig` (every option and its default, stated once)
+and :class:`TrainResult`.
+
+Defaults live here and only here: :class:`ndcglab.estimator.NDCGRanker` and ``ndcglab train`` take
+theirs from ``TrainConfig()``. What each option does is described in
+:mod:`ndcglab.training.trainer`. Importing this module does not import torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..data.normalize import NORMALIZATIONS
+from ..errors import SpecError
+
+__all__ = [
+    "DEFAULT_EPOCHS",
+    "DEFAULT_LR",
+    "OPTIMIZERS",
+    "TrainConfig",
+    "TrainResult",
+    "config_with",
+]
+
+#: learning rate used when ``lr=None``, per optimiser
+DEFAULT_LR = {"gd": 0.1, "adam": 1e-3}
+#: maximum number of epochs used when ``epochs=None``, per optimiser
+DEFAULT_EPOCHS = {"gd": 1000, "adam": 300}
+OPTIMIZERS = ("gd", "adam")
+
+
+@dataclass
+class TrainConfig:
+    """Every training option with its default (what each does: :mod:`ndcglab.training.trainer`).
+
+    ``loss=None`` becomes ``"listnet"`` (``"adarank"`` for ``model="adarank"``); ``lr=None`` and
+    ``epochs=None`` take the optimiser's entry of :data:`DEFAULT_LR` / :data:`DEFAULT_EPOCHS`.
+    """
+
+    loss: str | None = None
+    model: str = "linear"
+    optimizer: str = "adam"
+    lr: float | None = None
+    epochs: int | None = None
+    batch_size: int | None = 16
+    tol: float = 1e-6
+    l2: float | None = None
+    C: float | None = None
+    normalize: str = "zscore"
+    validation_measure: str = "ndcg@10"
+    preset: str | None = "letor4"
+    patience: int | None = None
+    seed: int = 0
+    device: str = "cpu"
+    hidden: tuple[int, ...] = (64, 32)
+    activation: str = "relu"
+    dropout: float = 0.0
+    init: str = "zeros"
+    batching: str = "bucket"
+    skip_uninformative: bool = True
+    rounds: int | None = None
+    max_padded: int = 4_000_000
+    gd_bucket: int | None = 256
+    eval_every: int = 1
+    dtype: str = "float32"
+    num_threads: int | None = None
+
+    def __post_init__(self) -> None:
+        self.optimizer = str(self.optimizer).lower()
+        if self.optimizer not in OPTIMIZERS:
+            raise SpecError(f"unknown optimizer {self.optimizer!r}; known: {', '.join(OPTIMIZERS)}")
+        if self.normalize not in NORMALIZATIONS:
+            raise SpecError(
+                f"unknown normalisation {self.normalize!r}; known: {', '.join(NORMALIZATIONS)}"
+            )
+        if self.epochs is not None and int(self.epochs) < 1:
+            raise SpecError(f"epochs must be at least 1, got {self.epochs}")
+        if self.lr is not None and not float(self.lr) > 0:
+            raise SpecError(f"lr must be positive, got {self.lr}")
+        if self.patience is not None and int(self.patience) < 1:
+            raise SpecError(f"patience must be at least 1 (or None), got {self.patience}")
+        if self.dtype not in ("float32", "float64"):
+            raise SpecError(f"dtype must be float32 or float64, got {self.dtype!r}")
+        if int(self.eval_every) < 1:
+            raise SpecError(f"eval_every must be at least 1, got {self.eval_every}")
+        if self.C is not None and not float(self.C) > 0:
+            raise SpecError(f"C must be positive, got {self.C}")
+        self.hidden = tuple(int(h) for h in self.hidden)
+        self.model = str(self.model).lower()
+        if self.loss is None:
+            self.loss = "adarank" if self.model == "adarank" else "listnet"
+
+    @property
+    def n_epochs(self) -> int:
+        """The epoch cap: ``epochs``, or :data:`DEFAULT_EPOCHS` of the optimiser."""
+        return int(self.epochs) if self.epochs is not None else DEFAULT_EPOCHS[self.optimizer]
+
+    @property
+    def learning_rate(self) -> float:
+        return float(self.lr) if self.lr is not None else DEFAULT_LR[self.optimizer]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["hidden"] = list(self.hidden)
+        d["learning_rate"] = self.learning_rate
+        d["max_epochs"] = self.n_epochs
+        return d
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` returns.
+
+    ``trained`` (a :class:`~ndcglab.models.TrainedModel`: model + normalisation + metadata),
+    ``history`` (one dict per epoch: ``epoch``, ``loss``, ``valid`` (or None), ``seconds``),
+    ``best_epoch`` (1-based; the last epoch without validation), ``best_score`` (validation value
+    or None), ``stop_reason`` (``converged``, ``early_stopping``, ``max_epochs``, ``rounds``),
+    ``epochs_run`` and ``measure`` (the validation measure's printed name or None).
+    """
+
+    trained: Any
+    history: list[dict[str, Any]] = field(default_factory=list)
+    best_epoch: int = 0
+    best_score: float | None = None
+    stop_reason: str = ""
+    epochs_run: int = 0
+    measure: str | None = None
+
+    @property
+    def model(self) -> Any:
+        return self.trained.model
+
+
+def config_with(config: TrainConfig | None, **options: Any) -> TrainConfig:
+    """``config`` (default ``TrainConfig()``) with the fields in ``options`` replaced; an unknown
+    option name is a :class:`~ndcglab.errors.SpecError` listing the known ones."""
+    known = {f.name for f in dataclasses.fields(TrainConfig)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise SpecError(
+            f"unknown training option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
+    return dataclasses.replace(config or TrainConfig(), **options)

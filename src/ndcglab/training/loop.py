@@ -1,0 +1,381 @@
+"""The gradient training loop: full-batch gradient descent or minibatch Adam over a registered loss.
+
+:class:`GradientRun` holds one run's state — model, optimiser, batch plan, the loss's
+``torch.Generator``, the history and the best-so-far — and runs it epoch by epoch:
+
+* ``"gd"``: one step per epoch on the gradient of the whole objective (the mean loss over the
+  training queries plus ``l2 · ‖w‖²``), accumulated over length buckets; stops when the objective
+  changes by less than ``tol`` between two epochs;
+* ``"adam"``: one Adam step per batch on the batch's mean loss plus the penalty.
+
+Validation (every ``eval_every`` epochs and at the last one) keeps the best epoch's weights (ties:
+the earlier epoch) and counts epochs without improvement for ``patience``. A checkpoint written
+after every epoch holds everything :meth:`GradientRun.restore` needs to continue bit for bit.
+Randomness comes from seeds derived from ``(seed, epoch)`` (:func:`derive_seed`), drawn inside
+``torch.random.fork_rng`` so the caller's global RNG is left untouched. See
+:mod:`ndcglab.training.trainer` for the protocol as a whole.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import numpy as np
+
+from .._compat import torch as _torch
+from ..data.dataset import RankingDataset
+from ..errors import NdcglabError
+from .batching import BatchPlan
+from .checkpoint import load_checkpoint, save_checkpoint
+from .config import TrainConfig, TrainResult
+from .prepare import PreparedData
+
+torch = _torch()
+
+__all__ = ["GradientRun", "derive_seed", "l2_weight"]
+
+
+def derive_seed(*parts: int) -> int:
+    """A 63-bit seed derived from integers (``(seed, epoch, stream)``) by NumPy's SeedSequence."""
+    return int(
+        np.random.SeedSequence([int(p) for p in parts]).generate_state(1, dtype=np.uint64)[0] >> 1
+    )
+
+
+def l2_weight(cfg: TrainConfig, loss: Any, n_queries: int) -> float:
+    """L2 weight: the ``l2`` option, else from ``C`` (``1/(2·C·Q)``), else the loss's ``l2``
+    (RankSVM), else 0."""
+    if cfg.l2 is not None:
+        return float(cfg.l2)
+    if cfg.C is not None:
+        return 1.0 / (2.0 * float(cfg.C) * n_queries)
+    params = getattr(loss, "params", None) or {}
+    return float(params.get("l2", 0.0) or 0.0)
+
+
+def _decayed(model: Any) -> list[Any]:
+    """Parameters that the L2 penalty applies to (weights, not biases)."""
+    return [p for n, p in model.named_parameters() if p.requires_grad and not n.endswith("bias")]
+
+
+def _show_progress(progress: bool | None) -> bool:
+    if progress is None:
+        return sys.stderr.isatty()
+    return bool(progress) and sys.stderr.isatty()
+
+
+@dataclass
+class _Progress:
+    """The part of a run's state that a checkpoint carries besides weights and RNGs."""
+
+    start: int = 0
+    history: list[dict[str, Any]] = field(default_factory=list)
+    best_score: float | None = None
+    best_epoch: int = 0
+    best_state: dict[str, Any] | None = None
+    prev_loss: float | None = None
+    bad: int = 0
+    stop_reason: str = ""
+    finished: bool = False
+
+
+class GradientRun:
+    """One gradient training run (see the module docstring).
+
+    ``work`` is the prepared training data, ``meta`` the model file's metadata so far (``loss``
+    is read from it, the run's outcome is added), ``scorer`` the validation measure
+    (:class:`~ndcglab.measures.scorer.MeasureScorer`), ``device`` a ``torch.device``.
+    """
+
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        loss: Any,
+        scorer: Any,
+        work: PreparedData,
+        validation: RankingDataset | None,
+        meta: dict[str, Any],
+        device: Any,
+    ) -> None:
+        self.cfg = cfg
+        self.loss = loss
+        self.scorer = scorer
+        self.work = work
+        self.validation = validation
+        self.meta = meta
+        self.device = device
+        self.dtype = torch.float64 if cfg.dtype == "float64" else torch.float32
+        self.n_queries = work.n_queries
+        self.l2 = l2_weight(cfg, loss, self.n_queries)
+        self.lr = cfg.learning_rate
+        self.state = _Progress()
+
+    # ------------------------------------------------------------------ set-up
+    def _build(self) -> None:
+        """Model, optimiser, batch plan and generator; inside the forked RNG (seeded init)."""
+        from ..models import make_model
+
+        cfg, work, device, dtype = self.cfg, self.work, self.device, self.dtype
+        torch.manual_seed(derive_seed(cfg.seed, 0))
+        model_kw: dict[str, Any] = {}
+        if cfg.model == "linear":
+            model_kw = {"init": cfg.init}
+        elif cfg.model == "mlp":
+            model_kw = {"hidden": cfg.hidden, "activation": cfg.activation, "dropout": cfg.dropout}
+        self.model = make_model(cfg.model, work.n_features, **model_kw).to(
+            device=device, dtype=dtype
+        )
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        if cfg.optimizer == "gd":
+            self.opt = torch.optim.SGD(params, lr=self.lr)
+        else:
+            self.opt = torch.optim.Adam(params, lr=self.lr)
+        gd = cfg.optimizer == "gd"
+        self.plan = BatchPlan(
+            work.raw,
+            work.labels,
+            work.boundaries,
+            batch_size=cfg.gd_bucket if gd else cfg.batch_size,
+            batching="bucket" if gd else cfg.batching,
+            max_padded=cfg.max_padded,
+            seed=cfg.seed,
+            shuffle=not gd,
+            device=device,
+            dtype=dtype,
+            rows=work.rows,
+            transform=work.normalizer.transform,
+        )
+        self.xv = (
+            None if work.x_val is None else torch.as_tensor(work.x_val, dtype=dtype, device=device)
+        )
+        work.raw = work.x_val = None  # the plan holds its own arranged, normalised copy
+        self.gen = torch.Generator(device=device)
+        self.decay = _decayed(self.model)
+
+    def _restore(self, saved: dict[str, Any]) -> None:
+        """Continue from a checkpoint's contents (see :meth:`_checkpoint`)."""
+        st = self.state
+        self.model.load_state_dict(saved["model"])
+        self.opt.load_state_dict(saved["optimizer"])
+        st.start = int(saved["epoch"])
+        st.history = list(saved["history"])
+        st.best_score = saved["best_score"]
+        st.best_epoch = int(saved["best_epoch"])
+        st.best_state = saved["best_state"]
+        if st.best_state is not None:
+            st.best_state = {k: v.to(self.device) for k, v in st.best_state.items()}
+        st.prev_loss = saved["prev_loss"]
+        st.bad = int(saved["bad"])
+        st.stop_reason = saved["stop_reason"]
+        st.finished = bool(saved["finished"]) and not (
+            st.stop_reason == "max_epochs" and self.cfg.n_epochs > st.start
+        )
+        torch.set_rng_state(saved["torch_rng"])
+        self.gen.set_state(saved["generator"])
+
+    # ------------------------------------------------------------------ one epoch
+    def _batch_losses(self, batch: Any) -> Any:
+        return self.loss(
+            batch.pad(self.model(batch.features(self.plan.x))),
+            batch.labels,
+            batch.mask,
+            generator=self.gen,
+        )
+
+    def _penalty(self) -> Any:
+        return self.l2 * sum((p * p).sum() for p in self.decay)
+
+    def _train_epoch(self, epoch: int) -> float:
+        """The optimisation steps of one epoch; returns the epoch's training objective."""
+        cfg, n_q = self.cfg, self.n_queries
+        torch.manual_seed(derive_seed(cfg.seed, epoch, 1))
+        self.gen.manual_seed(derive_seed(cfg.seed, epoch, 2))
+        self.model.train()
+        total = torch.zeros((), dtype=torch.float64, device=self.device)
+        batches = self.plan.epoch_batches(epoch)
+        if cfg.optimizer == "gd":
+            self.opt.zero_grad(set_to_none=True)
+            for batch in batches:
+                part = self._batch_losses(batch).sum() / n_q
+                part.backward()
+                total += part.detach().double()
+            if self.l2 > 0:
+                reg = self._penalty()
+                reg.backward()
+                total += reg.detach().double()
+            self.opt.step()
+        else:
+            for batch in batches:
+                self.opt.zero_grad(set_to_none=True)
+                values = self._batch_losses(batch)
+                obj = values.mean()
+                if self.l2 > 0:
+                    reg = self._penalty()
+                    obj = obj + reg
+                    total += reg.detach().double() * batch.n_queries / n_q
+                obj.backward()
+                self.opt.step()
+                total += values.detach().double().sum() / n_q
+        epoch_loss = float(total)
+        if not math.isfinite(epoch_loss):
+            raise NdcglabError(
+                f"the training loss became {epoch_loss} at epoch {epoch + 1} (loss "
+                f"{self.meta['loss']}, lr {self.lr}). Fix: lower the learning rate (--lr) or "
+                "normalise the features (--normalize zscore)"
+            )
+        return epoch_loss
+
+    def _validate(self, epoch: int) -> float | None:
+        """The validation value after ``epoch`` (None when not due); keeps the best weights."""
+        cfg, st = self.cfg, self.state
+        if self.xv is None:
+            st.best_epoch = epoch + 1
+            return None
+        if (epoch + 1) % cfg.eval_every != 0 and epoch + 1 != cfg.n_epochs:
+            return None
+        self.model.eval()
+        with torch.no_grad():
+            sv = self.model(self.xv).double().cpu().numpy()
+        v = cast(RankingDataset, self.validation)  # validation features exist: so does the set
+        valid = self.scorer.mean(v.labels, sv, v.boundaries)
+        if st.best_score is None or valid > st.best_score:
+            st.best_score, st.best_epoch, st.bad = valid, epoch + 1, 0
+            st.best_state = {k: t.detach().clone() for k, t in self.model.state_dict().items()}
+        else:
+            st.bad += 1
+        return valid
+
+    def _stop(self, epoch: int, epoch_loss: float, valid: float | None) -> None:
+        """Set the stopping reason after ``epoch`` (converged, early stopping, epoch cap)."""
+        cfg, st = self.cfg, self.state
+        if (
+            cfg.optimizer == "gd"
+            and st.prev_loss is not None
+            and abs(epoch_loss - st.prev_loss) < cfg.tol
+        ):
+            st.stop_reason, st.finished = "converged", True
+        elif valid is not None and cfg.patience is not None and st.bad >= cfg.patience:
+            st.stop_reason, st.finished = "early_stopping", True
+        elif epoch + 1 >= cfg.n_epochs:
+            st.stop_reason, st.finished = "max_epochs", True
+        st.prev_loss = epoch_loss
+
+    def _checkpoint(self, epoch: int, fingerprint: tuple[str, str]) -> dict[str, Any]:
+        st = self.state
+        return {
+            "fingerprint": fingerprint[0],
+            "fingerprint_text": fingerprint[1],
+            "epoch": epoch + 1,
+            "model": self.model.state_dict(),
+            "optimizer": self.opt.state_dict(),
+            "torch_rng": torch.get_rng_state(),
+            "generator": self.gen.get_state().cpu(),
+            "best_score": st.best_score,
+            "best_epoch": st.best_epoch,
+            "best_state": st.best_state,
+            "history": st.history,
+            "prev_loss": st.prev_loss,
+            "bad": st.bad,
+            "stop_reason": st.stop_reason,
+            "finished": st.finished,
+        }
+
+    # ------------------------------------------------------------------ the run
+    def fit(
+        self,
+        *,
+        fingerprint: tuple[str, str],
+        checkpoint_dir: str | os.PathLike[str] | None = None,
+        resume: bool = False,
+        progress: bool | None = None,
+        callback: Callable[[dict[str, Any]], None] | None = None,
+    ) -> TrainResult:
+        """Train (resuming from ``checkpoint_dir`` when ``resume``) and return the result.
+
+        ``fingerprint``: ``(hash, text)`` from :func:`ndcglab.training.fingerprint.run_fingerprint`.
+        """
+        cfg = self.cfg
+        fork_devices = [self.device.index or 0] if self.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=fork_devices):
+            self._build()
+            if resume and checkpoint_dir is not None:
+                saved = load_checkpoint(checkpoint_dir, fingerprint[0])
+                if saved is not None:
+                    self._restore(saved)
+            st = self.state
+            epochs = range(st.start, cfg.n_epochs) if not st.finished else range(0)
+            bar = None
+            if _show_progress(progress) and len(epochs):
+                from tqdm.auto import tqdm
+
+                bar = tqdm(
+                    total=cfg.n_epochs,
+                    initial=st.start,
+                    desc=f"train {self.meta['loss']}",
+                    file=sys.stderr,
+                    leave=False,
+                )
+            try:
+                for epoch in epochs:
+                    t0 = time.perf_counter()
+                    epoch_loss = self._train_epoch(epoch)
+                    valid = self._validate(epoch)
+                    entry = {
+                        "epoch": epoch + 1,
+                        "loss": epoch_loss,
+                        "valid": valid,
+                        "seconds": time.perf_counter() - t0,
+                    }
+                    st.history.append(entry)
+                    self._stop(epoch, epoch_loss, valid)
+                    if checkpoint_dir is not None:
+                        save_checkpoint(checkpoint_dir, self._checkpoint(epoch, fingerprint))
+                    if bar is not None:
+                        bar.update(1)
+                        bar.set_postfix(
+                            loss=f"{epoch_loss:.5g}",
+                            valid="-" if valid is None else f"{valid:.4f}",
+                        )
+                    if callback is not None:
+                        callback(dict(entry))
+                    if st.finished:
+                        break
+            finally:
+                if bar is not None:
+                    bar.close()
+        return self._result()
+
+    def _result(self) -> TrainResult:
+        from ..models import TrainedModel
+
+        st = self.state
+        if st.best_state is not None:
+            self.model.load_state_dict(st.best_state)
+        self.model.eval()
+        self.meta.update(
+            {
+                "best_epoch": st.best_epoch,
+                "best_score": st.best_score,
+                "stop_reason": st.stop_reason,
+                "epochs_run": len(st.history),
+                "l2": self.l2,
+            }
+        )
+        trained = TrainedModel(
+            model=self.model.cpu(), normalizer=self.work.normalizer, metadata=self.meta
+        )
+        return TrainResult(
+            trained=trained,
+            history=st.history,
+            best_epoch=st.best_epoch,
+            best_score=st.best_score,
+            stop_reason=st.stop_reason,
+            epochs_run=len(st.history),
+            measure=self.scorer.name if self.validation is not None else None,
+        )

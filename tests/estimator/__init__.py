@@ -1,0 +1,1 @@
+"""Tests of ndcglab.estimator: the scikit-learn style NDCGRanker."""

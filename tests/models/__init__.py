@@ -1,0 +1,1 @@
+"""Tests of ndcglab.models: the scoring models, AdaRank and the model file."""
