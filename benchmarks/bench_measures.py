@@ -14,6 +14,9 @@ What is timed (best of ``--repeat`` runs, wall clock and process CPU time):
 * scikit-learn ``ndcg_score``: called once per group of equal-length lists (2-D arrays; the only
   practical way — one call per query is ~100x slower), lists of one document left out because
   sklearn refuses them;
+* the rank family (recall, R-precision, success, bpref, infAP, gm_map, map_cut, interpolated
+  precision, num_*) beside pytrec_eval's evaluate step, one measure at a time and all at once,
+  with the ratio printed; ERR, RBP and judged@k (not in pytrec_eval) alone;
 * first-call time of ndcglab in a fresh process, with an empty Numba cache and with a warm one.
 
 Every library's numbers are cross-checked against ndcglab under the matching convention before
@@ -36,6 +39,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -179,6 +183,59 @@ def main() -> None:
     print(f"\ntotal benchmark time {time.perf_counter() - t0:.0f} s")
 
 
+#: trec_eval measure (pytrec_eval's request, its result key) -> ndcglab spec
+NEW_MEASURES = [
+    ("recall.100", "recall_100", "recall@100"),
+    ("Rprec", "Rprec", "rprec"),
+    ("success.1", "success_1", "success@1"),
+    ("bpref", "bpref", "bpref"),
+    ("infAP", "infAP", "infap"),
+    ("gm_map", "gm_map", "gm_map"),
+    ("map_cut.10", "map_cut_10", "map@10"),
+    ("iprec_at_recall", "iprec_at_recall_0.50", "iprec(level=0.5)"),
+    ("11pt_avg", "11pt_avg", "iprec_11pt"),
+    ("num_rel", "num_rel", "num_rel"),
+    ("num_ret", "num_ret", "num_ret"),
+    ("num_rel_ret", "num_rel_ret", "num_rel_ret"),
+]
+#: measures pytrec_eval lacks (timed alone)
+NO_TREC_EVAL = ["err@20", "rbp(p=0.8)", "rbp_residual(p=0.8)", "judged@10"]
+
+
+def new_measures(y, s, b, ids, qids, qrels, run, pytrec_eval, reps) -> None:
+    """The rank family beside pytrec_eval's evaluate step, one measure at a time and all at once
+    (ratio = pytrec_eval / ndcglab; every pair cross-checked per query first)."""
+    header("rank family vs pytrec_eval (trec_eval preset; ratio = pytrec_eval / ndcglab)")
+
+    def ours(specs):
+        return evaluate_arrays(y, s, b, specs, preset="trec_eval", doc_ids=ids)
+
+    def line(spec: str, wo: float, co: float, wt: float | None = None, ct: float = 0.0) -> None:
+        theirs = (
+            "(not in pytrec_eval)"
+            if wt is None
+            else f"pytrec_eval {wt:6.3f} / {ct:6.3f} s   "
+            f"{wt / wo:5.1f}x / {ct / max(co, 1e-9):5.1f}x"
+        )
+        print(f"  {spec:<22s} ndcglab {wo:6.3f} / {co:6.3f} s   {theirs}")
+
+    print("  (wall / CPU seconds; ratios: pytrec_eval's time over ndcglab's, wall / CPU)")
+    for request, key, spec in NEW_MEASURES:
+        ev = pytrec_eval.RelevanceEvaluator(qrels, {request})
+        wt, ct, res = timed(partial(ev.evaluate, run), reps)
+        wo, co, mine = timed(partial(ours, [spec]), reps)
+        check(f"{spec} vs pytrec_eval {key}", mine.per_query[spec], [res[q][key] for q in qids])
+        line(spec, wo, co, wt, ct)
+    specs = [spec for _, _, spec in NEW_MEASURES]
+    ev = pytrec_eval.RelevanceEvaluator(qrels, {r for r, _, _ in NEW_MEASURES})
+    wt, ct, _ = timed(partial(ev.evaluate, run), reps)
+    wo, co, _ = timed(partial(ours, specs), reps)
+    line("all of the above", wo, co, wt, ct)
+    for spec in NO_TREC_EVAL:
+        wo, co, _ = timed(partial(ours, [spec]), reps)
+        line(spec, wo, co)
+
+
 def others(y, s, b, ids, nq, ref10, refset, repeat) -> None:
     qids = [f"q{q}" for q in range(nq)]
     reps = max(1, min(repeat, 3))
@@ -230,6 +287,7 @@ def others(y, s, b, ids, nq, ref10, refset, repeat) -> None:
             reps,
         )
         row("(ndcglab, trec_eval preset incl. docid tie keys, same set)", w, c, refset)
+        new_measures(y, s, b, ids, qids, qrels, run, pytrec_eval, reps)
 
         # ------------------------------------------------------------------ ranx
         try:

@@ -19,7 +19,10 @@ def shared_path(*parts: str) -> Path:
     """A path under the real-data folder; the calling test is skipped when it does not exist."""
     p = SHARED_DATA.joinpath(*parts)
     if not p.exists():
-        pytest.skip(f"real data not available: {p}")
+        pytest.skip(
+            f"real data not available: {p}; set NDCGLAB_SHARED_DATA to a folder holding MQ2008/ "
+            "and OHSUMED/ (LETOR 4.0 / 3.0)"
+        )
     return p
 
 

@@ -7,7 +7,9 @@ them, through these helpers, so ``import ndcglab`` and measuring stay light.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 from .errors import MissingDependencyError
 
@@ -59,3 +61,23 @@ def has(module: str) -> bool:
     except ImportError:
         return False
     return True
+
+
+def lazy_names(
+    package: str, where: dict[str, str], public: list[str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``(__getattr__, __dir__)`` for a package whose names load on first use (PEP 562).
+
+    ``where`` maps each lazily loaded name to the absolute module that defines it, so importing the
+    package itself pulls in nothing heavy (torch loads only when a torch-backed name is used).
+    """
+
+    def __getattr__(name: str) -> Any:
+        if name in where:
+            return getattr(importlib.import_module(where[name]), name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted(public)
+
+    return __getattr__, __dir__

@@ -100,7 +100,8 @@ class Cutoff:
     def __str__(self) -> str:
         if self.k is not None:
             return str(self.k)
-        return format_number(self.fraction) + "n"  # type: ignore[arg-type]
+        assert self.fraction is not None  # __post_init__: exactly one of k and fraction
+        return format_number(self.fraction) + "n"
 
 
 def parse_cutoff(text: str) -> Cutoff:

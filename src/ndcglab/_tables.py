@@ -20,7 +20,13 @@ Conventions
   written unchanged.
 * **HTML**: every cell and attribute value goes through :func:`html_escape`.
 * **CSV**: the :mod:`csv` module's quoting, ``\\n`` line ends, an optional first line
-  ``# comment`` (read with ``pandas.read_csv(path, comment="#")``).
+  ``# comment`` (read with ``pandas.read_csv(path, comment="#")``). A text cell that a
+  spreadsheet would run as a formula (it starts with ``=``, ``+``, ``-``, ``@``, a tab or a
+  carriage return and is not a number) is written with a leading ``'`` (:func:`csv_cell`).
+* **Markdown**: every cell goes through :func:`markdown_escape` (``|``, ``\\``, ``[``, ``]``
+  escaped, a ``<`` that opens a tag and an ``&`` that starts an entity written as entities, line
+  breaks as spaces), so a name can neither break the table nor inject HTML or links; running
+  text goes through :func:`markdown_text_escape`.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,11 +44,13 @@ from .errors import NdcglabError
 __all__ = [
     "TeX",
     "TextTable",
+    "csv_cell",
     "format_table",
     "html_escape",
     "latex_escape",
     "markdown_escape",
     "markdown_row",
+    "markdown_text_escape",
 ]
 
 
@@ -106,9 +115,40 @@ def html_escape(text: Any) -> str:
     return html.escape(str(text))
 
 
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+_ENTITY = re.compile(r"&(?=#?\w+;)")
+
+
+def markdown_text_escape(text: Any) -> str:
+    """``text`` as Markdown running text that shows literally: a ``<`` that would open an HTML
+    tag (``<img``, ``</``, ``<!``) written ``&lt;``, an ``&`` that would start an entity written
+    ``&amp;`` (so no raw HTML gets through; ``p < 0.05`` stays as it is), ``\\``, ``[`` and
+    ``]`` backslash-escaped (no links), line breaks as spaces."""
+    t = " ".join(str(text).splitlines())
+    t = t.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    return _TAG_START.sub("&lt;", _ENTITY.sub("&amp;", t))
+
+
 def markdown_escape(text: Any) -> str:
-    """``text`` as the content of a Markdown table cell: ``|`` written ``\\|``."""
-    return str(text).replace("|", "\\|")
+    """``text`` as the content of a Markdown table cell: :func:`markdown_text_escape`, and
+    ``|`` written ``\\|``."""
+    return markdown_text_escape(text).replace("|", "\\|")
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell that no spreadsheet runs as a formula: text starting with ``=``, ``+``,
+    ``-``, ``@``, a tab or a carriage return gets a leading ``'`` unless it is a number
+    (``-0.25`` stays as it is)."""
+    if not isinstance(value, str) or not value.startswith(_FORMULA_START):
+        return value
+    try:
+        float(value)
+    except ValueError:
+        return "'" + value
+    return value
 
 
 def markdown_row(cells: Sequence[Any]) -> str:
@@ -217,8 +257,8 @@ class TextTable:
         if comment is not None:
             buf.write("# " + comment + "\n")
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(self.header)
-        w.writerows(self.rows)
+        w.writerow([csv_cell(c) for c in self.header])
+        w.writerows([csv_cell(c) for c in row] for row in self.rows)
         return buf.getvalue()
 
 

@@ -92,7 +92,7 @@ class NDCGRanker:
     def __init__(
         self,
         *,
-        loss: str = _D.loss,  # type: ignore[assignment]
+        loss: str = _D.loss,  # type: ignore[assignment]  # TrainConfig fills in the default
         model: str = _D.model,
         optimizer: str = _D.optimizer,
         lr: float | None = _D.lr,
@@ -313,9 +313,45 @@ class NDCGRanker:
         return MeasureScorer("ndcg@10", self.preset).mean(ds.labels, scores, ds.boundaries)
 
     def save(self, path: str) -> Any:
-        """Write the fitted model (weights, normalisation, metadata) to one file."""
+        """Write the fitted model (weights, normalisation, metadata) to one file; read it back
+        with :meth:`NDCGRanker.load`."""
         self._check_fitted()
         return self.trained_.save(path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, map_location: str = "cpu") -> NDCGRanker:
+        """A fitted ranker from a model file written by :meth:`save` (or ``ndcglab train``).
+
+        The constructor parameters come from the options stored in the file (those the file does
+        not hold keep their defaults); ``predict`` and ``score`` give what the saved ranker gave;
+        ``history_`` is empty (the file keeps the outcome of training, not every epoch).
+        """
+        trained = load_trained(path, map_location=map_location)
+        meta = dict(getattr(trained, "metadata", None) or {})
+        options = dict(meta.get("training") or {})
+        kind = str(meta.get("model_kind") or meta.get("kind") or options.get("model") or "")
+        is_gbdt = kind == "gbdt" or type(trained).__name__ == "GBDTModel"
+        valid = set(cls._param_names())
+        params = {k: v for k, v in options.items() if k in valid}
+        if "hidden" in params and params["hidden"] is not None:
+            params["hidden"] = tuple(params["hidden"])
+        if meta.get("loss"):
+            params["loss"] = str(meta["loss"])
+        if is_gbdt:
+            params["model"] = "gbdt"
+        ranker = cls()
+        for key, value in params.items():
+            setattr(ranker, key, value)
+        ranker.trained_ = trained
+        ranker.model_ = trained if is_gbdt else trained.model
+        ranker.history_ = []
+        ranker.n_features_in_ = int(trained.n_features)
+        best = meta.get("best_epoch")
+        if is_gbdt:
+            best = getattr(trained, "best_iteration", best)
+        ranker.best_epoch_ = None if best is None else int(best)
+        ranker.best_score_ = meta.get("best_score")
+        return ranker
 
 
 def load_trained(

@@ -9,17 +9,22 @@ import numpy as np
 import pytest
 
 from ndcglab.cli.main import main
-from ndcglab.data import load_dataset, write_scores
+from ndcglab.data import SyntheticParams, load_dataset, make_synthetic, write_scores, write_svmlight
 from ndcglab.measures import evaluate
 
-DATA = "synthetic:default"
+#: the data file every test reads: written by ``score_files`` (synthetic data with the generator's
+#: base parameters, ``SyntheticParams()``: the numbers below are pinned to that sample)
+DATA = ""
 
 
 @pytest.fixture(scope="module")
 def score_files(tmp_path_factory):
+    global DATA
+    folder = tmp_path_factory.mktemp("scores")
+    DATA = str(folder / "data.txt")
+    write_svmlight(DATA, make_synthetic(SyntheticParams(), seed=0))
     ds = load_dataset(DATA)
     rng = np.random.default_rng(0)
-    folder = tmp_path_factory.mktemp("scores")
     good = ds.labels + rng.normal(0, 0.7, ds.n_docs)
     noisy = ds.labels + rng.normal(0, 3.0, ds.n_docs)
     rand = rng.random(ds.n_docs)
@@ -177,3 +182,37 @@ def test_distinguish_text(capsys, score_files) -> None:
     )
     assert code == 0
     assert "file order" in out and "ndcg(discount=exp:2)" in out and "good vs random" in out
+
+
+def _subprocess(*args: str) -> tuple[int, str, str]:
+    import subprocess
+    import sys
+
+    r = subprocess.run(
+        [sys.executable, "-m", "ndcglab.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return r.returncode, r.stdout, r.stderr
+
+
+def test_compare_text_ends_with_the_convention_line(score_files) -> None:
+    _, paths, _ = score_files
+    code, out, err = _subprocess(
+        "compare", DATA, *_scores_args(paths[:2]), "--measure", "ndcg@10", "--preset", "letor4"
+    )
+    assert code == 0, err
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("convention: preset letor4 (") and "queries empty" in last
+
+
+def test_distinguish_names_repetitions_only_when_there_are_some(score_files) -> None:
+    _, paths, _ = score_files
+    base = ["distinguish", DATA, *_scores_args(paths[:2]), "--measure", "ndcg", "--points", "5"]
+    code, out, err = _subprocess(*base, "--repeats", "0")
+    assert code == 0, err
+    assert "(all repetitions)" not in out and "stable from n" in out and "file order" in out
+    code, out, err = _subprocess(*base, "--repeats", "2")
+    assert code == 0, err
+    assert "stable from n (all repetitions)" in out

@@ -247,7 +247,10 @@ def test_compare_marks_follow_holm_adjusted_p(test: str) -> None:
     assert one is not None
     ref = stats.ttest_rel(_systems()["better"]["ndcg@10"], _systems()["base"]["ndcg@10"])
     if test == "t":
-        assert one.p_value == pytest.approx(ref.pvalue)
+        # p is about 3.5e-13: a relative tolerance (approx's default absolute 1e-12 would accept
+        # any p below 1e-12, i.e. a wrong t-test), and the statistic itself
+        assert one.p_value == pytest.approx(ref.pvalue, rel=1e-9, abs=0)
+        assert one.statistic == pytest.approx(ref.statistic, rel=1e-12)
     assert one.ci_low < one.diff < one.ci_high
 
 
@@ -329,5 +332,236 @@ def test_to_dict_shape_is_json_ready() -> None:
     assert set(d["mean"]) == {"base", "better", "same"}
     means = d["systems"]["better"]["mean"]
     assert means["ndcg@10"] == pytest.approx(d["mean"]["better"]["ndcg@10"])
-    assert d["tests"][0]["mark"] in ("", "†", "‡")
+    assert [(t["system"], t["measure"], t["mark"]) for t in d["tests"]] == [
+        ("better", "ndcg@10", "‡"),
+        ("same", "ndcg@10", ""),
+        ("better", "map", ""),
+        ("same", "map", ""),
+    ]
+    for t in d["tests"]:  # the mark is the legend's rule on the Holm-adjusted p of that row
+        want = "‡" if t["p_adjusted"] < 0.01 else "†" if t["p_adjusted"] < 0.05 else ""
+        assert t["mark"] == want
+        assert t["p_adjusted"] == pytest.approx(res.get(t["system"], t["measure"]).p_adjusted)
     assert "legend" in d and d["baseline"] == "base"
+
+
+# ----------------------------------------------------------------------------- exact layouts
+def _layout_systems() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    a = rng.random(30)
+    return {
+        "A": a,
+        "B": a + 0.1 + rng.normal(0, 0.02, 30),  # p far below 1e-4
+        "C": a + rng.normal(0, 0.05, 30),  # p well above 0.05
+    }
+
+
+def test_details_rows_are_formatted_from_the_tests() -> None:
+    sy = _layout_systems()
+    res = compare_rankers(sy, n_bootstrap=200)
+    header, rows = res.details()
+    assert header == ["system", "baseline", "measure", "n", "diff", "95% CI", "d_z", "p", "p_adj",
+                      "mark"]  # fmt: skip
+    assert [r[:4] for r in rows] == [["B", "A", "value", "30"], ["C", "A", "value", "30"]]
+    for row, name in zip(rows, ("B", "C")):
+        d = sy[name] - sy["A"]
+        ref = stats.ttest_rel(sy[name], sy["A"])
+        t = res.get(name, "value")
+        assert t is not None
+        assert row[4] == f"{d.mean():+.4f}"
+        assert row[5] == f"[{t.ci_low:+.4f}, {t.ci_high:+.4f}]"
+        assert row[6] == f"{d.mean() / d.std(ddof=1):.2f}"
+        p_text = "<1e-4" if ref.pvalue < 1e-4 else f"{ref.pvalue:.4f}"
+        assert row[7] == p_text and row[8] == (p_text if name == "C" else "<1e-4")
+    assert rows[0][7] == "<1e-4" and rows[1][7] == f"{stats.ttest_rel(sy['C'], sy['A']).pvalue:.4f}"
+    assert rows[0][9] == "‡" and rows[1][9] == ""
+    assert res.details(floatfmt=".2f")[1][0][4] == f"{(sy['B'] - sy['A']).mean():+.2f}"
+    # one pair: no p-value, no d_z ("n/a"), the CI of a single difference
+    one = compare_rankers({"A": np.array([0.5, np.nan]), "B": np.array([0.6, 0.2])}, n_bootstrap=50)
+    assert one.details()[1] == [
+        ["B", "A", "value", "1", "+0.1000", "[+0.1000, +0.1000]", "n/a", "n/a", "n/a", ""]
+    ]
+
+
+def test_p_value_text_threshold() -> None:
+    from ndcglab.analysis.comparison import _fmt, _fmt_p
+
+    assert _fmt_p(3e-5) == "<1e-4" and _fmt_p(1e-4) == "0.0001" and _fmt_p(0.04567) == "0.0457"
+    assert _fmt_p(float("nan")) == "n/a" and _fmt_p(1.0) == "1.0000"
+    assert _fmt(float("inf"), ".2f") == "n/a" and _fmt(-1.234, "+.1f") == "-1.2"
+
+
+def test_csv_markdown_and_dict_layouts(tmp_path) -> None:
+    sy = _layout_systems()
+    res = compare_rankers(sy, n_bootstrap=200)
+    lines = res.to_csv().splitlines()
+    assert lines[0] == "# " + res.legend
+    assert lines[1] == (
+        "system,measure,mean,n,baseline,diff,ci_low,ci_high,effect_size_dz,statistic,p_value,"
+        "p_adjusted,mark,test"
+    )
+    assert lines[2] == f"A,value,{float(sy['A'].mean())!r},30" + "," * 10
+    b = next(t for t in res.tests if t.system == "B")
+    assert lines[3].split(",") == [
+        "B", "value", repr(float(sy["B"].mean())), "30", "A", repr(b.diff), repr(b.ci_low),
+        repr(b.ci_high), repr(b.effect_size), repr(b.statistic), repr(b.p_value),
+        repr(b.p_adjusted), "‡", "t",
+    ]  # fmt: skip
+    # Markdown: the per-test table only with details=True (the default for export)
+    plain = res.to_markdown()
+    full = res.to_markdown(details=True)
+    assert "p_adj" not in plain and "| system | baseline | measure | n |" in full
+    assert full.startswith(plain.split("\n\n")[0] + "\n\n")
+    assert full.count("\n\n") == 2 and full.endswith("\n") and not full.endswith("\n\n")
+    for suffix in (".markdown", ".MD"):
+        text = res.export(tmp_path / f"t{suffix}").read_text(encoding="utf-8")
+        assert text == full
+    with pytest.raises(ConventionError) as e:
+        res.export(tmp_path / "t.xlsx")
+    assert str(tmp_path / "t.xlsx") in str(e.value) and ".tex or .csv" in str(e.value)
+    d = res.to_dict()
+    assert list(d) == [
+        "baseline", "measures", "systems", "mean", "tests", "test", "correction", "family",
+        "alpha", "alpha_strong", "confidence", "settings", "legend",
+    ]  # fmt: skip
+    assert d["measures"] == ["value"] and d["test"] == "t" and d["correction"] == "holm"
+    assert d["family"] == "measure" and (d["alpha"], d["alpha_strong"]) == (0.05, 0.01)
+    assert d["confidence"] == 0.95 and d["settings"]["n_bootstrap"] == 200
+    assert d["systems"]["B"] == {"mean": {"value": sy["B"].mean()}, "n": {"value": 30}}
+
+
+# ----------------------------------------------------------------------------- degenerate inputs
+def test_degenerate_tests_keep_their_settings() -> None:
+    one = paired_t_test([0.3], [0.1], alternative="greater")  # fewer than two pairs
+    assert (one.test, one.n, one.alternative, one.df) == ("t", 1, "greater", None)
+    assert math.isnan(one.statistic) and math.isnan(one.p_value)
+    const = paired_t_test([0.3, 0.4], [0.1, 0.2], alternative="less")  # zero variance, d > 0
+    assert (const.statistic, const.p_value) == (math.inf, 1.0)
+    assert (const.alternative, const.df) == ("less", 1.0)
+    empty = permutation_test([], [])
+    assert (empty.test, empty.n) == ("permutation", 0) and math.isnan(empty.p_value)
+    small = permutation_test([0.3, 0.5, 0.2], [0.1, 0.2, 0.3])
+    assert (small.test, small.exact, small.n) == ("permutation", True, 3)
+    assert small.p_value == pytest.approx(slow_sign_flip_p(np.array([0.2, 0.3, -0.1])))
+
+
+def test_bootstrap_degenerate_intervals() -> None:
+    single = bootstrap_ci([0.3], [0.1], n_resamples=50, confidence=0.9)
+    assert single.low == single.high == single.estimate == pytest.approx(0.2)
+    assert (single.n, single.n_resamples, single.confidence) == (1, 50, 0.9)
+    none = bootstrap_ci([], [], n_resamples=50, confidence=0.9)
+    assert (none.n, none.n_resamples, none.confidence, none.method) == (0, 50, 0.9, "bca")
+    assert math.isnan(none.low) and math.isnan(none.high) and math.isnan(none.estimate)
+    const = bootstrap_ci([0.2] * 3, [0.1] * 3, n_resamples=50, method="percentile")
+    assert const.low == const.high == pytest.approx(0.1)
+    assert (const.n, const.n_resamples, const.method) == (3, 50, "percentile")
+
+
+def test_bca_interval_is_scale_equivariant() -> None:
+    """The BCa acceleration Σu³ / (6 (Σu²)^1.5) does not depend on the scale of the differences:
+    the interval of c·d is c times the interval of d (same seed, same resamples), for small
+    differences (Σu² < 1) as for large ones."""
+    rng = np.random.default_rng(4)
+    d = rng.exponential(0.05, 25) - 0.02  # skewed: the acceleration is not 0
+    base = bootstrap_ci(d, n_resamples=2000, seed=1)
+    for c in (0.01, 100.0):
+        scaled = bootstrap_ci(c * d, n_resamples=2000, seed=1)
+        assert scaled.low == pytest.approx(c * base.low, rel=1e-9)
+        assert scaled.high == pytest.approx(c * base.high, rel=1e-9)
+    pct = bootstrap_ci(d, n_resamples=2000, seed=1, method="percentile")
+    assert (pct.low, pct.high) != (base.low, base.high)  # BCa moved the percentile interval
+
+
+def test_text_rendering_has_means_details_and_legend() -> None:
+    res = compare_rankers(_layout_systems(), n_bootstrap=200)
+    text = res.to_text()
+    blocks = text.split("\n\n")
+    assert len(blocks) == 3 and blocks[-1] == res.legend
+    assert blocks[0].splitlines()[0].split() == ["system", "value"]
+    head = blocks[1].splitlines()[0].split()
+    assert head[:5] == ["system", "baseline", "measure", "n", "diff"] and head[-1] == "mark"
+    assert "B" in blocks[1] and "<1e-4" in blocks[1] and "‡" in blocks[1]
+    short = res.to_text(details=False).split("\n\n")
+    assert short == [blocks[0], res.legend]
+
+
+def test_bca_matches_scipy_on_strongly_skewed_differences() -> None:
+    """A large acceleration: both ends of the BCa interval depend on its sign and size."""
+    d = np.random.default_rng(11).exponential(1.0, 30) ** 3
+    ours = bootstrap_ci(d, n_resamples=40_000, seed=0)
+    ref = stats.bootstrap((d,), np.mean, method="BCa", n_resamples=40_000, rng=1)
+    ci = ref.confidence_interval
+    width = ci.high - ci.low
+    assert ours.low == pytest.approx(ci.low, abs=0.03 * width)
+    assert ours.high == pytest.approx(ci.high, abs=0.03 * width)
+
+
+def test_default_seeds_are_zero() -> None:
+    rng = np.random.default_rng(5)
+    a, b = rng.random(40), rng.random(40)
+    assert bootstrap_ci(a, b, n_resamples=500) == bootstrap_ci(a, b, n_resamples=500, seed=0)
+    p0 = permutation_test(a, b, exact=False, n_resamples=500, seed=0)
+    assert permutation_test(a, b, exact=False, n_resamples=500) == p0
+    assert (p0.test, p0.exact, p0.n_resamples, p0.n) == ("permutation", False, 500, 40)
+    assert p0.statistic == pytest.approx(float(np.mean(a - b)))
+    zero = permutation_test([0.2, 0.3], [0.2, 0.3], alternative="less")
+    assert (zero.test, zero.p_value, zero.alternative, zero.exact) == ("permutation", 1.0,
+                                                                      "less", True)  # fmt: skip
+    flat = paired_t_test([0.2, 0.3, 0.4], [0.2, 0.3, 0.4])
+    assert (flat.test, flat.statistic, flat.p_value, flat.n, flat.df) == ("t", 0.0, 1.0, 3, 2.0)
+
+
+def test_means_table_labels_the_baseline_and_appends_marks() -> None:
+    sy = _layout_systems()
+    res = compare_rankers(sy, n_bootstrap=200)
+    header, rows = res.table()
+    assert header == ["system", "value"]
+    assert rows == [
+        ["A (baseline)", f"{sy['A'].mean():.4f}"],
+        ["B", f"{sy['B'].mean():.4f}‡"],
+        ["C", f"{sy['C'].mean():.4f}"],
+    ]
+    assert res.table(marks=False)[1][1] == ["B", f"{sy['B'].mean():.4f}"]
+
+
+def test_latex_table_exact_layout() -> None:
+    sy = _layout_systems()
+    res = compare_rankers(sy, n_bootstrap=200)
+    legend = (
+        r"\dag{} p $<$ 0.05, \ddag{} p $<$ 0.01: two-sided paired t-test against the baseline 'A' "
+        "on per-query values, p-values Holm-adjusted over the comparisons of each measure; CI: "
+        r"95\% bootstrap (bca) interval of the mean difference; d\_z: Cohen's d for paired data, "
+        "mean(d)/sd(d)."
+    )
+    a, b, c = (f"{sy[s].mean():.4f}" for s in "ABC")
+    body = [
+        r"\begin{tabular}{lr}",
+        r"\toprule",
+        r"system & value \\",
+        r"\midrule",
+        f"A (baseline) & {a} \\\\",
+        f"B & \\textbf{{{b}}}$^{{\\ddag}}$ \\\\",
+        f"C & {c} \\\\",
+        r"\bottomrule",
+        r"\end{tabular}",
+    ]
+    head = [r"% requires \usepackage{booktabs}", r"\begin{table}[t]", r"\centering"]
+    assert res.to_latex(caption="Run a_b", label="tab:x").split("\n") == [
+        *head,
+        *body,
+        r"\caption{Run a\_b " + legend + " Bold: best mean.}",
+        r"\label{tab:x}",
+        r"\end{table}",
+        "",
+    ]
+    assert res.to_latex().split("\n") == [
+        *head, *body, r"\caption{" + legend + " Bold: best mean.}", r"\end{table}", ""
+    ]  # fmt: skip
+    # a weak mark (†) and a baseline that is also the best mean (bold, never marked)
+    rng = np.random.default_rng(9)
+    base = rng.random(40)
+    weak = compare_rankers({"A": base + 0.006, "W": base + rng.normal(0, 0.05, 40)})
+    assert weak.mark("W", "value") == "†"  # adjusted p = 0.034
+    row_a, row_w = weak.to_latex().split("\n")[7:9]
+    assert row_a == f"A (baseline) & \\textbf{{{(base + 0.006).mean():.4f}}} \\\\"
+    assert row_w == f"W & {weak.mean['W']['value']:.4f}$^{{\\dag}}$ \\\\"

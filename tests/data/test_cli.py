@@ -61,3 +61,19 @@ def test_generate_writes_readable_letor(tmp_path, capsys):
                      "--queries", "7", "--format", "json")  # fmt: skip
     assert rc == 0 and json.loads(out)["queries"] == 7
     assert read_letor(tmp_path / "d.txt").n_queries == 7
+
+
+def test_generate_states_the_expected_size_before_writing(capsys, tmp_path):
+    out = tmp_path / "d.txt"
+    assert (
+        cli_main.main(
+            ["generate", "default", "--queries", "30", "--out", str(out), "--format", "json"]
+        )
+        == 0
+    )
+    captured = capsys.readouterr()
+    payload = json.loads(captured.out)
+    assert "writing about" in captured.err and str(out) in captured.err
+    size = out.stat().st_size
+    assert payload["bytes"] == size
+    assert abs(payload["expected_bytes"] - size) <= 0.05 * size

@@ -116,10 +116,15 @@ def test_float_labels_and_exact_long_numbers(tmp_path):
 
 
 def test_special_values(tmp_path):
-    ds = read_letor(write(tmp_path, "1 qid:1 1:nan 2:-inf 3:Infinity 4:+5 5:-0 6:1E2 7:.5 8:5.\n"))
+    # NaN and NULL are missing values; infinities and values beyond float32 are refused (one rule
+    # for every reader: docs/errors.md)
+    ds = read_letor(write(tmp_path, "1 qid:1 1:nan 2:NULL 4:+5 5:-0 6:1E2 7:.5 8:5.\n"))
     x = ds.features[0]
-    assert np.isnan(x[0]) and x[1] == -np.inf and x[2] == np.inf
+    assert np.isnan(x[0]) and np.isnan(x[1]) and x[2] == 0
     np.testing.assert_array_equal(x[3:], [5, 0, 100, 0.5, 5])
+    for tok in ("2:-inf", "3:Infinity", "2:1e39", "2:1e999"):
+        with pytest.raises(DataFormatError, match="infinite or beyond the float32 range"):
+            read_letor(write(tmp_path, f"1 qid:1 {tok}\n"))
 
 
 def test_comment_grammar(tmp_path):

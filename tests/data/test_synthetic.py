@@ -63,7 +63,8 @@ def test_mslr_shape_on_fewer_queries():
     lengths = ds.query_lengths
     assert abs(lengths.mean() - 119.6) < 0.5 and lengths.min() >= 1 and lengths.max() <= 1251
     frac = np.bincount(ds.labels.astype(int), minlength=5) / ds.n_docs
-    np.testing.assert_allclose(frac, [0.514, 0.325, 0.134, 0.019, 0.008], atol=0.02)
+    # relative: an absolute 0.02 would pass grades 3 and 4 (0.019, 0.008) even if never drawn
+    np.testing.assert_allclose(frac, [0.514, 0.325, 0.134, 0.019, 0.008], rtol=0.1, atol=0)
 
 
 def test_features_carry_the_signal():
@@ -75,7 +76,8 @@ def test_features_carry_the_signal():
     )  # fmt: skip
     w, *_ = np.linalg.lstsq(x, ds.labels - ds.labels.mean(), rcond=None)
     corr = np.corrcoef(x @ w, ds.labels)[0, 1]
-    assert corr > 0.6
+    # default: signal 1.0, latent correlation 1/sqrt(2) = 0.71; the 3-level labels keep ~0.56
+    assert corr > 0.5
     noise = make_synthetic("default", signal=0.0)
     xn = noise.features
     wn, *_ = np.linalg.lstsq(xn, noise.labels - noise.labels.mean(), rcond=None)
@@ -158,3 +160,39 @@ def test_seeds_are_samples_of_one_problem_and_world_seed_changes_it() -> None:
     assert float(a @ c) < 0.6  # another problem
     with pytest.raises(SpecError, match="world_seed"):
         make_synthetic("default", world_seed=-1)
+
+
+def test_default_set_is_oriented_like_letor() -> None:
+    # LETOR features are oriented: on the default set every informative feature (the first half)
+    # correlates positively with the labels within queries; with orientation="random" some do not
+    def within_corr(ds) -> np.ndarray:
+        x = ds.features.astype(np.float64)
+        y = ds.labels.copy()
+        for q in range(ds.n_queries):
+            lo, hi = ds.boundaries[q], ds.boundaries[q + 1]
+            x[lo:hi] -= x[lo:hi].mean(axis=0)
+            y[lo:hi] -= y[lo:hi].mean()
+        return (x * y[:, None]).sum(axis=0) / np.sqrt((x * x).sum(axis=0) * (y * y).sum())
+
+    assert synthetic_params("default").orientation == "positive"
+    c = within_corr(make_synthetic("default", seed=5))
+    assert (c[:10] > 0).all(), c
+    assert np.abs(c[10:]).max() < 0.06
+    r = within_corr(make_synthetic("default", seed=5, orientation="random"))
+    assert (r[:10] < -0.02).any(), r
+    with pytest.raises(SpecError, match="orientation"):
+        make_synthetic("default", orientation="up")
+
+
+def test_estimated_text_size_matches_the_written_file(tmp_path) -> None:
+    from ndcglab.data.synthetic import estimate_text_size
+
+    ds = make_synthetic("mslr30k", n_queries=300)
+    for name in ("d.txt", "d.txt.gz"):
+        p = tmp_path / name
+        write_svmlight(p, ds)
+        est = estimate_text_size(ds, p, sample_docs=8000)
+        assert abs(est - p.stat().st_size) < 0.03 * p.stat().st_size, name
+    small = make_synthetic("small")
+    write_svmlight(tmp_path / "s.txt", small)
+    assert estimate_text_size(small, "s.txt") == (tmp_path / "s.txt").stat().st_size

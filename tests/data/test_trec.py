@@ -14,6 +14,7 @@ from ndcglab.data import (
     read_run,
     write_run,
 )
+from ndcglab.data.trec import read_trec
 from ndcglab.errors import DataFormatError
 
 
@@ -103,3 +104,130 @@ def test_qrels_and_run_agree_with_pytrec_eval(tmp_path):
         ideal = np.sort(q.labels)[::-1]
         exp = (g * disc).sum() / (ideal * disc).sum() if ideal.sum() else 0.0
         assert got[q.query_id]["ndcg"] == pytest.approx(exp, abs=1e-12)
+
+
+# ------------------------------------------------------------------ what trec_eval 10 reads
+QRELS_WITH_COMMENTS = """# qrels of two topics
+101 0 d1 2
+101 0 d2 0
+   # an indented comment
+101 0 d3 1
+
+102 0 d7 1
+#102 0 d8 3   (a judgement commented out)
+102 0 d9 0
+"""
+
+RUN_WITH_EXTRA_FIELDS = """# run with a notes column
+101 Q0 d2 1 3.5 tag note-a
+101 Q0 d1 2 3.5 tag note-b extra
+101 Q0 d4 3 1.0 tag
+# comment between lines
+102 Q0 d9 1 0.25 tag 7 8 9
+102 Q0 d7 2 0.25 tag
+102 Q0 d8 3 0.0 tag x
+103 Q0 d1 1 1.0 tag
+"""
+
+
+def _oracle_parse(text: str, fields: int) -> list[list[str]]:
+    """The lines trec_eval 10 keeps: no blank or '#' lines, the first ``fields`` fields."""
+    out = []
+    for line in text.splitlines():
+        s = line.strip()
+        if s and not s.startswith("#"):
+            out.append(s.split()[:fields])
+    return out
+
+
+def test_comments_and_extra_run_fields_are_read(tmp_path):
+    q = tmp_path / "qrels"
+    q.write_text(QRELS_WITH_COMMENTS)
+    r = tmp_path / "run"
+    r.write_text(RUN_WITH_EXTRA_FIELDS)
+    qrels = read_qrels(q)
+    assert qrels == {"101": {"d1": 2.0, "d2": 0.0, "d3": 1.0}, "102": {"d7": 1.0, "d9": 0.0}}
+    run = read_run(r)
+    assert run == {
+        "101": {"d2": 3.5, "d1": 3.5, "d4": 1.0},
+        "102": {"d9": 0.25, "d7": 0.25, "d8": 0.0},
+        "103": {"d1": 1.0},
+    }
+    # line numbers in errors still count the comment lines
+    bad = tmp_path / "bad"
+    bad.write_text("# header\n1 Q0 d1 1 0.5\n")
+    with pytest.raises(DataFormatError) as e:
+        read_run(bad)
+    assert e.value.line == 2
+
+
+def test_comments_and_extra_fields_agree_with_pytrec_eval(tmp_path):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    from ndcglab.measures import evaluate_trec
+
+    rng = np.random.default_rng(3)
+    qlines, rlines = ["# generated qrels"], ["# generated run, 8 fields per line"]
+    for qi in range(12):
+        docs = [f"D{qi}-{j}" for j in range(15)]
+        for j, d in enumerate(docs[:10]):  # 5 unjudged documents per query
+            qlines.append(f"q{qi} 0 {d} {int(rng.integers(0, 3))}")
+            if j % 4 == 0:
+                qlines.append(f"# comment after {d}")
+        scores = rng.integers(0, 5, size=len(docs)) / 4  # many ties
+        for rank, (d, s) in enumerate(zip(docs, scores), start=1):
+            rlines.append(f"q{qi} Q0 {d} {rank} {float(s)!r} run extra-{rank} more")
+    (tmp_path / "qrels").write_text("\n".join(qlines) + "\n")
+    (tmp_path / "run").write_text("\n".join(rlines) + "\n")
+    qrels = read_qrels(tmp_path / "qrels", integer=True)
+    run = read_run(tmp_path / "run")
+    oracle_q: dict = {}
+    for qid, _, doc, rel in _oracle_parse("\n".join(qlines), 4):
+        oracle_q.setdefault(qid, {})[doc] = int(rel)
+    oracle_r: dict = {}
+    for qid, _, doc, _, score, _ in _oracle_parse("\n".join(rlines), 6):
+        oracle_r.setdefault(qid, {})[doc] = float(score)
+    assert qrels == oracle_q and run == oracle_r
+    names = {
+        "ndcg": "ndcg",
+        "ndcg_cut_5": "ndcg@5",
+        "map": "map",
+        "P_5": "p@5",
+        "recip_rank": "mrr",
+    }
+    ref = pytrec_eval.RelevanceEvaluator(oracle_q, set(names)).evaluate(oracle_r)
+    got = evaluate_trec(qrels, run, list(names.values()))
+    for te, ours in names.items():
+        for i, q in enumerate(got.query_ids):
+            assert got.per_query[ours][i] == pytest.approx(ref[q][te], abs=1e-12), (te, q)
+
+
+@pytest.mark.parametrize(
+    ("reader", "text", "words"),
+    [
+        (read_qrels, "", "no judgement"),
+        (read_qrels, "# only a comment\n\n", "no judgement"),
+        (read_run, "", "no ranked document"),
+        (read_run, "  \n# nothing here\n", "no ranked document"),
+    ],
+)
+def test_empty_files_are_refused(tmp_path, reader, text, words):
+    p = tmp_path / "empty"
+    p.write_text(text)
+    with pytest.raises(DataFormatError) as e:
+        reader(p)
+    assert str(p) in str(e.value) and words in str(e.value) and "Fix:" in str(e.value)
+    assert reader(p, allow_empty=True) == {}
+
+
+def test_read_trec_refuses_a_run_without_any_query_of_the_qrels(tmp_path):
+    q = tmp_path / "qrels"
+    q.write_text("101 0 d1 1\n")
+    r = tmp_path / "run"
+    r.write_text("201 Q0 d1 1 1.0 t\n")
+    with pytest.raises(DataFormatError) as e:
+        read_trec(q, r)
+    msg = str(e.value)
+    assert str(r) in msg and str(q) in msg and "'201'" in msg and "'101'" in msg
+    r.write_text("201 Q0 d1 1 1.0 t\n101 Q0 d1 1 1.0 t\n")
+    qrels, run = read_trec(q, r, integer=True)
+    assert qrels == {"101": {"d1": 1}} and set(run) == {"101", "201"}

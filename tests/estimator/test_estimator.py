@@ -105,3 +105,21 @@ def test_gbdt_dispatch(split, monkeypatch) -> None:
     est = NDCGRanker(model="gbdt", gbdt_params={"num_boost_round": 5, "min_data_in_leaf": 5})
     est.fit(tr, eval_set=va)
     assert est.predict(va).shape == (va.n_docs,)
+
+
+def test_load_is_the_inverse_of_save(split, tmp_path) -> None:
+    train, valid = split
+    ranker = NDCGRanker(
+        loss="listmle", model="mlp", hidden=(8,), epochs=4, normalize="query_minmax", seed=3
+    ).fit(train, eval_set=valid)
+    path = tmp_path / "r.ndcglab"
+    ranker.save(str(path))
+    back = NDCGRanker.load(path)
+    assert isinstance(back, NDCGRanker)
+    assert back.get_params()["loss"] == "listmle" and back.model == "mlp"
+    assert tuple(back.hidden) == (8,) and back.normalize == "query_minmax" and back.seed == 3
+    assert back.n_features_in_ == train.n_features and back.best_epoch_ == ranker.best_epoch_
+    np.testing.assert_array_equal(back.predict(valid), ranker.predict(valid))
+    assert back.score(valid) == ranker.score(valid)
+    with pytest.raises(NdcglabError):
+        NDCGRanker.load(tmp_path / "missing.ndcglab")

@@ -7,7 +7,6 @@ import itertools
 import math
 import random
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -21,8 +20,6 @@ from ndcglab.losses import (  # noqa: E402
     listmle_order,
     normalised_gains,
 )
-from ndcglab.measures.discounts import get_discount  # noqa: E402
-from ndcglab.measures.gains import get_gain  # noqa: E402
 
 F64 = torch.float64
 LOG2_3 = math.log2(3.0)
@@ -33,15 +30,28 @@ def t(rows) -> torch.Tensor:
 
 
 # ---------------------------------------------------------------- slow reference measures
+# Gains and discounts written out here from their definitions (docs/measures.md), never taken
+# from ndcglab: a wrong gain or discount in the library must not also change the reference.
+GAINS = {
+    "exp2": lambda y: 2.0**y - 1.0,
+    "linear": lambda y: float(y),
+    "letor": lambda y: {0.0: 0.0, 1.0: 1.0, 2.0: 3.0}.get(float(y), 0.0),
+}
+DISCOUNTS = {
+    "log": lambda r, n: 1.0 / math.log2(1.0 + r),
+    "zipf": lambda r, n: 1.0 / r,
+    "letor": lambda r, n: 1.0 if r <= 2 else 1.0 / math.log2(r),
+    "linear": lambda r, n: float(n - r),
+}
+
+
 def dcg_at_k(scores, labels, k, gain="exp2", discount="log"):
     """DCG@k of the ranking by scores (descending, ties in input order), by a plain loop."""
-    g, d = get_gain(gain), get_discount(discount)
+    g, d = GAINS[gain], DISCOUNTS[discount]
     n = len(labels)
     order = sorted(range(n), key=lambda i: -scores[i])  # stable: ties keep input order
     kk = n if k is None else min(k, n)
-    return sum(
-        float(g(float(labels[order[r]]))) * float(d(np.array([r + 1.0]), n)[0]) for r in range(kk)
-    )
+    return sum(g(float(labels[order[r]])) * d(r + 1, n) for r in range(kk))
 
 
 def ndcg_at_k(scores, labels, k, gain="exp2", discount="log"):
@@ -616,3 +626,12 @@ def test_cs_listmle_gradient_equals_pair_reference(k):
         x2 = t([s]).requires_grad_(True)
         (g,) = torch.autograd.grad(get_loss(spec)(x2, t([y])).sum(), x2)
         torch.testing.assert_close(g[0], g_ref, rtol=1e-10, atol=1e-12)
+
+
+def test_norm_helpers_on_lists_without_documents():
+    from ndcglab.losses import _ops
+
+    for s in (torch.zeros(3, 0, dtype=F64), torch.zeros(2, 4, 0, dtype=F64)):
+        norm, pos = _ops.norm_q(s, torch.full((*s.shape[:-1], 1), 3.0, dtype=F64))
+        assert norm.shape == pos.shape == s.shape[:-1]
+        assert pos.dtype == torch.bool and not pos.any() and (norm == 1).all()

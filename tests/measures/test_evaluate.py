@@ -148,11 +148,27 @@ def test_custom_gain_and_discount_objects() -> None:
     m = Measure.create("ndcg", 2, gain=cube, discount=steep)
     r = evaluate_arrays(y, s, b, [m])
     assert r.names == ["ndcg(discount=steep,gain=cube)@2"]
-    want, _ = ref.ndcg([2, 0, 1], [0.1, 0.4, 0.3], gain_name="linear", disc="zipf", k=2)
-    # cube gains with 1/r^2: ranking labels [0, 1, 2] -> DCG@2 = 1/4; ideal [8, 1] -> 8 + 1/4
-    assert r.per_query[r.names[0]][0] == pytest.approx(0.25 / 8.25)
+    # cube gains with 1/r^2: ranking labels [0, 1, 2] -> DCG@2 = 1/4; ideal [8, 1] -> 8 + 1/4;
+    # query 2 holds no relevant document (0 by the default empty rule); query 3 ranks labels
+    # [0, 3, 1] -> DCG@2 = 27/4, ideal [27, 1] -> 27 + 1/4
+    assert r.per_query[r.names[0]].tolist() == pytest.approx([0.25 / 8.25, 0.0, 6.75 / 27.25])
     assert get_gain(cube).name == "cube" and get_discount(steep).name == "steep"
-    assert want >= 0
+
+    # callables equal to the named linear gain and Zipf discount agree with the slow oracle
+    def ident(v):
+        return np.asarray(v, float)
+
+    def harmonic(r, n):
+        return 1.0 / np.asarray(r, float)
+
+    m2 = Measure.create("ndcg", 2, gain=ident, discount=harmonic)
+    got = evaluate_arrays(y, s, b, [m2]).per_query[str(m2)]
+    for q in range(3):
+        lo, hi = b[q], b[q + 1]
+        want, _ = ref.ndcg(list(y[lo:hi]), list(s[lo:hi]), gain_name="linear", disc="zipf", k=2)
+        assert got[q] == pytest.approx(want, abs=1e-12)
+    want0, _ = ref.ndcg([2, 0, 1], [0.1, 0.4, 0.3], gain_name="linear", disc="zipf", k=2)
+    assert want0 == pytest.approx((0 + 1 / 2) / (2 + 1 / 2))  # labels [0, 1] vs ideal [2, 1]
 
 
 def test_length_dependent_custom_discount() -> None:

@@ -1,11 +1,14 @@
 """The ``letor3`` / ``letor4`` presets: every rule of the official LETOR scripts checked by hand,
 against the independent transcription in ``oracle_letor_eval.py`` on real data, and — when
-the Perl scripts are present in /tmp/letor_eval — against the scripts themselves."""
+the environment variable ``NDCGLAB_LETOR_EVAL_DIR`` names a folder holding the official Perl
+scripts ``Eval-Score-3.0.pl`` / ``Eval-Score-4.0.pl`` (from the LETOR 3.0 / 4.0 distributions) —
+against the scripts themselves."""
 
 from __future__ import annotations
 
 import gzip
 import math
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,7 +21,8 @@ from ndcglab.measures import evaluate, evaluate_arrays
 
 from . import oracle_letor_eval as letor
 
-LETOR_DIR = Path("/tmp/letor_eval")
+#: the folder of the official LETOR Perl scripts (unset: the script comparisons skip)
+LETOR_ENV = "NDCGLAB_LETOR_EVAL_DIR"
 NDCG = [f"ndcg@{k}" for k in range(1, 11)]
 P = [f"p@{k}" for k in range(1, 11)]
 
@@ -162,11 +166,19 @@ def test_presets_match_the_reference_transcription(which, part, version, request
 
 # ------------------------------------------------------------------------------ the scripts
 def _script(name: str) -> Path:
-    p = LETOR_DIR / name
+    folder = os.environ.get(LETOR_ENV)
+    if not folder:
+        pytest.skip(
+            f"to compare with the official LETOR script, set {LETOR_ENV} to a folder holding "
+            f"{name} (from the LETOR distribution, Qin et al. 2010) and run pytest again"
+        )
+    p = Path(folder) / name
     if not p.exists():
-        pytest.skip(f"{p} not present (place the official script there to compare with it)")
+        pytest.skip(
+            f"{p} not found: put {name} (from the LETOR distribution) in {LETOR_ENV}={folder}"
+        )
     if shutil.which("perl") is None:
-        pytest.skip("perl is not installed")
+        pytest.skip(f"perl is not installed; {name} needs it (e.g. apt-get install perl)")
     return p
 
 

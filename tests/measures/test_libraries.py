@@ -62,8 +62,11 @@ PAIRS = [
 def test_trec_eval_preset_matches_pytrec_eval(which: str, request: pytest.FixtureRequest) -> None:
     pytrec_eval = pytest.importorskip("pytrec_eval")
     ds = _load(request.getfixturevalue(which))
-    if len(set(map(str, ds.doc_ids))) < ds.n_docs:
-        pass  # docids repeat across queries only; checked per query below
+    # doc ids repeat across queries but never within one: the per-query dicts below keep every
+    # judged document (a repeated id would silently drop one and the comparison would be wrong)
+    for q in range(ds.n_queries):
+        ids = [str(d) for d in ds.doc_ids[ds.boundaries[q] : ds.boundaries[q + 1]]]
+        assert len(set(ids)) == len(ids), (which, ds.query_ids[q])
     for name, s in _scorings(ds).items():
         rng = np.random.default_rng(1)
         keep = rng.random(ds.n_docs) < 0.7  # a run that misses some judged documents

@@ -116,6 +116,22 @@ def test_registry_is_complete() -> None:
         "map",
         "p",
         "mrr",
+        # the rank family (trec_eval's and ir_measures' measures)
+        "recall",
+        "rprec",
+        "success",
+        "bpref",
+        "infap",
+        "gm_map",
+        "iprec",
+        "iprec_11pt",
+        "err",
+        "rbp",
+        "rbp_residual",
+        "judged",
+        "num_rel",
+        "num_ret",
+        "num_rel_ret",
     }
     for info in REGISTRY.values():
         assert info.doc and info.formula

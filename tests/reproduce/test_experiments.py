@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ndcglab._tables import html_escape
 from ndcglab.cli.main import main
 from ndcglab.errors import NdcglabError
 from ndcglab.reproduce import EXPERIMENTS, run_experiment
@@ -51,8 +52,24 @@ def check_report(folder: Path, experiment: str) -> dict:
     assert res["elapsed_s"] is not None and res["elapsed_s"] >= 0
     assert f"run time {res['elapsed_s']:.1f} s" in html
     assert res["findings"], f"{experiment}: no comparison with the paper"
+    flag = {"agrees": True, "disagrees": False, "inconclusive": None}
     for f in res["findings"]:
-        assert f["agrees"] in (True, False, None) and f["claim"] and f["observed"]
+        assert f["claim"] and f["observed"]
+        # every verdict is one of three words, consistent with its flag, decided by a stated rule
+        assert f["verdict"] in flag, f
+        assert f["agrees"] is flag[f["verdict"]], f
+        assert f["rule"], f"{experiment}: verdict without a rule: {f['claim']}"
+        assert html_escape(f["rule"]) in html, "the rule is printed on the page"
+        assert (
+            f'<li class="{f["verdict"]}"><b>{f["verdict"]}</b> — {html_escape(f["claim"])}' in html
+        )
+    counts = {v: sum(f["verdict"] == v for f in res["findings"]) for v in flag}
+    assert (
+        f"{counts['agrees']} agree, {counts['disagrees']} disagree, "
+        f"{counts['inconclusive']} inconclusive" in html
+    )
+    real = any(d.get("kind") in ("letor-folder", "letor-file") for d in res["datasets"])
+    check_page_layout(html, experiment, real=real)
     if experiment != "limits":  # the theorems use no dataset
         assert res["datasets"], f"{experiment}: no dataset description"
         for d in res["datasets"]:
@@ -65,6 +82,25 @@ def check_report(folder: Path, experiment: str) -> dict:
         assert isinstance(conv, dict) and conv, name
         assert f"<code>{name}</code>" in html or name.replace("&", "&amp;") in html
     return res
+
+
+def check_page_layout(html: str, experiment: str, *, real: bool = False) -> None:
+    """What the page must show: the banner of what the run can test, one legend per table,
+    the measure conventions collapsed, no stray separators."""
+    assert 'class="banner scope"' in html and "What this run can test" in html
+    if experiment != "limits" and not real:
+        assert "--data" in html  # how to run it on real data
+    for fig in re.findall(r'<figure class="table".*?</figure>', html, re.S):
+        assert fig.count('class="legend"') <= 1, fig[:200]
+    if "Measure conventions" in html:
+        assert re.search(r"<h2>Measure conventions</h2>\s*<details", html)
+    assert "results.json</a>. ·" not in html and "json. ·" not in html
+
+
+def table_html(html: str, name: str) -> str:
+    m = re.search(rf'<figure class="table" id="table-{name}">.*?</figure>', html, re.S)
+    assert m, name
+    return m.group(0)
 
 
 @pytest.mark.parametrize("name", list(EXPERIMENTS))
@@ -103,6 +139,60 @@ def test_all_writes_an_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     res = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert set(res["results"]) >= {"linear-ndcg", "limits"}
     assert (out / "tables" / "experiments.csv").is_file()
+
+
+def test_pages_name_their_own_baselines_and_link_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each table's legend names its own original loss, once; sub-pages link back to the
+    index; the index counts every verdict category and carries the banner."""
+    import ndcglab.reproduce as R
+
+    monkeypatch.setattr(
+        R,
+        "EXPERIMENTS",
+        {"consistency": "consistency", "qnorm": "qnorm", "cost-sensitive": "cost_sensitive"},
+    )
+    out, _ = run_experiment("all", tmp_path / "all", mode="tiny")
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert 'class="banner scope"' in index and "--data LETOR_DIR" in index
+    res = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    for sub, r in res["results"].items():
+        c = r["verdict_counts"]
+        assert sum(c.values()) == len(r["findings"])
+        assert (
+            f"{c['agrees']} agree, {c['disagrees']} disagree, {c['inconclusive']} inconclusive"
+            in index
+        ), sub
+        page = (out / sub / "index.html").read_text(encoding="utf-8")
+        assert page.count('href="../index.html"') == 2, "a back link at the top and the bottom"
+        check_report(out / sub, sub)
+
+    html = (out / "consistency" / "index.html").read_text(encoding="utf-8")
+    families = {"cosine": "cosine", "squared": "squared", "listnet": "ListNet (cross-entropy)"}
+    for fam, shown in families.items():
+        for name in (f"ndcg_{fam}", f"significance_{fam}_consistent_vs_original"):
+            fig = table_html(html, name)
+            legends = re.findall(r'<li class="legend">(.*?)</li>', fig, re.S)
+            assert len(legends) == 1, name
+            assert legends[0].count("p &lt; 0.05") == 1 and legends[0].count("p &lt; 0.01") == 1
+            assert f"baseline &#x27;{shown}: original&#x27;" in legends[0], legends[0]
+            for other in set(families.values()) - {shown}:
+                assert f"{other}: original" not in legends[0], (name, other)
+        md = (out / "consistency" / "tables" / f"ndcg_{fam}.md").read_text(encoding="utf-8")
+        assert md.count("p < 0.05") == 1 and f"{shown}: original" in md
+    assert "<h2>Significance marks</h2>" not in html  # no report-wide legend left over
+
+    html = (out / "qnorm" / "index.html").read_text(encoding="utf-8")
+    legends = re.findall(r'<li class="legend">(.*?)</li>', table_html(html, "ndcg"), re.S)
+    assert len(legends) == 1 and "q-norm" in legends[0]
+    html = (out / "cost-sensitive" / "index.html").read_text(encoding="utf-8")
+    legends = re.findall(r'<li class="legend">(.*?)</li>', table_html(html, "results"), re.S)
+    assert len(legends) == 1 and "ListMLE" in legends[0]
+    legends = re.findall(
+        r'<li class="legend">(.*?)</li>', table_html(html, "significance_cs1_vs_baselines"), re.S
+    )
+    assert len(legends) == 1 and "CS-ListMLE@1" in legends[0]
 
 
 def test_failure_leaves_no_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -114,3 +114,50 @@ def test_bundle_with_children(tmp_path: Path) -> None:
     for sub in ("a", "b"):
         assert (out / sub / "index.html").exists() and (out / sub / "plots" / "curve.png").exists()
     assert 'href="a/index.html"' in (out / "index.html").read_text(encoding="utf-8")
+
+
+def test_table_legend_once_and_conventions_collapsed(tmp_path: Path) -> None:
+    r = Report("toy", "t")
+    legend = "† p < 0.05, ‡ p < 0.01: paired t-test against the baseline 'b'"
+    rows = [["a", Cell(0.5, mark="†"), Cell(0.6, mark="‡")], ["b", 0.4, 0.5]]
+    r.add_table(Table("x", "X", ["m", "N@1", "N@3"], rows, legend=legend, notes=["a note"]))
+    r.add_table(Table("y", "Y", ["m", "N@1"], [["a", Cell(0.1, mark="†")]], legend="† other"))
+    with pytest.raises(NdcglabError, match="legend"):
+        r.add_table(Table("z", "Z", ["m", "N@1"], [["a", Cell(0.1, mark="*")]], legend="† x"))
+    r.add_convention("ndcg@1", {"gain": "exp2", "discount": "log2", "k": 1})
+    r.add_convention("ndcg@3", {"gain": "exp2", "discount": "log2", "k": 3})
+    r.add_file("tables/extra.md", "x")
+    out = r.write(tmp_path / "rep")
+    html = (out / "index.html").read_text(encoding="utf-8")
+    fig = re.search(r'<figure class="table" id="table-x">.*?</figure>', html, re.S).group(0)
+    assert fig.count('class="legend"') == 1 and fig.count("p &lt; 0.05") == 1
+    assert "baseline &#x27;b&#x27;" in fig and "other" not in fig
+    md = (out / "tables" / "x.md").read_text(encoding="utf-8")
+    assert md.count("p < 0.05") == 1 and "- a note" in md
+    tex = (out / "tables" / "x.tex").read_text(encoding="utf-8")
+    assert tex.count(r"p $<$ 0.05") + tex.count("p < 0.05") + tex.count(r"p \textless{} 0.05") <= 1
+    assert "<h2>Significance marks</h2>" not in html  # no report-wide marks
+    # the shared convention once, then only the differing key, inside a closed <details>
+    conv = html[html.index("<h2>Measure conventions</h2>") :]
+    conv = conv[: conv.index("</details>")]
+    assert "<details" in conv and "<details open" not in conv
+    assert conv.count("exp2") == 1 and conv.count("log2") == 1
+    assert "k = 1" in conv and "k = 3" in conv
+    # the files line: no stray separator after results.json
+    assert "results.json</a>; further files: " in html and "json. ·" not in html
+    res = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert res["tables"]["x"]["legend"] == legend
+
+
+def test_back_link_scope_banner_and_verdicts() -> None:
+    r = Report("toy", "t")
+    r.scope = "synthetic data: <code>--data LETOR_DIR</code>"
+    r.parent_href = "../index.html"
+    r.add_finding("c1", "o1", True, rule="rule one")
+    r.add_finding("c2", "o2", None, rule="rule two")
+    html = r.to_html()
+    assert html.count('href="../index.html"') == 2
+    assert 'class="banner scope"' in html and "<code>--data LETOR_DIR</code>" in html
+    assert "1 agree, 0 disagree, 1 inconclusive" in html
+    assert "rule: rule one" in html and "rule: rule two" in html
+    assert Report("toy", "t").to_html().count("../index.html") == 0

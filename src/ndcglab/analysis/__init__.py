@@ -9,6 +9,8 @@
   stability of the rankers' order (Wang et al. 2013, §4 and Definition 3).
 * :mod:`~ndcglab.analysis.limits` — the limits of Theorems 1, 3, 5–13 of Wang et al. (2013).
 * :mod:`~ndcglab.analysis.simulate` — the i.i.d. model of the theorems, simulated.
+* :mod:`~ndcglab.analysis.explain` — :func:`explain`: how much of the difference between two
+  conventions' means comes from each differing option (Shapley values).
 
 See ``docs/analysis.md``. Wang et al. (2013) is Wang, Wang, Li, He, Chen, Liu, "A Theoretical
 Analysis of NDCG Type Ranking Measures" (COLT 2013).
@@ -16,6 +18,7 @@ Analysis of NDCG Type Ranking Measures" (COLT 2013).
 
 from .comparison import ComparisonResult, PairedComparison
 from .distinguish import DistinguishResult, distinguishability, make_grid
+from .explain import Explanation, explain
 from .limits import (
     GradedModel,
     Limit,
@@ -48,6 +51,7 @@ __all__ = [
     "ComparisonResult",
     "ConfidenceInterval",
     "DistinguishResult",
+    "Explanation",
     "GradedModel",
     "Limit",
     "PairedComparison",
@@ -58,6 +62,7 @@ __all__ = [
     "compare_rankers",
     "convergence_table",
     "distinguishability",
+    "explain",
     "holm",
     "limit_graded_log_cutoff",
     "limit_graded_power",

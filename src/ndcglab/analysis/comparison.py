@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .._atomic import write_text_atomic
-from .._tables import TeX, TextTable, format_table, latex_escape
+from .._tables import TeX, TextTable, format_table, latex_escape, markdown_text_escape
 from ..errors import ConventionError
 from .paired_tests import EXACT_MAX_N
 
@@ -211,7 +211,7 @@ class ComparisonResult:
         if details and self.tests:
             h2, r2 = self.details()
             lines += ["", TextTable(h2, r2, align="lll" + "r" * (len(h2) - 3)).to_markdown()]
-        lines += ["", self.legend, ""]
+        lines += ["", markdown_text_escape(self.legend), ""]
         text = "\n".join(lines)
         if path is not None:
             write_text_atomic(path, text)

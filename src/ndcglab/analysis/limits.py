@@ -338,6 +338,22 @@ def limit_graded_power_cutoff(
 
 
 # ----------------------------------------------------------------------------- dispatcher
+#: the limit each theorem gives (the ``statement`` of a converging :class:`Limit`)
+_STATEMENTS = {
+    "1": "1 for every ranker (almost surely)",
+    "3": "(1−β) ∫₀¹ ybar(s)(1−s)^−β ds / p^(1−β)",
+    "5": "ybar(1)",
+    "7": "ybar(1)",
+    "8": "c / min(c, p) · P[Y = 1 | s ≥ 1 − c]",
+    "9": "(1−β) / min(c, p)^(1−β) · ∫_{1−c}^1 ybar(s)(1−s)^−β ds",
+    "10": "(1−β) ∫₀¹ E[G|s](1−s)^−β ds / Σ_j 𝔶_j (R_j^(1−β) − R_{j−1}^(1−β))",
+    "11": "E[G(Y) | s = 1] / 𝔶_1",
+    "12": "c·E[G | s ≥ 1−c] / (Σ_{j≤t} 𝔶_j (R_j − R_{j−1}) + 𝔶_{t+1}(c − R_t))",
+    "13": "(1−β) ∫_{1−c}^1 E[G|s](1−s)^−β ds / (Σ_{j≤t} 𝔶_j (R_j^(1−β) − R_{j−1}^(1−β))"
+    " + 𝔶_{t+1}(c^(1−β) − R_t^(1−β)))",
+}
+
+
 @dataclass(frozen=True)
 class Limit:
     """The limit of NDCG(f, S_n) for one measure and model.
@@ -391,23 +407,20 @@ def theoretical_limit(
     """
     m, D, gain = _measure_parts(measure)
     gm = model if isinstance(model, GradedModel) else None
-    graded = gm is not None
-    ybar: YBar = cast(YBar, model)  # used only for binary labels (not graded)
+    ybar: YBar = cast(YBar, model)  # used only for binary labels (gm is None)
     name = str(m)
     beta: float | None = None
     if isinstance(D, PowerDiscount):
         beta = D.beta
     is_log = isinstance(D, LogDiscount)
 
-    def fixed_k() -> Limit:
-        return Limit(
-            name,
-            math.nan,
-            "6",
-            False,
-            "a fixed cut-off k leaves Σ_r D(r) finite: NDCG does not converge and no pair of "
-            "rankers is consistently distinguishable",
-        )
+    def found(theorem: str, value: float) -> Limit:
+        """The converging limit ``value`` that ``theorem`` gives."""
+        return Limit(name, value, theorem, True, _STATEMENTS[theorem])
+
+    def no_limit(why: str) -> Limit:
+        """Theorem 6: NDCG does not converge."""
+        return Limit(name, math.nan, "6", False, why)
 
     if cutoff is not None and cutoff != "sublinear":
         raise ConventionError(f"cutoff must be None or 'sublinear', got {cutoff!r}")
@@ -418,90 +431,44 @@ def theoretical_limit(
             raise ConventionError(
                 f"Theorems 7/11 need a discount with Σ D(r) = ∞ (log or power:β, β ≤ 1); got {D}"
             )
-        if graded:
-            assert gm is not None
-            v = limit_graded_sublinear_cutoff(gm, gain=gain)
-            return Limit(name, v, "11", True, "E[G(Y) | s = 1] / 𝔶_1")
-        return Limit(name, limit_sublinear_cutoff(ybar), "7", True, "ybar(1)")
+        if gm is not None:
+            return found("11", limit_graded_sublinear_cutoff(gm, gain=gain))
+        return found("7", limit_sublinear_cutoff(ybar))
 
     if m.cutoff is not None and m.cutoff.k is not None:
-        return fixed_k()
+        return no_limit(
+            "a fixed cut-off k leaves Σ_r D(r) finite: NDCG does not converge and no pair of "
+            "rankers is consistently distinguishable"
+        )
     c = None if m.cutoff is None else m.cutoff.fraction
     if isinstance(D, ExponentialDiscount) or (beta is not None and beta > 1):
-        return Limit(
-            name,
-            math.nan,
-            "6",
-            False,
+        return no_limit(
             "Σ_r D(r) < ∞: NDCG does not converge and no pair of rankers is consistently "
-            "distinguishable",
+            "distinguishable"
         )
     if c is None or c >= 1.0:
         if is_log:
-            return Limit(name, 1.0, "1", True, "1 for every ranker (almost surely)")
+            return found("1", 1.0)
         if beta is not None and beta < 1.0:
-            if graded:
-                assert gm is not None
-                v = limit_graded_power(gm, beta, gain=gain)
-                return Limit(
-                    name,
-                    v,
-                    "10",
-                    True,
-                    "(1−β) ∫₀¹ E[G|s](1−s)^−β ds / Σ_j 𝔶_j (R_j^(1−β) − R_{j−1}^(1−β))",
-                )
-            return Limit(
-                name,
-                limit_power(ybar, beta),
-                "3",
-                True,
-                "(1−β) ∫₀¹ ybar(s)(1−s)^−β ds / p^(1−β)",
-            )
+            if gm is not None:
+                return found("10", limit_graded_power(gm, beta, gain=gain))
+            return found("3", limit_power(ybar, beta))
         if beta == 1.0:
-            if graded:
+            if gm is not None:
                 raise ConventionError(
                     "Wang et al. state the 1/r (Zipf) limit for binary labels only (Theorem 5). "
                     "Fix: pass ybar for binary labels"
                 )
-            return Limit(name, limit_zipf(ybar), "5", True, "ybar(1)")
+            return found("5", limit_zipf(ybar))
     else:
         if is_log:
-            if graded:
-                assert gm is not None
-                v = limit_graded_log_cutoff(gm, c, gain=gain)
-                return Limit(
-                    name,
-                    v,
-                    "12",
-                    True,
-                    "c·E[G | s ≥ 1−c] / (Σ_{j≤t} 𝔶_j (R_j − R_{j−1}) + 𝔶_{t+1}(c − R_t))",
-                )
-            return Limit(
-                name,
-                limit_log_cutoff(ybar, c),
-                "8",
-                True,
-                "c / min(c, p) · P[Y = 1 | s ≥ 1 − c]",
-            )
+            if gm is not None:
+                return found("12", limit_graded_log_cutoff(gm, c, gain=gain))
+            return found("8", limit_log_cutoff(ybar, c))
         if beta is not None and beta < 1.0:
-            if graded:
-                assert gm is not None
-                v = limit_graded_power_cutoff(gm, beta, c, gain=gain)
-                return Limit(
-                    name,
-                    v,
-                    "13",
-                    True,
-                    "(1−β) ∫_{1−c}^1 E[G|s](1−s)^−β ds / (Σ_{j≤t} 𝔶_j (R_j^(1−β) − "
-                    "R_{j−1}^(1−β)) + 𝔶_{t+1}(c^(1−β) − R_t^(1−β)))",
-                )
-            return Limit(
-                name,
-                limit_power_cutoff(ybar, beta, c),
-                "9",
-                True,
-                "(1−β) / min(c, p)^(1−β) · ∫_{1−c}^1 ybar(s)(1−s)^−β ds",
-            )
+            if gm is not None:
+                return found("13", limit_graded_power_cutoff(gm, beta, c, gain=gain))
+            return found("9", limit_power_cutoff(ybar, beta, c))
     raise ConventionError(
         f"no theorem of Wang et al. (2013) gives the limit of {name}. Covered: discount log, "
         "power:β (0<β<1), zipf, exp:a; cut-offs none, @c n (log and power only), @k (no limit)"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -22,18 +23,87 @@ import numpy as np
 from .._tables import format_table
 
 __all__ = [
+    "INPUT_OPTIONS",
+    "OUTPUT_OPTIONS",
     "add_format_argument",
     "add_systems_arguments",
     "add_systems_parser",
     "emit",
     "format_table",
+    "positive_int",
     "progress",
     "read_systems",
+    "refuse_output_over_input",
     "system_names",
     "to_json",
 ]
 
 T = TypeVar("T")
+
+#: argument names (``args.<name>``) of the files a command writes, with their option
+OUTPUT_OPTIONS = {
+    "out": "--out",
+    "per_query": "--per-query",
+    "export": "--export",
+    "plot": "--plot",
+    "plot_stability": "--plot-stability",
+}
+#: argument names of the files a command reads, with how they are shown
+INPUT_OPTIONS = {
+    "data": "DATA",
+    "model": "MODEL",
+    "scores": "--scores",
+    "qrels": "--qrels",
+    "run": "--run",
+    "validation": "--validation",
+    "test": "--test",
+    "query_file": "--query-file",
+}
+
+
+def positive_int(text: str) -> int:
+    """An argparse ``type``: an integer of at least 1 (``--threads``, counts)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer (1 or more), got {text!r}")
+    return value
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+    except OSError:
+        return False
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def refuse_output_over_input(args: argparse.Namespace) -> None:
+    """Raise :class:`~ndcglab.errors.NdcglabError` when a file the command would write
+    (:data:`OUTPUT_OPTIONS`) is one of the files it reads (:data:`INPUT_OPTIONS`): the input
+    would be overwritten. Names that are not files (``synthetic:...``) are ignored."""
+    from ..errors import NdcglabError
+
+    inputs: list[tuple[str, str]] = []
+    for name, shown in INPUT_OPTIONS.items():
+        value = getattr(args, name, None)
+        for v in value if isinstance(value, list | tuple) else [value]:
+            if isinstance(v, str | os.PathLike) and str(v) and not str(v).startswith("synthetic:"):
+                inputs.append((shown, str(v)))
+    for name, option in OUTPUT_OPTIONS.items():
+        value = getattr(args, name, None)
+        for out in value if isinstance(value, list | tuple) else [value]:
+            if not isinstance(out, str | os.PathLike) or not str(out):
+                continue
+            for shown, path in inputs:
+                if _same_file(str(out), path):
+                    raise NdcglabError(
+                        f"{option} {out} is the input {shown} {path}; writing it would overwrite "
+                        f"the input (nothing was written). Fix: give {option} another file name"
+                    )
 
 
 def add_format_argument(parser: argparse.ArgumentParser) -> None:

@@ -4,7 +4,8 @@ Evaluates every score file on DATA (a LETOR/SVMlight file or ``synthetic:NAME[:S
 same measures, prints the table of means, and marks each system that differs significantly from
 the baseline (default: the first): ``†`` p < 0.05, ``‡`` p < 0.01, paired two-sided test on the
 per-query values, Holm-adjusted within each measure. ``--export`` writes the table as Markdown,
-LaTeX or CSV (by the file's suffix) with the same legend.
+LaTeX or CSV (by the file's suffix) with the same legend. The text output ends with the line
+stating the measures' convention and the number of empty queries, as ``evaluate`` prints it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import argparse
 from typing import Any
 
 from ._common import add_format_argument, add_systems_parser, emit, read_systems
+from ._help import plain
 
 __all__ = ["add_parser", "run"]
 
@@ -22,7 +24,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         subparsers,
         "compare",
         help_text="compare several score files on one dataset: means, paired tests, marks",
-        doc=__doc__,
+        doc=plain(__doc__) if __doc__ else None,
         noun="system",
         measure_help="measure to compare, e.g. ndcg@10 or 'ndcg(discount=power:0.5)'; repeatable "
         "(default: the preset's measure set)",
@@ -72,6 +74,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from ..analysis.significance import compare_rankers
     from ..measures import evaluate
+    from ..measures.evaluate import convention_line
 
     ds, systems = read_systems(args)
     results = {n: evaluate(ds, sc, args.measure, preset=args.preset) for n, sc in systems.items()}
@@ -96,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     payload["exported"] = written
 
     def text() -> str:
-        out = res.to_text()
+        out = res.to_text().rstrip("\n") + "\n" + convention_line(first)
         if written:
             out += "\n\nwritten: " + ", ".join(written)
         return out

@@ -1,12 +1,16 @@
 """``ndcglab cv LETOR_DIR --loss A --loss B ... [--model M] [--preset P] [--folds 1,2]``.
 
 Cross-validation over a LETOR collection's folds: for every fold and every loss, train on the
-fold's train file, select the epoch on its vali file (``--validation-measure`` under ``--preset``),
-score its test file and measure it with the preset's usual measure set (or ``--measures``). Prints
-each measure's mean and standard deviation over folds per loss (std: sample std, ddof = 1; 0 for a
-single fold). ``--format json``: one object per loss (keyed by the loss spec as given) with
-``"mean"`` and ``"std"`` keyed by measure name, ``"folds"`` (per fold: name, test measures, best
-epoch, validation value, seconds) and the training options. Progress on stderr.
+fold's train file, select the epoch (boosted trees: the round) on its vali file
+(``--validation-measure`` under ``--preset``), score its test file and measure it with the
+preset's usual measure set (or each ``--measure``). Prints each measure's mean and standard
+deviation over folds per loss (std: sample std, ddof = 1; 0 for a single fold). A loss whose
+training diverges (the objective becomes inf or NaN) is reported as failed, with the fold and
+epoch, and the other losses go on; the exit status is then 1. ``--format json``: one object per
+loss (keyed by the loss spec as given) with ``"mean"`` and ``"std"`` keyed by measure name,
+``"folds"`` (per fold: name, test measures, best epoch or round, validation value, seconds),
+``"failed"`` (per diverged fold: fold, epoch, message; ``"mean"``/``"std"`` are then null) and the
+training options. Progress on stderr (a bar per training run when stderr is a terminal).
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import NdcglabError
+from ..errors import NdcglabError, SpecError
 from ._common import add_format_argument, emit, format_table
+from ._help import description
 from .train import add_training_arguments, config_from_args
 
-__all__ = ["add_parser", "run", "select_folds"]
+__all__ = ["add_parser", "run", "select_folds", "split_measure_list"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -32,7 +37,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "cv",
         help="cross-validate losses over a LETOR collection's folds (train/vali/test)",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
+        description=description(__doc__),
     )
     p.add_argument("data", metavar="LETOR_DIR", help="folder with Fold1..Fold5 (train/vali/test)")
     p.add_argument(
@@ -49,10 +54,18 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="folds to run, by number or name, e.g. 1,2 (default all)",
     )
     p.add_argument(
+        "--measure",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="test measure, e.g. ndcg@10 or 'ndcg(gain=linear,discount=power:0.5)@10'; "
+        "repeatable (default: the preset's usual measure set)",
+    )
+    p.add_argument(
         "--measures",
         default=None,
         metavar="LIST",
-        help="comma-separated test measures (default: the preset's usual set)",
+        help="deprecated: comma-separated test measures; use --measure once per measure",
     )
     add_training_arguments(p, single_loss=False)
     add_format_argument(p)
@@ -86,6 +99,30 @@ def select_folds(folds: list[Any], spec: str | None) -> list[Any]:
     return out
 
 
+def split_measure_list(text: str) -> list[str]:
+    """Split a comma-separated list of measure specs at the commas outside brackets (the
+    deprecated ``--measures`` option): ``"ndcg(gain=linear,discount=power:0.5)@10,map"`` gives
+    two specs."""
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+            continue
+        depth += ch == "("
+        depth -= ch == ")"
+        cur.append(ch)
+    out.append("".join(cur).strip())
+    if any(not m for m in out) or depth != 0:
+        raise SpecError(
+            f"cannot read --measures {text!r}. Fix: give one --measure per measure, e.g. "
+            "--measure 'ndcg(gain=linear,discount=power:0.5)@10' --measure map"
+        )
+    return out
+
+
 @dataclass
 class _GBDTResult:
     """The fields of a training result ``cv`` reports, for boosted trees."""
@@ -107,7 +144,12 @@ def _fit(args: argparse.Namespace, loss: str, cfg: Any, train_ds: Any, vali_ds: 
     if args.model != "gbdt":
         from ..training import train
 
-        return train(train_ds, cfg, validation=vali_ds, progress=False)
+        return train(
+            train_ds,
+            cfg,
+            validation=vali_ds,
+            progress=False if args.quiet else None,
+        )
     from ._gbdt import fit_gbdt_from_args
 
     model = fit_gbdt_from_args(args, train_ds, vali_ds, loss=loss)
@@ -127,8 +169,19 @@ def _fit(args: argparse.Namespace, loss: str, cfg: Any, train_ds: Any, vali_ds: 
 
 def run(args: argparse.Namespace) -> int:
     from ..data import load_letor_folder
-    from ..measures import evaluate
+    from ..measures import evaluate, parse_measures
+    from ..training import TrainingDivergedError
 
+    measures: list[str] | None = list(args.measure) if args.measure else None
+    if args.measures:
+        print(
+            "ndcglab cv: --measures is deprecated (it cannot hold a comma inside brackets); "
+            "use --measure once per measure",
+            file=sys.stderr,
+        )
+        measures = (measures or []) + split_measure_list(args.measures)
+    if measures:
+        parse_measures(measures)  # fail on a bad spec before training
     configs = {}
     for spec in args.loss or [None]:  # build every configuration first: fail before training
         cfg = config_from_args(args, spec)
@@ -137,14 +190,15 @@ def run(args: argparse.Namespace) -> int:
     folds = select_folds(load_letor_folder(args.data), args.folds)
     if not folds:
         raise NdcglabError(f"{args.data} holds no folds. Fix: give a folder with Fold1..Fold5")
-    measures = [m.strip() for m in args.measures.split(",")] if args.measures else None
     preset = configs[losses[0]].preset
+    unit = "round" if args.model == "gbdt" else "epoch"
 
     def log(msg: str) -> None:
         if not args.quiet:
             print(f"ndcglab cv: {msg}", file=sys.stderr, flush=True)
 
     per_loss: dict[str, list[dict[str, Any]]] = {loss: [] for loss in losses}
+    failed: dict[str, list[dict[str, Any]]] = {loss: [] for loss in losses}
     names: list[str] = []
     for fold in folds:
         t0 = time.perf_counter()
@@ -155,7 +209,12 @@ def run(args: argparse.Namespace) -> int:
         )
         for loss in losses:
             t1 = time.perf_counter()
-            result = _fit(args, loss, configs[loss], train_ds, vali_ds)
+            try:
+                result = _fit(args, loss, configs[loss], train_ds, vali_ds)
+            except TrainingDivergedError as exc:
+                failed[loss].append({"fold": fold.name, "epoch": exc.epoch, "error": str(exc)})
+                log(f"{fold.name} {loss}: FAILED at epoch {exc.epoch}: {exc}")
+                continue
             scores = result.trained.predict(test_ds)
             ev = evaluate(test_ds, scores, measures, preset=preset)
             if not names:
@@ -165,8 +224,8 @@ def run(args: argparse.Namespace) -> int:
                 {
                     "fold": fold.name,
                     "mean": dict(ev.mean),
-                    "best_epoch": result.best_epoch,
-                    "epochs_run": result.epochs_run,
+                    f"best_{unit}": result.best_epoch,
+                    f"{unit}s_run": result.epochs_run,
                     "stop_reason": result.stop_reason,
                     "valid": result.best_score,
                     "valid_measure": result.measure,
@@ -177,40 +236,47 @@ def run(args: argparse.Namespace) -> int:
             log(
                 f"{fold.name} {loss}: test {key} {ev.mean[key]:.4f}, "
                 f"valid {_fmt(result.best_score)}, "
-                f"best epoch {result.best_epoch}/{result.epochs_run} ({result.stop_reason}), "
+                f"best {unit} {result.best_epoch}/{result.epochs_run} ({result.stop_reason}), "
                 f"{seconds:.1f} s"
             )
 
+    if not names:  # every run failed: the measures' names come from the specs
+        names = [str(m) for m in parse_measures(measures)] if measures else []
     payload: dict[str, Any] = {}
     for loss in losses:
         rows = per_loss[loss]
         values = {n: np.array([r["mean"][n] for r in rows], dtype=np.float64) for n in names}
+        bad = bool(failed[loss])
         payload[loss] = {
-            "mean": {n: float(v.mean()) for n, v in values.items()},
-            "std": {n: float(v.std(ddof=1)) if len(v) > 1 else 0.0 for n, v in values.items()},
+            "mean": None if bad else {n: float(v.mean()) for n, v in values.items()},
+            "std": None
+            if bad
+            else {n: float(v.std(ddof=1)) if len(v) > 1 else 0.0 for n, v in values.items()},
             "folds": rows,
+            "failed": failed[loss],
             "std_ddof": 1,
             "preset": preset,
             "n_folds": len(rows),
-            "training": configs[loss].to_dict(),
+            "training": {**configs[loss].to_dict(), "unit": unit},
         }
+
+    def cell(loss: str, n: str) -> str:
+        if failed[loss]:
+            f = failed[loss][0]
+            return f"failed ({f['fold']}, epoch {f['epoch']})"
+        return f"{payload[loss]['mean'][n]:.4f}±{payload[loss]['std'][n]:.4f}"
 
     def text() -> str:
         header = ["measure", *losses]
-        body = [
-            [
-                n,
-                *(
-                    f"{payload[loss]['mean'][n]:.4f}±{payload[loss]['std'][n]:.4f}"
-                    for loss in losses
-                ),
-            ]
-            for n in names
-        ]
-        return (
+        body = [[n, *(cell(loss, n) for loss in losses)] for n in names]
+        out = (
             f"{len(folds)} folds of {args.data}; test measures under preset {preset}; "
             "mean±std over folds\n" + format_table(header, body)
         )
+        for loss in losses:
+            for f in failed[loss]:
+                out += f"\nfailed: {loss} on {f['fold']} at epoch {f['epoch']}: {f['error']}"
+        return out
 
     emit(args, payload, text)
-    return 0
+    return 1 if any(failed.values()) else 0

@@ -1,4 +1,12 @@
-"""``ndcglab describe DATA``: what is in a dataset (queries, documents, labels, list lengths)."""
+"""``ndcglab describe DATA``: what is in a dataset (queries, documents, labels, list lengths).
+
+DATA is a LETOR/SVMlight file, ``synthetic:NAME[:SEED]`` or a LETOR folder (``Fold1..Fold5``
+with ``train``/``vali``/``test`` files, or one fold folder). A folder is described per fold and
+part, and in total: the total counts every distinct query id once (the folds of a LETOR
+collection hold the same queries in different parts). ``--format json`` for a folder:
+``{"source", "folds": [{"fold", "parts": {"train": ..., "vali": ..., "test": ...}}], "total"}``,
+each part and the total in the shape of a single file's summary.
+"""
 
 from __future__ import annotations
 
@@ -17,13 +25,14 @@ def add_parser(subparsers: Any) -> None:
         description=(
             "Summarise a ranking dataset: numbers of queries, documents and features, label "
             "counts, queries without any relevant document (no label > 0), list lengths and "
-            "missing (NULL/NaN) feature values."
+            "missing (NULL/NaN) feature values. A LETOR folder (Fold1..Fold5, or one fold) is "
+            "described per fold and part, and in total (every distinct query id once)."
         ),
     )
     p.add_argument(
         "data",
         metavar="DATA",
-        help="a LETOR/SVMlight file (plain or .gz), or synthetic:NAME[:SEED]",
+        help="a LETOR/SVMlight file (plain or .gz), a LETOR folder, or synthetic:NAME[:SEED]",
     )
     p.add_argument(
         "--query-file",
@@ -85,8 +94,84 @@ def _text(d: dict[str, Any]) -> str:
     return format_table(["", "value"], rows)
 
 
+def describe_folder(path: str) -> dict[str, Any]:
+    """The summary of a LETOR folder: per fold and part, and in total (distinct query ids)."""
+    from ..data import load_letor_folder
+    from ..data.dataset import RankingDataset, boundaries_from_group
+
+    folds = load_letor_folder(path)
+    out: dict[str, Any] = {"source": str(path), "folds": []}
+    seen: set[str] = set()
+    parts_new: list[RankingDataset] = []
+    for fold in folds:
+        entry: dict[str, Any] = {"fold": fold.name, "parts": {}}
+        for part in ("train", "vali", "test"):
+            if getattr(fold, f"{part}_path") is None:
+                continue
+            ds = getattr(fold, part)
+            entry["parts"][part] = describe(ds)
+            keep = [i for i, q in enumerate(ds.query_ids.tolist()) if str(q) not in seen]
+            seen.update(str(ds.query_ids[i]) for i in keep)
+            if keep:
+                parts_new.append(ds.subset(np.asarray(keep, dtype=np.int64)))
+        out["folds"].append(entry)
+    if parts_new:
+        total = RankingDataset(
+            features=np.concatenate([d.features for d in parts_new]),
+            labels=np.concatenate([d.labels for d in parts_new]),
+            boundaries=boundaries_from_group(np.concatenate([d.query_lengths for d in parts_new])),
+            query_ids=np.concatenate([d.query_ids for d in parts_new]),
+            source=f"{path} (every distinct query id once)",
+        )
+        out["total"] = describe(total)
+    else:
+        out["total"] = None
+    return out
+
+
+def _folder_text(d: dict[str, Any]) -> str:
+    rows = []
+
+    def row(name: str, x: dict[str, Any]) -> list[Any]:
+        ll = x["list_length"]
+        return [
+            name,
+            x["queries"],
+            x["documents"],
+            x["features"],
+            "  ".join(f"{k}:{v}" for k, v in x["labels"].items()),
+            x["empty_queries"],
+            f"{ll['min']} / {ll['median']:g} / {ll['max']}",
+            x["missing_values"],
+        ]
+
+    for f in d["folds"]:
+        for part, x in f["parts"].items():
+            rows.append(row(f"{f['fold']}/{part}", x))
+    if d["total"] is not None:
+        rows.append(row("total (distinct queries)", d["total"]))
+    header = [
+        "part",
+        "queries",
+        "documents",
+        "features",
+        "labels",
+        "empty queries",
+        "list length min/med/max",
+        "missing",
+    ]
+    return f"{d['source']}: {len(d['folds'])} fold(s)\n" + format_table(header, rows)
+
+
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from ..data import load_dataset
+
+    if Path(args.data).is_dir():
+        d = describe_folder(args.data)
+        emit(args, d, lambda: _folder_text(d))
+        return 0
 
     opts = {} if args.query_file is None else {"query_file": args.query_file}
     ds = load_dataset(args.data, **opts)

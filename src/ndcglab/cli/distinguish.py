@@ -22,6 +22,7 @@ from ._common import (
     format_table,
     read_systems,
 )
+from ._help import plain
 
 __all__ = ["add_parser", "run"]
 
@@ -33,7 +34,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         subparsers,
         "distinguish",
         help_text="mean NDCG vs list size n for several rankers, and the stability of their order",
-        doc=__doc__,
+        doc=plain(__doc__) if __doc__ else None,
         noun="ranker",
         measure_help="measure, repeatable (default: the four of the paper: ndcg, "
         "'ndcg(discount=power:0.5)', 'ndcg(discount=exp:2)', ndcg@0.2n)",
@@ -110,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
             rows.append([m, *(float(v) for v in mu), str(res.ranking_stable_from(m))])
         lines.append(format_table(header, rows))
         lines.append("")
-        header2 = ["measure", "pair", "winner at n_max", "stable from n (all repetitions)"]
+        stable = "stable from n" + ("" if res.order == "file" else " (all repetitions)")
+        header2 = ["measure", "pair", "winner at n_max", stable]
         rows2 = []
         for m in res.measures:
             for a, b in res.pair_stability(m):

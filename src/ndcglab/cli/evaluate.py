@@ -5,6 +5,7 @@
     ndcglab evaluate DATA --scores FILE  [--measure SPEC ...] [--preset NAME]
     ndcglab evaluate DATA --feature N    [...]   (rank by feature column N, 1-based as in the file)
     ndcglab evaluate --qrels FILE --run FILE [...]   (TREC; default preset trec_eval)
+    ndcglab evaluate --qrels FILE --run FILE -c -M 1000 -J -l 2 --score-precision trec_eval10
 
 DATA is a LETOR/SVMlight file (plain or .gz) or ``synthetic:NAME[:SEED]``. Without ``--measure``
 the preset's usual set is reported (letor4: P@1..10, MAP, NDCG@1..10, MeanNDCG). The output is a
@@ -12,6 +13,14 @@ table of means followed by a line stating the convention and the number of queri
 relevant document; ``--format json`` prints one object with ``mean`` (printed measure name ->
 mean), ``queries``, ``empty_queries`` and ``convention``. ``--per-query FILE`` writes the
 per-query values as CSV.
+
+trec_eval's options keep their letters: ``-c`` (every query of the qrels, a missing one scoring
+0), ``-M N`` (the first N documents of each ranking), ``-J`` (judged documents only), ``-l N``
+(a label >= N is relevant: the preset option ``rel=N``), and ``--score-precision`` (``float32``
+= ``trec_eval9`` = ``pytrec_eval``, ``float64`` = ``trec_eval10``). ``-c``, ``-M``, ``-J`` need
+a TREC run. TREC files are read as trec_eval 10 reads them: ``#`` comment lines are skipped and
+run fields after the sixth are ignored; an empty file, or a run with no query of the qrels, is
+refused naming the file.
 """
 
 from __future__ import annotations
@@ -23,19 +32,99 @@ import numpy as np
 
 from ..errors import NdcglabError
 from ._common import add_format_argument, emit
+from ._help import description
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "add_ranking_arguments", "read_ranking", "run"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    from ..measures import available_measures, available_presets
+
     p = subparsers.add_parser(
         "evaluate",
         help="measure a ranking (NDCG, MAP, P@k, ...) with every convention stated",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
-        epilog="Measures: ndcg, dcg, idcg (z), ndcg_beta, meanndcg, map (ap), p, mrr (rr), e.g. "
-        "ndcg@10, 'ndcg(gain=linear,discount=power:0.5)@0.2n', map, p@5. Presets: standard, "
-        "letor3, letor4, trec_eval, sklearn, lightgbm. See docs/measures.md.",
+        description=description(__doc__, 0),
+        epilog=f"Measures: {', '.join(available_measures())}, e.g. ndcg@10, "
+        "'ndcg(gain=linear,discount=power:0.5)@0.2n', map, p@5 (trec_eval's and ir_measures' "
+        f"names are accepted too). Presets: {', '.join(available_presets())}. See "
+        "docs/measures.md.",
     )
+    add_ranking_arguments(p)
+    p.add_argument(
+        "--measure",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="measure, e.g. ndcg@10 or 'ndcg(ties=average)@5'; repeatable (default: the preset's "
+        "usual set)",
+    )
+    p.add_argument(
+        "--preset",
+        default=None,
+        metavar="NAME",
+        help="convention preset (default standard; trec_eval for --qrels), with options such as "
+        "'trec_eval(depth=100)'; the list is below",
+    )
+    p.add_argument("--per-query", metavar="FILE", help="write per-query values to FILE (CSV)")
+    t = p.add_argument_group(
+        "trec_eval's options", "named as in trec_eval; -c, -M and -J apply to --qrels/--run"
+    )
+    t.add_argument(
+        "-c",
+        "--all-queries",
+        action="store_true",
+        help="average over every query of the qrels; a query the run misses scores 0",
+    )
+    t.add_argument(
+        "-M",
+        "--max-docs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="only the first N documents of each ranking (by score, then docno descending)",
+    )
+    t.add_argument(
+        "-J",
+        "--judged-only",
+        action="store_true",
+        help="rank only the judged documents (unjudged ones are dropped from the run)",
+    )
+    t.add_argument(
+        "-l",
+        "--rel-level",
+        default=None,
+        metavar="N",
+        help="relevance level: a label >= N counts as relevant (the preset option rel=N)",
+    )
+    t.add_argument(
+        "--score-precision",
+        default=None,
+        metavar="P",
+        help="precision at which scores are compared (ties): float32 = trec_eval9 = "
+        "pytrec_eval (C float), float64 = trec_eval10 (C double); default: the preset's",
+    )
+    add_format_argument(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def _with_rel(preset: str, level: str) -> str:
+    """``preset`` with the preset option ``rel=level`` added (trec_eval's ``-l``)."""
+    from .._spec import ParsedSpec, parse_spec
+
+    parsed = parse_spec(preset, what="preset")
+    have = dict(parsed.params)
+    if "rel" in have and have["rel"] != level:
+        raise NdcglabError(
+            f"--rel-level {level} and --preset {preset} set two relevance levels. Fix: drop one"
+        )
+    have["rel"] = level
+    return str(ParsedSpec(parsed.name, tuple(sorted(have.items())), parsed.cutoff))
+
+
+def add_ranking_arguments(p: argparse.ArgumentParser) -> None:
+    """The ranking to measure: ``DATA`` with ``--scores FILE`` or ``--feature N`` (and
+    ``--missing``), or ``--qrels FILE --run FILE``; read by :func:`read_ranking`."""
     p.add_argument(
         "data",
         nargs="?",
@@ -57,36 +146,19 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--qrels", metavar="FILE", help="TREC qrels file (with --run, without DATA)")
     p.add_argument("--run", dest="run_file", metavar="FILE", help="TREC run file (with --qrels)")
     p.add_argument(
-        "--measure",
-        action="append",
-        default=None,
-        metavar="SPEC",
-        help="measure, e.g. ndcg@10 or 'ndcg(ties=average)@5'; repeatable (default: the preset's "
-        "usual set)",
-    )
-    p.add_argument(
-        "--preset",
-        default=None,
-        metavar="NAME",
-        help="convention preset: standard (default; trec_eval for --qrels), letor3, "
-        "letor4, trec_eval, sklearn, lightgbm",
-    )
-    p.add_argument(
         "--missing",
         choices=("nan", "min", "zero"),
         default="nan",
         help="missing feature values (NULL) when reading DATA: kept as NaN (default), "
         "per-query minimum, or 0; matters for --feature",
     )
-    p.add_argument("--per-query", metavar="FILE", help="write per-query values to FILE (CSV)")
-    add_format_argument(p)
-    p.set_defaults(func=run)
-    return p
 
 
-def _evaluate(args: argparse.Namespace) -> Any:
-    from ..measures import evaluate, evaluate_trec
-
+def read_ranking(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The ranking named by :func:`add_ranking_arguments`: ``(qrels, run)`` dicts for
+    ``--qrels/--run`` (read by :func:`ndcglab.data.trec.read_trec`: comment lines skipped, extra
+    run fields ignored, empty files and a run with no query of the qrels refused), else
+    ``(dataset, scores)``."""
     trec = args.qrels is not None or args.run_file is not None
     if trec:
         if args.data is not None or args.scores is not None or args.feature is not None:
@@ -96,11 +168,9 @@ def _evaluate(args: argparse.Namespace) -> Any:
             )
         if args.qrels is None or args.run_file is None:
             raise NdcglabError("TREC evaluation needs both --qrels FILE and --run FILE")
-        from ..data import read_qrels, read_run
+        from ..data.trec import read_trec
 
-        qrels = read_qrels(args.qrels)
-        run_ = read_run(args.run_file)
-        return evaluate_trec(qrels, run_, args.measure, preset=args.preset or "trec_eval")
+        return read_trec(args.qrels, args.run_file)
     if args.data is None:
         raise NdcglabError(
             "nothing to evaluate. Fix: ndcglab evaluate DATA --scores FILE (or --feature N), or "
@@ -130,7 +200,47 @@ def _evaluate(args: argparse.Namespace) -> Any:
             )
     else:
         scores = read_scores(args.scores, n_expected=ds.n_docs)
-    return evaluate(ds, scores, args.measure, preset=args.preset)
+    return ds, scores
+
+
+def _evaluate(args: argparse.Namespace) -> Any:
+    from ..measures import evaluate, evaluate_trec
+
+    trec = args.qrels is not None or args.run_file is not None
+    if args.max_docs is not None and args.max_docs < 1:
+        raise NdcglabError(f"-M {args.max_docs}: N must be a positive integer, e.g. -M 1000")
+    if not trec:
+        used = [
+            flag
+            for flag, on in (
+                ("-c", args.all_queries),
+                ("-M", args.max_docs is not None),
+                ("-J", args.judged_only),
+            )
+            if on
+        ]
+        if used:
+            raise NdcglabError(
+                f"{', '.join(used)} appl{'ies' if len(used) == 1 else 'y'} to a TREC run "
+                "(--qrels/--run): every document of DATA is judged and ranked. Fix: drop "
+                f"{', '.join(used)}"
+            )
+    preset = args.preset or ("trec_eval" if trec else "standard")
+    if args.rel_level is not None:
+        preset = _with_rel(preset, args.rel_level)
+    data, scores = read_ranking(args)
+    if isinstance(data, dict):
+        return evaluate_trec(
+            data,
+            scores,
+            args.measure,
+            preset=preset,
+            complete=args.all_queries,
+            judged_only=True if args.judged_only else None,
+            depth=args.max_docs,
+            score_precision=args.score_precision,
+        )
+    return evaluate(data, scores, args.measure, preset=preset, score_precision=args.score_precision)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
-from ._common import add_format_argument, emit
+from ._common import add_format_argument, emit, positive_int
 
 
 def add_parser(subparsers: Any) -> None:
@@ -24,7 +25,9 @@ def add_parser(subparsers: Any) -> None:
                    + ", ".join(SYNTHETIC_SETS))  # fmt: skip
     p.add_argument("--out", required=True, metavar="FILE", help="output file (.gz compresses)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--queries", type=int, default=None, help="override the number of queries")
+    p.add_argument(
+        "--queries", type=positive_int, default=None, help="override the number of queries"
+    )
     p.add_argument("--sparse", action="store_true", help="leave out zero feature values")
     add_format_argument(p)
     p.set_defaults(func=run)
@@ -38,15 +41,40 @@ def run(args: argparse.Namespace) -> int:
         raise SpecError(f"--seed must be >= 0, got {args.seed}")
     overrides = {} if args.queries is None else {"n_queries": args.queries}
     ds = make_synthetic(args.name, seed=args.seed, **overrides)
+    from ..data.synthetic import estimate_text_size
+
+    try:  # writes a small sample to a temporary file and measures it
+        expected: int | None = estimate_text_size(ds, args.out, sparse=args.sparse)
+    except OSError:  # no room even for the sample: the write below says so, naming the output
+        expected = None
+    if expected is not None:
+        print(
+            f"ndcglab generate: {ds.n_queries} queries, {ds.n_docs} documents; writing about "
+            f"{_size(expected)} to {args.out}",
+            file=sys.stderr,
+            flush=True,
+        )
     bar = None
     if sys.stderr.isatty() and ds.n_docs > 200_000:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=ds.n_docs, desc="writing", unit="doc", file=sys.stderr, leave=False)
+    existed = os.path.exists(args.out)
     try:
         write_svmlight(
             args.out, ds, sparse=args.sparse, progress=None if bar is None else bar.update
         )
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close()
+            bar = None
+        left = "kept its old content" if existed else "was not created"
+        print(
+            f"ndcglab: error: interrupted (Ctrl-C) while writing {args.out}: {args.out} {left} "
+            "and no temporary file was left behind. Fix: run the command again",
+            file=sys.stderr,
+        )
+        return 130
     finally:
         if bar is not None:
             bar.close()
@@ -56,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
         "queries": ds.n_queries,
         "documents": ds.n_docs,
         "features": ds.n_features,
+        "expected_bytes": expected,
+        "bytes": os.path.getsize(args.out),
     }
     emit(
         args,
@@ -66,3 +96,11 @@ def run(args: argparse.Namespace) -> int:
         ),
     )
     return 0
+
+
+def _size(n: int) -> str:
+    """``n`` bytes in a unit a person reads at a glance."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"

@@ -1,16 +1,34 @@
 """``ndcglab`` command line: a thin layer over the library, one module per sub-command.
 
 Each sub-command module in :mod:`ndcglab.cli` defines ``add_parser(subparsers)`` (which registers
-its parser and sets ``func``) and a ``run(args) -> int``. Library errors (:class:`NdcglabError`)
-are printed as ``ndcglab: error: ...`` with exit status 2; nothing else is caught.
+its parser and sets ``func``) and a ``run(args) -> int``.
+
+What the user sees on failure is always **one line** on stderr, never a traceback:
+
+* a library error (:class:`NdcglabError`) or a bad command line: ``ndcglab: error: what — where —
+  the fix``, exit status 2 (the same for argparse's own errors, and ``--threads 0``);
+* an operating-system error (disk full, a write limit, permission denied, a missing folder):
+  ``ndcglab: error: cannot ... PATH: reason. Fix: ...``, exit status 1; writes are atomic, so a
+  file being replaced keeps its old content;
+* Ctrl-C: ``ndcglab: error: interrupted ...``, exit status 130;
+* anything else (a bug): ``ndcglab: error: internal error (...)`` with exit status 70 and a
+  request to report it; ``NDCGLAB_DEBUG=1`` shows the traceback.
+
+Warnings are printed as one line each, ``ndcglab: warning: ...``. Before a command runs, an
+output path that is one of its inputs (``predict M data.txt --out data.txt``) is refused.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import os
+import re
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from .. import __version__
 from ..errors import NdcglabError
@@ -20,6 +38,7 @@ from ..errors import NdcglabError
 #: measuring never imports torch.
 COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("evaluate", "evaluate scores against a LETOR file or a TREC run"),
+    "explain": ("explain", "why two conventions give different means, option by option"),
     "describe": ("describe", "describe a dataset: queries, documents, labels, list lengths"),
     "generate": ("generate", "write a seeded synthetic LETOR dataset"),
     "train": ("train", "train a ranker with a registered loss"),
@@ -28,12 +47,34 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("compare", "compare rankers with significance tests"),
     "distinguish": ("distinguish", "mean NDCG against list size: distinguishability curves"),
     "reproduce": ("reproduce", "reproduce the papers' experiments as reports"),
+    "list": ("list", "list the measures, losses, presets or experiments with their parameters"),
 }
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with errors as one line: ``ndcglab: error: ... Fix: see 'ndcglab CMD --help'``
+    (exit status 2). Sub-command parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        cmd = self.prog if self.prog.startswith("ndcglab") else "ndcglab"
+        self.exit(2, f"ndcglab: error: {message}. Fix: see '{cmd} --help'\n")
+
+
+def _check_threads(parser: argparse.ArgumentParser) -> None:
+    """Make every ``--threads`` option refuse 0 and negative numbers while parsing."""
+    from ._common import positive_int
+
+    for action in parser._actions:
+        if action.dest == "threads" and action.type in (int, None):
+            action.type = positive_int
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _check_threads(sub)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with ``only``, just that sub-command's module is imported."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ndcglab",
         description="Measure and optimise NDCG, with every convention stated.",
     )
@@ -50,24 +91,125 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                 continue  # sub-command not built yet
             raise
         mod.add_parser(sub)
+    _check_threads(parser)
     return parser
 
 
+_TEMP_NAME = re.compile(r"^\.(.+)\.\d+\.[A-Za-z0-9_]+\.ndcglab-tmp$")
+
+
+def _shown_path(name: Any) -> str:
+    """A path for messages: the target of one of ndcglab's temporary files, else itself."""
+    if name is None:
+        return ""
+    text = os.fsdecode(name) if isinstance(name, bytes | os.PathLike) else str(name)
+    head, tail = os.path.split(text)
+    m = _TEMP_NAME.match(tail)
+    return os.path.join(head, m.group(1)) if m else text
+
+
+def os_error_message(exc: OSError) -> str:
+    """One line for an operating-system error: what, where, and the fix."""
+    where = _shown_path(exc.filename)
+    if exc.filename2 is not None:
+        where += f" -> {_shown_path(exc.filename2)}"
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    code = exc.errno
+    if code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        fix = (
+            "free disk space (or raise the file-size limit) or write elsewhere; a file being "
+            "replaced keeps its old content"
+        )
+    elif code in (errno.EACCES, errno.EPERM, errno.EROFS):
+        fix = "check the permissions of the file and its folder, or write elsewhere"
+    elif code == errno.ENOENT:
+        fix = "check the path (does the folder exist?)"
+    elif code in (errno.EISDIR, errno.ENOTDIR):
+        fix = "give a file where a file is expected and a folder where a folder is"
+    else:
+        fix = "check the path and the disk, then run the command again"
+    where_txt = f" ({where})" if where else ""
+    return f"ndcglab: error: {reason}{where_txt}. Fix: {fix}"
+
+
+def _one_line_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    line: str | None = None,
+) -> str:
+    text = " ".join(str(message).split())
+    return f"ndcglab: warning: {text}\n"
+
+
+def _error(text: str) -> None:
+    print(" ".join(text.split()), file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``ndcglab ARGV``; returns the exit status (see the module docstring)."""
+    saved_format = warnings.formatwarning
+    warnings.formatwarning = _one_line_warning
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(
+            "ndcglab: error: interrupted (Ctrl-C); a file being written keeps its old content. "
+            "Fix: run the command again",
+            file=sys.stderr,
+        )
+        return 130
+    except Exception as exc:  # a bug outside a command (a sub-command that fails to import)
+        return _internal_error(exc)
+    finally:
+        warnings.formatwarning = saved_format
+
+
+def _internal_error(exc: Exception) -> int:
+    """One line for a bug (exit status 70); ``NDCGLAB_DEBUG=1`` re-raises for the traceback."""
+    if os.environ.get("NDCGLAB_DEBUG"):
+        raise exc
+    _error(
+        f"ndcglab: error: internal error ({type(exc).__name__}: {exc}). Fix: please report "
+        "it with the command line; NDCGLAB_DEBUG=1 shows the traceback"
+    )
+    return 70
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     chosen = next((a for a in argv if not a.startswith("-")), None)
-    parser = build_parser(only=chosen if chosen in COMMANDS else "")
-    args = parser.parse_args(argv)
+    try:
+        parser = build_parser(only=chosen if chosen in COMMANDS else "")
+        args = parser.parse_args(argv)
+    except NdcglabError as exc:
+        _error(f"ndcglab: error: {exc}")
+        return 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
     try:
+        from ._common import refuse_output_over_input
+
+        refuse_output_over_input(args)
         return int(args.func(args) or 0)
     except NdcglabError as exc:
-        print(f"ndcglab: error: {exc}", file=sys.stderr)
+        _error(f"ndcglab: error: {exc}")
         return 2
     except BrokenPipeError:  # pragma: no cover - e.g. `ndcglab ... | head`
         return 0
+    except OSError as exc:
+        _error(os_error_message(exc))
+        return 1
+    except MemoryError:
+        _error(
+            "ndcglab: error: out of memory. Fix: use a smaller input, fewer features or a "
+            "smaller model, or a machine with more memory"
+        )
+        return 1
+    except Exception as exc:
+        return _internal_error(exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

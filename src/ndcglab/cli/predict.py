@@ -1,17 +1,25 @@
-"""``ndcglab predict MODEL DATA --out SCORES [--format json]``.
+"""``ndcglab predict MODEL DATA --out SCORES [--format text|json|trec]``.
 
 Scores every document of DATA (a LETOR/SVMlight file or ``synthetic:NAME[:SEED]``) with a model
-file written by ``ndcglab train`` (or the boosted-trees trainer) and writes one score per line, in
-the data file's order — the score file ``ndcglab evaluate DATA --scores SCORES`` reads. The model
-refuses data with another feature count.
+file written by ``ndcglab train`` (or the boosted-trees trainer). By default it writes one score
+per line, in the data file's order - the score file ``ndcglab evaluate DATA --scores SCORES``
+reads - and prints a summary (``--format json``: as one JSON object). ``--format trec`` writes a
+TREC run instead (``QID Q0 DOCNO RANK SCORE TAG``, the documents of each query by score,
+descending, equal scores in file order; DOCNO is the data's doc id, or ``QID-i`` when it has none)
+to ``--out``, or to standard output when ``--out`` is left out or is ``-``: the file trec_eval,
+pytrec_eval, ir_measures and ranx read, with qrels from ``ndcglab.data.dataset_to_qrels``. The
+model refuses data with another feature count.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
-from ._common import add_format_argument, emit, format_table
+from ..errors import SpecError
+from ._common import emit, format_table
+from ._help import description
 
 __all__ = ["add_parser", "run"]
 
@@ -19,26 +27,62 @@ __all__ = ["add_parser", "run"]
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "predict",
-        help="score a data file with a trained model; write a score file",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
+        help="score a data file with a trained model; write a score file or a TREC run",
+        description=description(__doc__),
     )
-    p.add_argument("model", metavar="MODEL", help="model file from `ndcglab train --out`")
+    p.add_argument("model", metavar="MODEL", help="model file from ndcglab train --out")
     p.add_argument("data", metavar="DATA", help="LETOR/SVMlight file or synthetic:NAME[:SEED]")
     p.add_argument(
-        "--out", required=True, metavar="SCORES", help="score file to write (one per line)"
+        "--out",
+        default=None,
+        metavar="FILE",
+        help="file to write: scores, one per line (text, json), or the TREC run (trec; "
+        "standard output when left out or -)",
     )
-    add_format_argument(p)
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "trec"),
+        default="text",
+        help="text / json: write the score file and print a summary as a table / one JSON "
+        "object; trec: write a TREC run (query and doc ids) instead of the score file",
+    )
+    p.add_argument(
+        "--tag", default="ndcglab", help="run tag, the last field of a TREC run (default ndcglab)"
+    )
     p.set_defaults(func=run)
     return p
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..data import load_dataset, write_scores
+    from ..data import load_dataset, write_run, write_scores
     from ..estimator import load_trained
 
+    trec = args.format == "trec"
+    if not trec and args.out in (None, "-"):
+        raise SpecError(
+            "predict needs --out FILE for the score file. Fix: add --out scores.txt, or "
+            "--format trec to print a TREC run"
+        )
     model = load_trained(args.model)
     ds = load_dataset(args.data)
     scores = model.predict(ds)
+    if trec:
+        if args.out in (None, "-"):
+            import tempfile
+            from pathlib import Path
+
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / "run.txt"
+                write_run(path, ds, scores, tag=args.tag)
+                sys.stdout.write(path.read_text(encoding="utf-8", errors="surrogateescape"))
+        else:
+            write_run(args.out, ds, scores, tag=args.tag)
+            print(
+                f"ndcglab predict: wrote the TREC run of {ds.n_queries} queries, {ds.n_docs} "
+                f"documents to {args.out}",
+                file=sys.stderr,
+            )
+        return 0
     write_scores(args.out, scores)
     payload = {
         "scores": str(args.out),

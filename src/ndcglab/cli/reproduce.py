@@ -2,7 +2,8 @@
 
 Runs one of the papers' experiments (or ``all``) and writes a report folder: ``index.html`` with
 plots and tables, the tables as CSV/Markdown/LaTeX, and ``results.json`` (every number, dataset
-hashes, seeds, package versions). The folder appears only when the run succeeds.
+hashes, seeds, package versions). The folder appears only when the run succeeds. The first run
+on a machine takes longer than the next ones: Numba compiles the measure kernels and caches them.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
             "Run one of the papers' experiments (or all) and write a report folder: index.html "
             "with plots and tables, the tables as CSV/Markdown/LaTeX, and results.json (every "
             "number, dataset hashes, seeds, package versions). The folder appears only when the "
-            "run succeeds."
+            "run succeeds. The first run on a machine takes longer than the next ones: Numba "
+            "compiles the measure kernels and caches them."
         ),
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -76,6 +78,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from ..reproduce import run_experiment
+    from ..reproduce.report.bundle import check_report_destination
+
+    check_report_destination(args.out)  # refuse a folder ndcglab did not write before the run
 
     def log(msg: str) -> None:
         if not args.quiet:

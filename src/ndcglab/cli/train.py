@@ -5,18 +5,21 @@ DATA is a LETOR fold folder (its ``train`` file is trained on and its ``vali`` f
 selection unless ``--validation`` is given), one or more LETOR/SVMlight files (concatenated), or
 ``synthetic:NAME[:SEED]``. Progress goes to stderr; the summary to stdout (``--format json``: an
 object with ``"mean"`` = the best validation value keyed by the measure's name, the epochs, the
-stopping reason and the model path).
+stopping reason and the model path). Ctrl-C stops with one line saying what was saved and the
+command that continues (``--resume``), exit status 130.
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..errors import NdcglabError
 from ._common import add_format_argument, emit, format_table
+from ._help import description
 
 __all__ = ["add_parser", "add_training_arguments", "config_from_args", "load_training_data", "run"]
 
@@ -153,7 +156,8 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
         "--threads",
         type=int,
         default=None,
-        help="torch CPU threads while training (default: torch's)",
+        help="torch CPU threads while training (default: 1 for data with fewer than 10 million "
+        "feature values, documents x features; torch's default, one per core, for larger data)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     from ._gbdt import add_gbdt_arguments
@@ -249,7 +253,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "train",
         help="train a ranking model (linear, MLP, AdaRank) with a listwise loss",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
+        description=description(__doc__),
     )
     p.add_argument(
         "data",
@@ -281,7 +285,47 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
+def _command_line(extra: str) -> str:
+    """The command that was run (when this process is ``ndcglab train …``) with ``extra``
+    appended, for the line printed on Ctrl-C."""
+    argv = sys.argv[1:]
+    if "train" not in argv[:1]:
+        return f"the same ndcglab train command with {extra}"
+    if extra.split()[0] not in argv:
+        argv = [*argv, *shlex.split(extra)]
+    return "ndcglab " + shlex.join(argv)
+
+
 def run(args: argparse.Namespace) -> int:
+    """Train (see the module docstring); Ctrl-C prints one line and returns 130."""
+    done = {"epoch": 0}
+    try:
+        return _run(args, done)
+    except KeyboardInterrupt:
+        epoch = done["epoch"]
+        if args.model == "gbdt":
+            what = "nothing saved (boosted trees have no checkpoints); rerun the same command"
+        elif args.checkpoint and epoch:
+            what = (
+                f"the checkpoint in {args.checkpoint} holds epoch {epoch} (no model file "
+                f"written); continue with: {_command_line('--resume')}"
+            )
+        elif args.checkpoint:
+            what = (
+                f"no epoch finished in this run; {args.checkpoint} holds what an earlier run "
+                f"saved, if any; continue with: {_command_line('--resume')}"
+            )
+        else:
+            what = (
+                "nothing saved (no --checkpoint); to be able to continue after an interruption, "
+                f"run: {_command_line('--checkpoint ndcglab-checkpoint')}"
+            )
+        after = f" after epoch {epoch}" if epoch else ""
+        print(f"ndcglab train: interrupted{after}; {what}", file=sys.stderr, flush=True)
+        return 130
+
+
+def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
     from ..training import train
 
     if args.resume and not args.checkpoint:
@@ -311,6 +355,7 @@ def run(args: argparse.Namespace) -> int:
         checkpoint_dir=args.checkpoint,
         resume=args.resume,
         progress=None if not args.quiet else False,
+        callback=lambda info: done.update(epoch=int(info["epoch"])),
     )
     path = result.trained.save(args.out)
     payload = {

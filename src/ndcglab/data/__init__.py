@@ -26,7 +26,14 @@ from .synthetic import (
     parse_synthetic_spec,
     synthetic_params,
 )
-from .trec import dataset_to_qrels, document_names, read_qrels, read_run, write_run
+from .trec import (
+    dataset_to_qrels,
+    document_names,
+    read_qrels,
+    read_run,
+    read_trec,
+    write_run,
+)
 from .writers import read_scores, write_scores, write_svmlight
 
 __all__ = [
@@ -60,6 +67,7 @@ __all__ = [
     "read_query_file",
     "read_run",
     "read_scores",
+    "read_trec",
     "segment_index",
     "synthetic_params",
     "write_run",

@@ -7,6 +7,8 @@ import gzip
 import hashlib
 import io
 import os
+import re
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ __all__ = [
     "is_gzip",
     "join_strings",
     "open_binary",
+    "split_lines",
     "split_strings",
 ]
 
@@ -33,11 +36,59 @@ def is_gzip(path: PathLike) -> bool:
         return f.read(2) == b"\x1f\x8b"
 
 
+_GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
+
+
+class _CheckedGzipFile(gzip.GzipFile):
+    """A :class:`gzip.GzipFile` whose reads raise :class:`DataFormatError` (naming the file)
+    for a truncated or corrupt stream, instead of ``EOFError``/``zlib.error``/``BadGzipFile``."""
+
+    def _fail(self, exc: BaseException) -> DataFormatError:
+        what = "truncated" if isinstance(exc, EOFError) else "corrupt"
+        kind = "zlib.error" if isinstance(exc, zlib.error) else type(exc).__name__
+        return DataFormatError(
+            f"the gzip data is {what} ({kind}: {exc})",
+            path=self.name,
+            fix="re-download or re-compress the file (`gzip -t FILE` checks it)",
+        )
+
+    def read(self, size: int | None = -1) -> bytes:
+        try:
+            return super().read(-1 if size is None else size)
+        except _GZIP_ERRORS as exc:
+            raise self._fail(exc) from None
+
+    def read1(self, size: int = -1) -> bytes:
+        try:
+            return super().read1(size)
+        except _GZIP_ERRORS as exc:
+            raise self._fail(exc) from None
+
+    def readinto(self, b: Any) -> int:
+        try:
+            return super().readinto(b)
+        except _GZIP_ERRORS as exc:
+            raise self._fail(exc) from None
+
+    def readline(self, size: int | None = -1) -> bytes:
+        try:
+            return super().readline(-1 if size is None else size)
+        except _GZIP_ERRORS as exc:
+            raise self._fail(exc) from None
+
+    def peek(self, n: int) -> bytes:
+        try:
+            return super().peek(n)
+        except _GZIP_ERRORS as exc:
+            raise self._fail(exc) from None
+
+
 def open_binary(path: PathLike) -> io.BufferedIOBase:
     """Open a data file for binary reading, decompressing gzip transparently.
 
     Raises :class:`DataFormatError` (not ``FileNotFoundError``) when the file is missing, so the
-    CLI reports it as a data problem with a fix.
+    CLI reports it as a data problem with a fix; a truncated or corrupt gzip stream also raises
+    :class:`DataFormatError` (when it is read), as does a file that cannot be opened.
     """
     p = Path(path)
     if not p.exists():
@@ -50,9 +101,14 @@ def open_binary(path: PathLike) -> io.BufferedIOBase:
             path=p,
             fix="give a file, or use load_letor_folder() for a Fold1..Fold5 tree",
         )
-    if is_gzip(p):
-        return gzip.open(p, "rb")
-    return open(p, "rb")
+    try:
+        if is_gzip(p):
+            return _CheckedGzipFile(p, "rb")
+        return open(p, "rb")
+    except PermissionError as exc:
+        raise DataFormatError(
+            f"cannot open the file ({exc.strerror})", path=p, fix="check the file's permissions"
+        ) from None
 
 
 def file_sha256(path: PathLike, *, uncompressed: bool = False, chunk: int = 1 << 22) -> str:
@@ -74,6 +130,19 @@ def join_strings(strings: Any) -> np.ndarray:
     return np.frombuffer(
         "\n".join(strings).encode("utf-8", "surrogateescape"), dtype=np.uint8
     ).copy()
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text``, ended by LF, CRLF or CR only (not by the other separators of
+    :meth:`str.splitlines`: vertical tab, form feed, ``\\x1c``-``\\x1e``, NEL, U+2028/9); no
+    empty last line for a text that ends with a line end."""
+    lines = _LINE_ENDS.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+_LINE_ENDS = re.compile(r"\r\n|\r|\n")
 
 
 def split_strings(blob: np.ndarray, n: int) -> list[str]:

@@ -3,8 +3,10 @@
 An entry is named after the source file plus a hash of its absolute path, the read options and
 :data:`CACHE_VERSION`; it lives in :func:`default_cache_dir` (or a folder given by the caller),
 never beside the data, is written atomically and is used only when the source's size,
-modification time and (unless told otherwise) sha256 match those recorded in it. An unreadable
-entry is ignored with a warning.
+modification time and (unless told otherwise) sha256 match those recorded in it. The other
+files the parse depends on (the query file) are recorded too, and always compared by sha256. An
+unreadable or corrupt entry (a truncated zip, bad arrays, bad metadata) is rebuilt, with one
+warning that says so.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import hashlib
 import json
 import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from .dataset import RankingDataset
 
 __all__ = ["CACHE_VERSION", "default_cache_dir", "file_identity", "read_cached"]
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 def default_cache_dir() -> Path:
@@ -48,7 +50,8 @@ def _cache_file(path: Path, options: dict[str, Any], cache: bool | PathLike) -> 
     )
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     name = f"{path.name}.{digest}.ndcglab-cache.npz"
-    folder = default_cache_dir() if cache is True else Path(cache)  # type: ignore[arg-type]
+    # cache=False never gets here (read_letor does not call the cache then)
+    folder = default_cache_dir() if isinstance(cache, bool) else Path(cache)
     return folder / name
 
 
@@ -59,30 +62,50 @@ def read_cached(
     read: Callable[[], RankingDataset],
     *,
     verify: bool,
+    depends: Sequence[Path] = (),
 ) -> RankingDataset:
     """The dataset of ``path`` read with ``options``: from its cache entry when that matches the
-    source (size, modification time and, with ``verify``, sha256), else ``read()`` and a new
-    entry (an entry that cannot be written only warns)."""
+    source (size, modification time and, with ``verify``, sha256) and every file of ``depends``
+    (size, modification time and sha256, always), else ``read()`` and a new entry (an entry
+    that cannot be written only warns)."""
     if not path.is_file():
         open_binary(path).close()  # raises the usual "file not found" error
     ident = file_identity(path)
     sha = file_sha256(path) if verify else None
+    deps = [{**file_identity(d), "sha256": file_sha256(d)} for d in depends]
     cfile = _cache_file(path, options, cache)
     if cfile.is_file():
-        ds = _load_cache(cfile, ident, sha, path)
-        if ds is not None:
+        hit = _load_cache(cfile, ident, sha, path, deps)
+        if hit is not None:
+            ds, notes = hit
+            for note in notes:  # the warnings of the parse, again (never silent)
+                warnings.warn(note, UserWarning, stacklevel=3)
             return ds
     if sha is None:
         sha = file_sha256(path)
-    ds = read()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ds = read()
+    notes = []
+    for w in caught:
+        warnings.warn(w.message, w.category, stacklevel=3)
+        if issubclass(w.category, UserWarning):
+            notes.append(str(w.message))
     try:
-        _save_cache(cfile, ds, ident, sha)
+        _save_cache(cfile, ds, ident, sha, deps, notes)
     except OSError as exc:  # a cache that cannot be written is not an error
         warnings.warn(f"could not write the binary cache {cfile}: {exc}", stacklevel=3)
     return ds
 
 
-def _save_cache(cfile: Path, ds: RankingDataset, ident: dict[str, Any], sha: str) -> None:
+def _save_cache(
+    cfile: Path,
+    ds: RankingDataset,
+    ident: dict[str, Any],
+    sha: str,
+    deps: list[dict[str, Any]],
+    notes: list[str],
+) -> None:
     arrays: dict[str, np.ndarray] = {
         "features": ds.features,
         "labels": ds.labels,
@@ -104,28 +127,33 @@ def _save_cache(cfile: Path, ds: RankingDataset, ident: dict[str, Any], sha: str
         "size": ident["size"],
         "mtime_ns": ident["mtime_ns"],
         "sha256": sha,
+        "depends": deps,
         "source": ds.source,
         "n_docs": ds.n_docs,
         "n_queries": ds.n_queries,
         "extras": keys,
+        "warnings": notes,
     }
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8).copy()
     cfile.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(cfile, gz=False) as f:
+        # mypy matches the **arrays values against savez's allow_pickle: bool
         np.savez(f, **arrays)  # type: ignore[arg-type]
 
 
 def _load_cache(
-    cfile: Path, ident: dict[str, Any], sha: str | None, path: Path
-) -> RankingDataset | None:
+    cfile: Path, ident: dict[str, Any], sha: str | None, path: Path, deps: list[dict[str, Any]]
+) -> tuple[RankingDataset, list[str]] | None:
+    """The entry's dataset and the warnings its parse gave, or ``None`` (rebuild)."""
     try:
-        with np.load(cfile, allow_pickle=False) as z:
+        with open(cfile, "rb") as fh, np.load(fh, allow_pickle=False) as z:
             meta = json.loads(z["meta"].tobytes().decode())
             if (
                 meta.get("version") != CACHE_VERSION
                 or meta.get("size") != ident["size"]
                 or meta.get("mtime_ns") != ident["mtime_ns"]
                 or (sha is not None and meta.get("sha256") != sha)
+                or meta.get("depends") != deps
             ):
                 return None
             n_q, n = int(meta["n_queries"]), int(meta["n_docs"])
@@ -142,15 +170,35 @@ def _load_cache(
                     extras[k] = col
                 else:
                     extras[k] = z[f"extra_{i}"]
-            return RankingDataset(
-                features=z["features"],
-                labels=z["labels"],
-                boundaries=z["boundaries"],
+            features = z["features"]
+            labels = z["labels"]
+            boundaries = z["boundaries"]
+            if (
+                features.dtype != np.float32
+                or features.ndim != 2
+                or len(features) != n
+                or labels.shape != (n,)
+                or boundaries.shape != (n_q + 1,)
+                or len(qids) != n_q
+            ):
+                raise ValueError("arrays of the wrong shape")
+            notes = meta.get("warnings", [])
+            if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+                raise ValueError("bad warnings in the metadata")
+            ds = RankingDataset(
+                features=features,
+                labels=labels,
+                boundaries=boundaries,
                 query_ids=np.asarray(qids, dtype=object),
                 doc_ids=doc_ids,
                 extras=extras,
                 source=str(path),
             )
-    except (OSError, ValueError, KeyError) as exc:
-        warnings.warn(f"ignoring unreadable binary cache {cfile}: {exc}", stacklevel=4)
+            return ds, notes
+    except Exception as exc:  # any damage to the entry means: rebuild it
+        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        warnings.warn(
+            f"the binary cache {cfile} is unreadable ({reason}); rebuilding it from {path}",
+            stacklevel=4,
+        )
         return None

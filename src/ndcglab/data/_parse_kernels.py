@@ -36,6 +36,7 @@ S_BAD_VALUE = 8
 S_INDEX_TOO_LARGE = 9
 S_NEED_WIDER = 10
 S_UNKNOWN_KEY = 11
+S_VALUE_RANGE = 12
 
 # qid modes
 QID_UNKNOWN = -1
@@ -69,6 +70,43 @@ def _word_is(buf, s, e, word) -> bool:
         if _lower(buf[s + k]) != word[k]:
             return False
     return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _line_end(buf, pos, n):
+    """Index of the newline that ends the line starting at ``pos`` (``n`` for a last line
+    without one)."""
+    while pos < n and buf[pos] != 10:
+        pos += 1
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def _skip_ws(buf, i, eol):
+    """The first index from ``i`` on that is not a blank (``eol`` if none)."""
+    while i < eol and _is_ws(buf[i]):
+        i += 1
+    return i
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _token_end(buf, i, eol):
+    """The end of the token starting at ``i``: the next blank, ``#`` (a comment) or ``eol``."""
+    while i < eol and not _is_ws(buf[i]) and buf[i] != 35:
+        i += 1
+    return i
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pair_end(buf, i, eol):
+    """``(end, colon)`` of the ``index:value`` token starting at ``i``: its end as
+    :func:`_token_end` finds it, and the position of its first ``:`` (-1 when it has none)."""
+    colon = -1
+    while i < eol and not _is_ws(buf[i]) and buf[i] != 35:
+        if buf[i] == 58 and colon < 0:
+            colon = i
+        i += 1
+    return i, colon
 
 
 _W_NAN = np.frombuffer(b"nan", dtype=np.uint8).copy()
@@ -233,39 +271,71 @@ def count_lines(buf):
 
 
 @njit(cache=True, nogil=True)
-def max_feature_index(buf):
-    """Largest feature index in a block of lines (errors are left for :func:`parse_block`)."""
+def scan_lines(buf):
+    """``(n_lines, bare_cr)``: :func:`count_lines`, and the offset of the first carriage return
+    (``\\r``) that is not followed by a newline (``-1`` when there is none).
+
+    A bare carriage return is an old-Mac line ending (or a stray byte); the reader refuses it
+    rather than reading several lines as one."""
+    n = 0
+    bare = -1
+    last = len(buf) - 1
+    for k in range(len(buf)):
+        c = buf[k]
+        if c == 10:
+            n += 1
+        elif c == 13 and bare < 0 and (k == last or buf[k + 1] != 10):
+            bare = k
+    if len(buf) and buf[len(buf) - 1] != 10:
+        n += 1
+    return n, bare
+
+
+@njit(cache=True, nogil=True)
+def _scan_indices(buf, limit):
+    """One pass over the ``index:value`` tokens of a block of lines: ``(largest, line, start,
+    end)``, the largest index, and where the first token whose index exceeds ``limit`` (or has
+    more than 9 digits) stands, ``line`` 0-based within ``buf``; ``line`` is ``-1`` when there
+    is none. ``limit < 0``: no token stops the pass. Other errors are left for
+    :func:`parse_block`."""
     n = len(buf)
     pos = 0
+    line = 0
     best = 0
     while pos < n:
-        eol = pos
-        while eol < n and buf[eol] != 10:
-            eol += 1
-        i = pos
-        while i < eol and _is_ws(buf[i]):
-            i += 1
+        eol = _line_end(buf, pos, n)
+        i = _skip_ws(buf, pos, eol)
         if i < eol and buf[i] != 35:
-            # skip the label
-            while i < eol and not _is_ws(buf[i]) and buf[i] != 35:
-                i += 1
+            i = _token_end(buf, i, eol)  # skip the label
             while True:
-                while i < eol and _is_ws(buf[i]):
-                    i += 1
+                i = _skip_ws(buf, i, eol)
                 if i >= eol or buf[i] == 35:
                     break
                 s = i
-                colon = -1
-                while i < eol and not _is_ws(buf[i]) and buf[i] != 35:
-                    if buf[i] == 58 and colon < 0:
-                        colon = i
-                    i += 1
+                i, colon = _pair_end(buf, s, eol)
                 if colon > s:
                     v = _parse_uint(buf, s, colon)
+                    if limit >= 0 and (v == -2 or v > limit):
+                        return best, line, s, i
                     if v > best:
                         best = v
         pos = eol + 1
-    return best
+        line += 1
+    return best, -1, 0, 0
+
+
+@njit(cache=True, nogil=True)
+def first_index_above(buf, limit):
+    """``(line, start, end)`` of the first feature token whose index exceeds ``limit`` (or has
+    more than 9 digits); ``line`` is 0-based within ``buf``, ``-1`` when there is none."""
+    _, line, s, e = _scan_indices(buf, limit)
+    return line, s, e
+
+
+@njit(cache=True, nogil=True)
+def max_feature_index(buf):
+    """Largest feature index in a block of lines (errors are left for :func:`parse_block`)."""
+    return _scan_indices(buf, -1)[0]
 
 
 @njit(cache=True, nogil=True)
@@ -304,20 +374,15 @@ def parse_block(
     n_nan = 0
     n_slow = 0
     while pos < n:
-        eol = pos
-        while eol < n and buf[eol] != 10:
-            eol += 1
-        i = pos
-        while i < eol and _is_ws(buf[i]):
-            i += 1
+        eol = _line_end(buf, pos, n)
+        i = _skip_ws(buf, pos, eol)
         if i >= eol or buf[i] == 35:
             pos = eol + 1
             line += 1
             continue
         # ---- label
         s = i
-        while i < eol and not _is_ws(buf[i]) and buf[i] != 35:
-            i += 1
+        i = _token_end(buf, s, eol)
         v, st = parse_number(buf, s, i)
         if st == INVALID or st == NULL or (st == EXACT and not np.isfinite(v)):
             return S_BAD_LABEL, row, n_blocks, n_nan, line, s, i, qid_mode, n_slow
@@ -331,8 +396,7 @@ def parse_block(
             lab_slow[row] = False
         line_no[row] = line
         # ---- qid
-        while i < eol and _is_ws(buf[i]):
-            i += 1
+        i = _skip_ws(buf, i, eol)
         has_qid = (
             i + 4 <= eol
             and buf[i] == 113
@@ -345,13 +409,11 @@ def parse_block(
         if has_qid:
             if qid_mode == QID_NO:
                 s = i
-                while i < eol and not _is_ws(buf[i]) and buf[i] != 35:
-                    i += 1
+                i = _token_end(buf, s, eol)
                 return S_UNEXPECTED_QID, row, n_blocks, n_nan, line, s, i, qid_mode, n_slow
             i += 4
             s = i
-            while i < eol and not _is_ws(buf[i]) and buf[i] != 35:
-                i += 1
+            i = _token_end(buf, s, eol)
             if i == s:
                 return S_EMPTY_QID, row, n_blocks, n_nan, line, s - 4, i, qid_mode, n_slow
             qid_s[row] = s
@@ -361,24 +423,18 @@ def parse_block(
                 n_blocks += 1
         elif qid_mode == QID_YES:
             s = i
-            while i < eol and not _is_ws(buf[i]) and buf[i] != 35:
-                i += 1
+            i = _token_end(buf, s, eol)
             return S_MISSING_QID, row, n_blocks, n_nan, line, s, i, qid_mode, n_slow
         else:
             qid_s[row] = -1
             qid_e[row] = -1
         # ---- features
         while True:
-            while i < eol and _is_ws(buf[i]):
-                i += 1
+            i = _skip_ws(buf, i, eol)
             if i >= eol or buf[i] == 35:
                 break
             s = i
-            colon = -1
-            while i < eol and not _is_ws(buf[i]) and buf[i] != 35:
-                if buf[i] == 58 and colon < 0:
-                    colon = i
-                i += 1
+            i, colon = _pair_end(buf, s, eol)
             if colon < 0:
                 return S_BAD_PAIR, row, n_blocks, n_nan, line, s, i, qid_mode, n_slow
             idx = _parse_uint(buf, s, colon)
@@ -403,6 +459,9 @@ def parse_block(
             if fv != fv:
                 n_nan += 1
             X[row, idx - 1] = fv
+            if fv == fv and (X[row, idx - 1] == np.inf or X[row, idx - 1] == -np.inf):
+                # inf, or a finite value beyond float32's range: refused, never stored as inf
+                return S_VALUE_RANGE, row, n_blocks, n_nan, line, s, i, qid_mode, n_slow
         # ---- comment: key = value pairs
         for k in range(n_keys):
             ext_s[row, k] = -1
@@ -410,8 +469,7 @@ def parse_block(
         if i < eol and buf[i] == 35:
             j = i + 1
             while True:
-                while j < eol and _is_ws(buf[j]):
-                    j += 1
+                j = _skip_ws(buf, j, eol)
                 if j >= eol:
                     break
                 ks = j
@@ -432,12 +490,9 @@ def parse_block(
                     ke = eq
                 elif eq < 0:
                     save = j
-                    while j < eol and _is_ws(buf[j]):
-                        j += 1
+                    j = _skip_ws(buf, j, eol)
                     if j < eol and buf[j] == 61 and (j + 1 == eol or _is_ws(buf[j + 1])):
-                        j += 1
-                        while j < eol and _is_ws(buf[j]):
-                            j += 1
+                        j = _skip_ws(buf, j + 1, eol)
                         if j < eol:
                             vs = j
                             while j < eol and not _is_ws(buf[j]):

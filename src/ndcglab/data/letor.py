@@ -8,12 +8,23 @@ Format, one document per line::
 * ``qid:<id>`` follows the label; ids are any non-blank token and are kept as strings. Files
   without ``qid:`` need a LightGBM-style *query file* (one list size per line, in document
   order): pass ``query_file=`` or put it beside the data as ``PATH.query`` (picked up
-  automatically). When both are present, the query file must agree with the ``qid:`` blocks.
+  automatically). When a file has ``qid:`` tokens *and* a query file, the ``qid:`` blocks
+  define the queries and the query file is checked against them: a query file passed as
+  ``query_file=`` that disagrees is an error (:class:`DataFormatError` naming it); one that was
+  only found beside the data and disagrees is ignored with a ``UserWarning`` naming it (never
+  silently).
 * Features are ``index:value`` pairs, 1-based. The file may be dense (every index) or sparse
   (absent indices are 0). The matrix has as many columns as the largest index in the file, or
-  ``n_features`` when given (an index beyond it is an error).
-* The literal ``NULL`` marks a missing value (OHSUMED "Feature-null"); it becomes NaN, and so does
-  an explicit ``nan``. ``missing`` chooses what to do with NaN values:
+  ``n_features`` when given (an index beyond it is an error). Without ``n_features`` the largest
+  index may be at most ``max_features`` (default :data:`MAX_FEATURES` = 100,000, or the
+  environment variable ``NDCGLAB_MAX_FEATURES``): a larger one is refused naming its line,
+  instead of allocating a matrix of that width.
+* Feature values are stored as float32. A value that is infinite (``inf``) or beyond float32's
+  range (``1e39``, ``1e999``) is refused with file, line and token: it is never stored as
+  ``inf``.
+* The literal ``NULL`` (in any letter case, unsigned) marks a missing value (OHSUMED
+  "Feature-null"); it becomes NaN, and so does an explicit ``nan``. ``missing`` chooses what to do
+  with NaN values:
 
   - ``"nan"``  (default) keep NaN;
   - ``"min"``  replace by the minimum of that feature over the *same query's* other documents, as
@@ -26,7 +37,10 @@ Format, one document per line::
   an ``extras`` column - float64 (NaN where a line lacks the key) when every value is a number,
   else strings. Other comment words are ignored. Lines that are blank or start with ``#`` are
   skipped (they still count for line numbers).
-* Line endings LF or CRLF; the file may be gzip-compressed (detected from its first bytes).
+* Line endings LF or CRLF. A carriage return not followed by a newline (old-Mac CR-only line
+  endings, or a stray byte) is refused with its line: it would otherwise glue lines together.
+  The file may be gzip-compressed (detected from its first bytes); a truncated or corrupt gzip
+  stream is a :class:`DataFormatError`.
 
 **Queries in separate blocks.** A query's lines are normally contiguous. When a ``qid`` comes back
 after other queries, ``split_queries`` decides: ``"error"`` (default) raises a
@@ -39,13 +53,15 @@ float32 arrays directly (no Python object per token; one string per document onl
 Peak memory is about twice the float32 feature matrix for multi-block files, less in resident
 pages. ``cache=True`` keeps a binary copy (``.npz``, in :func:`default_cache_dir`, never beside
 the data) that reloads in seconds; it is used only when the source file's size, modification
-time and sha256 all match.
+time and sha256 all match, and so do those of the query file it depends on (always hashed).
 """
 
 from __future__ import annotations
 
 import gzip
 import os
+import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -53,11 +69,17 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import DataFormatError, SpecError
-from ._files import PathLike, open_binary, split_strings
-from ._letor_cache import default_cache_dir, file_identity, read_cached
+from ._files import PathLike, open_binary, split_lines, split_strings
+from ._letor_cache import default_cache_dir, read_cached
 from .dataset import RankingDataset, boundaries_from_group
 
-__all__ = ["default_cache_dir", "read_letor", "read_query_file"]
+__all__ = [
+    "MAX_FEATURES",
+    "default_cache_dir",
+    "max_features_limit",
+    "read_letor",
+    "read_query_file",
+]
 
 Missing = Literal["nan", "min", "zero"]
 SplitQueries = Literal["error", "merge", "separate"]
@@ -65,6 +87,33 @@ SplitQueries = Literal["error", "merge", "separate"]
 _CHUNK = 64 << 20
 _MISSING = ("nan", "min", "zero")
 _SPLIT = ("error", "merge", "separate")
+
+#: default cap on the largest feature index of a file read without ``n_features``
+MAX_FEATURES = 100_000
+_MAX_FEATURES_ENV = "NDCGLAB_MAX_FEATURES"
+
+
+def max_features_limit(max_features: int | None = None) -> int:
+    """The cap on the largest feature index: ``max_features`` when given, else the environment
+    variable ``NDCGLAB_MAX_FEATURES``, else :data:`MAX_FEATURES`."""
+    if max_features is not None:
+        value: Any = max_features
+        where = "max_features"
+    else:
+        value = os.environ.get(_MAX_FEATURES_ENV)
+        where = _MAX_FEATURES_ENV
+        if value is None or not str(value).strip():
+            return MAX_FEATURES
+    try:
+        limit = int(str(value).strip())
+    except ValueError:
+        limit = 0
+    if limit < 1:
+        raise SpecError(
+            f"{where}={value!r} is not a positive integer. Fix: give the largest feature index to "
+            f"accept, e.g. {where}=200000"
+        )
+    return limit
 
 
 # ============================================================================ public API
@@ -77,6 +126,7 @@ def read_letor(
     split_queries: SplitQueries = "error",
     cache: bool | PathLike = False,
     cache_verify: bool = True,
+    max_features: int | None = None,
 ) -> RankingDataset:
     """Read a LETOR/SVMlight file (plain or gzip) into a :class:`RankingDataset`.
 
@@ -102,7 +152,12 @@ def read_letor(
         source's size, modification time and sha256 match those recorded in them.
     cache_verify:
         With ``False``, a cache entry is trusted when the source's size and modification time
-        match, without hashing the source again (faster for multi-GB files).
+        match, without hashing the source again (faster for multi-GB files). The query file is
+        hashed either way.
+    max_features:
+        The largest feature index accepted when ``n_features`` is not given (default
+        ``$NDCGLAB_MAX_FEATURES`` or :data:`MAX_FEATURES`); a larger index is refused naming
+        its line.
 
     Raises
     ------
@@ -118,6 +173,7 @@ def read_letor(
             f"n_features must be a positive integer or None, got {n_features!r}. "
             "Fix: give the number of features, or leave it out to read it from the file"
         )
+    limit = int(n_features) if n_features is not None else max_features_limit(max_features)
     p = Path(path)
     qfile = Path(query_file) if query_file is not None else None
     if qfile is not None and not qfile.exists():
@@ -131,17 +187,19 @@ def read_letor(
             "missing": missing,
             "n_features": None if n_features is None else int(n_features),
             "split_queries": split_queries,
-            "query_file": file_identity(qfile) if qfile is not None else None,
+            "query_file": str(qfile.resolve()) if qfile is not None else None,
             "explicit_query_file": not auto_qfile,
+            "max_features": limit,
         }
         return read_cached(
             p,
             options,
             cache,
-            lambda: _read(p, missing, qfile, auto_qfile, n_features, split_queries),
+            lambda: _read(p, missing, qfile, auto_qfile, n_features, split_queries, limit),
             verify=cache_verify,
+            depends=[qfile] if qfile is not None else [],
         )
-    return _read(p, missing, qfile, auto_qfile, n_features, split_queries)
+    return _read(p, missing, qfile, auto_qfile, n_features, split_queries, limit)
 
 
 def read_query_file(path: PathLike) -> np.ndarray:
@@ -150,13 +208,13 @@ def read_query_file(path: PathLike) -> np.ndarray:
     sizes: list[int] = []
     with open_binary(p) as f:
         text = f.read().decode("utf-8", "replace")
-    lines = text.splitlines()
+    lines = split_lines(text)
     while lines and not lines[-1].strip():
         lines.pop()
     for k, raw in enumerate(lines, start=1):
-        tok = raw.strip()
+        tok = raw.strip(" \t\v\f")
         try:
-            v = int(tok)
+            v = int(tok) if tok.isascii() and tok.isdigit() else -1
         except ValueError:
             v = -1
         if v < 0:
@@ -199,13 +257,16 @@ _FIXES = {
 class _Parser:
     """Stateful block parser: feeds 64 MiB blocks of whole lines to the Numba kernel."""
 
-    def __init__(self, path: Path, n_features: int | None, query_file: Path | None) -> None:
+    def __init__(
+        self, path: Path, n_features: int | None, query_file: Path | None, limit: int
+    ) -> None:
         from . import _parse_kernels as K
 
         self.K = K
         self.path = path
         self.fixed = n_features is not None
         self.width = int(n_features) if n_features is not None else 0
+        self.limit = int(limit)
         self.query_file = query_file
         self.qid_mode = K.QID_UNKNOWN
         self.keys: list[str] = []
@@ -228,23 +289,50 @@ class _Parser:
 
     def _seed_keys(self, arr: np.ndarray) -> None:
         head = arr[: 1 << 20].tobytes().decode("utf-8", "surrogateescape")
-        for line in head.splitlines():
-            s = line.strip()
+        for line in head.split("\n"):  # the kernel's lines and blanks, not str.splitlines'
+            s = line.strip(" \t\r\v\f")
             if not s or s.startswith("#"):
                 continue
             if "#" in s:
                 self._set_keys([k for k, _ in _comment_pairs(s.split("#", 1)[1])])
             return
 
+    def _check_width(self, arr: np.ndarray) -> None:
+        """Refuse a feature index beyond the cap, naming the first line that asks for one."""
+        if self.width <= self.limit:
+            return
+        line, es, ee = (int(v) for v in self.K.first_index_above(arr, self.limit))
+        token = arr[es:ee].tobytes().decode("utf-8", "replace") if line >= 0 else None
+        raise DataFormatError(
+            f"feature index {self.width} is larger than the cap of {self.limit} features",
+            path=self.path,
+            line=self.line_offset + line + 1 if line >= 0 else None,
+            token=token,
+            fix="check the line (a 0-based or mangled index?); if the file really has that many "
+            "features, pass n_features= or max_features=, or set NDCGLAB_MAX_FEATURES",
+        )
+
     # ---------------------------------------------------------------- one block
     def feed(self, arr: np.ndarray) -> None:
         K = self.K
-        n_lines = int(K.count_lines(arr))
+        n_lines, bare_cr = (int(v) for v in K.scan_lines(arr))
+        if bare_cr >= 0:
+            line = self.line_offset + int(np.count_nonzero(arr[:bare_cr] == 10)) + 1
+            start = max(int(arr[:bare_cr].tobytes().rfind(b"\n")) + 1, bare_cr - 40)
+            raise DataFormatError(
+                "carriage return (\\r) not followed by a newline: CR-only line endings are not "
+                "read",
+                path=self.path,
+                line=line,
+                token=arr[start : bare_cr + 1].tobytes().decode("utf-8", "replace"),
+                fix="convert the file to LF line endings, e.g. tr '\\r' '\\n' < IN > OUT",
+            )
         if not self.chunks and self.first_data_line is None:
             self._seed_keys(arr)
         if not self.fixed and self.width == 0:
             # a guess from the first lines; a wider index later triggers a full scan
             self.width = int(K.max_feature_index(arr[: 1 << 16]))
+            self._check_width(arr)
         rows = max(n_lines, 1)
         while True:
             nk = len(self.keys)
@@ -266,6 +354,7 @@ class _Parser:
             status, n, nb, n_nan, err_line, es, ee, qid_mode, n_slow = res
             if status == K.S_NEED_WIDER:
                 self.width = max(self.width, int(K.max_feature_index(arr)))
+                self._check_width(arr)
                 continue
             if status == K.S_UNKNOWN_KEY:
                 key = arr[es:ee].tobytes().decode("utf-8", "surrogateescape")
@@ -344,13 +433,19 @@ class _Parser:
             K.S_BAD_INDEX: ("feature index must be a positive integer (1-based)", _FIXES["index"]),
             K.S_DUP_INDEX: ("feature index appears twice on this line", _FIXES["dup"]),
             K.S_BAD_VALUE: ("feature value is not a number", _FIXES["value"]),
+            K.S_VALUE_RANGE: (
+                "feature value is infinite or beyond the float32 range (about ±3.4e38)",
+                "write finite values within ±3.4e38 (rescale the feature), or NULL for a "
+                "missing value",
+            ),
         }.get(status, (None, None))
         if status == K.S_INDEX_TOO_LARGE:
             if self.fixed and (ee - es) and _index_of(token) is not None:
                 msg = f"feature index exceeds n_features={self.width}"
                 fix = "pass a larger n_features, or n_features=None to use the file's largest index"
             else:
-                msg, fix = "feature index is too large (more than 9 digits)", _FIXES["index"]
+                msg = f"feature index is too large (more than 9 digits; the cap is {self.limit})"
+                fix = _FIXES["index"]
         if msg is None:  # pragma: no cover - kernel statuses are all mapped above
             msg, fix = f"cannot parse this line (status {status})", "check the file's format"
         raise DataFormatError(msg, path=self.path, line=line, token=token, fix=fix)
@@ -368,8 +463,9 @@ def _token_after_label(arr: np.ndarray, label_end: int) -> str:
 
 
 def _comment_pairs(comment: str) -> list[tuple[str, str]]:
-    """``key = value`` pairs of a comment, in order (the same grammar as the Numba kernel)."""
-    toks = comment.split()
+    """``key = value`` pairs of a comment, in order (the same grammar as the Numba kernel, whose
+    blanks are space, tab, CR, VT and FF only)."""
+    toks = [t for t in re.split(r"[ \t\r\v\f]+", comment) if t]
     out: list[tuple[str, str]] = []
     i = 0
     while i < len(toks):
@@ -448,8 +544,9 @@ def _read(
     auto_query_file: bool,
     n_features: int | None,
     split_queries: str,
+    limit: int = MAX_FEATURES,
 ) -> RankingDataset:
-    parser = _Parser(path, n_features, query_file)
+    parser = _Parser(path, n_features, query_file, limit)
     _feed_blocks(path, parser.feed)
     if missing == "zero" and parser.n_nan:
         for c in parser.chunks:
@@ -469,14 +566,14 @@ def _read(
     labels = np.concatenate([c.labels for c in chunks]) if len(chunks) > 1 else chunks[0].labels
     if len(chunks) == 1 and chunks[0].X.shape[1] == width:
         X = chunks[0].X
-        chunks[0].X = None  # type: ignore[assignment]
+        chunks[0].X = None  # type: ignore[assignment]  # frees the block; chunk not used again
     else:
         X = np.zeros((n_docs, width), dtype=np.float32)
         r = 0
         for c in chunks:
             m, w = c.X.shape
             X[r : r + m, :w] = c.X
-            c.X = None  # type: ignore[assignment]
+            c.X = None  # type: ignore[assignment]  # frees the block; chunk not used again
             r += m
     # ---- doc ids and extras
     extras = _assemble_extras(parser.keys, chunks, n_docs)
@@ -495,18 +592,8 @@ def _read(
                 qids.append(q)
                 lines.append(ln)
         boundaries = np.asarray([*starts, n_docs], dtype=np.int64)
-        if query_file is not None and not auto_query_file:
-            sizes = read_query_file(query_file)
-            _check_sizes(sizes, n_docs, query_file, path)
-            gb = np.unique(boundaries_from_group(sizes))
-            if len(gb) != len(boundaries) or not np.array_equal(gb, boundaries):
-                raise DataFormatError(
-                    f"the query file's {len(sizes)} lists do not match the {len(starts)} qid: "
-                    "blocks of the data file",
-                    path=query_file,
-                    fix="drop the query file (the qid: tokens already define the queries), or "
-                    "make its sizes equal the lengths of the qid: blocks",
-                )
+        if query_file is not None:
+            _check_query_file_agrees(query_file, auto_query_file, boundaries, n_docs, path)
         perm, boundaries, query_ids = _split_queries(qids, boundaries, lines, split_queries, path)
         if perm is not None:
             X = X[perm]
@@ -531,6 +618,47 @@ def _read(
         doc_ids=doc_ids,
         extras=extras,
         source=str(path),
+    )
+
+
+def _check_query_file_agrees(
+    qfile: Path, found: bool, boundaries: np.ndarray, n_docs: int, path: Path
+) -> None:
+    """A query file beside a file with ``qid:`` tokens must agree with its blocks: an error
+    when it was given, a warning (and ignored) when it was only found beside the data."""
+    if found:
+        try:
+            sizes = read_query_file(qfile)
+        except DataFormatError as exc:
+            warnings.warn(
+                f"ignoring {qfile}, found beside {path}: {exc.reason} (line {exc.line}); the "
+                "qid: tokens define the queries. Fix: delete or rename it",
+                stacklevel=4,
+            )
+            return
+    else:
+        sizes = read_query_file(qfile)
+    gb = np.unique(boundaries_from_group(sizes))
+    n_blocks = len(boundaries) - 1
+    if int(sizes.sum()) == n_docs and np.array_equal(gb, boundaries):
+        return
+    what = (
+        f"{len(sizes)} list sizes adding up to {int(sizes.sum())} documents, which do not match "
+        f"the {n_blocks} qid: blocks ({n_docs} documents) of {path}"
+    )
+    if found:
+        warnings.warn(
+            f"ignoring the query file {qfile}, found beside the data: it has {what}; the qid: "
+            "tokens define the queries. Fix: delete or rename it, or make its sizes equal the "
+            "lengths of the qid: blocks",
+            stacklevel=4,
+        )
+        return
+    raise DataFormatError(
+        f"the query file's {what}",
+        path=qfile,
+        fix="drop the query file (the qid: tokens already define the queries), or make its "
+        "sizes equal the lengths of the qid: blocks",
     )
 
 

@@ -19,6 +19,7 @@ statistics are computed and **filled with 0 after normalisation** under every me
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,6 +136,7 @@ class Normalizer:
                 "a RankingDataset, or group=/qid= with the feature matrix"
             )
         out = np.empty(x.shape, dtype=np.float32)
+        blocks: Sequence[tuple[int, int, np.ndarray | None]]
         if boundaries is None or self.method != "query_minmax":
             blocks = [(a, min(a + _BLOCK, len(x)), None) for a in range(0, len(x), _BLOCK)]
         else:

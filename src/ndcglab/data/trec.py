@@ -2,10 +2,16 @@
 
 * qrels: ``QID ITER DOCNO REL`` per line (``ITER`` is ignored, usually ``0``);
 * run:   ``QID Q0 DOCNO RANK SCORE TAG`` per line (``RANK`` is checked to be an integer and
-  otherwise ignored, as trec_eval does: documents are ranked by score).
+  otherwise ignored, as trec_eval does: documents are ranked by score). Fields after ``TAG``
+  are ignored, as trec_eval 10 ignores them (a seventh column of notes, a second score).
 
-Blank lines are skipped. A (query, document) pair given twice is an error (trec_eval rejects
-duplicate documents in a run; a repeated qrels judgement is ambiguous).
+What trec_eval 10 reads, these readers read: blank lines are skipped, and so are comment lines,
+whose first non-blank character is ``#`` (in qrels and runs). A qrels line still has exactly four
+fields (trec_eval refuses more), a run line at least six. A (query, document) pair given twice is
+an error (trec_eval rejects duplicate documents in a run; a repeated qrels judgement is
+ambiguous). A file with no judgement / no ranked document is refused with an error naming it
+(trec_eval's ``Cannot read``); :func:`read_trec` also refuses a run none of whose queries is in
+the qrels, which is nearly always a mismatched pair of files.
 
 Document names for a :class:`RankingDataset` (:func:`document_names`) are its ``doc_ids`` where
 present and non-empty, else ``"{qid}-{i}"`` (``i`` = 0-based position in the list); a name
@@ -17,29 +23,47 @@ pytrec_eval insists on integer relevance: pass ``integer=True`` to :func:`read_q
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import DataFormatError, SpecError
-from ._files import PathLike, atomic_write, open_binary
+from ._files import PathLike, atomic_write, open_binary, split_lines
 from .dataset import RankingDataset
 
-__all__ = ["dataset_to_qrels", "document_names", "read_qrels", "read_run", "write_run"]
+__all__ = [
+    "dataset_to_qrels",
+    "document_names",
+    "read_qrels",
+    "read_run",
+    "read_trec",
+    "write_run",
+]
 
 
-def _lines(p: Path):
+#: Fields are separated by ASCII blanks only (as trec_eval's scanf); other bytes belong to a field.
+_FIELD_SEP = re.compile(r"[ \t\v\f]+")
+
+
+def _lines(p: Path) -> Iterator[tuple[int, str]]:
     with open_binary(p) as f:
         text = f.read().decode("utf-8", "replace")
-    for k, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
+    for k, line in enumerate(split_lines(text), start=1):
+        stripped = line.strip(" \t\v\f")
+        if stripped and not stripped.startswith("#"):
             yield k, line
+
+
+def _refuse_empty(p: Path, what: str, fix: str) -> DataFormatError:
+    return DataFormatError(f"no {what} in the file (empty, or only comments)", path=p, fix=fix)
 
 
 def _number(tok: str, p: Path, k: int, what: str, fix: str) -> float:
     try:
-        v = float(tok)
+        v = float(tok) if tok.isascii() else float("nan")
     except ValueError:
         v = float("nan")
     if not np.isfinite(v) or "_" in tok:
@@ -59,17 +83,21 @@ def _as_int(v: float, p: Path | None, k: int | None, tok: str) -> int:
     return int(v)
 
 
-def read_qrels(path: PathLike, *, integer: bool = False) -> dict[str, dict[str, Any]]:
+def read_qrels(
+    path: PathLike, *, integer: bool = False, allow_empty: bool = False
+) -> dict[str, dict[str, Any]]:
     """Read a TREC qrels file: ``QID ITER DOCNO REL`` → ``{qid: {docno: rel}}``.
 
-    Relevance values are floats (``integer=True``: ints, as pytrec_eval requires).
+    Relevance values are floats (``integer=True``: ints, as pytrec_eval requires). Blank lines and
+    ``#`` comment lines are skipped. A file without any judgement raises
+    :class:`~ndcglab.errors.DataFormatError` unless ``allow_empty=True`` (then ``{}``).
     """
     p = Path(path)
     fix = "qrels lines are 'QID 0 DOCNO RELEVANCE' (four fields separated by blanks)"
     out: dict[str, dict[str, Any]] = {}
     first: dict[tuple[str, str], int] = {}
     for k, line in _lines(p):
-        tok = line.split()
+        tok = [t for t in _FIELD_SEP.split(line) if t]
         if len(tok) != 4:
             raise DataFormatError(
                 f"{len(tok)} fields, expected 4", path=p, line=k, token=line.strip(), fix=fix
@@ -89,24 +117,34 @@ def read_qrels(path: PathLike, *, integer: bool = False) -> dict[str, dict[str, 
             )
         first[qid, doc] = k
         out.setdefault(qid, {})[doc] = v
+    if not out and not allow_empty:
+        raise _refuse_empty(p, "judgement", "give the qrels file ('QID 0 DOCNO RELEVANCE' lines)")
     return out
 
 
-def read_run(path: PathLike) -> dict[str, dict[str, float]]:
-    """Read a TREC run: ``QID Q0 DOCNO RANK SCORE TAG`` → ``{qid: {docno: score}}``."""
+def read_run(path: PathLike, *, allow_empty: bool = False) -> dict[str, dict[str, float]]:
+    """Read a TREC run: ``QID Q0 DOCNO RANK SCORE TAG`` → ``{qid: {docno: score}}``.
+
+    Fields after ``TAG`` are ignored (as trec_eval 10 does); blank lines and ``#`` comment lines
+    are skipped. A file without any ranked document raises
+    :class:`~ndcglab.errors.DataFormatError` unless ``allow_empty=True`` (then ``{}``).
+    """
     p = Path(path)
-    fix = "run lines are 'QID Q0 DOCNO RANK SCORE TAG' (six fields separated by blanks)"
+    fix = (
+        "run lines are 'QID Q0 DOCNO RANK SCORE TAG' (six fields separated by blanks; more are "
+        "ignored)"
+    )
     out: dict[str, dict[str, float]] = {}
     first: dict[tuple[str, str], int] = {}
     for k, line in _lines(p):
-        tok = line.split()
-        if len(tok) != 6:
+        tok = [t for t in _FIELD_SEP.split(line) if t]
+        if len(tok) < 6:
             raise DataFormatError(
                 f"{len(tok)} fields, expected 6", path=p, line=k, token=line.strip(), fix=fix
             )
-        qid, _, doc, rank, score, _ = tok
+        qid, _, doc, rank, score = tok[:5]
         try:
-            int(rank)
+            int(rank if rank.isascii() else "x")
         except ValueError:
             raise DataFormatError(
                 "rank is not an integer", path=p, line=k, token=rank, fix=fix
@@ -123,7 +161,35 @@ def read_run(path: PathLike) -> dict[str, dict[str, float]]:
             )
         first[qid, doc] = k
         out.setdefault(qid, {})[doc] = v
+    if not out and not allow_empty:
+        raise _refuse_empty(
+            p, "ranked document", "give the run file ('QID Q0 DOCNO RANK SCORE TAG' lines)"
+        )
     return out
+
+
+def read_trec(
+    qrels_path: PathLike, run_path: PathLike, *, integer: bool = False
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, float]]]:
+    """Read a qrels file and a run file as a pair: ``(qrels, run)``.
+
+    Besides the checks of :func:`read_qrels` and :func:`read_run` (each file non-empty), the run
+    must rank at least one query of the qrels; otherwise nothing could be evaluated and the
+    :class:`~ndcglab.errors.DataFormatError` names both files and a query id of each.
+    """
+    qrels = read_qrels(qrels_path, integer=integer)
+    run = read_run(run_path)
+    if not any(q in qrels for q in run):
+        rq = sorted(run)[:3]
+        qq = sorted(qrels)[:3]
+        raise DataFormatError(
+            f"no query of the run is in the qrels {Path(qrels_path)} (run queries "
+            f"{', '.join(map(repr, rq))}{', ...' if len(run) > 3 else ''}; qrels queries "
+            f"{', '.join(map(repr, qq))}{', ...' if len(qrels) > 3 else ''})",
+            path=run_path,
+            fix="check that the run and the qrels belong to the same topics (same query ids)",
+        )
+    return qrels, run
 
 
 def document_names(dataset: RankingDataset) -> np.ndarray:
@@ -152,6 +218,7 @@ def dataset_to_qrels(
     labels = dataset.labels.tolist()
     for qi in range(dataset.n_queries):
         lo, hi = int(dataset.boundaries[qi]), int(dataset.boundaries[qi + 1])
+        d: dict[str, float]  # int labels with integer=True
         if integer:
             d = {names[i]: _as_int(labels[i], None, None, repr(labels[i])) for i in range(lo, hi)}
         else:

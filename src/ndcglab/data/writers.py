@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataFormatError
-from ._files import PathLike, atomic_write, join_strings, open_binary
+from ._files import PathLike, atomic_write, join_strings, open_binary, split_lines
 from .dataset import RankingDataset
 
 __all__ = ["read_scores", "write_scores", "write_svmlight"]
@@ -44,7 +44,7 @@ def read_scores(path: PathLike, n_expected: int | None = None) -> np.ndarray:
     p = Path(path)
     with open_binary(p) as f:
         text = f.read().decode("utf-8", "replace")
-    lines = text.splitlines()
+    lines = split_lines(text)
     while lines and not lines[-1].strip():
         lines.pop()
     try:
@@ -83,8 +83,9 @@ def read_scores(path: PathLike, n_expected: int | None = None) -> np.ndarray:
 
 
 def _strict_float(s: str) -> float:
-    t = s.strip()
-    if not t or "_" in t:
+    """One number: ASCII only, between blanks (space, tab, VT, FF); no ``_`` separators."""
+    t = s.strip(" \t\v\f")
+    if not t or "_" in t or not t.isascii() or any(c.isspace() for c in t):
         raise ValueError(s)
     return float(t)
 
@@ -99,6 +100,21 @@ def _format_label(x: float) -> str:
     if float(x).is_integer() and abs(x) < 2**53:
         return str(int(x))
     return repr(float(x))
+
+
+def _check_finite_features(X: np.ndarray, ds: RankingDataset) -> None:
+    """Refuse infinite feature values (the reader refuses them too; NaN is written ``NULL``)."""
+    step = max(1, (16 << 20) // max(4 * X.shape[1], 1))
+    for lo in range(0, len(X), step):
+        bad = np.isinf(X[lo : lo + step])
+        if bad.any():
+            r, c = (int(v) for v in np.argwhere(bad)[0])
+            q = ds.query_ids[int(ds.doc_query_index[lo + r])]
+            raise DataFormatError(
+                f"feature {c + 1} of document {lo + r} (query {q}) is infinite (or beyond the "
+                "float32 range); LETOR files hold finite values only",
+                fix="replace it by a finite value, or by NaN (written NULL) for a missing value",
+            )
 
 
 def _blob_and_offsets(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -184,6 +200,7 @@ def write_svmlight(
     ds = dataset
     X = np.ascontiguousarray(ds.features, dtype=np.float32)
     n, f = X.shape
+    _check_finite_features(X, ds)
     if ds.extras:
         _check_tokens(list(ds.extras), "extras key")
         for k in ds.extras:

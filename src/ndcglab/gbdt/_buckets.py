@@ -45,7 +45,7 @@ class Bucket:
 
     @property
     def shape(self) -> tuple[int, int]:
-        return self.index.shape  # type: ignore[return-value]
+        return self.index.shape
 
 
 class BucketIndex:

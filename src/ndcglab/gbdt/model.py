@@ -18,8 +18,11 @@ LightGBM but not torch. Importing this module registers :func:`load_gbdt` as the
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,6 +144,25 @@ class GBDTModel:
         return load_gbdt(path)
 
 
+@contextlib.contextmanager
+def _stderr_silenced() -> Iterator[None]:
+    """Send file descriptor 2 to ``os.devnull`` for the duration (LightGBM's C++ log lines);
+    the error is reported by the exception LightGBM raises."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def load_gbdt(path: str | os.PathLike[str]) -> GBDTModel:
     """Load a boosted-trees model file (see the module docstring)."""
     lgb = _lightgbm()
@@ -157,6 +179,12 @@ def load_gbdt(path: str | os.PathLike[str]) -> GBDTModel:
             )
         try:
             text = read_member(p, _BOOSTER_MEMBER).decode("utf-8")
+        except UnicodeDecodeError:
+            raise DataFormatError(
+                f"{_BOOSTER_MEMBER} in the model file is not text (damaged file)",
+                path=p,
+                fix="give a file written by GBDTModel.save / `ndcglab train --model gbdt --out`",
+            ) from None
         except KeyError:
             raise DataFormatError(
                 f"the boosted-trees model file has no {_BOOSTER_MEMBER} member",
@@ -172,7 +200,25 @@ def load_gbdt(path: str | os.PathLike[str]) -> GBDTModel:
                 fix="give a file written by GBDTModel.save or lightgbm.Booster.save_model",
             )
         meta = {"model": {"kind": "gbdt"}}
-    booster = lgb.Booster(model_str=text)
+    try:
+        with _stderr_silenced():  # LightGBM prints "[LightGBM] [Fatal] ..." before raising
+            booster = lgb.Booster(model_str=text)
+    except Exception as exc:  # LightGBMError and friends: the model text does not parse
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataFormatError(
+            f"LightGBM cannot read the model text ({first[:160]})",
+            path=p,
+            fix="give a file written by GBDTModel.save or lightgbm.Booster.save_model (copy it "
+            "again if it was damaged)",
+        ) from None
+    n_meta = meta.get("n_features")
+    if n_meta is not None and n_meta != booster.num_feature():
+        raise DataFormatError(
+            f"the metadata says {n_meta} features but the LightGBM model uses "
+            f"{booster.num_feature()}",
+            path=p,
+            fix="re-save the model with GBDTModel.save (the file was edited or damaged)",
+        )
     meta["path"] = str(p)
     return GBDTModel(booster=booster, metadata=meta)
 

@@ -85,11 +85,16 @@ def discount_rows(discount: Discount, m: int, n: Tensor, like: Tensor) -> Tensor
     return torch.as_tensor(np.array(table, dtype=np.float64), dtype=like.dtype, device=like.device)
 
 
-def cutoff_per_list(cutoff: Cutoff | None, n: Tensor) -> Tensor:
+def cutoff_per_list(cutoff: Cutoff | int | Tensor | None, n: Tensor) -> Tensor:
     """The cut-off k of each list as an int64 ``(B,)`` tensor: the list length when there is no
-    cut-off, the fixed k, or ``Cutoff.k_for(n)`` (ceil rounding) for a fraction of the list."""
+    cut-off, the fixed k (a :class:`~ndcglab._spec.Cutoff` or an int), ``Cutoff.k_for(n)`` (ceil
+    rounding) for a fraction of the list, or a per-list tensor of k's as given."""
+    if isinstance(cutoff, int):
+        cutoff = Cutoff(k=cutoff)
     if cutoff is None:
         return n.clone()
+    if not isinstance(cutoff, Cutoff):  # a per-list tensor
+        return cutoff.to(device=n.device, dtype=n.dtype)
     if cutoff.k is not None:
         return torch.full_like(n, cutoff.k)
     cache: dict[int, int] = {}

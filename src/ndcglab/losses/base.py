@@ -30,11 +30,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 from .._spec import Cutoff, ParsedSpec, format_number, parse_spec
 from ..errors import ConventionError, NdcglabError, SpecError
 from ._ops import torch
+from .closed_form import ClosedForm, closed_inputs
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch import Generator, Tensor
-
-    from .closed_form import ClosedForm
 
 __all__ = [
     "Loss",
@@ -145,8 +144,9 @@ class Loss:
     Subclasses set ``key`` (the registered name), ``summary`` (one line), ``parameters``,
     ``cutoff_rule`` (``"none"``, ``"optional"``), ``kind`` and ``ndcg_consistent`` (per
     Ravikumar, Tewari and Yang, AISTATS 2011: True, False, or None when the paper does not
-    analyse the loss) and implement :meth:`_compute` on cleaned inputs; they may implement
-    :meth:`closed_form` (exact gradient and Hessian diagonal).
+    analyse the loss) and implement :meth:`_compute` on cleaned inputs; a loss with an exact
+    gradient and Hessian diagonal names its form in ``closed_form_type`` and builds it in
+    :meth:`_closed_form` (see :meth:`closed_form`).
     """
 
     key: ClassVar[str] = ""
@@ -155,6 +155,7 @@ class Loss:
     parameters: ClassVar[tuple[Param, ...]] = ()
     cutoff_rule: ClassVar[str] = "none"
     ndcg_consistent: ClassVar[bool | None] = None
+    closed_form_type: ClassVar[type[ClosedForm] | None] = None
 
     def __init__(self, *, cutoff: Cutoff | int | str | None = None, **params: Any) -> None:
         allowed = {p.name: p for p in self.parameters}
@@ -292,9 +293,20 @@ class Loss:
 
         ``like``: a callable claimed to compute this same loss (an independent implementation
         carrying this loss's name). Where the form is fixed up to label-only constants (softmax,
-        exp, quadratic) those constants are read off ``like`` by autograd, keeping its own
-        conventions; other forms return ``None`` for it."""
-        return None
+        exp, quadratic) those constants are read off ``like`` by autograd
+        (``closed_form_type.read_off``), keeping its own conventions; other forms return
+        ``None`` for it."""
+        if self.closed_form_type is None:
+            return None
+        y, mask = closed_inputs(labels, mask)
+        if like is not None:
+            return self.closed_form_type.read_off(like, y, mask)
+        return self._closed_form(y, mask)
+
+    def _closed_form(self, y: Tensor, mask: Tensor) -> ClosedForm | None:
+        """The loss's own ``closed_form_type`` for floating labels ``y`` ``(B, M)`` (0 on
+        padding) and the bool ``mask``; ``None`` where a setting has no closed form."""
+        raise NotImplementedError  # pragma: no cover - abstract
 
     def grad_hess(
         self,

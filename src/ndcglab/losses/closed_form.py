@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from . import _ops
@@ -42,7 +42,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "ClosedForm",
     "ExpForm",
+    "PairMatrixForm",
     "QuadraticForm",
+    "SeparableForm",
     "SoftmaxForm",
     "autograd_gradient",
     "closed_inputs",
@@ -53,7 +55,9 @@ class ClosedForm:
     """Closed-form derivatives of one loss for fixed labels ``(B, M)`` and mask.
 
     ``pairs`` says whether the cost per list grows as ``M²`` (pair matrices are built), which is
-    how batches are sized. Subclasses implement :meth:`grad_hess` and :meth:`subset`.
+    how batches are sized. Subclasses are dataclasses of per-list tensors (and, for some, the
+    loss); they implement :meth:`grad_hess`, and :meth:`read_off` when the form is fixed up to
+    label-only constants.
     """
 
     pairs: bool = False
@@ -68,8 +72,20 @@ class ClosedForm:
         raise NotImplementedError  # pragma: no cover - abstract
 
     def subset(self, b: int) -> ClosedForm:
-        """The same form restricted to the first ``b`` lists."""
-        raise NotImplementedError  # pragma: no cover - abstract
+        """The same form restricted to the first ``b`` lists: every tensor field (one row per
+        list) is cut to its first ``b`` rows, other fields (the loss) are kept. Subclasses are
+        dataclasses."""
+        form: Any = self
+        values = {f.name: getattr(form, f.name) for f in fields(form)}
+        rows = {k: v[:b] for k, v in values.items() if isinstance(v, torch.Tensor)}
+        return replace(form, **rows)
+
+    @classmethod
+    def read_off(cls, fn: Callable[..., Tensor], labels: Tensor, mask: Tensor) -> ClosedForm | None:
+        """The form of a callable ``fn`` claimed to be a loss of this form, its label-only
+        constants read off its autograd gradient; ``None`` for the forms that are not fixed up
+        to such constants (the default)."""
+        return None
 
 
 def closed_inputs(labels: Any, mask: Tensor | None) -> tuple[Tensor, Tensor]:
@@ -97,6 +113,18 @@ def autograd_gradient(
     return g.detach() * mask
 
 
+def _gradients_at_0_and_1(
+    fn: Callable[..., Tensor], labels: Tensor, mask: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
+    """``(m, g0, g1)``: the mask as float64 0/1 and ``fn``'s autograd gradients at ``s = 0`` and
+    at ``s = 1`` on the real documents — the two probes of the exp and quadratic forms."""
+    y = labels.to(torch.float64)
+    m = mask.to(y.dtype)
+    g0 = autograd_gradient(fn, torch.zeros_like(y), y, mask)
+    g1 = autograd_gradient(fn, m, y, mask)
+    return m, g0, g1
+
+
 @dataclass
 class SoftmaxForm(ClosedForm):
     """``φ = −Σ p log softmax(s)``: ``g = c·σ − p``, ``h = c·σ(1 − σ)``; ``mass`` ``(B, 1)`` is
@@ -113,9 +141,6 @@ class SoftmaxForm(ClosedForm):
         g = (self.mass * sig - self.target) * self.mask
         h = self.mass * sig * (1.0 - sig) * self.mask
         return g, h
-
-    def subset(self, b: int) -> SoftmaxForm:
-        return SoftmaxForm(self.mass[:b], self.target[:b], self.mask[:b])
 
     @classmethod
     def read_off(cls, fn: Callable[..., Tensor], labels: Tensor, mask: Tensor) -> SoftmaxForm:
@@ -141,12 +166,19 @@ class SoftmaxForm(ClosedForm):
 
 
 @dataclass
-class ExpForm(ClosedForm):
-    """``φ = Σ a·e^s − t·s`` (+ a constant of the labels): ``g = a·e^s − t``, ``h = a·e^s``."""
+class SeparableForm(ClosedForm):
+    """``φ = Σ a·f(s) − t·s`` (+ a constant of the labels) for a fixed convex ``f``, with
+    ``scale`` ``a`` and ``target`` ``t`` ``(B, M)`` per document: ``g = a·f'(s) − t``,
+    ``h = a·f''(s)``. Subclasses fix ``f`` (:class:`ExpForm`, :class:`QuadraticForm`) and read
+    ``a`` and ``t`` off a callable from its gradient at ``s = 0`` and ``s = 1``."""
 
     scale: Any
     target: Any
     mask: Any
+
+
+class ExpForm(SeparableForm):
+    """``φ = Σ a·e^s − t·s`` (+ a constant of the labels): ``g = a·e^s − t``, ``h = a·e^s``."""
 
     def grad_hess(
         self, scores: Tensor, generator: Generator | None = None
@@ -154,27 +186,16 @@ class ExpForm(ClosedForm):
         e = torch.exp(scores.masked_fill(~self.mask, 0.0)) * self.scale * self.mask
         return (e - self.target) * self.mask, e
 
-    def subset(self, b: int) -> ExpForm:
-        return ExpForm(self.scale[:b], self.target[:b], self.mask[:b])
-
     @classmethod
     def read_off(cls, fn: Callable[..., Tensor], labels: Tensor, mask: Tensor) -> ExpForm:
         """Solve ``a`` and ``t`` from ``fn``'s gradient at ``s = 0`` and ``s = 1``."""
-        y = labels.to(torch.float64)
-        m = mask.to(y.dtype)
-        g0 = autograd_gradient(fn, torch.zeros_like(y), y, mask)
-        g1 = autograd_gradient(fn, m, y, mask)
+        m, g0, g1 = _gradients_at_0_and_1(fn, labels, mask)
         scale = (g1 - g0) / (math.e - 1.0) * m
         return cls(scale=scale, target=(scale - g0) * m, mask=mask)
 
 
-@dataclass
-class QuadraticForm(ClosedForm):
+class QuadraticForm(SeparableForm):
     """``φ = Σ ½a·s² − t·s`` (+ a constant of the labels): ``g = a·s − t``, ``h = a``."""
-
-    scale: Any
-    target: Any
-    mask: Any
 
     def grad_hess(
         self, scores: Tensor, generator: Generator | None = None
@@ -183,14 +204,20 @@ class QuadraticForm(ClosedForm):
         g = (self.scale * s - self.target) * self.mask
         return g, self.scale * self.mask
 
-    def subset(self, b: int) -> QuadraticForm:
-        return QuadraticForm(self.scale[:b], self.target[:b], self.mask[:b])
-
     @classmethod
     def read_off(cls, fn: Callable[..., Tensor], labels: Tensor, mask: Tensor) -> QuadraticForm:
         """Solve ``a`` and ``t`` from ``fn``'s gradient at ``s = 0`` and ``s = 1``."""
-        y = labels.to(torch.float64)
-        m = mask.to(y.dtype)
-        g0 = autograd_gradient(fn, torch.zeros_like(y), y, mask)
-        g1 = autograd_gradient(fn, m, y, mask)
+        m, g0, g1 = _gradients_at_0_and_1(fn, labels, mask)
         return cls(scale=(g1 - g0) * m, target=-g0, mask=mask)
+
+
+@dataclass
+class PairMatrixForm(ClosedForm):
+    """A form recomputed at each call from the ``loss`` itself (its pair weights, cut-off and
+    gain) and the ``labels``; it builds ``(B, M, M)`` pair matrices (:class:`PairForm
+    <ndcglab.losses.pairwise.PairForm>`, :class:`CSForm <ndcglab.losses.cs_listmle.CSForm>`)."""
+
+    loss: Any
+    labels: Any
+    mask: Any
+    pairs = True

@@ -35,7 +35,7 @@ from .base import (
     number_param,
     register_loss,
 )
-from .closed_form import ClosedForm, ExpForm, QuadraticForm, closed_inputs
+from .closed_form import ClosedForm, ExpForm, QuadraticForm
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch import Generator, Tensor
@@ -121,6 +121,13 @@ class _ConsistentBase(Loss):
             norm=self.params["norm"],
         )
 
+    def _live_u(self, y: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+        """``(u, live)``: u as :meth:`_u` gives it, and ``live`` the 0/1 indicator (labels'
+        dtype) of the real documents of lists with a loss — what the closed forms are built
+        from."""
+        u, ok = self._u(y, mask)
+        return u, (mask & ok.unsqueeze(-1)).to(y.dtype)
+
 
 @register_loss
 class ConsistentSquared(_ConsistentBase):
@@ -133,6 +140,7 @@ class ConsistentSquared(_ConsistentBase):
 
     key = "consistent_squared"
     summary = "NDCG-consistent squared loss ‖s − G/‖G‖_D‖² (Ravikumar et al.)"
+    closed_form_type = QuadraticForm
 
     def _compute(
         self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
@@ -141,15 +149,9 @@ class ConsistentSquared(_ConsistentBase):
         d = torch.where(mask, s - u, s.new_zeros(()))
         return (d * d).sum(dim=-1), ok
 
-    def closed_form(
-        self, labels: Tensor, mask: Tensor | None = None, *, like: Any = None
-    ) -> ClosedForm | None:
+    def _closed_form(self, y: Tensor, mask: Tensor) -> ClosedForm:
         """Quadratic: ``g = 2(s − u)``, ``h = 2`` on the real documents of lists with a loss."""
-        y, mask = closed_inputs(labels, mask)
-        if like is not None:
-            return QuadraticForm.read_off(like, y, mask)
-        u, ok = self._u(y, mask)
-        live = (mask & ok.unsqueeze(-1)).to(y.dtype)
+        u, live = self._live_u(y, mask)
         return QuadraticForm(scale=2.0 * live, target=2.0 * u * live, mask=mask)
 
 
@@ -187,6 +189,7 @@ class ConsistentListNet(_ConsistentBase):
 
     key = "consistent_listnet"
     summary = "NDCG-consistent ListNet KL̃(G/‖G‖_D ‖ exp(s)) (Ravikumar et al.)"
+    closed_form_type = ExpForm
 
     def _compute(
         self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
@@ -195,15 +198,9 @@ class ConsistentListNet(_ConsistentBase):
         t = torch.xlogy(u, u) - u * s - u + torch.exp(s)
         return torch.where(mask, t, s.new_zeros(())).sum(dim=-1), ok
 
-    def closed_form(
-        self, labels: Tensor, mask: Tensor | None = None, *, like: Any = None
-    ) -> ClosedForm | None:
+    def _closed_form(self, y: Tensor, mask: Tensor) -> ClosedForm:
         """Exp: ``g = e^s − u``, ``h = e^s`` on the real documents of lists with a loss."""
-        y, mask = closed_inputs(labels, mask)
-        if like is not None:
-            return ExpForm.read_off(like, y, mask)
-        u, ok = self._u(y, mask)
-        live = (mask & ok.unsqueeze(-1)).to(y.dtype)
+        u, live = self._live_u(y, mask)
         return ExpForm(scale=live, target=u * live, mask=mask)
 
 

@@ -49,15 +49,14 @@ inspection.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .._spec import Cutoff
 from ..measures.discounts import LogDiscount
 from . import _ops
 from ._ops import torch
 from .base import DEFAULT_GAIN, Loss, gain_param, register_loss
-from .closed_form import ClosedForm, closed_inputs
+from .closed_form import ClosedForm, PairMatrixForm
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch import Generator, Tensor
@@ -69,14 +68,6 @@ __all__ = ["CSForm", "CSListMLE", "cs_listmle_constant", "cs_listmle_weights"]
 _LN2 = math.log(2.0)
 #: b(j) = 1/log2(1 + j), the discount of the bound (fixed by the paper, whatever the default)
 _LOG = LogDiscount(base=2.0)
-
-
-def _k_tensor(k: int | Cutoff | Tensor | None, n: Tensor) -> Tensor:
-    if isinstance(k, int):
-        k = Cutoff(k=k)
-    if k is None or isinstance(k, Cutoff):
-        return _ops.cutoff_per_list(k, n)
-    return k.to(device=n.device, dtype=n.dtype)  # a per-list tensor
 
 
 def _parts(y: Tensor, mask: Tensor, k: Tensor, gain: Gain) -> dict[str, Tensor]:
@@ -110,6 +101,20 @@ def _parts(y: Tensor, mask: Tensor, k: Tensor, gain: Gain) -> dict[str, Tensor]:
         }
 
 
+def _label_parts(
+    labels: Tensor, mask: Tensor | None, k: int | Cutoff | Tensor | None, gain: Gain | str
+) -> tuple[Tensor, Tensor, dict[str, Tensor]]:
+    """``(y, mask, parts)`` for the public helpers: labels with padding set to 0, the mask
+    (``None``: every entry is real) and :func:`_parts` with ``k`` and ``gain`` resolved."""
+    from ..measures.gains import get_gain
+
+    if mask is None:
+        mask = torch.ones(labels.shape, dtype=torch.bool, device=labels.device)
+    y = torch.where(mask, labels, labels.new_zeros(()))
+    k_per_list = _ops.cutoff_per_list(k, _ops.lengths(mask))
+    return y, mask, _parts(y, mask, k_per_list, get_gain(gain))
+
+
 def cs_listmle_weights(
     labels: Tensor,
     mask: Tensor | None = None,
@@ -120,12 +125,7 @@ def cs_listmle_weights(
     """``(w, beta, dcg)``: the pair weights ``w[b, j, t] = w_jt`` (0 unless y_j > y_t, both real),
     ``beta[b, j] = β_j`` and ``dcg[b] = DCG_ĝ@k``, for labels ``(B, M)`` (floating). ``k``: an int,
     a :class:`Cutoff`, a per-list tensor, or None (k = n)."""
-    from ..measures.gains import get_gain
-
-    if mask is None:
-        mask = torch.ones(labels.shape, dtype=torch.bool, device=labels.device)
-    y = torch.where(mask, labels, labels.new_zeros(()))
-    p = _parts(y, mask, _k_tensor(k, _ops.lengths(mask)), get_gain(gain))
+    y, mask, p = _label_parts(labels, mask, k, gain)
     pairs = _ops.better_pairs(y, mask)
     c = p["c"]
     w = torch.where(pairs, c.unsqueeze(-1) + c.unsqueeze(-2), y.new_zeros(()))
@@ -141,12 +141,7 @@ def cs_listmle_constant(
 ) -> Tensor:
     """The constant C(y) of the bound 1 − NDCG@k ≤ L_CS + C (module docstring), ``(B,)``; 0 for
     lists with DCG_ĝ@k = 0."""
-    from ..measures.gains import get_gain
-
-    if mask is None:
-        mask = torch.ones(labels.shape, dtype=torch.bool, device=labels.device)
-    y = torch.where(mask, labels, labels.new_zeros(()))
-    p = _parts(y, mask, _k_tensor(k, _ops.lengths(mask)), get_gain(gain))
+    _, _, p = _label_parts(labels, mask, k, gain)
     c1 = p["a"].sum(dim=-1) * _LN2 / torch.log1p(p["k"])
     c2 = (p["c"] * (p["equal"] - 1.0).clamp_min(0.0)).sum(dim=-1)
     ok = p["dcg"] > 0
@@ -193,47 +188,7 @@ def _cs_values(s: Tensor, y: Tensor, mask: Tensor, c: Tensor, dcg: Tensor) -> Te
     return _ops.safe_divide(total, dcg, dcg > 0)
 
 
-@register_loss
-class CSListMLE(Loss):
-    """Cost-sensitive ListMLE@k (Lu et al., PAKDD 2010; ``docs/losses.md``)::
-
-        L_CS(s, y) = (1 / DCG_ĝ@k) · Σ_j β_j · log2( 1 + Σ_{t: y_t < y_j} α_jt · exp(s_t − s_j) )
-
-    with a(i) = G(y_i) (default 2^y − 1), ĝ(i) = 1 + #{t: y_t > y_i}, w_jt = a(j)|b'(ĝ(j))| +
-    a(t)|b'(ĝ(t))|, β_j = Σ_t w_jt, α_jt = w_jt/β_j, |b'(j)| = ln 2/((1 + j) ln(1 + j)²) for j ≤ k
-    and 0 beyond, DCG_ĝ@k = Σ_i a(i) I[ĝ(i) ≤ k]/log2(1 + ĝ(i)) (full definitions, the bound
-    1 − NDCG@k ≤ L_CS + C and its constant C in :mod:`ndcglab.losses.cs_listmle`).
-
-    ``@k`` fixed, ``@cn`` a fraction of each list (ceil), none = the whole list. Convex in s.
-    A list with no pair across label levels, or with DCG_ĝ@k = 0, has no loss (0, zero
-    gradient). Not analysed by Ravikumar et al.
-    """
-
-    key = "cs_listmle"
-    summary = "cost-sensitive ListMLE@k, NDCG@k-weighted pairs, bounds 1 − NDCG@k (Lu et al.)"
-    parameters = (gain_param(doc="gain a(i) = G(y_i) (2^y − 1 in Lu et al.)"),)
-    cutoff_rule = "optional"
-
-    def _compute(
-        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
-    ) -> tuple[Tensor, Tensor]:
-        n = _ops.lengths(mask)
-        p = _parts(y, mask, _ops.cutoff_per_list(self.cutoff, n), self.params["gain"])
-        values = _cs_values(s, y, mask, p["c"], p["dcg"])
-        return values, _ops.has_two_levels(y, mask) & (p["dcg"] > 0)
-
-    def closed_form(
-        self, labels: Tensor, mask: Tensor | None = None, *, like: Any = None
-    ) -> ClosedForm | None:
-        """See :class:`CSForm` (``None`` for a look-alike ``like``)."""
-        if like is not None:
-            return None
-        y, mask = closed_inputs(labels, mask)
-        return CSForm(loss=self, labels=y, mask=mask)
-
-
-@dataclass
-class CSForm(ClosedForm):
+class CSForm(PairMatrixForm):
     """CS-ListMLE's closed form. ``L = Σ_j β_j ln(1 + A_j) / (ln2·DCG_ĝ@k)`` with
     ``A_j = Σ_t w_jt e^{s_t−s_j} / β_j``; with ``q_jt = w_jt e^{s_t−s_j} / (β_j + Σ_t w_jt
     e^{s_t−s_j})`` and ``Q_j = Σ_t q_jt``::
@@ -243,11 +198,6 @@ class CSForm(ClosedForm):
 
     ``w``, ``β`` and DCG_ĝ@k from :func:`cs_listmle_weights` (the loss's own); ``q`` in log
     space. Builds ``(B, M, M)`` pair matrices."""
-
-    loss: Any
-    labels: Any
-    mask: Any
-    pairs = True
 
     def grad_hess(
         self, scores: Tensor, generator: Generator | None = None
@@ -274,5 +224,37 @@ class CSForm(ClosedForm):
         h = ((bq * (1.0 - q)).sum(dim=-2) + beta * big_q * (1.0 - big_q)) * scale
         return g * mask, h * mask
 
-    def subset(self, b: int) -> CSForm:
-        return CSForm(self.loss, self.labels[:b], self.mask[:b])
+
+@register_loss
+class CSListMLE(Loss):
+    """Cost-sensitive ListMLE@k (Lu et al., PAKDD 2010; ``docs/losses.md``)::
+
+        L_CS(s, y) = (1 / DCG_ĝ@k) · Σ_j β_j · log2( 1 + Σ_{t: y_t < y_j} α_jt · exp(s_t − s_j) )
+
+    with a(i) = G(y_i) (default 2^y − 1), ĝ(i) = 1 + #{t: y_t > y_i}, w_jt = a(j)|b'(ĝ(j))| +
+    a(t)|b'(ĝ(t))|, β_j = Σ_t w_jt, α_jt = w_jt/β_j, |b'(j)| = ln 2/((1 + j) ln(1 + j)²) for j ≤ k
+    and 0 beyond, DCG_ĝ@k = Σ_i a(i) I[ĝ(i) ≤ k]/log2(1 + ĝ(i)) (full definitions, the bound
+    1 − NDCG@k ≤ L_CS + C and its constant C in :mod:`ndcglab.losses.cs_listmle`).
+
+    ``@k`` fixed, ``@cn`` a fraction of each list (ceil), none = the whole list. Convex in s.
+    A list with no pair across label levels, or with DCG_ĝ@k = 0, has no loss (0, zero
+    gradient). Not analysed by Ravikumar et al.
+    """
+
+    key = "cs_listmle"
+    summary = "cost-sensitive ListMLE@k, NDCG@k-weighted pairs, bounds 1 − NDCG@k (Lu et al.)"
+    parameters = (gain_param(doc="gain a(i) = G(y_i) (2^y − 1 in Lu et al.)"),)
+    cutoff_rule = "optional"
+    closed_form_type = CSForm
+
+    def _compute(
+        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
+        n = _ops.lengths(mask)
+        p = _parts(y, mask, _ops.cutoff_per_list(self.cutoff, n), self.params["gain"])
+        values = _cs_values(s, y, mask, p["c"], p["dcg"])
+        return values, _ops.has_two_levels(y, mask) & (p["dcg"] > 0)
+
+    def _closed_form(self, y: Tensor, mask: Tensor) -> ClosedForm:
+        """See :class:`CSForm`."""
+        return CSForm(loss=self, labels=y, mask=mask)

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from . import _ops
 from ._ops import torch
-from .base import Loss, gain_param, register_loss
-from .closed_form import ClosedForm, QuadraticForm, SoftmaxForm, closed_inputs
+from .base import Loss, Param, gain_param, register_loss
+from .closed_form import ClosedForm, QuadraticForm, SoftmaxForm
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch import Generator, Tensor
@@ -23,8 +23,20 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Cosine", "ListMLE", "ListMLEForm", "ListNet", "Squared", "listmle_order"]
 
 
+class _GainLoss(Loss):
+    """A loss comparing the scores with the gains G(y) of the ``gain`` parameter; Ravikumar et
+    al. (Prop. 7) show that none of these is NDCG-consistent."""
+
+    parameters: ClassVar[tuple[Param, ...]] = (gain_param(),)
+    ndcg_consistent = False
+
+    def _gains(self, y: Tensor, mask: Tensor) -> Tensor:
+        """G(y) on the real documents, 0 on padding."""
+        return _ops.masked_gains(self.params["gain"], y, mask)
+
+
 @register_loss
-class Squared(Loss):
+class Squared(_GainLoss):
     """Squared (pointwise regression) loss ``φ(s, y) = ‖s − G(y)‖₂² = Σ_j (s_j − G(y_j))²``.
 
     Parameters: ``gain`` (default ``exp2``: G(y) = 2^y − 1). Sum over the list's real documents.
@@ -36,29 +48,22 @@ class Squared(Loss):
 
     key = "squared"
     summary = "pointwise squared error ‖s − G(y)‖² (not NDCG-consistent)"
-    parameters = (gain_param(),)
-    ndcg_consistent = False
+    closed_form_type = QuadraticForm
 
     def _compute(
         self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
     ) -> tuple[Tensor, Tensor]:
-        g = _ops.masked_gains(self.params["gain"], y, mask)
-        d = torch.where(mask, s - g, s.new_zeros(()))
+        d = torch.where(mask, s - self._gains(y, mask), s.new_zeros(()))
         return (d * d).sum(dim=-1), _ops.lengths(mask) > 0
 
-    def closed_form(
-        self, labels: Tensor, mask: Tensor | None = None, *, like: Any = None
-    ) -> ClosedForm | None:
+    def _closed_form(self, y: Tensor, mask: Tensor) -> ClosedForm:
         """Quadratic: ``g = 2(s − G(y))``, ``h = 2`` on real documents."""
-        y, mask = closed_inputs(labels, mask)
-        if like is not None:
-            return QuadraticForm.read_off(like, y, mask)
-        g = _ops.masked_gains(self.params["gain"], y, mask)
+        g = self._gains(y, mask)
         return QuadraticForm(scale=2.0 * mask.to(y.dtype), target=2.0 * g, mask=mask)
 
 
 @register_loss
-class Cosine(Loss):
+class Cosine(_GainLoss):
     """RankCosine (Qin et al.): ``φ(s, y) = 1 − ⟨s/‖s‖₂, G(y)/‖G(y)‖₂⟩``.
 
     Parameters: ``gain`` (default ``exp2``). Lu et al. (PAKDD 2010) write it with φ(y), φ(f) and a
@@ -71,20 +76,18 @@ class Cosine(Loss):
 
     key = "cosine"
     summary = "RankCosine 1 − ⟨s/‖s‖₂, G/‖G‖₂⟩ (not NDCG-consistent)"
-    parameters = (gain_param(),)
-    ndcg_consistent = False
 
     def _compute(
         self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
     ) -> tuple[Tensor, Tensor]:
-        g = _ops.masked_gains(self.params["gain"], y, mask)
+        g = self._gains(y, mask)
         gn, has = _ops.norm2(g)
         sn, _ = _ops.norm2(s)
         return 1.0 - (s * g).sum(dim=-1) / (sn * gn), has
 
 
 @register_loss
-class ListNet(Loss):
+class ListNet(_GainLoss):
     """ListNet, top-one probability cross entropy (Cao et al.)::
 
         φ(s, y) = − Σ_j P_j log softmax(s)_j,     P = softmax(G(y))
@@ -103,25 +106,19 @@ class ListNet(Loss):
     parameters = (
         gain_param("linear", "G in the target softmax(G(y)); linear = softmax of labels"),
     )
-    ndcg_consistent = False
+    closed_form_type = SoftmaxForm
 
     def _compute(
         self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
     ) -> tuple[Tensor, Tensor]:
-        g = _ops.masked_gains(self.params["gain"], y, mask)
-        p = _ops.masked_softmax(g, mask)
+        p = _ops.masked_softmax(self._gains(y, mask), mask)
         logq = _ops.masked_log_softmax(s, mask)
         return -(p * logq).sum(dim=-1), _ops.lengths(mask) > 0
 
-    def closed_form(
-        self, labels: Tensor, mask: Tensor | None = None, *, like: Any = None
-    ) -> ClosedForm | None:
+    def _closed_form(self, y: Tensor, mask: Tensor) -> ClosedForm:
         """Softmax: ``g = σ − P``, ``h = σ(1 − σ)`` with σ = softmax(s), P = softmax(G(y)) (a
         one-document list: σ = P = 1, so both are 0)."""
-        y, mask = closed_inputs(labels, mask)
-        if like is not None:
-            return SoftmaxForm.read_off(like, y, mask)
-        p = _ops.masked_softmax(_ops.masked_gains(self.params["gain"], y, mask), mask)
+        p = _ops.masked_softmax(self._gains(y, mask), mask)
         mass = (_ops.lengths(mask) > 0).to(y.dtype).unsqueeze(-1)
         return SoftmaxForm(mass=mass, target=p, mask=mask)
 
@@ -150,45 +147,6 @@ def listmle_order(y: Tensor, mask: Tensor, generator: Generator | None = None) -
     y_by_key = torch.where(mask, y, y.new_full((), -float("inf"))).gather(-1, by_key)
     by_label = torch.argsort(y_by_key, dim=-1, descending=True, stable=True)
     return by_key.gather(-1, by_label)
-
-
-@register_loss
-class ListMLE(Loss):
-    """ListMLE (Xia et al.): the negative log-likelihood of the label order under the
-    Plackett–Luce model of the scores::
-
-        φ(s, y) = − Σ_{i=1..n} log( exp(s_(i)) / Σ_{j≥i} exp(s_(j)) )
-                =   Σ_{i=1..n} ( logsumexp_{j≥i} s_(j) − s_(i) )
-
-    where (i) is the i-th document when the list is sorted by label, descending. Ties in labels are
-    broken at random with the ``generator`` passed to the call (see :func:`listmle_order`): random
-    per call, deterministic given the generator. The suffix log-sum-exps use a numerically stable
-    ``logcumsumexp``. Conventions: a one-document list has loss 0; empty lists have no loss.
-    Not analysed by Ravikumar et al.
-    """
-
-    key = "listmle"
-    summary = "ListMLE Plackett–Luce likelihood of the label order (ties broken at random)"
-
-    def _compute(
-        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
-    ) -> tuple[Tensor, Tensor]:
-        order = listmle_order(y, mask, generator)
-        m_sorted = mask.gather(-1, order)
-        fill = s.new_full((), _ops.fill_value(s.dtype))
-        s_sorted = torch.where(m_sorted, s.gather(-1, order), fill)
-        suffix = torch.flip(torch.logcumsumexp(torch.flip(s_sorted, [-1]), dim=-1), [-1])
-        terms = torch.where(m_sorted, suffix - s_sorted, s.new_zeros(()))
-        return terms.sum(dim=-1), _ops.lengths(mask) > 0
-
-    def closed_form(
-        self, labels: Tensor, mask: Tensor | None = None, *, like: Any = None
-    ) -> ClosedForm | None:
-        """See :class:`ListMLEForm` (``None`` for a look-alike ``like``)."""
-        if like is not None:
-            return None
-        y, mask = closed_inputs(labels, mask)
-        return ListMLEForm(labels=y, mask=mask)
 
 
 @dataclass
@@ -224,5 +182,37 @@ class ListMLEForm(ClosedForm):
         h = torch.zeros_like(scores).scatter(-1, order, h_sorted)
         return g * mask, h * mask
 
-    def subset(self, b: int) -> ListMLEForm:
-        return ListMLEForm(self.labels[:b], self.mask[:b])
+
+@register_loss
+class ListMLE(Loss):
+    """ListMLE (Xia et al.): the negative log-likelihood of the label order under the
+    Plackett–Luce model of the scores::
+
+        φ(s, y) = − Σ_{i=1..n} log( exp(s_(i)) / Σ_{j≥i} exp(s_(j)) )
+                =   Σ_{i=1..n} ( logsumexp_{j≥i} s_(j) − s_(i) )
+
+    where (i) is the i-th document when the list is sorted by label, descending. Ties in labels are
+    broken at random with the ``generator`` passed to the call (see :func:`listmle_order`): random
+    per call, deterministic given the generator. The suffix log-sum-exps use a numerically stable
+    ``logcumsumexp``. Conventions: a one-document list has loss 0; empty lists have no loss.
+    Not analysed by Ravikumar et al.
+    """
+
+    key = "listmle"
+    summary = "ListMLE Plackett–Luce likelihood of the label order (ties broken at random)"
+    closed_form_type = ListMLEForm
+
+    def _compute(
+        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
+        order = listmle_order(y, mask, generator)
+        m_sorted = mask.gather(-1, order)
+        fill = s.new_full((), _ops.fill_value(s.dtype))
+        s_sorted = torch.where(m_sorted, s.gather(-1, order), fill)
+        suffix = torch.flip(torch.logcumsumexp(torch.flip(s_sorted, [-1]), dim=-1), [-1])
+        terms = torch.where(m_sorted, suffix - s_sorted, s.new_zeros(()))
+        return terms.sum(dim=-1), _ops.lengths(mask) > 0
+
+    def _closed_form(self, y: Tensor, mask: Tensor) -> ClosedForm:
+        """See :class:`ListMLEForm`."""
+        return ListMLEForm(labels=y, mask=mask)

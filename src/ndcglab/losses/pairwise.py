@@ -10,7 +10,7 @@ gradient). Pair matrices are (B, M, M); long lists are processed in checkpointed
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._spec import Cutoff
@@ -28,7 +28,7 @@ from .base import (
     number_param,
     register_loss,
 )
-from .closed_form import ClosedForm, closed_inputs
+from .closed_form import ClosedForm, PairMatrixForm
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch import Generator, Tensor
@@ -39,8 +39,53 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["AdaRank", "LambdaRank", "PairForm", "RankNet", "RankSVM", "lambdarank_delta"]
 
 
-def _pair_count(pairs: Tensor, like: Tensor) -> Tensor:
-    return pairs.sum(dim=(-2, -1)).to(like.dtype)
+def _mean_over_pairs(
+    pair_loss: Callable[[Tensor], Tensor],
+    s: Tensor,
+    y: Tensor,
+    mask: Tensor,
+    v: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """``(1/|P|) Σ_{(i,j) ∈ P} w_ij · pair_loss(s_i − s_j)`` per list, P = {(i, j): y_i > y_j},
+    with ``w_ij = v_i − v_j`` (1 when ``v`` is None); 0 for lists without a pair. Returns the
+    values and the lists that have a pair; long lists go in checkpointed chunks
+    (:func:`~ndcglab.losses._ops.chunked_rows`)."""
+
+    def rows(s: Tensor, y: Tensor, mask: Tensor, *v: Tensor) -> Tensor:
+        pairs = _ops.better_pairs(y, mask)
+        loss = pair_loss(s.unsqueeze(-1) - s.unsqueeze(-2))
+        if v:
+            loss = (v[0].unsqueeze(-1) - v[0].unsqueeze(-2)) * loss
+        total = torch.where(pairs, loss, s.new_zeros(())).sum(dim=(-2, -1))
+        count = pairs.sum(dim=(-2, -1)).to(s.dtype)
+        return _ops.safe_divide(total, count, count > 0)
+
+    weights = () if v is None else (v,)
+    return _ops.chunked_rows(rows, s, y, mask, *weights), _ops.has_two_levels(y, mask)
+
+
+class PairForm(PairMatrixForm):
+    """The closed form of a weighted pairwise logistic loss (RankNet, LambdaRank)::
+
+        φ = Σ_{y_i>y_j} W_ij log(1 + e^{−σ(s_i − s_j)}),     ρ_ij = 1/(1 + e^{σ(s_i − s_j)})
+        g_i = σ Σ_j (W_ji ρ_ji − W_ij ρ_ij)
+        h_i = σ² Σ_j (W_ij ρ_ij (1 − ρ_ij) + W_ji ρ_ji (1 − ρ_ji))
+
+    with ``W`` from the loss's ``pair_weights`` at the current scores, held constant (as the loss
+    does, so this is also the Hessian autograd gives). Builds ``(B, M, M)`` pair matrices."""
+
+    def grad_hess(
+        self, scores: Tensor, generator: Generator | None = None
+    ) -> tuple[Tensor, Tensor]:
+        sigma = float(self.loss.params["sigma"])
+        s = scores.masked_fill(~self.mask, 0.0)
+        w = self.loss.pair_weights(s, self.labels, self.mask)
+        rho = torch.sigmoid(-sigma * (s.unsqueeze(-1) - s.unsqueeze(-2)))  # ρ_ij
+        wr = w * rho
+        g = sigma * (wr.sum(dim=-2) - wr.sum(dim=-1))
+        c = w * rho * (1.0 - rho)
+        h = sigma * sigma * (c.sum(dim=-1) + c.sum(dim=-2))
+        return g * self.mask, h * self.mask
 
 
 @register_loss
@@ -67,31 +112,20 @@ class RankNet(Loss):
         ),
         gain_param(doc="gain G for weight=gain"),
     )
+    closed_form_type = PairForm
 
     def _compute(
         self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
     ) -> tuple[Tensor, Tensor]:
         weight = self.params["weight"]
         sigma = float(self.params["sigma"])
-        v = _ops.masked_gains(self.params["gain"], y, mask) if weight == "gain" else y
+        v = None
+        if weight != "none":
+            v = _ops.masked_gains(self.params["gain"], y, mask) if weight == "gain" else y
+        return _mean_over_pairs(lambda d: torch.nn.functional.softplus(-sigma * d), s, y, mask, v)
 
-        def rows(s: Tensor, y: Tensor, mask: Tensor, v: Tensor) -> Tensor:
-            pairs = _ops.better_pairs(y, mask)
-            loss = torch.nn.functional.softplus(-sigma * (s.unsqueeze(-1) - s.unsqueeze(-2)))
-            w = (v.unsqueeze(-1) - v.unsqueeze(-2)) if weight != "none" else s.new_ones(())
-            total = torch.where(pairs, w * loss, s.new_zeros(())).sum(dim=(-2, -1))
-            count = _pair_count(pairs, s)
-            return _ops.safe_divide(total, count, count > 0)
-
-        return _ops.chunked_rows(rows, s, y, mask, v), _ops.has_two_levels(y, mask)
-
-    def closed_form(
-        self, labels: Tensor, mask: Tensor | None = None, *, like: Any = None
-    ) -> ClosedForm | None:
-        """See :class:`PairForm`; ``W_ij = w_ij / |P|`` (``None`` for a look-alike ``like``)."""
-        if like is not None:
-            return None
-        y, mask = closed_inputs(labels, mask)
+    def _closed_form(self, y: Tensor, mask: Tensor) -> ClosedForm:
+        """See :class:`PairForm`; ``W_ij = w_ij / |P|``."""
         return PairForm(loss=self, labels=y, mask=mask)
 
     def pair_weights(self, scores: Tensor, labels: Tensor, mask: Tensor) -> Tensor:
@@ -107,39 +141,6 @@ class RankNet(Loss):
             w = (v.unsqueeze(-1) - v.unsqueeze(-2)) * pairs
         count = pairs.sum(dim=(-2, -1), keepdim=True).to(scores.dtype)
         return torch.where(count > 0, w / count.clamp_min(1.0), 0.0)
-
-
-@dataclass
-class PairForm(ClosedForm):
-    """The closed form of a weighted pairwise logistic loss (RankNet, LambdaRank)::
-
-        φ = Σ_{y_i>y_j} W_ij log(1 + e^{−σ(s_i − s_j)}),     ρ_ij = 1/(1 + e^{σ(s_i − s_j)})
-        g_i = σ Σ_j (W_ji ρ_ji − W_ij ρ_ij)
-        h_i = σ² Σ_j (W_ij ρ_ij (1 − ρ_ij) + W_ji ρ_ji (1 − ρ_ji))
-
-    with ``W`` from the loss's ``pair_weights`` at the current scores, held constant (as the loss
-    does, so this is also the Hessian autograd gives). Builds ``(B, M, M)`` pair matrices."""
-
-    loss: Any
-    labels: Any
-    mask: Any
-    pairs = True
-
-    def grad_hess(
-        self, scores: Tensor, generator: Generator | None = None
-    ) -> tuple[Tensor, Tensor]:
-        sigma = float(self.loss.params["sigma"])
-        s = scores.masked_fill(~self.mask, 0.0)
-        w = self.loss.pair_weights(s, self.labels, self.mask)
-        rho = torch.sigmoid(-sigma * (s.unsqueeze(-1) - s.unsqueeze(-2)))  # ρ_ij
-        wr = w * rho
-        g = sigma * (wr.sum(dim=-2) - wr.sum(dim=-1))
-        c = w * rho * (1.0 - rho)
-        h = sigma * sigma * (c.sum(dim=-1) + c.sum(dim=-2))
-        return g * self.mask, h * self.mask
-
-    def subset(self, b: int) -> PairForm:
-        return PairForm(self.loss, self.labels[:b], self.mask[:b])
 
 
 @register_loss
@@ -171,15 +172,7 @@ class RankSVM(Loss):
         self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
     ) -> tuple[Tensor, Tensor]:
         margin = float(self.params["margin"])
-
-        def rows(s: Tensor, y: Tensor, mask: Tensor) -> Tensor:
-            pairs = _ops.better_pairs(y, mask)
-            hinge = torch.relu(margin - (s.unsqueeze(-1) - s.unsqueeze(-2)))
-            total = torch.where(pairs, hinge, s.new_zeros(())).sum(dim=(-2, -1))
-            count = _pair_count(pairs, s)
-            return _ops.safe_divide(total, count, count > 0)
-
-        return _ops.chunked_rows(rows, s, y, mask), _ops.has_two_levels(y, mask)
+        return _mean_over_pairs(lambda d: torch.relu(margin - d), s, y, mask)
 
 
 def _lambda_parts(
@@ -216,11 +209,7 @@ def lambdarank_delta(
     if mask is None:
         mask = torch.ones(scores.shape, dtype=torch.bool, device=scores.device)
     s, y = _ops.clean(scores, labels, mask)
-    n = _ops.lengths(mask)
-    if k is None or isinstance(k, (int, Cutoff)):
-        kk = _ops.cutoff_per_list(Cutoff(k=k) if isinstance(k, int) else k, n)
-    else:  # a per-list tensor
-        kk = k.to(device=n.device, dtype=n.dtype)
+    kk = _ops.cutoff_per_list(k, _ops.lengths(mask))
     g, dd, idcg, _, _ = _lambda_parts(s, y, mask, kk, get_gain(gain), get_discount(discount))
     return _delta(g, dd, idcg, mask)
 
@@ -257,6 +246,7 @@ class LambdaRank(Loss):
         discount_param(),
     )
     cutoff_rule = "optional"
+    closed_form_type = PairForm
 
     def _compute(
         self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
@@ -310,14 +300,11 @@ class LambdaRank(Loss):
         )
         return values, _ops.has_two_levels(y, mask) & (idcg > 0)
 
-    def closed_form(
-        self, labels: Tensor, mask: Tensor | None = None, *, like: Any = None
-    ) -> ClosedForm | None:
+    def _closed_form(self, y: Tensor, mask: Tensor) -> ClosedForm | None:
         """See :class:`PairForm`; ``W_ij = |ΔNDCG@k_ij|`` at the current ranking. ``None`` for a
-        fractional cut-off (``@cn``) and for a look-alike ``like``."""
-        if like is not None or (self.cutoff is not None and self.cutoff.k is None):
+        fractional cut-off (``@cn``)."""
+        if self.cutoff is not None and self.cutoff.k is None:
             return None
-        y, mask = closed_inputs(labels, mask)
         return PairForm(loss=self, labels=y, mask=mask)
 
     def pair_weights(self, scores: Tensor, labels: Tensor, mask: Tensor) -> Tensor:

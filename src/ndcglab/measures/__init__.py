@@ -2,9 +2,15 @@
 
 * :func:`parse_measure` / :class:`Measure`: a measure as a value (``ndcg@10``,
   ``ndcg(gain=linear,discount=power:0.5)@0.2n``, ``map``, ``p@5``, ``mrr``, ``meanndcg``,
-  ``ndcg_beta``); :data:`REGISTRY` lists every measure and its options.
+  ``ndcg_beta``, and the rank family: ``recall@k``, ``rprec``, ``success@k``, ``bpref``,
+  ``infap``, ``gm_map``, ``iprec(level=x)``, ``iprec_11pt``, ``err@k``, ``rbp(p=…)``,
+  ``rbp_residual``, ``judged@k``, ``num_rel``, ``num_ret``, ``num_rel_ret``); :data:`REGISTRY`
+  lists every measure and its options. trec_eval's and ir_measures' names (``ndcg_cut_10``,
+  ``P_10``, ``nDCG@10``, ``RBP(p=0.8)``) parse to the canonical measure
+  (:func:`measure_aliases` maps the text as typed to it).
 * :func:`get_preset`: whole conventions of other tools (``standard``, ``letor3``, ``letor4``,
-  ``trec_eval``, ``sklearn``, ``lightgbm``).
+  ``trec_eval``, ``trec_eval10``, ``sklearn``, ``lightgbm``), with options in the same grammar
+  (``trec_eval(judged_only=yes,depth=100,rel=2)``).
 * :func:`evaluate`, :func:`evaluate_arrays`, :func:`evaluate_trec` -> :class:`EvaluationResult`.
 * :func:`ndcg_per_query`: the fast per-query NDCG for training loops.
 * :class:`MeasureScorer`: one measure under one preset, as training and boosting select models.
@@ -30,6 +36,7 @@ from .registry import (
     MeasureInfo,
     available_measures,
     get_measure_info,
+    measure_aliases,
     parse_measure,
     parse_measures,
 )
@@ -55,6 +62,7 @@ __all__ = [
     "get_measure_info",
     "get_preset",
     "linear_dcg",
+    "measure_aliases",
     "ndcg_per_query",
     "pairwise_loss",
     "parse_measure",

@@ -26,11 +26,24 @@ TABLE_SIZE = 64
 
 
 def document_gains(gain: Gain, labels: np.ndarray) -> np.ndarray:
-    """``gain(labels)`` as a float64 array, checked: one finite number per label."""
-    arr = np.ascontiguousarray(gain(labels), dtype=np.float64)
-    if arr.shape != labels.shape or not np.isfinite(arr).all():
+    """``gain(labels)`` as a float64 array, checked: one finite number per label. A negative
+    label has gain 0 whatever the gain (trec_eval's rule: judged, but worth nothing and left out
+    of the ideal ranking; presets that refuse negative labels do so before this)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        arr = np.ascontiguousarray(gain(labels), dtype=np.float64)
+    if arr.shape != labels.shape:
         raise ConventionError(
             f"gain {gain} must map each label to one finite number (got shape {arr.shape})"
+        )
+    neg = labels < 0.0
+    if neg.any():
+        arr = np.where(neg, 0.0, arr)
+    if not np.isfinite(arr).all():
+        i = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise ConventionError(
+            f"gain {gain} of label {labels[i]:g} (document {i + 1}) is not a finite number "
+            f"({arr[i]}): it overflows double precision. Fix: gain=linear, or labels in a "
+            "smaller range (exp2 overflows above label 1023)"
         )
     return arr
 

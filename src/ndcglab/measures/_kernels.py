@@ -26,7 +26,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["msort", "pairwise_kernel", "rank_order_kernel", "tie_flags_kernel"]
+__all__ = [
+    "msort",
+    "pairwise_kernel",
+    "rank_order_kernel",
+    "ranked_order_kernel",
+    "tie_flags_kernel",
+]
 
 
 @njit(cache=True, nogil=True)
@@ -191,9 +197,10 @@ def tie_flags_kernel(scores, zeros, bnd, rend, q0, q1, out):  # pragma: no cover
 
 
 @njit(cache=True, nogil=True)
-def rank_order_kernel(scores, tkey, bnd, q0, q1, order):  # pragma: no cover - compiled
-    """``order[bnd[q]:bnd[q+1]]`` = the documents of query ``q`` (global indices) in ranking
-    order (:func:`msort`: score descending, ``tkey`` ascending, index ascending)."""
+def ranked_order_kernel(scores, tkey, bnd, rend, q0, q1, order):  # pragma: no cover - compiled
+    """``order[bnd[q] : rend[q]]`` = the ranked documents of query ``q`` (global indices) in
+    ranking order (:func:`msort`: score descending, ``tkey`` ascending, index ascending);
+    ``order[rend[q] : bnd[q+1]]`` = its unranked documents in input order."""
     maxn = 1
     for q in range(q0, q1):
         maxn = max(maxn, bnd[q + 1] - bnd[q])
@@ -203,4 +210,11 @@ def rank_order_kernel(scores, tkey, bnd, q0, q1, order):  # pragma: no cover - c
         hi = bnd[q + 1]
         for i in range(lo, hi):
             order[i] = i
-        msort(order[lo:hi], hi - lo, scores, tkey, tmp)
+        msort(order[lo : rend[q]], rend[q] - lo, scores, tkey, tmp)
+
+
+@njit(cache=True, nogil=True)
+def rank_order_kernel(scores, tkey, bnd, q0, q1, order):  # pragma: no cover - compiled
+    """``order[bnd[q]:bnd[q+1]]`` = the documents of query ``q`` (global indices) in ranking
+    order: :func:`ranked_order_kernel` with every document ranked."""
+    ranked_order_kernel(scores, tkey, bnd, bnd[1:], q0, q1, order)

@@ -27,6 +27,7 @@ from . import _gain_kernels as GK
 from . import _rel_kernels as RK
 from ._inputs import EMPTY_F, discount_inputs, document_gains, gain_inputs
 from ._parallel import n_threads, run_kernel
+from ._rank import rank_per_query, rank_tie_values
 from .conventions import (
     apply_empty,
     apply_short,
@@ -131,8 +132,13 @@ def compute_per_query(
     ranked_end: np.ndarray | None = None,
     doc_ids: np.ndarray | None = None,
     query_ids: Sequence[str] | None = None,
+    in_qrels: np.ndarray | None = None,
 ) -> dict[Measure, PerQuery]:
     """Values of *resolved* measures for every query (see the module docstring).
+
+    ``in_qrels`` (bool per document, default all True) marks the documents that have a qrels
+    line; the rank family (bpref, infAP, judged, RBP's residual) tells judged documents from
+    unjudged ones by it (a judged document has a qrels line with a relevance >= 0).
 
     Inputs must already be validated (:func:`check_inputs`). Empty queries get the measure's
     ``empty`` rule (``error`` raises :class:`EmptyQueryError` naming the first query ids).
@@ -155,10 +161,20 @@ def compute_per_query(
 
     gain_groups: dict[tuple, list[Measure]] = {}
     rel_groups: dict[tuple, list[Measure]] = {}
+    rank_groups: dict[tuple[str | None, str | None], list[Measure]] = {}
     for m in measures:
         if not m.is_resolved:
             raise ConventionError(f"measure {m} is not resolved; call Measure.resolve(preset)")
-        if m.info.family == "gain":
+        if m.info.family == "rank":
+            ties = m.get("ties")  # None: num_rel, num_ret, num_rel_ret ignore the order
+            if ties == "average":
+                raise ConventionError(
+                    f"{m}: ties=average (expectation over tied orders) is defined for the ndcg "
+                    "family, map, p and mrr only. Fix: ties=input, docid, pessimistic, "
+                    "optimistic or random:<seed> for this measure"
+                )
+            rank_groups.setdefault((ties, m.get("rel")), []).append(m)
+        elif m.info.family == "gain":
             key = (m.get("gain"), m.get("discount"), m.get("ties", NO_TIE_RULE))
             gain_groups.setdefault(key, []).append(m)
         else:
@@ -252,6 +268,35 @@ def compute_per_query(
                 outputs = (stage["dcg"], stage["idcg"], stage["mean"])
             run_gain_kernel(kernel, gain, y, b, head, tail, outputs)
         out.update(_gain_results(group, stage, n_ranked, query_ids))
+
+    if rank_groups:
+        # a measure without a relevance rule (err, judged, rbp_residual, num_ret) or without a
+        # tie rule (num_*) shares the sort of a group that agrees on the rules it does have
+        for rkey in list(rank_groups):
+            ties, rel = rkey
+            if rel is not None and ties is not None:
+                continue
+            host = next(
+                (
+                    k
+                    for k in rank_groups
+                    if k != rkey
+                    and k[0] is not None
+                    and (ties is None or k[0] == ties)
+                    and (rel is None or k[1] == rel)
+                ),
+                None,
+            )
+            if host is not None:
+                rank_groups[host].extend(rank_groups.pop(rkey))
+        qrels_mask = (
+            np.ones(len(y), dtype=bool) if in_qrels is None else np.asarray(in_qrels, dtype=bool)
+        )
+        for (ties, rel), group in rank_groups.items():
+            tkey, _ = key_of(ties or NO_TIE_RULE, rank_tie_values(rel, y))
+            res = rank_per_query(group, y, s, b, re, qrels_mask, rel, tkey, query_ids)
+            for m, (v, e) in res.items():
+                out[m] = PerQuery(v, e)
     return out
 
 
@@ -346,6 +391,13 @@ def _gain_results(
     for m in group:
         j = st["where"][m]
         d, z = st["dcg"][:, j], st["idcg"][:, j]
+        if not (np.isfinite(z).all() and np.isfinite(d).all()):
+            q = int(np.flatnonzero(~(np.isfinite(z) & np.isfinite(d)))[0])
+            name = query_ids[q] if query_ids is not None else f"#{q}"
+            raise ConventionError(
+                f"{m}: the DCG of query {name} overflows double precision (its gains are too "
+                "large to add up). Fix: gain=linear, or labels in a smaller range"
+            )
         if m.name == "dcg":
             out[m] = PerQuery(apply_short(m, d.copy(), n_ranked), np.zeros(nq, bool))
             continue

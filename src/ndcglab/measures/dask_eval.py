@@ -24,6 +24,7 @@ Dask is imported when these functions run (the ``distributed`` extra); they use 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import tempfile
 import zlib
@@ -163,7 +164,7 @@ def _letor_block(
 
 def _combine(pieces: list[tuple[np.ndarray, Any]], order: str) -> Any:
     """Concatenate partition results (each: first documents, EvaluationResult) into one."""
-    from .evaluate import EvaluationResult
+    from .evaluate import EvaluationResult, mean_of
 
     pieces = [(f, r) for f, r in pieces if r is not None]
     if not pieces:
@@ -177,11 +178,11 @@ def _combine(pieces: list[tuple[np.ndarray, Any]], order: str) -> Any:
         perm = np.asarray(sorted(range(len(qids)), key=lambda i: qids[i]), dtype=np.int64)
     per_query: dict[str, np.ndarray] = {}
     mean: dict[str, float] = {}
+    by_name = {str(m): m for m in ref.measures}
     for name in ref.per_query:
         v = np.concatenate([r.per_query[name] for _, r in pieces])[perm]
         per_query[name] = v
-        ok = ~np.isnan(v)
-        mean[name] = float(v[ok].mean()) if ok.any() else float("nan")
+        mean[name] = mean_of(by_name[name], v)  # gm_map: the geometric mean
     empty_by = {
         name: int(sum(r.empty_by_measure[name] for _, r in pieces)) for name in ref.per_query
     }
@@ -208,7 +209,16 @@ def _combine(pieces: list[tuple[np.ndarray, Any]], order: str) -> Any:
     )
 
 
-def _glue(glued: list, qid, lab, sc, docs, first, *, may_continue: bool) -> None:  # type: ignore[no-untyped-def]
+def _glue(
+    glued: list[tuple[str, list, list, list, list]],
+    qid: str,
+    lab: np.ndarray,
+    sc: np.ndarray,
+    docs: Any,
+    first: np.ndarray,
+    *,
+    may_continue: bool,
+) -> None:
     if may_continue and glued and glued[-1][0] == qid:
         g = glued[-1]
         g[1].append(lab)
@@ -327,7 +337,7 @@ def _trec_block(
     out: list[list[tuple[str, dict[str, float]]]] = [[] for _ in range(n_parts)]
     if not block.strip():
         return out
-    run = _read_block(block, read_run, path, where)
+    run = _read_block(block, functools.partial(read_run, allow_empty=True), path, where)
     for qid, docs in run.items():
         out[zlib.crc32(qid.encode("utf-8")) % n_parts].append((qid, docs))
     return out

@@ -65,7 +65,7 @@ class LogDiscount(Discount):
     base: float = 2.0
 
     @property
-    def name(self) -> str:  # type: ignore[override]
+    def name(self) -> str:  # type: ignore[override]  # read-only over the base's class attribute
         return "log" if self.base == 2.0 else f"log:{format_number(self.base)}"
 
     def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:
@@ -80,7 +80,7 @@ class PowerDiscount(Discount):
     beta: float = 0.5
 
     @property
-    def name(self) -> str:  # type: ignore[override]
+    def name(self) -> str:  # type: ignore[override]  # read-only over the base's class attribute
         return "zipf" if self.beta == 1.0 else f"power:{format_number(self.beta)}"
 
     def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:
@@ -94,7 +94,7 @@ class ExponentialDiscount(Discount):
     a: float = 2.0
 
     @property
-    def name(self) -> str:  # type: ignore[override]
+    def name(self) -> str:  # type: ignore[override]  # read-only over the base's class attribute
         return f"exp:{format_number(self.a)}"
 
     def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:

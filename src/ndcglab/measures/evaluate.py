@@ -15,7 +15,7 @@ import io
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +24,19 @@ import numpy as np
 from .._atomic import write_text_atomic
 from ..data.dataset import boundaries_from_group
 from ..errors import ConventionError, DataFormatError
+from ._rank import MIN_GEO_MEAN
 from .compute import check_inputs, compute_per_query
-from .presets import Preset, get_preset
-from .registry import Measure, parse_measures
+from .presets import Preset, canonical_precision, get_preset
+from .registry import Measure, measure_aliases, parse_measures
 
-__all__ = ["EvaluationResult", "evaluate", "evaluate_arrays", "evaluate_trec"]
+__all__ = [
+    "EvaluationResult",
+    "check_negative",
+    "evaluate",
+    "evaluate_arrays",
+    "evaluate_trec",
+    "mean_of",
+]
 
 
 @dataclass(frozen=True)
@@ -44,7 +52,12 @@ class EvaluationResult:
       document); ``empty_by_measure`` gives the count per measure;
     * ``convention``: ``preset``, ``duplicates`` (and how many lines were dropped), ``ideal``
       (where the ideal ranking and AP's denominator come from), and ``measures``: printed name ->
-      every option of the resolved measure.
+      every option of the resolved measure;
+    * ``aliases``: each measure name as typed (``ndcg_cut_10``, ``AP``) -> its canonical printed
+      name (``ndcg@10``, ``map``), for the names that differ; ``result["ndcg_cut_10"]`` works.
+
+    ``gm_map``'s per-query values are log(max(AP, 1e-5)) and its mean is exp(mean of the logs),
+    as trec_eval's; every other mean is the arithmetic mean.
     """
 
     measures: tuple[Measure, ...]
@@ -55,6 +68,7 @@ class EvaluationResult:
     empty_queries: int
     empty_by_measure: dict[str, int]
     convention: dict[str, Any] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
 
     @property
     def n_queries(self) -> int:
@@ -67,8 +81,9 @@ class EvaluationResult:
         return [str(m) for m in self.measures]
 
     def __getitem__(self, name: str | Measure) -> float:
-        """The mean of one measure (by printed name or :class:`Measure`)."""
-        return self.mean[str(name)]
+        """The mean of one measure (by printed name, alias as typed, or :class:`Measure`)."""
+        key = str(name)
+        return self.mean[self.aliases.get(key.strip(), key)]
 
     def to_dict(self, *, per_query: bool = False) -> dict[str, Any]:
         """The JSON shape: ``mean`` (printed name -> mean), ``queries`` (count), ``empty_queries``,
@@ -79,6 +94,8 @@ class EvaluationResult:
             "empty_queries": self.empty_queries,
             "convention": self.convention,
         }
+        if self.aliases:
+            out["aliases"] = dict(self.aliases)
         if per_query:
             out["query_ids"] = [str(q) for q in self.query_ids]
             out["per_query"] = {k: [_num(x) for x in v.tolist()] for k, v in self.per_query.items()}
@@ -96,13 +113,24 @@ class EvaluationResult:
         target = write_text_atomic(path, buf.getvalue())
         return target
 
+    def display_names(self) -> dict[str, str]:
+        """Printed name -> the name to show: ``alias = canonical[preset]`` where the measure was
+        asked for by another tool's name (``ndcg_cut_10 = ndcg@10[trec_eval]``), else the
+        printed name."""
+        preset = self.convention.get("preset", "")
+        back = {canon: typed for typed, canon in self.aliases.items()}
+        return {n: (f"{back[n]} = {n}[{preset}]" if n in back else n) for n in self.names}
+
     def table(self, digits: int = 4) -> str:
         """A plain text table of the means plus the convention line."""
-        width = max([len("measure"), *(len(n) for n in self.names)])
+        shown = self.display_names()
+        width = max([len("measure"), *(len(shown[n]) for n in self.names)])
         lines = [f"{'measure'.ljust(width)}  mean", f"{'-' * width}  {'-' * (digits + 2)}"]
         for n in self.names:
             v = self.mean[n]
-            lines.append(f"{n.ljust(width)}  {'nan' if math.isnan(v) else f'{v:.{digits}f}'}")
+            lines.append(
+                f"{shown[n].ljust(width)}  {'nan' if math.isnan(v) else f'{v:.{digits}f}'}"
+            )
         lines.append(convention_line(self))
         return "\n".join(lines)
 
@@ -164,8 +192,11 @@ def _finish(
     duplicates: str,
     ideal: str,
     score_precision: str | None = None,
+    in_qrels: np.ndarray | None = None,
+    aliases: dict[str, str] | None = None,
 ) -> EvaluationResult:
-    precision = score_precision or preset.score_precision
+    precision = canonical_precision(score_precision or preset.score_precision)
+    check_negative(preset, labels, boundaries, query_ids)
     conv: dict[str, Any] = {
         "preset": preset.name,
         "duplicates": duplicates,
@@ -179,8 +210,6 @@ def _finish(
                 "a score is too large for single precision (score_precision=float32)",
                 fix="rescale the scores or use score_precision='float64'",
             )
-    elif precision != "float64":
-        raise ConventionError(f"unknown score_precision {precision!r}; known: float64, float32")
     if duplicates == "last" and doc_ids is not None and len(doc_ids):
         keep = _last_occurrence_mask(doc_ids, boundaries)
         dropped = int((~keep).sum())
@@ -206,6 +235,7 @@ def _finish(
         ranked_end=ranked_end,
         doc_ids=doc_ids,
         query_ids=[str(q) for q in query_ids],
+        in_qrels=in_qrels,
     )
     per_query: dict[str, np.ndarray] = {}
     mean: dict[str, float] = {}
@@ -216,8 +246,7 @@ def _finish(
         pq = values[r]
         name = str(m)
         per_query[name] = pq.values
-        ok = ~np.isnan(pq.values)
-        mean[name] = float(pq.values[ok].mean()) if ok.any() else float("nan")
+        mean[name] = mean_of(r, pq.values)
         empty_any |= pq.empty
         empty_by[name] = int(pq.empty.sum())
         c = m.convention(preset)
@@ -234,7 +263,39 @@ def _finish(
         empty_queries=int(empty_any.sum()),
         empty_by_measure=empty_by,
         convention=conv,
+        aliases=dict(aliases or {}),
     )
+
+
+def mean_of(m: Measure, values: np.ndarray) -> float:
+    """The mean over the queries not skipped (NaN if none): arithmetic, except gm_map's
+    geometric mean exp(mean of the per-query logs)."""
+    ok = ~np.isnan(values)
+    if not ok.any():
+        return float("nan")
+    v = float(values[ok].mean())
+    return math.exp(v) if m.name == "gm_map" else v
+
+
+def check_negative(
+    preset: Preset, labels: np.ndarray, boundaries: np.ndarray, query_ids: Any
+) -> None:
+    """The preset's rule for labels below 0: ``zero`` (trec_eval's: gain 0, never relevant, left
+    out of the ideal ranking) lets them through; ``error`` raises :class:`ConventionError`
+    naming the first such label and its query."""
+    if preset.negative == "zero" or not len(labels):
+        return
+    neg = labels < 0.0
+    if neg.any():
+        i = int(np.flatnonzero(neg)[0])
+        q = int(np.searchsorted(boundaries, i, side="right") - 1)
+        raise ConventionError(
+            f"label {labels[i]:g} (query {query_ids[q]}, document {i - int(boundaries[q]) + 1}) "
+            f"is negative, which preset {preset.name} refuses (as the tool it reproduces does). "
+            "Fix: labels >= 0, or a preset that reads a negative label as 'judged, gain 0, not "
+            "relevant' (standard, trec_eval, or "
+            f"{preset.name.split('(')[0]}(negative=zero))"
+        )
 
 
 def _measures_for(measures: Any, preset: Preset) -> tuple[Measure, ...]:
@@ -261,10 +322,19 @@ def evaluate_arrays(
     preset's usual set. ``preset`` fills every unset option (default ``standard``). ``doc_ids``
     are needed for ``ties=docid`` and for the LETOR presets' duplicated-docid rule
     (``duplicates``: ``keep`` or ``last``; default from the preset). ``score_precision``:
-    ``float64``, or ``float32`` to compare scores in single precision as trec_eval does (default
-    from the preset).
+    ``float64`` (as trec_eval 10), or ``float32`` to compare scores in single precision as
+    trec_eval 9 and pytrec_eval do (also written ``trec_eval10``, ``trec_eval9``; default from
+    the preset). Every document has a judgement here (its label); a negative label follows the
+    preset's ``negative`` rule. The TREC-run options ``judged_only`` and ``depth`` belong to
+    :func:`evaluate_trec`.
     """
     p = get_preset(preset)
+    if p.judged_only or p.depth is not None:
+        raise ConventionError(
+            f"preset {p.name}: judged_only= and depth= (trec_eval -J, -M) apply to TREC runs. "
+            "Fix: use evaluate_trec, or drop these options for arrays (every document here has "
+            "a label, so every document is judged)"
+        )
     ms = _measures_for(measures, p)
     y, s, b, _ = check_inputs(labels, scores, boundaries)
     d = None if doc_ids is None else np.asarray(doc_ids, dtype=object)
@@ -290,6 +360,7 @@ def evaluate_arrays(
         duplicates=duplicates or p.duplicates,
         ideal="documents of the list",
         score_precision=score_precision,
+        aliases=measure_aliases(measures),
     )
 
 
@@ -324,40 +395,63 @@ def evaluate_trec(
     measures: Any = None,
     *,
     preset: str | Preset | None = "trec_eval",
+    complete: bool = False,
+    judged_only: bool | None = None,
+    depth: int | None = None,
+    score_precision: str | None = None,
 ) -> EvaluationResult:
     """Evaluate a TREC run against qrels (pytrec_eval's dict shapes: ``{qid: {docno: value}}``).
 
-    Like trec_eval without ``-c``: the queries evaluated are those present in both the run and
-    the qrels (sorted by query id). A retrieved document missing from the qrels has label 0. The
-    ideal DCG and AP's denominator use every judged document of the query, retrieved or not;
-    judged documents the run did not retrieve never enter the ranking. Default preset
+    Like trec_eval: the queries evaluated are those present in both the run and the qrels
+    (sorted by query id); with ``complete=True`` (trec_eval ``-c``) every query of the qrels
+    counts, a query missing from the run scoring 0 in every measure (gm_map: log(1e-5)). A
+    retrieved document missing from the qrels has label 0 and is unjudged. The ideal DCG and
+    AP's denominator use every judged document of the query, retrieved or not; judged documents
+    the run did not retrieve never enter the ranking. A negative qrels relevance follows the
+    preset's ``negative`` rule (``trec_eval``: gain 0, not relevant, "in the pool but unjudged").
+
+    ``judged_only`` (trec_eval ``-J``) ranks only the judged documents (a qrels line with a
+    relevance >= 0); ``depth`` (``-M N``) keeps the first N documents of each ranking, ranked
+    by score then docno descending (trec_eval's order) at the score precision. Both default to
+    the preset's (``trec_eval(judged_only=yes,depth=100)``). ``score_precision`` overrides the
+    preset's (``float32`` = ``trec_eval9``, ``float64`` = ``trec_eval10``). Default preset
     ``trec_eval`` (linear gain, log2 discount, ties by docno descending, scores compared in
     single precision).
     """
     p = get_preset(preset)
     ms = _measures_for(measures, p)
+    only_judged = p.judged_only if judged_only is None else bool(judged_only)
+    max_docs = p.depth if depth is None else depth
+    if max_docs is not None and int(max_docs) < 1:
+        raise ConventionError(f"depth={max_docs} must be a positive integer (trec_eval -M N)")
+    precision = canonical_precision(score_precision or p.score_precision)
     qids = sorted(q for q in run if q in qrels)
     labels: list[float] = []
     scores: list[float] = []
     docs: list[str] = []
+    known: list[bool] = []
     bnd = [0]
     rend: list[int] = []
     for q in qids:
         judged = qrels[q]
         ranked = run[q]
+        if only_judged or max_docs is not None:
+            ranked = _trec_cut(ranked, judged, only_judged, max_docs, precision)
         for d, sc in ranked.items():
             labels.append(float(judged.get(d, 0.0)))
             scores.append(float(sc))
             docs.append(str(d))
+            known.append(d in judged)
         rend.append(bnd[-1] + len(ranked))
         for d, rel in judged.items():
             if d not in ranked:
                 labels.append(float(rel))
                 scores.append(0.0)
                 docs.append(str(d))
+                known.append(True)
         bnd.append(len(labels))
     y, s, b, re = check_inputs(labels, scores, bnd, rend if qids else np.zeros(0, np.int64))
-    return _finish(
+    res = _finish(
         ms,
         p,
         y,
@@ -368,4 +462,57 @@ def evaluate_trec(
         query_ids=np.asarray(qids, dtype=object),
         duplicates="keep",
         ideal="all judged documents of the query (qrels), retrieved or not",
+        score_precision=precision,
+        in_qrels=np.asarray(known, dtype=bool),
+        aliases=measure_aliases(measures),
     )
+    res.convention["judged_only"] = only_judged
+    res.convention["depth"] = max_docs
+    res.convention["queries"] = "in both the run and the qrels"
+    if complete:
+        res = _complete(res, sorted(q for q in qrels if q not in run))
+    return res
+
+
+def _trec_cut(
+    ranked: Mapping[str, float],
+    judged: Mapping[str, float],
+    only_judged: bool,
+    max_docs: int | None,
+    precision: str,
+) -> dict[str, float]:
+    """trec_eval's ``-M N`` and ``-J`` on one query's run: the first ``max_docs`` documents by
+    score (at ``precision``) then docno, both descending; then, with ``only_judged``, only
+    documents with a qrels relevance >= 0. The documents keep their order in the run."""
+    items = list(ranked.items())
+    if max_docs is not None and len(items) > max_docs:
+        cast = np.float32 if precision == "float32" else np.float64
+        top = sorted(items, key=lambda t: (float(cast(t[1])), str(t[0])), reverse=True)
+        keep = {d for d, _ in top[: int(max_docs)]}
+        items = [(d, sc) for d, sc in items if d in keep]
+    if only_judged:
+        items = [(d, sc) for d, sc in items if d in judged and float(judged[d]) >= 0.0]
+    return dict(items)
+
+
+def _complete(res: EvaluationResult, missing: list[str]) -> EvaluationResult:
+    """trec_eval ``-c``: the queries of the qrels missing from the run join the result with the
+    value 0 in every measure (gm_map: log(1e-5), i.e. AP floored), and every mean is taken over
+    all queries of the qrels."""
+    conv = dict(res.convention)
+    conv["queries"] = (
+        f"every query of the qrels (trec_eval -c): {len(missing)} missing from the run score 0"
+    )
+    if not missing:
+        return replace(res, convention=conv)
+    qids = np.concatenate([res.query_ids, np.asarray(missing, dtype=object)])
+    order = np.argsort(qids.astype(str), kind="stable")
+    per_query: dict[str, np.ndarray] = {}
+    mean: dict[str, float] = {}
+    for m, r in zip(res.measures, res.resolved):
+        name = str(m)
+        fill = math.log(MIN_GEO_MEAN) if r.name == "gm_map" else 0.0
+        v = np.concatenate([res.per_query[name], np.full(len(missing), fill)])[order]
+        per_query[name] = v
+        mean[name] = mean_of(r, v)
+    return replace(res, per_query=per_query, mean=mean, query_ids=qids[order], convention=conv)

@@ -74,7 +74,7 @@ class TableGain(Gain):
     label: str | None = None
 
     @property
-    def name(self) -> str:  # type: ignore[override]
+    def name(self) -> str:  # type: ignore[override]  # read-only over the base's class attribute
         if self.label:
             return self.label
         return "table:" + ";".join(f"{format_number(k)}={format_number(v)}" for k, v in self.table)

@@ -19,6 +19,7 @@ presets, reports and ``docs/measures.md`` all go through it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,10 +39,12 @@ __all__ = [
     "available_measures",
     "canonical_ties",
     "get_measure_info",
+    "measure_aliases",
     "parse_measure",
     "parse_measures",
     "resolve_discount",
     "resolve_gain",
+    "tool_name",
 ]
 
 
@@ -98,6 +101,24 @@ OPTIONS: dict[str, OptionInfo] = {
             "all, cut",
             "AP denominator: all relevant docs of the query, or min(R, k) (LightGBM)",
         ),
+        OptionInfo(
+            "p",
+            "a number in (0, 1)",
+            "persistence of rank-biased precision (Moffat & Zobel): the user goes on with "
+            "probability p",
+        ),
+        OptionInfo(
+            "max_grade",
+            "a number > 0",
+            "ERR's largest grade g_max: a document of grade g stops the user with probability "
+            "(2^g - 1) / 2^g_max",
+        ),
+        OptionInfo(
+            "level",
+            "a number in [0, 1]",
+            "recall level of interpolated precision (iprec(level=0.1) = trec_eval's "
+            "iprec_at_recall_0.10)",
+        ),
     )
 }
 
@@ -144,6 +165,25 @@ def _canon_rel(v: str) -> str:
         ) from None
 
 
+_RANGES = {
+    "p": (0.0, 1.0, False, "a number strictly between 0 and 1, e.g. rbp(p=0.8)"),
+    "max_grade": (0.0, float("inf"), False, "a positive number, e.g. err(max_grade=4)"),
+    "level": (0.0, 1.0, True, "a recall level in [0, 1], e.g. iprec(level=0.1)"),
+}
+
+
+def _canon_number(key: str, v: str) -> str:
+    lo, hi, closed, fix = _RANGES[key]
+    try:
+        x = float(v)
+    except ValueError:
+        x = float("nan")
+    ok = (lo <= x <= hi) if closed else (lo < x < hi)
+    if not ok:
+        raise ConventionError(f"cannot use {key}={v!r}. Fix: {fix}")
+    return format_number(x)
+
+
 # ---------------------------------------------------------------------------------- registry
 @dataclass(frozen=True)
 class MeasureInfo:
@@ -161,6 +201,7 @@ class MeasureInfo:
     fixed: Mapping[str, str] = field(default_factory=dict)
     shorts: tuple[str, ...] = ("clip", "zero")
     cutoff: str = "optional"
+    required: tuple[str, ...] = ()
 
 
 _GAIN_PARAMS = ("gain", "discount", "ties", "empty", "short", "rounding")
@@ -234,7 +275,144 @@ REGISTRY: dict[str, MeasureInfo] = {
             "reciprocal rank of the first relevant document (mean over queries = MRR); 0 when it "
             "lies beyond k",
             "1 / (position of the first relevant document)",
-            aliases=("rr",),
+            aliases=("rr", "recip_rank"),
+        ),
+        # ---- the rank family: computed from one ranking per (rel, ties) by measures/_rank.py
+        MeasureInfo(
+            "recall",
+            "rank",
+            ("ties", "empty", "rel", "rounding"),
+            "recall at k: the share of the query's relevant documents found in the top k",
+            "(relevant docs in the top k) / R, R = relevant docs of the query (retrieved or not)",
+            aliases=("r",),
+        ),
+        MeasureInfo(
+            "rprec",
+            "rank",
+            ("ties", "empty", "rel"),
+            "R-precision: precision at R, the number of relevant documents of the query",
+            "(relevant docs in the top R) / R",
+            aliases=("r_prec", "r-prec", "r-precision", "r_precision"),
+            cutoff="never",
+        ),
+        MeasureInfo(
+            "success",
+            "rank",
+            ("ties", "empty", "rel", "rounding"),
+            "success at k: 1 when a relevant document lies in the top k, else 0",
+            "I[relevant docs in the top k > 0]",
+            aliases=("hit_rate",),
+        ),
+        MeasureInfo(
+            "bpref",
+            "rank",
+            ("ties", "empty", "rel"),
+            "binary preference (Buckley & Voorhees, SIGIR 2004), trec_eval's form; unjudged "
+            "documents are skipped",
+            "(1/R) sum_{relevant retrieved r} (1 - min(n_r, R) / min(N, R)) (1 when n_r = 0), "
+            "n_r = judged non-relevant docs above r, N = judged non-relevant docs of the query",
+            cutoff="never",
+        ),
+        MeasureInfo(
+            "infap",
+            "rank",
+            ("ties", "empty", "rel"),
+            "inferred AP (Yilmaz & Aslam, CIKM 2006) by trec_eval's formula",
+            "(1/R) sum_{relevant retrieved at 0-based j} (1 if j = 0 else 1/(j+1) + j/(j+1) * "
+            "(r-1+n+u)/j * (r-1+eps)/(r-1+n+2 eps)), r/n/u = relevant/judged non-relevant/"
+            "pool-unjudged docs at or above j, eps = 1e-5",
+            aliases=("inf_ap",),
+            cutoff="never",
+        ),
+        MeasureInfo(
+            "gm_map",
+            "rank",
+            ("ties", "empty", "rel"),
+            "geometric mean AP: per query log(max(AP, 1e-5)), averaged as exp(mean) (trec_eval)",
+            "per query log(max(AP, 1e-5)); the mean over queries is exp(mean of the logs)",
+            aliases=("gmap", "gm_ap"),
+            cutoff="never",
+        ),
+        MeasureInfo(
+            "iprec",
+            "rank",
+            ("ties", "empty", "rel", "level"),
+            "interpolated precision at a recall level (trec_eval's iprec_at_recall)",
+            "max precision at ranks at or below the c-th relevant document, c = floor(level R + "
+            "0.9) (trec_eval 9); 0 if fewer than c relevant were retrieved",
+            aliases=("iprec_at_recall",),
+            cutoff="never",
+            required=("level",),
+        ),
+        MeasureInfo(
+            "iprec_11pt",
+            "rank",
+            ("ties", "empty", "rel"),
+            "11-point interpolated average precision (trec_eval's 11pt_avg)",
+            "mean of iprec at recall levels 0.0, 0.1, ..., 1.0",
+            aliases=("ipr11", "11pt_avg", "11pt"),
+            cutoff="never",
+        ),
+        MeasureInfo(
+            "err",
+            "rank",
+            ("ties", "empty", "max_grade", "rounding"),
+            "expected reciprocal rank (Chapelle, Metzler, Zhang, Grinspan, CIKM 2009)",
+            "sum_{r<=k} (1/r) R_r prod_{i<r} (1 - R_i), R = (2^g - 1) / 2^g_max, g = the label "
+            "(a negative label counts as 0)",
+        ),
+        MeasureInfo(
+            "rbp",
+            "rank",
+            ("ties", "rel", "p", "rounding"),
+            "rank-biased precision (Moffat & Zobel, ACM TOIS 27(1), 2008); unjudged documents "
+            "count as not relevant",
+            "(1 - p) sum_{r<=k} p^(r-1) rel_r",
+        ),
+        MeasureInfo(
+            "rbp_residual",
+            "rank",
+            ("ties", "p", "rounding"),
+            "RBP's residual: the weight of the unjudged retrieved documents and of everything "
+            "below the list (or below k)",
+            "(1 - p) sum_{unjudged r<=k} p^(r-1) + p^min(n, k)",
+            aliases=("rbp_resid",),
+        ),
+        MeasureInfo(
+            "judged",
+            "rank",
+            ("ties", "short", "rounding"),
+            "judged at k: the share of the top k that has a judgement (a qrels line with a "
+            "relevance >= 0)",
+            "(judged docs in the top k) / k (short=pad) or / min(k, n) (short=clip)",
+            shorts=("pad", "clip", "zero"),
+        ),
+        MeasureInfo(
+            "num_rel",
+            "rank",
+            ("rel",),
+            "number of relevant documents of the query (retrieved or not; trec_eval's num_rel)",
+            "R",
+            aliases=("numrel",),
+            cutoff="never",
+        ),
+        MeasureInfo(
+            "num_ret",
+            "rank",
+            (),
+            "number of documents ranked for the query (trec_eval's num_ret)",
+            "n",
+            aliases=("numret",),
+            cutoff="never",
+        ),
+        MeasureInfo(
+            "num_rel_ret",
+            "rank",
+            ("rel",),
+            "number of relevant documents ranked (trec_eval's num_rel_ret)",
+            "relevant docs in the list",
+            aliases=("numrelret",),
+            cutoff="never",
         ),
     )
 }
@@ -302,6 +480,8 @@ def _canon_value(info: MeasureInfo, key: str, value: Any) -> Any:
         return _canon_rel(text)
     if key == "denom":
         return _canon_choice("denom", text, ("all", "cut"))
+    if key in ("p", "max_grade", "level"):
+        return _canon_number(key, text)
     raise ConventionError(f"unknown option {key!r}")  # pragma: no cover - guarded by callers
 
 
@@ -432,6 +612,12 @@ def _build(
                 + ", ".join(info.params)
             )
         params[key] = _canon_value(info, key, value)
+    for key in info.required:
+        if key not in params:
+            raise SpecError(
+                f"measure {info.name} needs {key}={where}: "
+                f"{OPTIONS[key].doc}. Fix: e.g. {info.name}({key}=0.1)"
+            )
     if "short" in params and (cutoff is None or cutoff.k is None):
         raise SpecError(
             f"short= applies to a fixed cut-off k (ndcg@10){where}; it has no meaning here. "
@@ -445,14 +631,65 @@ def _build(
     return Measure(info.name, tuple(sorted(params.items())), cutoff)
 
 
+#: names other tools print, read as ndcglab specs: trec_eval's ``name_k`` forms (``ndcg_cut_10``,
+#: ``P_10``, ``recall_100``, ``success_1``, ``map_cut_10``, ``iprec_at_recall_0.10``,
+#: ``11pt_avg``) and ir_measures' ``IPrec@0.1``. Plain names (``recip_rank``, ``Rprec``,
+#: ``infAP``, ``nDCG@10``, ``AP``, ``RR@10``, ``R@100``, ``Judged@10``, ``ERR@20``,
+#: ``RBP(p=0.8)``) are registry aliases read by the grammar itself.
+_TOOL_NAMES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"ndcg_cut[._](\d+)"), "ndcg@{0}"),
+    (re.compile(r"p[._](\d+)"), "p@{0}"),
+    (re.compile(r"recall[._](\d+)"), "recall@{0}"),
+    (re.compile(r"success[._](\d+)"), "success@{0}"),
+    (re.compile(r"map_cut[._](\d+)"), "map@{0}"),
+    (re.compile(r"iprec_at_recall[._]([0-9.]+)"), "iprec(level={0})"),
+    (re.compile(r"iprec@([0-9.]+)"), "iprec(level={0})"),
+    (re.compile(r"11[_-]?pt(?:_avg)?"), "iprec_11pt"),
+    (re.compile(r"ndcg_burges(@\d+|)"), "ndcg(gain=exp2){0}"),
+)
+
+
+def tool_name(spec: str) -> str:
+    """The ndcglab spec of a measure name written the way trec_eval or ir_measures print it
+    (``ndcg_cut_10`` -> ``ndcg@10``, ``iprec_at_recall_0.10`` -> ``iprec(level=0.10)``); any
+    other text is returned unchanged."""
+    t = spec.strip().lower()
+    for pattern, form in _TOOL_NAMES:
+        m = pattern.fullmatch(t)
+        if m:
+            return form.format(*m.groups())
+    return spec
+
+
+def measure_aliases(specs: Any) -> dict[str, str]:
+    """Text as typed -> canonical printed measure, for every spec string whose text differs from
+    its canonical form (``{"ndcg_cut_10": "ndcg@10", "AP": "map"}``): results print both, so
+    nobody has to guess which measure an alias means."""
+    if specs is None or isinstance(specs, Measure):
+        return {}
+    if isinstance(specs, str):
+        specs = [specs]
+    out: dict[str, str] = {}
+    for s in specs:
+        if isinstance(s, str):
+            canon = str(parse_measure(s))
+            if s.strip() != canon:
+                out[s.strip()] = canon
+    return out
+
+
 def parse_measure(spec: str | Measure) -> Measure:
     """Parse a measure string (the grammar of :mod:`ndcglab._spec`) into a :class:`Measure`.
 
+    Names as trec_eval and ir_measures print them are read too (:func:`tool_name`, and the
+    registry's aliases), always into the canonical measure: ``ndcg_cut_10`` is ``ndcg@10``.
     Raises :class:`SpecError` for unknown names ("unknown measure X; known: ...") and unknown
     parameters (listing the allowed ones), :class:`ConventionError` for bad option values.
     """
     if isinstance(spec, Measure):
         return spec
+    if isinstance(spec, str):
+        spec = tool_name(spec)
     parsed = parse_spec(spec, what="measure")
     info = get_measure_info(parsed.name)
     return _build(info, dict(parsed.params), parsed.cutoff, spec_text=spec)

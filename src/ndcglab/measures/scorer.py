@@ -8,8 +8,12 @@ gain table, LETOR discount, ties in input order, NDCG@k = 0 when k exceeds the l
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .evaluate import EvaluationResult
 
 __all__ = ["MeasureScorer"]
 
@@ -37,7 +41,9 @@ class MeasureScorer:
         res = self._eval(np.zeros(1), np.zeros(1), np.array([0, 1]))
         return str(res.measures[0])
 
-    def _eval(self, labels: np.ndarray, scores: np.ndarray, boundaries: np.ndarray):  # type: ignore[no-untyped-def]
+    def _eval(
+        self, labels: np.ndarray, scores: np.ndarray, boundaries: np.ndarray
+    ) -> EvaluationResult:
         from .evaluate import evaluate_arrays
 
         return evaluate_arrays(

@@ -12,8 +12,7 @@ Names load lazily: the models themselves import torch, :mod:`ndcglab.models.file
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .._compat import lazy_names
 
 __all__ = [
     "MODEL_KINDS",
@@ -31,26 +30,19 @@ __all__ = [
 ]
 
 _WHERE = {
-    "AdaRank": "adarank",
-    "MODEL_KINDS": "base",
-    "LinearModel": "base",
-    "MLPModel": "base",
-    "RankModel": "base",
-    "build_model": "base",
-    "make_model": "base",
-    "TrainedModel": "io",
-    "load_model": "io",
-    "read_metadata": "io",
-    "save_model": "io",
-    "register_model_loader": "file_format",
+    "AdaRank": "ndcglab.models.adarank",
+    "MODEL_KINDS": "ndcglab.models.base",
+    "LinearModel": "ndcglab.models.base",
+    "MLPModel": "ndcglab.models.base",
+    "RankModel": "ndcglab.models.base",
+    "build_model": "ndcglab.models.base",
+    "make_model": "ndcglab.models.base",
+    "TrainedModel": "ndcglab.models.io",
+    "load_model": "ndcglab.models.io",
+    "read_metadata": "ndcglab.models.io",
+    "save_model": "ndcglab.models.io",
+    "register_model_loader": "ndcglab.models.file_format",
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, __all__)

@@ -10,8 +10,14 @@ The file is the container of :mod:`ndcglab.models.file_format` (a stored zip arc
 * ``weights.pt`` — the model's ``state_dict`` written by ``torch.save`` and read back with
   ``weights_only=True`` (no pickled code is ever executed on load).
 
-:func:`load_model` returns a :class:`TrainedModel` whose :meth:`~TrainedModel.predict` normalises
-features the way training did and refuses data with another feature count
+:func:`load_model` checks the metadata against the schema of its kind before building anything
+(:func:`check_model_metadata`: only known ``model`` keys, each of the right type and range;
+``normalization`` statistics with one finite value per feature; a parameter count that the
+``weights.pt`` member can actually hold, and at most :data:`MAX_MODEL_PARAMETERS`), so a damaged
+or edited file is a :class:`~ndcglab.errors.DataFormatError` naming the field, never a crash or a
+huge allocation. :func:`load_model` returns a :class:`TrainedModel` whose
+:meth:`~TrainedModel.predict` normalises features the way training did and refuses data with
+another feature count
 (:class:`~ndcglab.errors.ModelMismatchError`). Files of other model families (boosted trees, kind
 ``gbdt``) are read by the loader their package registers with :func:`register_model_loader`;
 :func:`ndcglab.estimator.load_trained` reads every kind.
@@ -20,6 +26,8 @@ features the way training did and refuses data with another feature count
 from __future__ import annotations
 
 import io
+import itertools
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,12 +39,13 @@ import numpy as np
 from .._versions import package_versions
 from ..data.dataset import RankingDataset
 from ..data.normalize import Normalizer
-from ..errors import DataFormatError, ModelMismatchError
+from ..errors import DataFormatError, ModelMismatchError, SpecError
 from .base import MODEL_KINDS, RankModel, build_model, torch
 from .file_format import (
     FORMAT,
     FORMAT_VERSION,
     file_header,
+    member_size,
     model_kind,
     read_member,
     read_model_metadata,
@@ -48,7 +57,9 @@ from .file_format import (
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
+    "MAX_MODEL_PARAMETERS",
     "TrainedModel",
+    "check_model_metadata",
     "load_model",
     "read_metadata",
     "register_model_loader",
@@ -59,6 +70,133 @@ __all__ = [
 #: the packages whose versions a torch model file records (besides Python)
 RECORDED_PACKAGES = ("ndcglab", "torch", "numpy")
 _WEIGHTS_MEMBER = "weights.pt"
+
+#: the most parameters a model file may declare (a sanity bound checked before building)
+MAX_MODEL_PARAMETERS = 1_000_000_000
+_FIX = "re-save the model with ndcglab.models.save_model (the file was edited or damaged)"
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+def _field_error(path: Any, name: str, what: str, got: Any) -> DataFormatError:
+    shown = repr(got)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return DataFormatError(
+        f"metadata field {name} must be {what}, got {shown}", path=path, fix=_FIX
+    )
+
+
+#: per kind: key -> (check, description); ``kind`` and ``n_features`` are checked by the header
+_SCHEMAS: dict[str, dict[str, tuple[Any, str]]] = {
+    "linear": {
+        "bias": (lambda v: isinstance(v, bool), "true or false"),
+        "init": (lambda v: v in ("zeros", "normal"), "'zeros' or 'normal'"),
+    },
+    "mlp": {
+        "hidden": (
+            lambda v: (
+                isinstance(v, list)
+                and 1 <= len(v) <= 1000
+                and all(_is_int(h) and 1 <= h <= 10_000_000 for h in v)
+            ),
+            "a list of 1 to 1000 positive layer sizes",
+        ),
+        "activation": (lambda v: isinstance(v, str), "a string"),
+        "dropout": (lambda v: _is_num(v) and 0 <= v < 1, "a number in [0, 1)"),
+    },
+    "adarank": {
+        "measure": (lambda v: isinstance(v, str), "a measure name"),
+        "preset": (lambda v: v is None or isinstance(v, str), "null or a preset name"),
+        "rounds": (lambda v: _is_int(v) and v >= 1, "a positive integer"),
+        "patience": (lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
+        "tol": (lambda v: _is_num(v) and math.isfinite(v) and v >= 0, "a number >= 0"),
+    },
+}
+
+
+def _n_parameters(cfg: Mapping[str, Any]) -> int:
+    f = int(cfg["n_features"])
+    if cfg["kind"] == "mlp":
+        sizes = [f, *cfg.get("hidden", (64, 32)), 1]
+        return sum(a * b + b for a, b in itertools.pairwise(sizes))
+    return f + 1
+
+
+def check_model_metadata(meta: Mapping[str, Any], path: Any = None) -> None:
+    """Check a torch model file's metadata against the schema of its kind before anything is
+    built: the ``model`` keys (known ones only, right types and ranges), the ``normalization``
+    (a known method; ``mean``/``scale`` null or one finite number per feature, scales > 0) and
+    the parameter count (at most :data:`MAX_MODEL_PARAMETERS`, and no more than the
+    ``weights.pt`` member can hold at 2 bytes each). Raises :class:`DataFormatError` naming the
+    field."""
+    cfg = meta["model"]
+    kind = cfg["kind"]
+    schema = _SCHEMAS.get(kind)
+    if schema is None:
+        return
+    if not _is_int(cfg.get("n_features")):
+        raise _field_error(path, "model.n_features", "a positive integer", cfg.get("n_features"))
+    n_features = int(cfg["n_features"])
+    for key, value in cfg.items():
+        if key in ("kind", "n_features"):
+            continue
+        if key not in schema:
+            raise _field_error(
+                path, f"model.{key}", f"one of the known keys ({', '.join(schema)})", key
+            )
+        check, what = schema[key]
+        if not check(value):
+            raise _field_error(path, f"model.{key}", what, value)
+    n_params = _n_parameters(cfg)
+    if n_params > MAX_MODEL_PARAMETERS:
+        raise _field_error(
+            path, "model", f"a model of at most {MAX_MODEL_PARAMETERS:,} parameters", n_params
+        )
+    size = member_size(path, _WEIGHTS_MEMBER) if path is not None else None
+    if size is not None and size < 2 * n_params:
+        raise DataFormatError(
+            f"the metadata describes a model of {n_params:,} parameters but weights.pt holds "
+            f"only {size:,} bytes",
+            path=path,
+            fix=_FIX,
+        )
+    norm = meta.get("normalization")
+    if norm is None:
+        return
+    if not isinstance(norm, dict):
+        raise _field_error(path, "normalization", "an object", norm)
+    method = norm.get("method", "none")
+    from ..data.normalize import NORMALIZATIONS
+
+    if method not in NORMALIZATIONS:
+        raise _field_error(path, "normalization.method", f"one of {NORMALIZATIONS}", method)
+    nf = norm.get("n_features")
+    if nf is not None and nf != n_features:
+        raise _field_error(path, "normalization.n_features", f"{n_features} or null", nf)
+    for key in ("mean", "scale"):
+        v = norm.get(key)
+        if v is None:
+            continue
+        if (
+            not isinstance(v, list)
+            or len(v) != n_features
+            or not all(_is_num(x) and math.isfinite(x) for x in v)
+            or (key == "scale" and not all(x > 0 for x in v))
+        ):
+            what = f"null or a list of {n_features} finite numbers" + (
+                " > 0" if key == "scale" else ""
+            )
+            got = (
+                f"a list of {len(v)} values" if isinstance(v, list) and len(v) != n_features else v
+            )
+            raise _field_error(path, f"normalization.{key}", what, got)
 
 
 def versions() -> dict[str, str | None]:
@@ -201,7 +339,7 @@ def load_model(
                 f"{path} expects {other.n_features} features but the data has {n_features}. "
                 "Fix: apply the model to data with the same features, or retrain"
             )
-        return other  # type: ignore[no-any-return]
+        return other
     if kind is not None and kind not in MODEL_KINDS:
         raise DataFormatError(
             f"the file holds a model of kind {kind!r}, which ndcglab.models reads only once its "
@@ -210,14 +348,39 @@ def load_model(
             fix="load any model file with ndcglab.estimator.load_trained(path) (boosted trees: "
             "also ndcglab.gbdt.load_gbdt(path))",
         )
-    raw = read_member(path, _WEIGHTS_MEMBER)
-    state = torch.load(io.BytesIO(raw), map_location=map_location, weights_only=True)
-    model = build_model(meta["model"])
+    check_model_metadata(meta, path)
+    try:
+        raw = read_member(path, _WEIGHTS_MEMBER)
+    except KeyError:
+        raise DataFormatError(
+            f"the model file has no {_WEIGHTS_MEMBER} member", path=path, fix=_FIX
+        ) from None
+    try:
+        state = torch.load(io.BytesIO(raw), map_location=map_location, weights_only=True)
+    except Exception as exc:  # a damaged or foreign weights.pt; nothing of it is executed
+        # torch's message would suggest weights_only=False (running pickled code): not shown
+        raise DataFormatError(
+            f"{_WEIGHTS_MEMBER} in the model file is unreadable ({type(exc).__name__}; damaged, "
+            "or not a plain tensor dict written by save_model)",
+            path=path,
+            fix=_FIX,
+        ) from None
+    if not isinstance(state, dict):
+        raise DataFormatError(
+            f"{_WEIGHTS_MEMBER} does not hold a dict of weights", path=path, fix=_FIX
+        )
+    try:
+        model = build_model(meta["model"])
+    except (SpecError, TypeError, ValueError) as exc:
+        raise DataFormatError(
+            f"the stored architecture cannot be built ({exc})", path=path, fix=_FIX
+        ) from None
     try:
         model.load_state_dict(state)
-    except RuntimeError as exc:
+    except (RuntimeError, TypeError, KeyError, AttributeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise ModelMismatchError(
-            f"{path}: the weights do not fit the stored architecture ({exc}). "
+            f"{path}: the weights do not fit the stored architecture ({first[:200]}). "
             "Fix: re-save the model"
         ) from None
     model.eval()

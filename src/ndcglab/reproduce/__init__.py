@@ -39,9 +39,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
+from .._tables import html_escape
 from ..errors import NdcglabError
 from ._common import Settings
 from .report import Report, Table, write_bundle
+from .report.page import counts_text, verdict_counts
+from .verdicts import SUMMARY_HTML, VERDICTS
 
 __all__ = ["EXPERIMENTS", "Settings", "build_report", "run_experiment"]
 
@@ -109,6 +112,40 @@ def _new_report(
     return report
 
 
+#: how to point an experiment at real data (shown in every synthetic run's banner)
+_REAL_DATA_HOWTO = (
+    "To test them on real data, run <code>ndcglab reproduce {name} --data LETOR_DIR --out DIR"
+    "</code>, where <code>LETOR_DIR</code> is an unpacked LETOR folder with "
+    "<code>Fold1</code>…<code>Fold5</code> (e.g. <code>OHSUMED/QueryLevelNorm</code> from LETOR "
+    "3.0 or <code>MQ2008</code> from LETOR 4.0)."
+)
+
+
+def scope_html(name: str, module: ModuleType | None, settings: Settings) -> str:
+    """The banner text (HTML) that says which claims this run can test and how to run it on
+    real data. A module may define ``SCOPE_SYNTHETIC`` / ``SCOPE_REAL`` to replace the defaults
+    (``{name}`` and ``{data}`` are filled in)."""
+    data = "" if settings.data is None else html_escape(str(settings.data))
+    howto = _REAL_DATA_HOWTO.format(name=html_escape(name))
+    if settings.data is None:
+        text = getattr(module, "SCOPE_SYNTHETIC", None) or (
+            "This run uses the embedded synthetic data (no <code>--data</code>). It tests the "
+            "mechanisms and directions the paper claims — which method is better or comparable, "
+            "relative to the noise — not the paper's absolute numbers, which were measured on "
+            "LETOR data and are printed for reference only. " + howto
+        )
+    else:
+        text = getattr(module, "SCOPE_REAL", None) or (
+            "This run uses real data (<code>{data}</code>): the claims about directions, "
+            "significance and equivalence are tested on them. The paper's absolute numbers are "
+            "comparable only where it used the same dataset and protocol; this page prints them "
+            "beside ours where it has them, with the differences in data stated."
+        )
+    return (
+        text.replace("{name}", html_escape(name)).replace("{data}", data).replace("{howto}", howto)
+    )
+
+
 def build_report(name: str, settings: Settings, log: Callable[[str], None] | None = None) -> Report:
     """Run experiment ``name``; return its filled, time-stamped :class:`Report` (not written)."""
     mod = _module(name)
@@ -121,6 +158,8 @@ def build_report(name: str, settings: Settings, log: Callable[[str], None] | Non
         if settings.mode == "quick"
         else "tiny test mode: minimal data and work; the numbers mean nothing",
     )
+    report.scope = scope_html(name, mod, settings)
+    report.verdict_note = SUMMARY_HTML
     t0 = time.perf_counter()
     if log:
         log(f"{name}: running ({settings.mode})")
@@ -170,30 +209,34 @@ def run_experiment(
             "repetitions, smaller n); each page states its own.",
         )
 
+        index.scope = _index_scope(settings)
         rows = []
+        total = dict.fromkeys(VERDICTS, 0)
         for sub, rep in children:
-            verdicts = [f["agrees"] for f in rep.findings]
-            agree = sum(v is True for v in verdicts)
-            disagree = sum(v is False for v in verdicts)
+            rep.parent_href = "../index.html"
+            counts = verdict_counts(rep.findings)
+            for k in VERDICTS:
+                total[k] += counts[k]
             rows.append(
                 [
                     sub,
                     rep.title,
                     round(rep.elapsed_s or 0.0, 1),
-                    agree,
-                    disagree,
-                    len(verdicts) - agree - disagree,
+                    counts["agrees"],
+                    counts["disagrees"],
+                    counts["inconclusive"],
                 ]
             )
             index.add_link(
                 f"{sub}/index.html",
                 rep.title,
-                f"{rep.elapsed_s:.1f} s; claims: {agree} agree, {disagree} disagree",
+                f"{rep.elapsed_s:.1f} s; claims: {counts_text(counts)}",
             )
             index.timings[sub] = rep.elapsed_s or 0.0
             index.results[sub] = {
                 "elapsed_s": rep.elapsed_s,
                 "findings": rep.findings,
+                "verdict_counts": counts,
                 "folder": sub,
             }
             index.datasets.extend(d for d in rep.datasets if d not in index.datasets)
@@ -211,9 +254,34 @@ def run_experiment(
                 ],
                 rows,
                 digits=1,
+                notes=[
+                    f"all experiments: {counts_text(total)} (how each verdict is decided: the "
+                    "rule printed under it on the experiment's page; docs/reproduce.md)"
+                ],
             )
         )
         index.finish(time.perf_counter() - t0)
         return write_bundle(out, index, children), index
     report = build_report(name, settings, log)
     return report.write(out), report
+
+
+def _index_scope(settings: Settings) -> str:
+    """The index page's banner: what the whole run can test."""
+    if settings.data is None:
+        return (
+            "Every page below ran without real data: the embedded synthetic data "
+            "(<code>cost-sensitive</code>, <code>consistency</code>, <code>qnorm</code>, "
+            "<code>linear-ndcg</code>), web-like synthetic lists (<code>distinguishability</code>) "
+            "and a simulation of the theorems' model (<code>limits</code>). They test the papers' "
+            "mechanisms and directions — identities, limits, which loss or measure is better or "
+            "comparable — not the papers' absolute numbers, which were measured on LETOR data. "
+            + _REAL_DATA_HOWTO.format(name="all")
+        )
+    return (
+        f"These pages ran on <code>{html_escape(str(settings.data))}</code> (except "
+        "<code>limits</code>, which simulates the theorems' model, and "
+        "<code>distinguishability</code>, which uses Fold1 only). Directions and significance "
+        "are tested on these data; absolute numbers are comparable with a paper only where it "
+        "used the same dataset and protocol."
+    )

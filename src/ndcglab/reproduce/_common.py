@@ -262,8 +262,9 @@ class DataSource:
                     ds.subset(te),
                 )
         elif self.kind == "letor-file":
-            ds = self._read(self.path)  # type: ignore[arg-type]
-            yield FoldData(self.path.name, ds, None, ds)  # type: ignore[union-attr]
+            assert self.path is not None  # a single-file source always has its path
+            ds = self._read(self.path)
+            yield FoldData(self.path.name, ds, None, ds)
         else:
             for fold in self._letor_folds()[: n or None]:
                 train = self._register(Path(fold.train_path), fold.train)
@@ -451,26 +452,6 @@ def subplots(
     for ax in flat[n:]:
         ax.set_visible(False)
     return fig, flat[:n]
-
-
-def wrap_label(text: str, width: int = 60) -> str:
-    """Break a long axis label (a measure's full convention) over several lines at commas."""
-    if len(text) <= width:
-        return text
-    out, line = [], ""
-    for part in text.replace(",", ",\u0000").split("\u0000"):
-        if len(line) + len(part) > width and line:
-            out.append(line)
-            line = ""
-        line += part
-    out.append(line)
-    return "\n".join(out)
-
-
-def convention_label(convention: Mapping[str, Any], keys: Sequence[str] | None = None) -> str:
-    """``key=value`` pairs of a convention dict on one line (for axis labels and captions)."""
-    items = [(k, v) for k, v in convention.items() if keys is None or k in keys]
-    return ", ".join(f"{k}={v}" for k, v in items)
 
 
 def seeds_for(seed: int, names: Sequence[str]) -> dict[str, int]:

@@ -15,12 +15,22 @@ from typing import Any
 
 import numpy as np
 
-from ._common import DataSource, Settings, preset_for, wrap_label
+from ._common import DataSource, Settings, preset_for
 from ._fit import PerQueryStore, fit_on_fold
 from .report import Cell, Report, Table
 
 KS = tuple(range(1, 11))
 NDCG_K = tuple(f"ndcg@{k}" for k in KS)
+
+#: What a real-data run of the Ravikumar et al. experiments (consistency, q-norm) can test.
+SCOPE_REAL_RAVIKUMAR = (
+    "This run uses real data (<code>{data}</code>). The paper reports its results as plots and "
+    "relative changes over nine LETOR datasets, not as a table to match number by number; what "
+    "is tested here is the direction, size and significance of the differences between the "
+    "losses on these data, under the paper's protocol (deviations stated below)."
+)
+#: What --quick changes in those two experiments.
+QUICK_NOTE_RAVIKUMAR = "--quick: three folds instead of five and 80 epochs (not 300) per loss."
 
 
 def protocol(settings: Settings) -> dict[str, Any]:
@@ -163,7 +173,7 @@ def ndcg_table(
             rows,
             digits=4,
             caption="mean over all test queries",
-            notes=[sig.legend] if sig is not None else [],
+            legend=sig.legend if sig is not None else "",
         )
     )
 
@@ -171,7 +181,8 @@ def ndcg_table(
 def curves(
     ax: Any, store: PerQueryStore, systems: Sequence[str], conv_text: str, title: str
 ) -> None:
-    """NDCG@1..10 of each system with a ±1 standard-error band over queries."""
+    """NDCG@1..10 of each system with a ±1 standard-error band over queries. The y axis says
+    ``NDCG@k``; the full convention ``conv_text`` belongs in the figure's caption."""
     ks = np.array(KS)
     for s in systems:
         mu = np.array([store.mean(s, m) for m in NDCG_K])
@@ -179,7 +190,7 @@ def curves(
         (line,) = ax.plot(ks, mu, marker="o", ms=3, label=s)
         ax.fill_between(ks, mu - se, mu + se, color=line.get_color(), alpha=0.12, lw=0)
     ax.set_xlabel("cut-off k")
-    ax.set_ylabel(wrap_label(conv_text, 48), fontsize="x-small")
+    ax.set_ylabel("NDCG@k")
     ax.set_title(title, fontsize="medium")
     ax.set_xticks(ks)
     ax.legend(fontsize="x-small")
@@ -208,7 +219,28 @@ def add_sig_files(report: Report, tag: str, sig: Any) -> None:
             f"Randomisation tests: {tag.replace('_', ' ')}",
             header,
             [list(r) for r in body],
-            notes=[sig.legend],
+            legend=sig.legend,
             collapsed=True,
         )
     )
+
+
+def mean_over_k(store: PerQueryStore, system: str) -> np.ndarray:
+    """Per-query mean of NDCG@1..10 (the quantity the summary's relative change is about)."""
+    return np.nanmean(np.stack([store.per_query(system, m) for m in NDCG_K]), axis=0)
+
+
+def mean_k_tests(store: PerQueryStore, systems: Sequence[str], baseline: str) -> dict[str, Any]:
+    """Paired t-tests of each system's per-query mean NDCG@1..10 against ``baseline``,
+    Holm-adjusted over ``systems``: ``{system: {"diffs", "diff", "p", "p_adjusted"}}``."""
+    from ..analysis.significance import holm, paired_t_test
+
+    base = mean_over_k(store, baseline)
+    out: dict[str, Any] = {}
+    for s in systems:
+        d = mean_over_k(store, s) - base
+        out[s] = {"diffs": d, "diff": float(np.nanmean(d)), "p": paired_t_test(d).p_value}
+    adj = holm([out[s]["p"] for s in systems]) if systems else np.zeros(0)
+    for s, pa in zip(systems, adj):
+        out[s]["p_adjusted"] = float(pa)
+    return out

@@ -17,14 +17,14 @@ compared are the orderings and significance statements.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from ._common import Settings, source_for, subplots, wrap_label
+from ._common import Settings, source_for, subplots
 from ._fit import PerQueryStore, fit_on_fold
 from .report import Cell, Report, Table
+from .verdicts import ALPHA, all_of, better, comparable, within
 
 TITLE = "Cost-sensitive ListMLE vs ListMLE and baselines (Lu et al., PAKDD 2010, Tables 1–6)"
 CLAIM = (
@@ -183,8 +183,6 @@ def run(report: Report, settings: Settings) -> None:
         correction="none",
         seed=settings.seed,
     )
-    report.add_mark("†", "N@1 differs from ListMLE: " + sig_all.legend)
-    report.add_mark("‡", "N@1 differs from ListMLE at p < 0.01 (see †)")
 
     # ------------------------------------------------------------------ our table
     n_q = store.per_query("ListMLE", "ndcg@1").size
@@ -212,10 +210,8 @@ def run(report: Report, settings: Settings) -> None:
             rows,
             caption="mean over all test queries; ± standard deviation of the fold means",
             digits=3,
-            notes=[
-                "marks on N@1: paired t-test against ListMLE on per-query NDCG@1, Holm-adjusted "
-                "over the eight comparisons"
-            ],
+            legend="Marks on N@1 only (per-query NDCG@1, Holm over the eight comparisons): "
+            + sig_all.legend,
         )
     )
 
@@ -281,7 +277,7 @@ def run(report: Report, settings: Settings) -> None:
     ):
         header, body = res.details()
         report.add_table(
-            Table(f"significance_{tag}", title, header, [list(r) for r in body], notes=[res.legend])
+            Table(f"significance_{tag}", title, header, [list(r) for r in body], legend=res.legend)
         )
         report.add_file(f"tables/significance_{tag}.export.md", res.to_markdown(details=True))
         report.add_file(f"tables/significance_{tag}.export.tex", res.to_latex())
@@ -349,9 +345,13 @@ def _plots(report: Report, store: PerQueryStore, paper: dict[str, Any] | None, l
     fig, ax = plt.subplots(figsize=(11, 4.6))
     width = 0.8 / len(MEASURES)
     x = np.arange(len(names))
+    low: list[float] = []
+    high: list[float] = []
     for j, m in enumerate(MEASURES):
         means = [store.mean(n, m) for n in names]
         errs = [store.fold_std(n, m) or 0.0 for n in names]
+        low += [v - e for v, e in zip(means, errs) if np.isfinite(v)]
+        high += [v + e for v, e in zip(means, errs) if np.isfinite(v)]
         ax.bar(
             x + (j - (len(MEASURES) - 1) / 2) * width,
             means,
@@ -362,6 +362,8 @@ def _plots(report: Report, store: PerQueryStore, paper: dict[str, Any] | None, l
         )
         if paper is not None:
             pv = [paper[n][m] if paper[n][m] is not None else np.nan for n in names]
+            low += [v for v in pv if np.isfinite(v)]
+            high += [v for v in pv if np.isfinite(v)]
             ax.plot(
                 x + (j - (len(MEASURES) - 1) / 2) * width,
                 pv,
@@ -371,18 +373,23 @@ def _plots(report: Report, store: PerQueryStore, paper: dict[str, Any] | None, l
             )
     ax.set_xticks(x)
     ax.set_xticklabels(names, rotation=20, fontsize="small")
-    ax.set_ylabel(
-        wrap_label(f"test value: {conv_text}; " + store.resolved("map"), 50), fontsize="x-small"
-    )
+    ax.set_ylabel("test value (N@k, MAP)")
+    # the differences between methods are small next to the values: zoom on them
+    lo = min(low) if low else 0.0
+    hi = max(high) if high else 1.0
+    pad = 0.1 * max(hi - lo, 0.02)
+    ax.set_ylim(max(0.0, lo - pad), min(1.0, hi + pad))
     ax.set_title(f"{label}: N@1, N@3, N@5, N@10 and MAP (error bars: sd of fold means)")
-    ax.legend(fontsize="small", ncol=3)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
     report.add_figure(
         "measures",
         fig,
         title="N@k and MAP per method",
         caption="bars: our test means; error bars: standard deviation over folds"
-        + ("; black diamonds: the paper's numbers" if paper else ""),
+        + ("; black diamonds: the paper's numbers" if paper else "")
+        + f"; the y axis does not start at 0. N@k is {conv_text}; MAP is "
+        + store.resolved("map"),
     )
 
     fig, axes = subplots(2, ncols=2, size=(6.2, 4.4))
@@ -398,7 +405,7 @@ def _plots(report: Report, store: PerQueryStore, paper: dict[str, Any] | None, l
             (line,) = ax.plot(ks, mu, marker="o", ms=3, label=n)
             ax.fill_between(ks, mu - se, mu + se, color=line.get_color(), alpha=0.12, lw=0)
         ax.set_xlabel("cut-off k")
-        ax.set_ylabel(wrap_label(conv_text, 48), fontsize="x-small")
+        ax.set_ylabel("NDCG@k")
         ax.set_title(title, fontsize="medium")
         ax.legend(fontsize="x-small")
     fig.tight_layout()
@@ -406,7 +413,8 @@ def _plots(report: Report, store: PerQueryStore, paper: dict[str, Any] | None, l
         "ndcg_at_k",
         fig,
         title="NDCG@1..10",
-        caption="mean over test queries; band: ±1 standard error over queries",
+        caption=f"mean over test queries; band: ±1 standard error over queries; NDCG@k is "
+        f"{conv_text}",
     )
 
 
@@ -424,40 +432,52 @@ def _findings(
         else f" [the paper's claim is about OHSUMED; observed on {label}]"
     )
     cs = [f"CS-ListMLE@{k}" for k in (1, 3, 5, 10)]
-    diffs = {n: store.mean(n, "ndcg@1") - store.mean("ListMLE", "ndcg@1") for n in cs}
-    raw_p = {n: sig_all.get(n, "ndcg@1").p_value for n in cs}
-    comparable = all(not (p < 0.05) for p in raw_p.values())
+    pq = {n: store.per_query(n, "ndcg@1") for n, _ in METHODS}
+    parts = [comparable(pq[n] - pq["ListMLE"], what=f"{n[11:]} − ListMLE") for n in cs]
     report.add_finding(
-        "Table 1 / §5.1: CS-ListMLE and ListMLE are comparable on OHSUMED" + where,
+        "Table 1 / §5.1: CS-ListMLE and ListMLE are comparable on OHSUMED (N@1)" + where,
         "N@1 differences to ListMLE: "
-        + ", ".join(f"{n[11:]}: {d:+.3f} (p = {raw_p[n]:.2g})" for n, d in diffs.items()),
-        comparable,
+        + ", ".join(
+            f"{n[11:]}: {store.mean(n, 'ndcg@1') - store.mean('ListMLE', 'ndcg@1'):+.3f} "
+            f"(t-test p = {sig_all.get(n, 'ndcg@1').p_value:.2g})"
+            for n in cs
+        ),
+        all_of(parts),
     )
     n1 = {n: store.mean(n, "ndcg@1") for n in ("CS-ListMLE@1", *BASELINES_52)}
-    higher = all(n1["CS-ListMLE@1"] > n1[b] for b in BASELINES_52)
+    tests = {b: sig_52.get(b, "ndcg@1") for b in BASELINES_52}
+    # diff in sig_52 is baseline − CS-ListMLE@1: the claim's difference is its negative
     report.add_finding(
         "Table 4: CS-ListMLE@1 has a higher N@1 than ListNet, RankCosine, AdaRank and RankSVM"
         + where,
         ", ".join(f"{n} {v:.3f}" for n, v in n1.items()),
-        higher,
+        all_of([better(-t.diff, t.p_value, what=f"CS-ListMLE@1 − {b}") for b, t in tests.items()]),
     )
-    ps = {b: sig_52.get(b, "ndcg@1") for b in ("RankSVM", "AdaRank")}
-    sig = all(t.p_value < 0.05 and t.diff < 0 for t in ps.values())
     report.add_finding(
-        "§5.2: the N@1 gain of CS-ListMLE@1 over RankSVM and AdaRank is significant "
-        "(t-test, p < 0.05)" + where,
+        f"§5.2: the N@1 gain of CS-ListMLE@1 over RankSVM and AdaRank is significant "
+        f"(t-test, p < {ALPHA:g})" + where,
         "; ".join(
-            f"{b}: N@1 difference {-t.diff:+.3f} for CS-ListMLE@1, p = {t.p_value:.3g}"
-            for b, t in ps.items()
+            f"{b}: N@1 difference {-tests[b].diff:+.3f} for CS-ListMLE@1, "
+            f"p = {tests[b].p_value:.3g}"
+            for b in ("RankSVM", "AdaRank")
         ),
-        sig,
+        all_of(
+            [
+                better(-tests[b].diff, tests[b].p_value, what=f"CS-ListMLE@1 − {b}")
+                for b in ("RankSVM", "AdaRank")
+            ]
+        ),
     )
-    maps = {n: store.mean(n, "map") for n in ("CS-ListMLE@1", *BASELINES_52)}
-    best = max(v for k, v in maps.items() if k != "CS-ListMLE@1")
+    maps = {n: store.per_query(n, "map") for n in ("CS-ListMLE@1", *BASELINES_52)}
     report.add_finding(
         "§5.2: CS-ListMLE@1 has MAP comparable to the baselines" + where,
-        ", ".join(f"{n} {v:.3f}" for n, v in maps.items()),
-        bool(maps["CS-ListMLE@1"] >= best - 0.02),
+        ", ".join(f"{n} {float(np.nanmean(v)):.3f}" for n, v in maps.items()),
+        all_of(
+            [
+                comparable(maps["CS-ListMLE@1"] - maps[b], what=f"MAP CS-ListMLE@1 − {b}")
+                for b in BASELINES_52
+            ]
+        ),
     )
     if paper_key == "OHSUMED":
         ours = store.mean("CS-ListMLE@1", "ndcg@1")
@@ -466,5 +486,16 @@ def _findings(
             f"ours (LETOR 3.0 OHSUMED): N@1 {ours:.3f}, "
             f"N@10 {store.mean('CS-ListMLE@1', 'ndcg@10'):.3f}, "
             f"MAP {store.mean('CS-ListMLE@1', 'map'):.3f}",
-            bool(abs(ours - 0.555) <= 0.05 and not math.isnan(ours)),
+            within(
+                ours,
+                0.555,
+                PAPER_TOL,
+                se=store.sem("CS-ListMLE@1", "ndcg@1"),
+                what="our N@1",
+            ),
         )
+
+
+#: how far (in NDCG) our absolute N@1 may be from the paper's for "reaches the published value"
+#: (the data differ: LETOR 3.0's 45 features against LETOR 2.0's 25)
+PAPER_TOL = 0.05

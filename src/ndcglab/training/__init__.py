@@ -9,8 +9,7 @@ selection on a validation measure, atomic checkpoints and resume.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .._compat import lazy_names
 
 __all__ = [
     "DEFAULT_EPOCHS",
@@ -19,6 +18,7 @@ __all__ = [
     "Normalizer",
     "TrainConfig",
     "TrainResult",
+    "TrainingDivergedError",
     "resolve_device",
     "train",
 ]
@@ -28,6 +28,7 @@ _WHERE = {
     "DEFAULT_LR": "ndcglab.training.config",
     "TrainConfig": "ndcglab.training.config",
     "TrainResult": "ndcglab.training.config",
+    "TrainingDivergedError": "ndcglab.training.config",
     "resolve_device": "ndcglab.training.device",
     "train": "ndcglab.training.trainer",
     "NORMALIZATIONS": "ndcglab.data.normalize",
@@ -35,11 +36,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(importlib.import_module(_WHERE[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, __all__)

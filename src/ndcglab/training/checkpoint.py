@@ -50,9 +50,14 @@ def load_checkpoint(directory: str | os.PathLike[str], fingerprint: str) -> dict
         return None
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # corrupt or foreign file
+    except Exception as exc:  # corrupt, truncated or foreign file; nothing of it is executed
+        # torch's own message suggests loading with weights_only=False, which would run any
+        # code pickled in the file: it is not passed on
         raise CheckpointError(
-            f"{path}: cannot read the checkpoint ({exc}). Fix: delete it, or train without --resume"
+            f"{path}: the checkpoint is unreadable (damaged, truncated, or not written by "
+            f"ndcglab; {type(exc).__name__}). Fix: restart training from scratch - delete "
+            f"{path} (or give a new --checkpoint folder) and run the same command again, with "
+            "or without --resume"
         ) from None
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise CheckpointError(

@@ -9,11 +9,12 @@ theirs from ``TrainConfig()``. What each option does is described in
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..data.normalize import NORMALIZATIONS
-from ..errors import SpecError
+from ..errors import NdcglabError, SpecError
 
 __all__ = [
     "DEFAULT_EPOCHS",
@@ -21,6 +22,8 @@ __all__ = [
     "OPTIMIZERS",
     "TrainConfig",
     "TrainResult",
+    "TrainingDivergedError",
+    "auto_threads",
     "config_with",
 ]
 
@@ -29,6 +32,44 @@ DEFAULT_LR = {"gd": 0.1, "adam": 1e-3}
 #: maximum number of epochs used when ``epochs=None``, per optimiser
 DEFAULT_EPOCHS = {"gd": 1000, "adam": 300}
 OPTIMIZERS = ("gd", "adam")
+#: training data with fewer feature values (documents x features) than this trains on one
+#: torch thread when ``num_threads=None`` (see :func:`auto_threads` and docs/training.md, "Threads")
+SMALL_DATA_CELLS = 10_000_000
+
+
+def auto_threads(n_docs: int, n_features: int, *, available: int, load: float | None = None) -> int:
+    """The torch CPU thread count of a run with ``num_threads=None``.
+
+    * 1 for small data: fewer than :data:`SMALL_DATA_CELLS` feature values
+      (``n_docs * n_features``) - each operation is too short for several threads to pay off;
+    * otherwise the idle cores: ``available`` (torch's current thread count: one per physical
+      core unless the caller set it) minus the one-minute load average (``load``, read from
+      ``os.getloadavg()`` when None), rounded down, at least 1 - threads that wait for busy
+      cores make every step slower, so a busy machine gets fewer threads.
+
+    Measured by ``benchmarks/bench_threads.py``; the numbers are in docs/training.md, "Threads".
+    """
+    import os
+
+    if int(n_docs) * int(n_features) < SMALL_DATA_CELLS:
+        return 1
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except (OSError, AttributeError):  # pragma: no cover - platforms without a load average
+            load = 0.0
+    return max(1, min(int(available), math.floor(available - float(load))))
+
+
+class TrainingDivergedError(NdcglabError):
+    """The training objective became infinite or NaN: ``epoch`` (1-based) and ``value`` say
+    when and what. Callers that train several models (``ndcglab cv``) report such a run as failed
+    and go on with the others."""
+
+    def __init__(self, message: str, *, epoch: int, value: float) -> None:
+        super().__init__(message)
+        self.epoch = int(epoch)
+        self.value = float(value)
 
 
 @dataclass
@@ -65,7 +106,7 @@ class TrainConfig:
     gd_bucket: int | None = 256
     eval_every: int = 1
     dtype: str = "float32"
-    num_threads: int | None = None
+    num_threads: int | None = None  # None: auto_threads(...) of the training data and machine
 
     def __post_init__(self) -> None:
         self.optimizer = str(self.optimizer).lower()
@@ -85,6 +126,8 @@ class TrainConfig:
             raise SpecError(f"dtype must be float32 or float64, got {self.dtype!r}")
         if int(self.eval_every) < 1:
             raise SpecError(f"eval_every must be at least 1, got {self.eval_every}")
+        if self.num_threads is not None and int(self.num_threads) < 1:
+            raise SpecError(f"num_threads must be at least 1 (or None), got {self.num_threads}")
         if self.C is not None and not float(self.C) > 0:
             raise SpecError(f"C must be positive, got {self.C}")
         self.hidden = tuple(int(h) for h in self.hidden)

@@ -30,10 +30,9 @@ import numpy as np
 
 from .._compat import torch as _torch
 from ..data.dataset import RankingDataset
-from ..errors import NdcglabError
 from .batching import BatchPlan
 from .checkpoint import load_checkpoint, save_checkpoint
-from .config import TrainConfig, TrainResult
+from .config import TrainConfig, TrainingDivergedError, TrainResult
 from .prepare import PreparedData
 
 torch = _torch()
@@ -224,10 +223,12 @@ class GradientRun:
                 total += values.detach().double().sum() / n_q
         epoch_loss = float(total)
         if not math.isfinite(epoch_loss):
-            raise NdcglabError(
+            raise TrainingDivergedError(
                 f"the training loss became {epoch_loss} at epoch {epoch + 1} (loss "
                 f"{self.meta['loss']}, lr {self.lr}). Fix: lower the learning rate (--lr) or "
-                "normalise the features (--normalize zscore)"
+                "normalise the features (--normalize zscore)",
+                epoch=epoch + 1,
+                value=epoch_loss,
             )
         return epoch_loss
 

@@ -34,7 +34,10 @@ Conventions stated once:
   ``torch.random.fork_rng`` (the caller's global RNG is left untouched): two runs with the same seed
   give identical weights, and a run resumed from a checkpoint gives the same weights as an
   uninterrupted one;
-* memory does not grow with epochs: the history holds floats, the best weights one copy.
+* memory does not grow with epochs: the history holds floats, the best weights one copy;
+* torch CPU threads: ``num_threads``, else :func:`~ndcglab.training.config.auto_threads` (one
+  thread for small data; for large data the idle cores, at most torch's current count;
+  docs/training.md, "Threads"); the caller's thread count is restored afterwards.
 
 AdaRank (``model="adarank"`` or ``loss="adarank"``) is trained by its own boosting algorithm
 (:class:`ndcglab.models.AdaRank`) with ``validation_measure`` selecting the round.
@@ -56,7 +59,14 @@ from ..data.dataset import RankingDataset
 from ..data.normalize import Normalizer
 from ..errors import NdcglabError, SpecError
 from .adarank_fit import fit_adarank
-from .config import DEFAULT_EPOCHS, DEFAULT_LR, TrainConfig, TrainResult, config_with
+from .config import (
+    DEFAULT_EPOCHS,
+    DEFAULT_LR,
+    TrainConfig,
+    TrainResult,
+    auto_threads,
+    config_with,
+)
 from .device import resolve_device
 from .fingerprint import run_fingerprint
 from .loop import GradientRun
@@ -133,8 +143,10 @@ def train(
 
     fingerprint = run_fingerprint(cfg, train_data, validation)
     threads_before = torch.get_num_threads()
-    if cfg.num_threads is not None:
-        torch.set_num_threads(int(cfg.num_threads))
+    threads = cfg.num_threads
+    if threads is None:
+        threads = auto_threads(train_data.n_docs, train_data.n_features, available=threads_before)
+    torch.set_num_threads(int(threads))
     try:
         run = GradientRun(cfg, loss, scorer, work, validation, meta, device)
         return run.fit(

@@ -75,6 +75,12 @@ class Report:
         self.claim = claim
         self.quick = quick
         self.quick_note = ""
+        #: what this run can and cannot test (synthetic vs real data), shown in a banner at the top
+        self.scope = ""
+        #: how the verdicts are decided, shown above the findings
+        self.verdict_note = ""
+        #: the index page this report belongs to (``"../index.html"`` under ``reproduce all``)
+        self.parent_href: str | None = None
         self.seed = seed
         self.seeds: dict[str, Any] = {}
         self.command = list(command) if command is not None else list(sys.argv)
@@ -109,10 +115,11 @@ class Report:
                 f"report {self.experiment!r} already has a table named {table.name!r}"
             )
         for m in table.marks():
-            if m not in self.legend:
+            if m not in self.legend and m not in table.legend:
                 raise NdcglabError(
                     f"table {table.name!r} uses the mark {m!r} with no legend. "
-                    "Fix: call report.add_mark(mark, meaning) first"
+                    "Fix: give the table a legend that explains it (Table(..., legend=...)) or "
+                    "call report.add_mark(mark, meaning) first"
                 )
         self.tables[table.name] = table
         self.sections.append(_Section("table", table.name))
@@ -134,7 +141,9 @@ class Report:
         self.sections.append(_Section("figure", name))
 
     def add_mark(self, mark: str, meaning: str) -> None:
-        """Explain a significance mark (printed under every table that uses it)."""
+        """Explain a significance mark for the whole report (printed under every table that uses
+        it and has no legend of its own). Marks whose meaning depends on the table (a different
+        baseline per table) belong in the table's own ``legend`` instead."""
         self.legend[mark] = meaning
 
     def add_convention(self, printed_name: str, convention: Mapping[str, Any]) -> None:
@@ -164,10 +173,33 @@ class Report:
         """Record a dataset description (see :func:`ndcglab.reproduce._common.describe_dataset`)."""
         self.datasets.append(dict(info))
 
-    def add_finding(self, claim: str, observed: str, agrees: bool | None) -> None:
-        """A paper claim, what we observed and whether it agrees (``None``: cannot tell)."""
-        verdict = None if agrees is None else bool(agrees)
-        self.findings.append({"claim": claim, "observed": observed, "agrees": verdict})
+    def add_finding(
+        self, claim: str, observed: str, agrees: Any, *, rule: str = "", detail: str = ""
+    ) -> None:
+        """A paper claim, what we observed and the verdict.
+
+        ``agrees`` is a :class:`ndcglab.reproduce.verdicts.Verdict` (its rule and detail are kept)
+        or ``True``/``False``/``None`` (agrees / disagrees / inconclusive) with the ``rule`` that
+        decided it. The finding stores ``agrees`` (``True``/``False``/``None``), ``verdict``
+        (``"agrees"``, ``"disagrees"``, ``"inconclusive"``), ``rule`` and ``detail``.
+        """
+        if hasattr(agrees, "verdict") and hasattr(agrees, "rule"):
+            flag = agrees.agrees
+            rule = rule or agrees.rule
+            detail = detail or getattr(agrees, "detail", "")
+        else:
+            flag = None if agrees is None else bool(agrees)
+        verdict = {True: "agrees", False: "disagrees", None: "inconclusive"}[flag]
+        self.findings.append(
+            {
+                "claim": claim,
+                "observed": observed,
+                "agrees": flag,
+                "verdict": verdict,
+                "rule": rule,
+                "detail": detail,
+            }
+        )
 
     def add_file(self, relpath: str, content: str) -> None:
         """An extra text file in the report folder (e.g. ``tables/x_significance.md`` written by
@@ -198,6 +230,8 @@ class Report:
                 "claim": self.claim,
                 "quick": self.quick,
                 "quick_note": self.quick_note,
+                "scope": self.scope,
+                "verdict_note": self.verdict_note,
                 "seed": self.seed,
                 "seeds": self.seeds,
                 "command": self.command,

@@ -10,7 +10,7 @@ goes through :func:`ndcglab._tables.html_escape`.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..._tables import html_escape
@@ -20,13 +20,16 @@ from .table import jsonable
 if TYPE_CHECKING:
     from .document import Report
 
-__all__ = ["render_page"]
+__all__ = ["counts_text", "render_page", "verdict_counts"]
 
 
 def render_page(report: Report) -> str:
     """The page of ``report`` as one HTML document."""
     e = html_escape
-    body: list[str] = [f"<h1>{e(report.title)}</h1>"]
+    body: list[str] = []
+    back = _back_link(report)
+    body.append(back)
+    body.append(f"<h1>{e(report.title)}</h1>")
     meta = [f"experiment <code>{e(report.experiment)}</code>"]
     if report.seed is not None:
         meta.append(f"seed {report.seed}")
@@ -34,6 +37,11 @@ def render_page(report: Report) -> str:
         meta.append(f"run time {report.elapsed_s:.1f} s")
     meta.append("started " + e(report.started.strftime("%Y-%m-%d %H:%M:%S UTC")))
     body.append('<p class="meta">' + " · ".join(meta) + "</p>")
+    if report.scope:
+        # the scope is HTML written by the experiment modules (it names commands in <code>)
+        body.append(
+            f'<div class="banner scope"><b>What this run can test.</b> {report.scope}</div>'
+        )
     if report.quick:
         body.append(
             '<p class="banner"><b>Quick run.</b> '
@@ -46,14 +54,7 @@ def render_page(report: Report) -> str:
     if report.claim:
         body.append(f'<p class="claim"><b>Claim reproduced:</b> {e(report.claim)}</p>')
     if report.findings:
-        body.append("<h2>Agreement with the paper</h2><ul class='findings'>")
-        for f in report.findings:
-            verdict = {True: "agrees", False: "disagrees", None: "inconclusive"}[f["agrees"]]
-            body.append(
-                f'<li class="{verdict}"><b>{verdict}</b> — {e(f["claim"])}'
-                f'<br><span class="obs">{e(f["observed"])}</span></li>'
-            )
-        body.append("</ul>")
+        body.append(_findings_html(report))
     if report.links:
         body.append("<h2>Experiments</h2><ul class='links'>")
         for href, text, desc in report.links:
@@ -85,17 +86,7 @@ def render_page(report: Report) -> str:
         ]
         body.append("</ul>")
     if report.conventions:
-        body.append("<h2>Measure conventions</h2>")
-        body.append(
-            "<p>Every measure printed in this report, with its full convention "
-            "(gain, discount, cut-off, ties, empty-query rule, ...).</p><dl class='conv'>"
-        )
-        for name, conv in report.conventions.items():
-            body.append(
-                f"<dt><code>{e(name)}</code></dt>"
-                f"<dd><pre>{e(json.dumps(jsonable(conv), indent=2, sort_keys=True))}</pre></dd>"
-            )
-        body.append("</dl>")
+        body.append(_conventions_html(report.conventions))
     if report.datasets:
         body.append("<h2>Data</h2>")
         for d in report.datasets:
@@ -108,13 +99,114 @@ def render_page(report: Report) -> str:
         "timings_s": {k: round(v, 2) for k, v in report.timings.items()},
     }
     body.append(f"<pre>{e(json.dumps(jsonable(prov), indent=2))}</pre>")
-    body.append(
+    files = (
         '<p class="files">All numbers, hashes, seeds and versions: '
-        '<a href="results.json">results.json</a>.'
-        + ("".join(f' · <a href="{e(rel)}">{e(rel)}</a>' for rel in sorted(report.files)))
-        + "</p>"
+        '<a href="results.json">results.json</a>'
     )
-    return _PAGE.format(title=e(report.title), css=_CSS, body="\n".join(body))
+    if report.files:
+        files += "; further files: " + ", ".join(
+            f'<a href="{e(rel)}">{e(rel)}</a>' for rel in sorted(report.files)
+        )
+    body.append(files + ".</p>")
+    body.append(back)
+    return _PAGE.format(title=e(report.title), css=_CSS, body="\n".join(b for b in body if b))
+
+
+def _back_link(report: Report) -> str:
+    """The link back to the index page (sub-pages of ``reproduce all``), or ``""``."""
+    if not report.parent_href:
+        return ""
+    return (
+        f'<p class="nav"><a class="back" href="{html_escape(report.parent_href)}">'
+        "← all experiments (index)</a></p>"
+    )
+
+
+def verdict_counts(findings: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """``{"agrees": n, "disagrees": n, "inconclusive": n}`` over ``findings``."""
+    counts = dict.fromkeys(_VERDICTS, 0)
+    for f in findings:
+        counts[_verdict(f)] += 1
+    return counts
+
+
+def counts_text(counts: Mapping[str, int]) -> str:
+    """``"2 agree, 1 disagrees, 3 inconclusive"`` (every category, zeros included)."""
+    return (
+        f"{counts.get('agrees', 0)} agree, {counts.get('disagrees', 0)} disagree, "
+        f"{counts.get('inconclusive', 0)} inconclusive"
+    )
+
+
+_VERDICTS = ("agrees", "disagrees", "inconclusive")
+
+
+def _verdict(f: Mapping[str, Any]) -> str:
+    v = f.get("verdict")
+    if v in _VERDICTS:
+        return str(v)
+    return {True: "agrees", False: "disagrees", None: "inconclusive"}[f.get("agrees")]
+
+
+def _findings_html(report: Report) -> str:
+    e = html_escape
+    out = ["<h2>Agreement with the paper</h2>"]
+    out.append(f'<p class="counts">{e(counts_text(verdict_counts(report.findings)))}.</p>')
+    if report.verdict_note:
+        out.append(f'<p class="rules">{report.verdict_note}</p>')
+    out.append("<ul class='findings'>")
+    for f in report.findings:
+        verdict = _verdict(f)
+        extra = ""
+        if f.get("detail"):
+            extra += f'<br><span class="obs">test: {e(f["detail"])}</span>'
+        if f.get("rule"):
+            extra += f'<br><span class="rule">rule: {e(f["rule"])}</span>'
+        out.append(
+            f'<li class="{verdict}"><b>{verdict}</b> — {e(f["claim"])}'
+            f'<br><span class="obs">{e(f["observed"])}</span>{extra}</li>'
+        )
+    out.append("</ul>")
+    return "\n".join(out)
+
+
+def _value_text(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(jsonable(v), sort_keys=True)
+
+
+def _conventions_html(conventions: Mapping[str, Mapping[str, Any]]) -> str:
+    """The measures' conventions, collapsed: the keys every measure shares once, then for each
+    measure only the keys where it differs."""
+    e = html_escape
+    names = list(conventions)
+    texts = {n: {k: _value_text(v) for k, v in conventions[n].items()} for n in names}
+    keys = list(dict.fromkeys(k for n in names for k in texts[n]))
+    first = texts[names[0]]
+    shared = {
+        k: first[k]
+        for k in keys
+        if len(names) > 1 and all(k in texts[n] and texts[n][k] == first.get(k) for n in names)
+    }
+    out = [
+        "<h2>Measure conventions</h2>",
+        f"<details class='conv'><summary>{len(names)} measure(s): the convention they share, "
+        "and where each differs (gain, discount, cut-off, ties, empty-query rule, ...)</summary>",
+    ]
+    if shared:
+        out.append("<p>Shared by every measure in this report:</p>")
+        out.append(
+            '<table class="data">'
+            + "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in shared.items())
+            + "</table>"
+        )
+        out.append("<p>Differences (only the keys not shared):</p>")
+    rows = []
+    for n in names:
+        diff = [f"{k} = {v}" for k, v in texts[n].items() if k not in shared]
+        rows.append(f"<tr><th><code>{e(n)}</code></th><td>{e('; '.join(diff)) or '—'}</td></tr>")
+    out.append('<table class="conv">' + "".join(rows) + "</table>")
+    out.append("</details>")
+    return "\n".join(out)
 
 
 def _dataset_html(d: Mapping[str, Any]) -> str:
@@ -179,29 +271,37 @@ body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; max
 h1 { font-size: 1.6em; margin-bottom: .2em; }
 h2 { font-size: 1.25em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
 .meta { color: #666; font-size: .9em; }
-.banner { background: #fff4d6; border: 1px solid #e8c55c; padding: .5em .8em; }
+.nav { font-size: .9em; margin: 0; }
+.banner { background: #fff4d6; border: 1px solid #e8c55c; padding: .5em .8em; margin: .6em 0; }
+.banner.scope { background: #eef7ee; border-color: #7fb77f; }
 .claim { background: #eef4fb; border-left: 4px solid #4a7ab8; padding: .5em .8em; }
+div.wide { max-width: 100%; overflow-x: auto; }
 table { border-collapse: collapse; margin: .5em 0; font-size: .92em; }
 th, td { border-bottom: 1px solid #e3e3e3; padding: .25em .6em; text-align: left;
          vertical-align: top; }
+td.long { overflow-wrap: anywhere; min-width: 8em; }
 thead th { border-bottom: 2px solid #888; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 figure { margin: 1.2em 0; }
 figure.plot img { max-width: 100%; border: 1px solid #eee; }
 figcaption { font-size: .92em; color: #333; margin-bottom: .3em; }
 ul.notes { font-size: .85em; color: #444; margin: .2em 0; }
+ul.notes li.legend { list-style: none; margin-left: -1em; }
 .files { font-size: .85em; color: #666; }
 .mark { font-weight: bold; }
-pre { background: #f6f6f6; padding: .5em; overflow-x: auto; font-size: .85em; }
-dl.conv dt { margin-top: .6em; }
-dl.conv dd { margin-left: 1em; }
+pre { background: #f6f6f6; padding: .5em; font-size: .85em; white-space: pre-wrap;
+      overflow-wrap: anywhere; }
 table.data th { width: 9em; color: #555; }
+table.conv th { font-weight: normal; }
+table.conv td, table.data td { overflow-wrap: anywhere; }
 pre.hash { white-space: pre-wrap; word-break: break-all; margin: 0; }
-ul.findings li { margin: .4em 0; }
+ul.findings li { margin: .5em 0; }
 li.agrees b { color: #1b7a2e; }
 li.disagrees b { color: #b3261e; }
 li.inconclusive b { color: #8a6d00; }
 .obs { color: #444; font-size: .92em; }
+.rule { color: #666; font-size: .85em; }
+.rules, .counts { font-size: .92em; }
 details { margin: .6em 0; }
 summary { cursor: pointer; color: #2a5590; }
 """

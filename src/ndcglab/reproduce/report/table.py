@@ -116,7 +116,10 @@ class Table:
     """A named table: column titles, rows of cells (numbers, text, ``None`` or :class:`Cell`).
 
     ``name`` is the file stem under ``tables/``; ``digits`` the decimals printed (files and page;
-    the CSV and results.json keep full precision); ``notes`` are printed under the table.
+    the CSV and results.json keep full precision); ``notes`` are printed under the table;
+    ``legend`` is the one sentence that explains every mark used in this table (its own baseline,
+    test and thresholds), printed once under it. A table without its own legend prints the
+    report-wide meaning of each mark it uses (:meth:`Report.add_mark`).
     """
 
     name: str
@@ -127,6 +130,7 @@ class Table:
     digits: int = 4
     notes: list[str] = field(default_factory=list)
     collapsed: bool = False
+    legend: str = ""
 
     def __post_init__(self) -> None:
         check_name(self.name, "table")
@@ -168,7 +172,10 @@ class Table:
         return seen
 
     def _legend_lines(self, legend: Mapping[str, str] | None) -> list[str]:
-        """``"MARK: meaning"`` for each mark of the table that ``legend`` explains."""
+        """The table's own legend (one line), else ``"MARK: meaning"`` for each mark of the
+        table that the report-wide ``legend`` explains."""
+        if self.legend:
+            return [self.legend]
         return [f"{m}: {legend[m]}" for m in self.marks() if legend and m in legend]
 
     def to_csv(self) -> str:
@@ -242,16 +249,19 @@ class Table:
             f"<figcaption><b>{e(self.title)}</b>"
             + (f" — {e(self.caption)}" if self.caption else "")
             + "</figcaption>",
-            TextTable(self.columns, body).to_html(attrs),
+            '<div class="wide">' + TextTable(self.columns, body).to_html(attrs) + "</div>",
         ]
-        foot = [e(n) for n in self.notes]
-        foot += [
-            f'<span class="mark">{e(m)}</span> {e(legend[m])}'
-            for m in self.marks()
-            if legend and m in legend
-        ]
+        foot = [f"<li>{e(n)}</li>" for n in self.notes]
+        if self.legend:
+            foot.append(f'<li class="legend">{e(self.legend)}</li>')
+        else:
+            foot += [
+                f'<li class="legend"><span class="mark">{e(m)}</span> {e(legend[m])}</li>'
+                for m in self.marks()
+                if legend and m in legend
+            ]
         if foot:
-            parts.append('<ul class="notes">' + "".join(f"<li>{f}</li>" for f in foot) + "</ul>")
+            parts.append('<ul class="notes">' + "".join(foot) + "</ul>")
         parts.append(
             f'<p class="files">files: <a href="tables/{e(self.name)}.csv">CSV</a> · '
             f'<a href="tables/{e(self.name)}.md">Markdown</a> · '
@@ -274,15 +284,20 @@ class Table:
             "columns": list(self.columns),
             "rows": [[c.to_dict() if isinstance(c, Cell) else c for c in row] for row in self.rows],
             "notes": list(self.notes),
+            "legend": self.legend,
         }
 
 
 def _html_attrs(j: int, c: Any) -> dict[str, str]:
-    """The attributes of a ``<td>``: numbers (after the first column) right-aligned, the
-    p-value behind a mark as a tooltip."""
+    """The attributes of a ``<td>``: numbers (after the first column) right-aligned, text with a
+    long unbreakable word (a measure spec) breakable anywhere, the p-value behind a mark as a
+    tooltip."""
     attrs = {}
-    if j and _is_number(_raw(c)):
+    raw = _raw(c)
+    if j and _is_number(raw):
         attrs["class"] = "num"
+    elif isinstance(raw, str) and any(len(w) > 24 for w in raw.split()):
+        attrs["class"] = "long"  # a measure spec or path: may break anywhere to fit the page
     if isinstance(c, Cell) and c.p is not None:
         attrs["title"] = f"p = {c.p:.3g}"
     return attrs

@@ -1,0 +1,287 @@
+"""Per-query values of the rank family: recall@k, R-precision, success@k, bpref, infAP,
+gm_map, interpolated precision (one level, 11-point average), ERR@k, RBP@k and its residual,
+judged@k, num_rel, num_ret, num_rel_ret.
+
+Each (tie rule, relevance rule) sorts every query once (:func:`._kernels.ranked_order_kernel`);
+the measures are then NumPy expressions over all queries at once: per-document indicators in
+ranking order ("slots"), their cumulative sums, and a gather at each query's cut-off. The rules
+follow trec_eval 9 (the formulas are in ``docs/measures.md``, "The rank family"):
+
+* relevant: a judged document (``in_qrels``, label >= 0) whose label passes ``rel``;
+* judged non-relevant: a judged document that is not relevant;
+* pool-unjudged: a qrels line with a negative relevance (trec_eval: "in the pool but
+  unjudged"); documents absent from the qrels are neither judged nor pool-unjudged;
+* R: relevant documents of the query, retrieved or not; a query with R = 0 is *empty*.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConventionError
+from . import _trec_kernels as TK
+from ._parallel import run_kernel
+from .conventions import apply_empty, apply_short, cutoff_k, precision_divisor, relevance
+
+__all__ = ["INFAP_EPSILON", "MIN_GEO_MEAN", "rank_per_query"]
+
+#: trec_eval's epsilon in infAP's smoothed precision
+INFAP_EPSILON = 0.00001
+#: trec_eval's floor of AP before the log of gm_map
+MIN_GEO_MEAN = 0.00001
+#: the 11 recall levels of the 11-point average, as trec_eval 9 states them
+ELEVEN_LEVELS = tuple(i / 10.0 for i in range(11))
+
+
+def _per_query(x: np.ndarray, bnd: np.ndarray) -> np.ndarray:
+    """Per query: the sum of ``x`` over its documents ``bnd[q]:bnd[q+1]`` (float64)."""
+    c = _segment_cumsum(x)
+    return c[bnd[1:]] - c[bnd[:-1]]
+
+
+def _segment_cumsum(x: np.ndarray) -> np.ndarray:
+    """``C`` with ``C[0] = 0`` and ``C[i + 1] = x[0] + ... + x[i]`` (float64)."""
+    out = np.zeros(len(x) + 1)
+    np.cumsum(x, out=out[1:])
+    return out
+
+
+class _Ranking:
+    """One sort of every query and the per-slot indicators the measures need (computed on first
+    use: a call asking for bpref alone never builds the arrays of RBP, and so on)."""
+
+    def __init__(
+        self,
+        labels: np.ndarray,
+        in_qrels: np.ndarray,
+        rel: str | None,
+        tkey: np.ndarray,
+        scores: np.ndarray,
+        bnd: np.ndarray,
+        rend: np.ndarray,
+    ) -> None:
+        self.b = bnd
+        self.rend = rend
+        self.nq = len(bnd) - 1
+        self.n_ranked = rend - bnd[:-1]
+        self.n_all = np.diff(bnd)
+        order = np.empty(len(labels), dtype=np.int64)
+        run_kernel(TK.ranked_order_kernel, bnd, scores, tkey, bnd, rend, (order,))
+        self.order = order
+        self.labels = labels
+        self.in_qrels = in_qrels
+        self.judged_doc = in_qrels & (labels >= 0.0)
+        self._rel = rel
+        self._cache: dict[str, Any] = {}
+
+    def _get(self, name: str, make: Callable[[], Any]) -> Any:
+        if name not in self._cache:
+            self._cache[name] = make()
+        return self._cache[name]
+
+    @property
+    def qidx(self) -> np.ndarray:
+        """Query of each slot."""
+        return self._get("qidx", lambda: np.repeat(np.arange(self.nq, dtype=np.int64), self.n_all))
+
+    @property
+    def pos(self) -> np.ndarray:
+        """1-based position of each slot within its query."""
+        return self._get(
+            "pos",
+            lambda: np.arange(len(self.labels), dtype=np.int64) - self.b[:-1][self.qidx] + 1,
+        )
+
+    @property
+    def ranked(self) -> np.ndarray:
+        """True for the slots that hold a ranked document."""
+        return self._get("ranked", lambda: self.pos <= self.n_ranked[self.qidx])
+
+    def _slots(self, per_doc: np.ndarray) -> np.ndarray:
+        """A per-document 0/1 array in ranking order, 0 on unranked slots (float64)."""
+        return (per_doc[self.order] & self.ranked).astype(np.float64)
+
+    @property
+    def judged(self) -> np.ndarray:
+        return self._get("judged", lambda: self._slots(self.judged_doc))
+
+    @property
+    def reld(self) -> np.ndarray:
+        """Relevant documents (judged and passing ``rel``), per document."""
+        rel = self._rel
+        assert rel is not None
+        return self._get("reld", lambda: (relevance(rel, self.labels) > 0) & self.judged_doc)
+
+    @property
+    def nrel(self) -> np.ndarray:
+        """R: relevant documents of each query, ranked or not."""
+        return self._get("nrel", lambda: _per_query(self.reld, self.b))
+
+    @property
+    def rel(self) -> np.ndarray:
+        return self._get("rel", lambda: self._slots(self.reld))
+
+    @property
+    def crel(self) -> np.ndarray:
+        return self._get("crel", lambda: _segment_cumsum(self.rel))
+
+    def sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per query: bpref's, infAP's and AP's sums (:func:`._trec_kernels.judged_sums_kernel`)."""
+
+        def make() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            reld = self.reld
+            nonrel = self.judged_doc & ~reld
+            nnonrel = _per_query(nonrel, self.b)
+            unjudged = self.in_qrels & (self.labels < 0.0)
+            out = (np.zeros(self.nq), np.zeros(self.nq), np.zeros(self.nq))
+            run_kernel(
+                TK.judged_sums_kernel,
+                self.b,
+                self.order,
+                reld,
+                self.judged_doc,
+                unjudged,
+                self.b,
+                self.rend,
+                self.nrel,
+                nnonrel,
+                out,
+            )
+            return out
+
+        return self._get("sums", make)
+
+    def at(self, cum: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """Per query: the sum over its first min(k, n) ranked slots, from a cumulative sum."""
+        kk = np.minimum(np.asarray(k, dtype=np.int64), self.n_ranked)
+        start = self.b[:-1]
+        return cum[start + kk] - cum[start]
+
+    def rbp_weights(self, p: float) -> np.ndarray:
+        """(1 − p) p^(r − 1) on the ranked slots, 0 elsewhere."""
+        return np.where(self.ranked, (1.0 - p) * np.power(p, self.pos - 1.0), 0.0)
+
+
+def rank_per_query(
+    group: Sequence[Any],
+    labels: np.ndarray,
+    scores: np.ndarray,
+    bnd: np.ndarray,
+    rend: np.ndarray,
+    in_qrels: np.ndarray,
+    rel: str | None,
+    tkey: np.ndarray,
+    query_ids: Sequence[str] | None,
+) -> dict[Any, tuple[np.ndarray, np.ndarray]]:
+    """``{measure: (values, empty)}`` for resolved measures of the rank family that share one
+    ranking (tie key ``tkey``) and one relevance rule ``rel`` (``None`` when none of them uses
+    relevance)."""
+    rk = _Ranking(labels, in_qrels, rel, tkey, scores, bnd, rend)
+    nq = rk.nq
+    out: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
+    no_empty = np.zeros(nq, dtype=bool)
+    for m in group:
+        name = m.name
+        k = cutoff_k(m.cutoff, m.get("rounding"), rk.n_ranked, rk.n_all)
+        if name == "num_ret":
+            out[m] = (rk.n_ranked.astype(np.float64), no_empty)
+            continue
+        if name == "judged":
+            hits = rk.at(_segment_cumsum(rk.judged), k)
+            div = precision_divisor(m, k, rk.n_ranked)
+            v = np.where(div > 0, hits / np.maximum(div, 1), 0.0)
+            out[m] = (apply_short(m, v, rk.n_ranked), no_empty)
+            continue
+        if name == "err":
+            out[m] = _err(m, rk, k, query_ids)
+            continue
+        if name == "rbp_residual":
+            p = float(m.get("p"))
+            unj = rk.at(_segment_cumsum(rk.rbp_weights(p) * (1.0 - rk.judged)), k)
+            depth = np.minimum(k, rk.n_ranked)
+            out[m] = (unj + np.power(p, depth.astype(np.float64)), no_empty)
+            continue
+        nrel = rk.nrel
+        empty = nrel == 0.0
+        safe_r = np.where(empty, 1.0, nrel)
+        if name == "num_rel":
+            out[m] = (nrel.copy(), no_empty)
+            continue
+        if name == "num_rel_ret":
+            out[m] = (rk.at(rk.crel, rk.n_ranked), no_empty)
+            continue
+        if name == "rbp":
+            p = float(m.get("p"))
+            out[m] = (rk.at(_segment_cumsum(rk.rbp_weights(p) * rk.rel), k), no_empty)
+            continue
+        if name == "recall":
+            v = rk.at(rk.crel, k) / safe_r
+        elif name == "success":
+            v = (rk.at(rk.crel, k) > 0).astype(np.float64)
+        elif name == "rprec":
+            v = rk.at(rk.crel, nrel.astype(np.int64)) / safe_r
+        elif name == "bpref":
+            v = rk.sums()[0] / safe_r
+        elif name == "infap":
+            v = rk.sums()[1] / safe_r
+        elif name == "gm_map":
+            ap = rk.sums()[2] / safe_r
+            ap = apply_empty(m, ap, empty, query_ids)
+            out[m] = (np.log(np.maximum(ap, MIN_GEO_MEAN)), empty)
+            continue
+        elif name == "iprec":
+            v = _iprec(rk, (float(m.get("level")),))[:, 0]
+        elif name == "iprec_11pt":
+            v = _iprec(rk, ELEVEN_LEVELS).mean(axis=1)
+        else:  # pragma: no cover - the registry lists every rank measure above
+            raise ConventionError(f"no computation for measure {name}")
+        out[m] = (apply_empty(m, np.where(empty, 0.0, v), empty, query_ids), empty)
+    return out
+
+
+def _iprec(rk: _Ranking, levels: Sequence[float]) -> np.ndarray:
+    """Interpolated precision ``(Q, len(levels))``, trec_eval 9's rule: the c-th relevant
+    document, c = floor(level·R + 0.9); the largest precision at it or below it; 0 if fewer than
+    c relevant documents were retrieved (:func:`._trec_kernels.iprec_kernel`)."""
+    out = np.zeros((rk.nq, len(levels)))
+    lv = np.asarray(levels, dtype=np.float64)
+    run_kernel(TK.iprec_kernel, rk.b, rk.rel, rk.b, rk.rend, rk.nrel, lv, (out,))
+    return out
+
+
+def _err(
+    m: Any, rk: _Ranking, k: np.ndarray, query_ids: Sequence[str] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """ERR@k with stop probabilities (2^g − 1) / 2^g_max, g = max(label, 0)."""
+    gmax = float(m.get("max_grade"))
+    g = np.maximum(rk.labels, 0.0)
+    too_big = g > gmax
+    if too_big.any():
+        i = int(np.flatnonzero(too_big)[0])
+        q = int(np.searchsorted(rk.b, i, side="right") - 1)
+        where = f"query {query_ids[q]}" if query_ids is not None else f"query #{q}"
+        raise ConventionError(
+            f"{m}: label {rk.labels[i]:g} ({where}) exceeds max_grade={m.get('max_grade')}, so "
+            "its stop probability (2^g - 1) / 2^max_grade would exceed 1. Fix: "
+            f"err(max_grade={rk.labels.max():g}) or another preset"
+        )
+    stop_doc = (np.exp2(g) - 1.0) / np.exp2(gmax)
+    stop = np.where(rk.ranked, stop_doc[rk.order], 0.0)
+    cum = np.zeros(len(stop))
+    run_kernel(TK.err_prefix_kernel, rk.b, stop, rk.b, rk.b[:-1] + rk.n_ranked, (cum,))
+    kk = np.minimum(k, rk.n_ranked)
+    idx = rk.b[:-1] + kk - 1
+    v = np.where(kk > 0, cum[np.maximum(idx, 0)] if len(cum) else 0.0, 0.0)
+    empty = _per_query(stop_doc > 0, rk.b) == 0
+    return apply_empty(m, v, empty, query_ids), empty
+
+
+def rank_tie_values(rel: str | None, labels: np.ndarray) -> Callable[[], np.ndarray]:
+    """The per-document values the ``pessimistic``/``optimistic`` tie rules order by: the
+    relevance of the group's rule (the label itself when no measure uses relevance)."""
+    if rel is None:
+        return lambda: np.maximum(labels, 0.0)
+    return lambda: relevance(rel, labels)

@@ -1,0 +1,122 @@
+# mypy: allow-untyped-defs
+# (numba infers the kernels' types from their arguments; the docstrings state them)
+"""Numba kernels of the rank family (recall, R-precision, success, bpref, infAP, gm_map,
+interpolated precision, ERR, RBP, judged, num_*): one sort per query, then everything else is
+vectorised NumPy over all queries in :mod:`._rank`.
+
+Query ``q`` owns documents ``bnd[q]:bnd[q+1]``, of which ``bnd[q]:rend[q]`` are ranked (the
+rest are judged but not retrieved, as in :func:`~ndcglab.measures.evaluate_trec`). The ranking
+order is :func:`._kernels.msort`'s: score descending, ``tkey`` ascending, index ascending.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._kernels import ranked_order_kernel
+
+__all__ = [
+    "err_prefix_kernel",
+    "iprec_kernel",
+    "judged_sums_kernel",
+    "ranked_order_kernel",
+]
+
+
+@njit(cache=True, nogil=True)
+def err_prefix_kernel(stop, bnd, rend, q0, q1, out):  # pragma: no cover - compiled
+    """Expected reciprocal rank of every leading part of every ranking: ``stop`` holds, in
+    ranking order (the slots of :func:`ranked_order_kernel`), the probability that the user
+    stops at each document; ``out[bnd[q] + r - 1]`` = ERR@r = sum_{i<=r} stop_i / i *
+    prod_{j<i} (1 - stop_j)."""
+    for q in range(q0, q1):
+        lo = bnd[q]
+        go_on = 1.0
+        acc = 0.0
+        for i in range(lo, rend[q]):
+            acc += go_on * stop[i] / (i - lo + 1)
+            go_on *= 1.0 - stop[i]
+            out[i] = acc
+
+
+@njit(cache=True, nogil=True)
+def judged_sums_kernel(
+    order, reld, judged, unjudged, bnd, rend, nrel, nnonrel, q0, q1, bpref, infap, apsum
+):  # pragma: no cover - compiled
+    """One pass over each ranking (``order`` from :func:`ranked_order_kernel`) summing, per
+    query, trec_eval's bpref and infAP terms and AP's precisions (before the division by R).
+
+    Per document: ``reld`` relevant (judged and passing the relevance rule), ``judged`` (a
+    qrels relevance >= 0), ``unjudged`` (in the pool but unjudged: a negative qrels relevance);
+    a document that is none of them (not in the qrels) only takes a position. ``nrel`` and
+    ``nnonrel``: relevant and judged non-relevant documents of the query. bpref adds
+    1 - min(n, R) / min(N, R) (1 when n = 0) at each relevant document with n judged
+    non-relevant ones above it; infAP adds 1 at position 0, else 1/(j+1) + (j/(j+1)) *
+    ((r-1+n+u)/j) * ((r-1+eps)/(r-1+n+2 eps)) at 0-based position j, eps = 1e-5."""
+    eps = 0.00001
+    for q in range(q0, q1):
+        lo = bnd[q]
+        r_all = nrel[q]
+        den = min(nnonrel[q], r_all)
+        rel_so_far = 0.0
+        nonrel_so_far = 0.0
+        unj_so_far = 0.0
+        b_acc = 0.0
+        i_acc = 0.0
+        a_acc = 0.0
+        for p in range(rend[q] - lo):
+            d = order[lo + p]
+            if unjudged[d]:
+                unj_so_far += 1.0
+                continue
+            if not judged[d]:
+                continue
+            if not reld[d]:
+                nonrel_so_far += 1.0
+                continue
+            rel_so_far += 1.0
+            if nonrel_so_far > 0.0:
+                b_acc += 1.0 - min(nonrel_so_far, r_all) / den
+            else:
+                b_acc += 1.0
+            if p == 0:
+                i_acc += 1.0
+            else:
+                fj = float(p)
+                r1 = rel_so_far - 1.0
+                i_acc += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * (
+                    (r1 + nonrel_so_far + unj_so_far) / fj
+                ) * ((r1 + eps) / (r1 + nonrel_so_far + 2.0 * eps))
+            a_acc += rel_so_far / (p + 1.0)
+        bpref[q] = b_acc
+        infap[q] = i_acc
+        apsum[q] = a_acc
+
+
+@njit(cache=True, nogil=True)
+def iprec_kernel(rel, bnd, rend, nrel, levels, q0, q1, out):  # pragma: no cover - compiled
+    """Interpolated precision at recall ``levels`` (trec_eval 9): ``rel`` holds the relevance
+    (0/1) in ranking order (the slots of :func:`ranked_order_kernel`); with c = floor(level · R
+    + 0.9), ``out[q, l]`` = the largest precision at or below the c-th relevant document (the
+    first when c = 0), 0 when fewer than c relevant documents were ranked."""
+    maxn = 1
+    for q in range(q0, q1):
+        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    best = np.empty(maxn)
+    for q in range(q0, q1):
+        lo = bnd[q]
+        nret = 0
+        for p in range(rend[q] - lo):
+            if rel[lo + p] > 0.0:
+                nret += 1
+                best[nret - 1] = nret / (p + 1.0)
+        for j in range(nret - 2, -1, -1):  # suffix maximum
+            if best[j + 1] > best[j]:
+                best[j] = best[j + 1]
+        for li in range(levels.shape[0]):
+            c = int(np.floor(levels[li] * nrel[q] + 0.9))
+            if nret == 0 or c > nret:
+                out[q, li] = 0.0
+            else:
+                out[q, li] = best[max(c, 1) - 1]
