@@ -10,6 +10,16 @@ NDCG@1,3,5,10 and MAP). The table shows means over the five folds.
     python benchmarks/bench_gbdt.py                      # MQ2008 + OHSUMED, 5 folds, all objectives
     python benchmarks/bench_gbdt.py --quick              # 2 folds, fewer objectives
     python benchmarks/bench_gbdt.py --losses listnet,lightgbm:lambdarank --datasets MQ2008
+    python benchmarks/bench_gbdt.py --per-round [--quick]  # seconds per round vs lambdarank
+    python benchmarks/bench_gbdt.py --pair-memory          # ranknet/lambdarank, one 10k list
+
+``--per-round``: the same ``lightgbm.train`` (same trees, 1 thread) driven by our objectives and
+by LightGBM's ``lambdarank`` on MQ2008 Fold1's training file, interleaved and repeated; prints
+the min/median/max of each objective's time per round divided by lambdarank's in the same
+repeat, and the load average. ``--pair-memory``: peak memory (the peak RSS growth of a fresh
+child process; tracemalloc does not see torch's allocations) of the value and gradient of
+``ranknet`` and ``lambdarank`` (no cut-off) on one 10,000-document list, with glibc's default
+malloc and with a fixed mmap threshold (freed blocks go back at once: the live peak).
 
 Data: ``../shared/data/MQ2008`` and ``../shared/data/OHSUMED/QueryLevelNorm`` (or ``--data``).
 """
@@ -61,7 +71,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="2 folds, 3 of our losses")
     ap.add_argument("--json", type=Path, default=None, help="also write all numbers here")
+    ap.add_argument("--per-round", action="store_true", help="seconds per round vs lambdarank")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--pair-memory", action="store_true", help="peak memory on a 10k list")
+    ap.add_argument("--pair-child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.pair_child:
+        return _pair_child(args.pair_child)
+    if args.pair_memory:
+        return _pair_memory()
+    if args.per_round:
+        return _per_round(args)
 
     from ndcglab._compat import torch
     from ndcglab.data import load_letor_folder
@@ -133,6 +153,120 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(
             json.dumps({"settings": settings, "results": results}, indent=2, default=str)
         )
+    return 0
+
+
+PER_ROUND = ["cs_listmle@10", "ranknet", "lambdarank", "lambdarank@10", "listnet"]
+
+
+def _per_round(args: argparse.Namespace) -> int:
+    """Seconds per boosting round, ours vs LightGBM lambdarank, interleaved and repeated."""
+    import lightgbm as lgb
+
+    from ndcglab.data import load_letor_folder
+    from ndcglab.gbdt import LossObjective
+    from ndcglab.gbdt.train import to_lgb_dataset
+
+    train = load_letor_folder(args.data / DATASETS["MQ2008"])[0].train
+    rounds = 10 if args.quick else 30
+    repeats = 3 if args.quick else args.repeats
+    objectives = [s.strip() for s in _split_specs(args.losses)] if args.losses else PER_ROUND
+    base = {
+        "num_leaves": args.num_leaves,
+        "learning_rate": args.learning_rate,
+        "min_data_in_leaf": args.min_data_in_leaf,
+        "num_threads": args.threads,
+        "verbosity": -1,
+        "seed": 0,
+        "deterministic": True,
+    }
+    bound = {name: LossObjective(name) for name in objectives}
+
+    def run(name: str | None) -> float:
+        params = dict(base)
+        params["objective"] = "lambdarank" if name is None else bound[name]
+        ds = to_lgb_dataset(train)
+        t0 = time.perf_counter()
+        lgb.train(params, ds, num_boost_round=rounds)
+        return (time.perf_counter() - t0) / rounds
+
+    for name in [None, *objectives]:  # warm-up: binding, numba/torch first calls
+        run(name)
+    ratios: dict[str, list[float]] = {name: [] for name in objectives}
+    ref_times: list[float] = []
+    loads = [os.getloadavg()[0]]
+    for _ in range(repeats):
+        ref = run(None)
+        ref_times.append(ref)
+        for name in objectives:
+            ratios[name].append(run(name) / ref)
+        loads.append(os.getloadavg()[0])
+    print(
+        f"MQ2008 Fold1 train ({train.n_queries} queries, {train.n_docs} docs), {rounds} rounds, "
+        f"{repeats} interleaved repeats, {args.threads} thread(s); load average "
+        f"{min(loads):.2f}..{max(loads):.2f}"
+    )
+    print(f"  lightgbm:lambdarank  {1e3 * float(np.median(ref_times)):.2f} ms/round (median)")
+    for name, rs in ratios.items():
+        print(
+            f"  {name:20s} x lambdarank per round: min {min(rs):.2f}  median "
+            f"{float(np.median(rs)):.2f}  max {max(rs):.2f}"
+        )
+    return 0
+
+
+def _pair_child(spec: str) -> int:
+    """Value + gradient of ``spec`` on one 10,000-document list; prints the peak RSS growth."""
+    import resource
+
+    from ndcglab._compat import torch as _t
+    from ndcglab.losses import get_loss
+
+    torch = _t()
+    torch.set_num_threads(1)
+    gen = torch.Generator().manual_seed(0)
+    m = 10_000
+    s = torch.randn(1, m, generator=gen, dtype=torch.float64, requires_grad=True)
+    y = torch.randint(0, 5, (1, m), generator=gen).to(torch.float64)
+    loss = get_loss(spec)
+    loss(s[:, :8].detach(), y[:, :8])  # imports and first calls before the baseline
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    t0 = time.perf_counter()
+    value = loss(s, y).sum()
+    (g,) = __import__("torch").autograd.grad(value, s)
+    secs = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    out = {"spec": spec, "peak_mb": peak - before, "seconds": secs}
+    print(json.dumps({**out, "value": float(value.detach()), "grad_norm": float(g.norm())}))
+    return 0
+
+
+def _pair_memory() -> int:
+    """Peak memory of ``ranknet`` and ``lambdarank`` on one 10,000-document list (child runs)."""
+    import subprocess
+
+    # glibc's malloc keeps freed blocks of the heap resident, so the default peak RSS overstates
+    # what is live; a fixed mmap threshold returns every large block on free (live memory)
+    for spec in ("ranknet", "lambdarank"):
+        for label, extra in (("default malloc", {}), ("live", {"MALLOC_MMAP_THRESHOLD_": "65536"})):
+            out = (
+                subprocess.run(
+                    [sys.executable, __file__, "--pair-child", spec],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    env={**os.environ, **extra},
+                )
+                .stdout.strip()
+                .splitlines()[-1]
+            )
+            r = json.loads(out)
+            print(
+                f"  {spec:12s} one 10,000-document list, value + gradient: peak RSS "
+                f"+{r['peak_mb']:.0f} MB ({label}), {r['seconds']:.2f} s "
+                f"(value {r['value']:.10g}, |grad| {r['grad_norm']:.10g})",
+                flush=True,
+            )
     return 0
 
 

@@ -14,6 +14,16 @@ For comparison, ``padded-features`` times the straightforward alternative for Li
 loop avoids it by scoring the flat ``(N, F)`` rows and padding only the scores.
 
     python benchmarks/bench_training.py [--quick] [--epochs 4] [--threads N] [--skip-mslr]
+    python benchmarks/bench_training.py --overhead [--quick] [--repeats 5]
+
+``--overhead``: per-batch overhead against a plain PyTorch loop written here. Both train the same
+linear model with Adam (minibatches of 64 queries) on the same batches — the padding and the
+length-bucketed batch order of :class:`ndcglab.training.batching.BatchPlan` — and the plain loop
+uses allRank's ListNet and ListMLE formulas (softmax cross-entropy over ``-inf``-padded rows;
+one random permutation, one sort by label, a cumulative sum of ``exp`` of max-shifted scores).
+The two are run interleaved and repeated; printed: the min/median/max over the repeats of the
+ratio ``ndcglab epoch / plain epoch`` (median epoch of each run after the first), the time
+``train()`` spends before its first epoch, and the load average.
 """
 
 from __future__ import annotations
@@ -75,6 +85,92 @@ def padded_features_listnet(ds, epochs: int) -> list[float]:
     return times
 
 
+def _allrank_listnet(torch, s, y, mask):
+    """allRank's ``listNet``: softmax cross-entropy, padded cells at ``-inf`` (eps = 1e-10)."""
+    neg = torch.tensor(float("-inf"), dtype=s.dtype)
+    p = torch.softmax(torch.where(mask, s, neg), dim=1) + 1e-10
+    t = torch.softmax(torch.where(mask, y, neg), dim=1)
+    return -(t * torch.log(p)).sum(dim=1)
+
+
+def _allrank_listmle(torch, s, y, mask):
+    """allRank's ``listMLE``: random permutation, sort by label, max-shifted cumsum of exp."""
+    perm = torch.randperm(s.shape[-1])
+    s, y, mask = s[:, perm], torch.where(mask, y, -1.0)[:, perm], mask[:, perm]
+    y_sorted, idx = y.sort(descending=True, dim=-1)
+    pad = y_sorted == -1.0
+    ps = torch.gather(s, 1, idx).masked_fill(pad, float("-inf"))
+    ps = ps - ps.max(dim=1, keepdim=True).values
+    cums = torch.cumsum(ps.exp().flip(dims=[1]), dim=1).flip(dims=[1])
+    obs = (torch.log(cums + 1e-10) - ps).masked_fill(pad, 0.0)
+    return obs.sum(dim=1)
+
+
+def plain_epochs(ds, loss: str, epochs: int, batch_size: int = 64) -> list[float]:
+    """A plain PyTorch loop: the same batches, a linear model, Adam, allRank's loss formulas."""
+    import torch
+
+    from ndcglab.training.batching import BatchPlan
+    from ndcglab.training.prepare import informative_queries
+
+    keep = informative_queries(ds.labels, ds.boundaries)
+    sub = ds.subset(keep)
+    plan = BatchPlan(sub.features, sub.labels, sub.boundaries, batch_size=batch_size, seed=0)
+    fn = _allrank_listnet if loss == "listnet" else _allrank_listmle
+    torch.manual_seed(0)
+    model = torch.nn.Linear(ds.n_features, 1)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    times = []
+    for epoch in range(epochs):
+        t0 = time.perf_counter()
+        for batch in plan.epoch_batches(epoch):
+            opt.zero_grad(set_to_none=True)
+            s = model(batch.features(plan.x)).squeeze(-1)[batch.pad_index]
+            fn(torch, s, batch.labels, batch.mask).mean().backward()
+            opt.step()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def overhead(sets, epochs: int, repeats: int) -> None:
+    """ndcglab's epoch vs the plain loop's, interleaved and repeated (see the module docstring)."""
+    import os
+
+    from ndcglab.training import train
+
+    for name, ds in sets:
+        for loss in ("listnet", "listmle"):
+            ratios, setups = [], []
+            plain_epochs(ds, loss, 2)  # warm-up: first calls of every operation
+            loads = [os.getloadavg()[0]]
+            for _ in range(repeats):
+                plain = statistics.median(plain_epochs(ds, loss, epochs)[1:])
+                t0 = time.perf_counter()
+                r = train(
+                    ds,
+                    loss=loss,
+                    optimizer="adam",
+                    lr=1e-3,
+                    epochs=epochs,
+                    tol=0.0,
+                    batch_size=64,
+                    normalize="none",
+                    progress=False,
+                )
+                total = time.perf_counter() - t0
+                ours = [h["seconds"] for h in r.history]
+                setups.append(total - sum(ours))
+                ratios.append(statistics.median(ours[1:]) / plain)
+                loads.append(os.getloadavg()[0])
+            print(
+                f"  {name:34s} {loss:8s} ndcglab / plain epoch: min {min(ratios):.2f}  median "
+                f"{statistics.median(ratios):.2f}  max {max(ratios):.2f}   (train() outside "
+                f"epochs: median {statistics.median(setups):.2f} s; load "
+                f"{min(loads):.2f}..{max(loads):.2f}; {repeats} repeats x {epochs} epochs)",
+                flush=True,
+            )
+
+
 def row(name: str, ds, label: str, times: list[float]) -> list[str]:
     t = statistics.median(times[1:] if len(times) > 1 else times)
     return [name, label, f"{ds.n_queries}", f"{ds.n_docs}", f"{t:.4f}", f"{ds.n_docs / t:,.0f}"]
@@ -87,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default torch's)")
     ap.add_argument("--skip-mslr", action="store_true", help="only MQ2008")
     ap.add_argument("--mslr-queries", type=int, default=None, help="subset size for the MSLR set")
+    ap.add_argument("--overhead", action="store_true", help="ndcglab vs a plain PyTorch loop")
+    ap.add_argument("--repeats", type=int, default=5, help="--overhead: interleaved repeats")
     args = ap.parse_args(argv)
 
     import torch
@@ -123,6 +221,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             name = "mslr30k synthetic"
         sets.append((name, big))
+
+    if args.overhead:
+        overhead(sets, max(args.epochs, 3), 3 if args.quick else args.repeats)
+        return 0
 
     for name, ds in sets:
         for loss in LOSSES:

@@ -401,3 +401,53 @@ def test_cs_listmle_closed_form_against_independent_weights(spec):
         h_ref = torch.autograd.functional.hessian(f, x).diagonal().numpy()
         np.testing.assert_allclose(g[lo:hi], g_ref, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(h[lo:hi], np.maximum(h_ref, FLOOR), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("spec", ["cs_listmle@3", "cs_listmle@10", "cs_listmle"])
+def test_cs_listmle_factorised_form_equals_autograd_and_binds_labels_once(spec, monkeypatch):
+    """CS-ListMLE's objective uses the factorised (prefix/suffix-sum) gradient and Hessian
+    diagonal, no pair matrix: on padded buckets with tied labels they equal autograd (first
+    order: of the registered loss; second order: of its pair-matrix definition) to 1e-10, and
+    the label-only parts are built when the objective is bound, never in a round."""
+    import ndcglab.losses.cs_listmle as cs
+
+    loss = _reg(spec)
+    y, s, b = S.random_lists(33, n_queries=25, max_len=40, levels=3)
+    bound = LossObjective(spec).bind(y, b)
+    assert bound.modes == {"closed": len(y)}
+    assert all(not st.closed.pairs for st in bound.states)
+    calls = []
+    real = cs._parts
+    monkeypatch.setattr(cs, "_parts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(cs, "cs_listmle_weights", None)  # no (B, M, M) weights per round
+    g, _ = bound.grad_hess(s)
+    bound.grad_hess(s * 0.5)
+    assert calls == []
+    monkeypatch.undo()
+    g_ref, _, _ = S.reference_grad_hess(loss, y, s, b)
+    np.testing.assert_allclose(g, g_ref, atol=1e-10, rtol=1e-10)
+    from ndcglab.losses import cs_listmle_weights
+
+    for st, sp in zip(bound.states, bound.buckets.gather(s), strict=True):
+        x = torch.from_numpy(sp) * st.mask
+        gf, hf = st.closed.grad_hess(x)
+        w, beta, dcg = cs_listmle_weights(st.labels, st.mask, k=loss.cutoff)
+
+        def definition(v, w=w, beta=beta, dcg=dcg):
+            pos = w > 0
+            z = torch.where(pos, torch.log(torch.where(pos, w, 1.0)), -1e4)
+            z = z + v.unsqueeze(-2) - v.unsqueeze(-1)
+            has = beta > 0
+            inner = torch.logsumexp(z, dim=-1) - torch.log(torch.where(has, beta, 1.0))
+            terms = torch.where(has, beta * torch.nn.functional.softplus(inner), 0.0)
+            ok = dcg > 0
+            return (terms.sum(-1) * torch.where(ok, 1 / (np.log(2.0) * dcg), 0.0)).sum()
+
+        xg = x.clone().requires_grad_(True)
+        (ga,) = torch.autograd.grad(definition(xg), xg, create_graph=True)
+        ha = torch.zeros_like(x)
+        for j in range(x.shape[1]):
+            (col,) = torch.autograd.grad(ga[:, j].sum(), xg, retain_graph=True)
+            ha[:, j] = col[:, j]
+        torch.testing.assert_close(gf, ga.detach() * st.mask, rtol=1e-10, atol=1e-10)
+        torch.testing.assert_close(hf, ha.detach() * st.mask, rtol=1e-10, atol=1e-10)

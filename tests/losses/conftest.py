@@ -20,6 +20,22 @@ REPRESENTATIVES: dict[str, list[str]] = {
     "ranknet": ["ranknet", "ranknet(weight=gain)", "ranknet(sigma=2,weight=label)"],
     "ranksvm": ["ranksvm"],
     "lambdarank": ["lambdarank@3", "lambdarank@0.5n", "lambdarank(discount=zipf,gain=linear)"],
+    "approx_ndcg": ["approx_ndcg", "approx_ndcg(alpha=5,discount=zipf,gain=linear)"],
+    "gumbel_approx_ndcg": ["gumbel_approx_ndcg", "gumbel_approx_ndcg(beta=0.5,samples=3)"],
+    "neural_ndcg": [
+        "neural_ndcg",
+        "neural_ndcg(form=transposed,tau=0.5)@3",
+        "neural_ndcg(sinkhorn=0)",
+    ],
+    "lambdaloss": [
+        "lambdaloss",
+        "lambdaloss(scheme=ndcg1)@3",
+        "lambdaloss(scheme=ndcg2pp)@3",
+        "lambdaloss(pairs=both)@0.5n",
+    ],
+    "sigmoid_ce": ["sigmoid_ce", "sigmoid_ce(threshold=2)"],
+    "ordinal": ["ordinal", "ordinal(levels=3)"],
+    "softmax_ce": ["softmax_ce", "softmax_ce(target=gain,gain=exp2)", "softmax_ce(target=softmax)"],
 }
 
 

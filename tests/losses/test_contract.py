@@ -482,3 +482,25 @@ def test_closed_form_subset_and_float32(spec):
     g32, h32 = loss.grad_hess(s.float(), y, mask, generator=_gen(1))
     assert g32.dtype == h32.dtype == torch.float32
     assert torch.isfinite(g32).all() and torch.isfinite(h32).all()
+
+
+@pytest.mark.parametrize(
+    "spec", ["ranknet", "ranknet(weight=gain)", "ranksvm", "lambdarank", "lambdarank@7"]
+)
+def test_pair_blocks_within_one_list_are_exact(spec, monkeypatch):
+    """A list whose pairs alone exceed the pair budget is split into checkpointed blocks of pair
+    rows: same value and gradient (up to summation order), for one list and a padded batch."""
+    loss = get_loss(spec)
+    g = torch.Generator().manual_seed(11)
+    s = torch.randn(3, 60, generator=g, dtype=F64)
+    y = torch.randint(0, 4, (3, 60), generator=g).to(F64)
+    mask = torch.ones(3, 60, dtype=torch.bool)
+    mask[1, 45:] = False
+    mask[2, 30:] = False
+    for rows in (slice(0, 1), slice(0, 3)):
+        v, gr = _value_and_grad(loss, s[rows], y[rows], mask[rows])
+        monkeypatch.setattr(_ops, "PAIR_BUDGET", 700)  # blocks of ≤ 11 rows of a 60-doc list
+        vb, gb = _value_and_grad(loss, s[rows], y[rows], mask[rows])
+        monkeypatch.undo()
+        torch.testing.assert_close(vb, v, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(gb, gr, rtol=1e-12, atol=1e-12)

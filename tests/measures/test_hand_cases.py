@@ -219,3 +219,44 @@ def test_gain_names_and_refusals():
     assert str(e.value) == (
         "unknown gain 'cubic'; known: exp2, linear, letor, table:<label>=<gain>;..., or a callable"
     )
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("log:1", "log base must exceed 1, got 1.0"),
+        ("power:0", "power discount needs β > 0, got 0.0"),
+        ("exp:1", "exponential discount a^−r needs a > 1, got 1.0"),
+        ("power:x", "cannot read the number in discount 'power:x'"),
+        (
+            "zigzag",
+            "unknown discount 'zigzag'; known: log, log:<base>, power:<beta>, zipf, exp:<a>, "
+            "linear, letor, or a callable fn(ranks, n)",
+        ),
+    ],
+)
+def test_discount_refusals_at_the_boundaries(spec, message):
+    from ndcglab.errors import ConventionError
+    from ndcglab.measures import get_discount
+
+    with pytest.raises(ConventionError) as e:
+        get_discount(spec)
+    assert str(e.value) == message
+
+
+def test_discount_defaults_and_names():
+    import functools
+
+    from ndcglab.measures import get_discount
+
+    assert get_discount("power")(np.array([4.0])).tolist() == [0.5]  # β = 1/2 by default
+    assert get_discount("log:1.5")(np.array([1.0]))[0] == pytest.approx(1 / np.log(2) * np.log(1.5))
+    assert get_discount(functools.partial(np.divide, 1.0)).name == "custom"
+
+
+def test_non_finite_label_names_its_document():
+    from ndcglab.errors import NdcglabError
+
+    with pytest.raises(NdcglabError) as e:
+        evaluate_arrays([1, np.nan, 0], [1, 2, 3], [0, 3], ["ndcg"])
+    assert "label of document 2 is not a finite number" in str(e.value)

@@ -48,6 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "distinguish": ("distinguish", "mean NDCG against list size: distinguishability curves"),
     "reproduce": ("reproduce", "reproduce the papers' experiments as reports"),
     "list": ("list", "list the measures, losses, presets or experiments with their parameters"),
+    "audit-consistency": ("audit", "is a loss NDCG-consistent? numerical audit, counter-examples"),
 }
 
 

@@ -40,7 +40,10 @@ class _LazyTorch:
         mod = _LazyTorch._module
         if mod is None:
             mod = _LazyTorch._module = _compat.torch()
-        return getattr(mod, name)
+        value = getattr(mod, name)
+        # keep it on the instance: later look-ups of the name skip this method (per-batch cost)
+        self.__dict__[name] = value
+        return value
 
 
 torch: Any = _LazyTorch()
@@ -239,14 +242,59 @@ def chunked_rows(
     backward pass) so memory stays bounded by one chunk."""
     b, m = tensors[0].shape[0], tensors[0].shape[-1]
     cap = PAIR_BUDGET if budget is None else budget
-    rows = max(1, cap // max(m * m if per_row is None else per_row, 1))
+    cost = m * m if per_row is None else per_row
+    rows = max(1, cap // max(cost, 1))
     if rows >= b:
         return fn(*tensors)
     from torch.utils.checkpoint import checkpoint
 
     outs = []
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+    # a list whose pairs alone exceed the budget goes alone and un-checkpointed here: ``fn``
+    # splits its pairs into checkpointed blocks itself (:func:`pair_blocks`)
+    wrap = grad and cost <= cap
     for start in range(0, b, rows):
         part = [t[start : start + rows] for t in tensors]
-        outs.append(checkpoint(fn, *part, use_reentrant=False) if grad else fn(*part))
+        outs.append(checkpoint(fn, *part, use_reentrant=False) if wrap else fn(*part))
     return torch.cat(outs)
+
+
+def pair_blocks(
+    fn: Callable[..., Tensor],
+    width: int,
+    *tensors: Tensor,
+    cols: int,
+    budget: int | None = None,
+) -> Tensor:
+    """``Σ_blocks fn(lo, hi, *tensors)`` (→ ``(B,)``) over blocks ``[lo, hi)`` of the first pair
+    axis ``0..width``, each block holding at most ``budget`` pair entries (``B × (hi − lo) ×
+    cols``; default :data:`PAIR_BUDGET`); with gradients on, each block is checkpointed, so the
+    memory of one long list is bounded by one block, not M². One block (``fn(0, width, …)``, the
+    same operations as unblocked) when everything fits."""
+    b = tensors[0].shape[0]
+    cap = PAIR_BUDGET if budget is None else budget
+    step = max(1, cap // max(b * cols, 1))
+    if step >= width:
+        return fn(0, width, *tensors)
+    from torch.utils.checkpoint import checkpoint
+
+    grad = torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+    total: Tensor | None = None
+    for lo in range(0, width, step):
+        hi = min(width, lo + step)
+        part = (
+            checkpoint(fn, lo, hi, *tensors, use_reentrant=False) if grad else fn(lo, hi, *tensors)
+        )
+        total = part if total is None else total + part
+    assert total is not None
+    return total
+
+
+def pairs_below(y: Tensor, mask: Tensor) -> Tensor:
+    """``Σ_i #{j: y_j < y_i}`` over the real documents of each list, ``(B,)`` int64: the number
+    of ordered pairs of :func:`better_pairs`, in O(M log M) without a pair matrix."""
+    with torch.no_grad():
+        key = torch.where(mask, y, y.new_full((), math.inf))
+        asc = torch.sort(key, dim=-1).values.contiguous()
+        below = torch.searchsorted(asc, key.contiguous(), right=False)
+        return torch.where(mask, below, torch.zeros_like(below)).sum(dim=-1)

@@ -2,8 +2,10 @@
 
 Pairs are the ordered pairs (i, j) of real documents with y_i > y_j; equal labels make no pair.
 A list without such a pair (one document, all labels equal, empty) has no loss (0, zero
-gradient). Pair matrices are (B, M, M); long lists are processed in checkpointed chunks of lists
-(:data:`ndcglab.losses._ops.PAIR_BUDGET`). None of these is analysed by Ravikumar et al.
+gradient). Pair matrices are (B, M, M); long lists are processed in checkpointed chunks of lists,
+and a list whose pairs alone exceed :data:`ndcglab.losses._ops.PAIR_BUDGET` in checkpointed
+blocks of pair rows (:func:`ndcglab.losses._ops.pair_blocks`), so memory stays bounded by one
+block whatever the list length. None of these is analysed by Ravikumar et al.
 (AISTATS 2011). RankNet and LambdaRank@k have a closed-form gradient and Hessian diagonal
 (:class:`PairForm`).
 """
@@ -51,13 +53,20 @@ def _mean_over_pairs(
     values and the lists that have a pair; long lists go in checkpointed chunks
     (:func:`~ndcglab.losses._ops.chunked_rows`)."""
 
-    def rows(s: Tensor, y: Tensor, mask: Tensor, *v: Tensor) -> Tensor:
-        pairs = _ops.better_pairs(y, mask)
-        loss = pair_loss(s.unsqueeze(-1) - s.unsqueeze(-2))
+    def block(lo: int, hi: int, s: Tensor, y: Tensor, mask: Tensor, *v: Tensor) -> Tensor:
+        # the pairs (i, j) with i in [lo, hi): rows of the pair matrix
+        pairs = (y[:, lo:hi].unsqueeze(-1) > y.unsqueeze(-2)) & (
+            mask[:, lo:hi].unsqueeze(-1) & mask.unsqueeze(-2)
+        )
+        loss = pair_loss(s[:, lo:hi].unsqueeze(-1) - s.unsqueeze(-2))
         if v:
-            loss = (v[0].unsqueeze(-1) - v[0].unsqueeze(-2)) * loss
-        total = torch.where(pairs, loss, s.new_zeros(())).sum(dim=(-2, -1))
-        count = pairs.sum(dim=(-2, -1)).to(s.dtype)
+            loss = (v[0][:, lo:hi].unsqueeze(-1) - v[0].unsqueeze(-2)) * loss
+        return torch.where(pairs, loss, s.new_zeros(())).sum(dim=(-2, -1))
+
+    def rows(s: Tensor, y: Tensor, mask: Tensor, *v: Tensor) -> Tensor:
+        m = s.shape[-1]
+        total = _ops.pair_blocks(block, m, s, y, mask, *v, cols=m)
+        count = _ops.pairs_below(y, mask).to(s.dtype)
         return _ops.safe_divide(total, count, count > 0)
 
     weights = () if v is None else (v,)
@@ -264,7 +273,9 @@ class LambdaRank(Loss):
             slot = torch.arange(width, device=s.device).unsqueeze(0)
             top_ok = slot < kk.unsqueeze(-1)
 
-        def rows(
+        def block(
+            lo: int,
+            hi: int,
             s: Tensor,
             y: Tensor,
             mask: Tensor,
@@ -276,10 +287,12 @@ class LambdaRank(Loss):
             rank: Tensor,
             kk: Tensor,
         ) -> Tensor:
+            # the top-k slots [lo, hi), each paired with every document
+            top, top_ok = top[:, lo:hi], top_ok[:, lo:hi]
             s_a, y_a = s.gather(-1, top).unsqueeze(-1), y.gather(-1, top).unsqueeze(-1)
             with torch.no_grad():
                 g_a, d_a = g.gather(-1, top).unsqueeze(-1), dd.gather(-1, top).unsqueeze(-1)
-                r_a = torch.arange(top.shape[-1], device=s.device).view(1, -1, 1)
+                r_a = torch.arange(lo, hi, device=s.device).view(1, -1, 1)
                 b_in_top = (rank < kk.unsqueeze(-1)).unsqueeze(-2)
                 once = ~b_in_top | (rank.unsqueeze(-2) > r_a)
                 use = (
@@ -294,6 +307,9 @@ class LambdaRank(Loss):
                 sign = torch.where(y_a > y.unsqueeze(-2), 1.0, -1.0).to(s.dtype)
             loss = torch.nn.functional.softplus(-sigma * sign * (s_a - s.unsqueeze(-2)))
             return torch.where(use, delta * loss, s.new_zeros(())).sum(dim=(-2, -1))
+
+        def rows(*tensors: Tensor) -> Tensor:
+            return _ops.pair_blocks(block, tensors[7].shape[-1], *tensors, cols=s.shape[-1])
 
         values = _ops.chunked_rows(
             rows, s, y, mask, g, dd, idcg, top, top_ok, rank, kk, per_row=width * s.shape[-1]

@@ -28,7 +28,6 @@ from .compute import ndcg_per_query
 from .discounts import Discount, get_discount
 from .evaluate import EvaluationResult, evaluate, evaluate_arrays, evaluate_trec
 from .gains import Gain, get_gain
-from .linear_ndcg import linear_dcg, pairwise_loss
 from .presets import PRESETS, Preset, available_presets, get_preset
 from .registry import (
     REGISTRY,
@@ -41,6 +40,20 @@ from .registry import (
     parse_measures,
 )
 from .scorer import MeasureScorer
+
+#: names loaded on first use (their module loads the Numba kernels)
+_LAZY = {"linear_dcg": "linear_ndcg", "pairwise_loss": "linear_ndcg"}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        from importlib import import_module
+
+        value = getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "PRESETS",

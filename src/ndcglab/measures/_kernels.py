@@ -178,15 +178,29 @@ def pairwise_kernel(labels, scores, tkey, bnd, average, q0, q1, out):  # pragma:
 @njit(cache=True, nogil=True)
 def tie_flags_kernel(scores, zeros, bnd, rend, q0, q1, out):  # pragma: no cover - compiled
     """``out[i] = True`` when ranked document ``i`` shares its score with another ranked document
-    of its query (only such documents need a tie-breaking key); ``zeros``: ``(N,)`` zeros."""
+    of its query (only such documents need a tie-breaking key); ``zeros``: ``(N,)`` zeros. The
+    score values are sorted first (a direct sort); only a query with a repeated value is sorted
+    by index to find its tied documents."""
     maxn = 1
     for q in range(q0, q1):
         maxn = max(maxn, bnd[q + 1] - bnd[q])
     idx = np.empty(maxn, np.int64)
     tmp = np.empty(maxn, np.int64)
+    vals = np.empty(maxn)
     for q in range(q0, q1):
         lo = bnd[q]
         n = rend[q] - lo
+        v = vals[:n]
+        for p in range(n):
+            v[p] = scores[lo + p]
+        v.sort()  # the score values alone first: most queries have no tie at all
+        tied = False
+        for p in range(1, n):
+            if v[p] == v[p - 1]:
+                tied = True
+                break
+        if not tied:
+            continue
         for p in range(n):
             idx[p] = lo + p
         msort(idx, n, scores, zeros, tmp)

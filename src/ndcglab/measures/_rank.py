@@ -22,9 +22,16 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConventionError
-from . import _trec_kernels as TK
 from ._parallel import run_kernel
 from .conventions import apply_empty, apply_short, cutoff_k, precision_divisor, relevance
+
+
+def _tk() -> Any:
+    """The compiled kernels, imported on first use (so importing the measures loads no Numba)."""
+    from . import _trec_kernels
+
+    return _trec_kernels
+
 
 __all__ = ["INFAP_EPSILON", "MIN_GEO_MEAN", "rank_per_query"]
 
@@ -69,7 +76,7 @@ class _Ranking:
         self.n_ranked = rend - bnd[:-1]
         self.n_all = np.diff(bnd)
         order = np.empty(len(labels), dtype=np.int64)
-        run_kernel(TK.ranked_order_kernel, bnd, scores, tkey, bnd, rend, (order,))
+        run_kernel(_tk().ranked_order_kernel, bnd, scores, tkey, bnd, rend, (order,))
         self.order = order
         self.labels = labels
         self.in_qrels = in_qrels
@@ -138,7 +145,7 @@ class _Ranking:
             unjudged = self.in_qrels & (self.labels < 0.0)
             out = (np.zeros(self.nq), np.zeros(self.nq), np.zeros(self.nq))
             run_kernel(
-                TK.judged_sums_kernel,
+                _tk().judged_sums_kernel,
                 self.b,
                 self.order,
                 reld,
@@ -248,7 +255,7 @@ def _iprec(rk: _Ranking, levels: Sequence[float]) -> np.ndarray:
     c relevant documents were retrieved (:func:`._trec_kernels.iprec_kernel`)."""
     out = np.zeros((rk.nq, len(levels)))
     lv = np.asarray(levels, dtype=np.float64)
-    run_kernel(TK.iprec_kernel, rk.b, rk.rel, rk.b, rk.rend, rk.nrel, lv, (out,))
+    run_kernel(_tk().iprec_kernel, rk.b, rk.rel, rk.b, rk.rend, rk.nrel, lv, (out,))
     return out
 
 
@@ -271,7 +278,7 @@ def _err(
     stop_doc = (np.exp2(g) - 1.0) / np.exp2(gmax)
     stop = np.where(rk.ranked, stop_doc[rk.order], 0.0)
     cum = np.zeros(len(stop))
-    run_kernel(TK.err_prefix_kernel, rk.b, stop, rk.b, rk.b[:-1] + rk.n_ranked, (cum,))
+    run_kernel(_tk().err_prefix_kernel, rk.b, stop, rk.b, rk.b[:-1] + rk.n_ranked, (cum,))
     kk = np.minimum(k, rk.n_ranked)
     idx = rk.b[:-1] + kk - 1
     v = np.where(kk > 0, cum[np.maximum(idx, 0)] if len(cum) else 0.0, 0.0)

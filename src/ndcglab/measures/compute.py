@@ -23,11 +23,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConventionError, DataFormatError
-from . import _gain_kernels as GK
-from . import _rel_kernels as RK
+from . import _small
 from ._inputs import EMPTY_F, discount_inputs, document_gains, gain_inputs
 from ._parallel import n_threads, run_kernel
-from ._rank import rank_per_query, rank_tie_values
 from .conventions import (
     apply_empty,
     apply_short,
@@ -150,7 +148,10 @@ def compute_per_query(
     group with the same tie rule when there is one (NDCG@1..10 + MAP sort once, compile one
     kernel), else uses top-k selection (``topk_gain_kernel``); everything else (no cut-off,
     fractions, ``average``, MeanNDCG, discounts of the list's length such as the linear one)
-    goes to ``full_gain_kernel``.
+    goes to ``full_gain_kernel``. Small inputs (:func:`._small.fits`: a few TREC runs) take the
+    NumPy versions in :mod:`._small` instead (same numbers, bit for bit, and no compiled code to
+    load, which is what a one-file command-line call would mostly wait for); ``ties=average``
+    and MeanNDCG always use the kernels.
     """
     y, s, b = labels, scores, boundaries
     re = np.ascontiguousarray(b[1:]) if ranked_end is None else ranked_end
@@ -181,6 +182,7 @@ def compute_per_query(
             rel_groups.setdefault((m.get("rel"), m.get("ties")), []).append(m)
 
     tkeys: dict[str, tuple[np.ndarray, bool]] = {}
+    small = _small.fits(b)  # NumPy instead of the Numba kernels (no compiled code to load)
 
     def key_of(ties: str, values: Callable[[], np.ndarray]) -> tuple[np.ndarray, bool]:
         if ties in ("pessimistic", "optimistic"):  # depends on the family's values
@@ -208,6 +210,8 @@ def compute_per_query(
         tkey, average = key_of(ties, partial(np.asarray, relv))
         stage = _rel_stage(group, n_ranked, n_all, nq)
         if average:
+            from . import _rel_kernels as RK
+
             run_kernel(
                 RK.rel_average_kernel,
                 b,
@@ -227,20 +231,14 @@ def compute_per_query(
             kmax = int(max(int(gain_stages[mine]["ks"].max(initial=1)), 1)) if mine else 0
             kmax = min(kmax, max(int(n_all.max(initial=1)), 1))
             topg, idealg = np.zeros((nq, kmax)), np.zeros((nq, kmax))
-            run_kernel(
-                RK.rank_rel_kernel,
-                b,
-                s,
-                tkey,
-                b,
-                re,
-                relv,
-                gv,
-                stage["pk"],
-                stage["ak"],
-                stage["rk"],
-                (stage["hits"], stage["apsum"], stage["rr"], stage["nrel"], topg, idealg),
-            )
+            rel_in = (s, tkey, b, re, relv, gv, stage["pk"], stage["ak"], stage["rk"])
+            rel_out = (stage["hits"], stage["apsum"], stage["rr"], stage["nrel"], topg, idealg)
+            if small:
+                _small.rel_stats(*rel_in, *rel_out)
+            else:
+                from . import _rel_kernels as RK
+
+                run_kernel(RK.rank_rel_kernel, b, *rel_in, rel_out)
             if mine is not None:
                 done_by[ties] = mine
                 _ndcg_from_top(
@@ -255,6 +253,15 @@ def compute_per_query(
         if done_by.get(ties) != gkey:
             tkey, average = key_of(ties, partial(document_gains, gain, y))
             darr, doff = discount_inputs(disc, n_all)
+            if small and not average and not stage["want_mean"]:
+                gains = document_gains(gain, y)
+                _small.gain_stats(
+                    s, tkey, b, re, gains, darr, doff, stage["ks"], stage["dcg"], stage["idcg"]
+                )
+                out.update(_gain_results(group, stage, n_ranked, query_ids))
+                continue
+            from . import _gain_kernels as GK
+
             head = (y, s, tkey, b, re)
             kernel: Callable[..., None]
             tail: tuple[Any, ...]
@@ -289,6 +296,8 @@ def compute_per_query(
             )
             if host is not None:
                 rank_groups[host].extend(rank_groups.pop(rkey))
+        from ._rank import rank_per_query, rank_tie_values
+
         qrels_mask = (
             np.ones(len(y), dtype=bool) if in_qrels is None else np.asarray(in_qrels, dtype=bool)
         )

@@ -23,6 +23,7 @@ The rules themselves are stated in ``docs/measures.md``.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,7 @@ import numpy as np
 
 from .._spec import Cutoff
 from ..errors import ConventionError, EmptyQueryError
-from . import _kernels as K
+from . import _small
 from ._parallel import run_kernel
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -103,10 +104,18 @@ def tie_key(
                 "ties=docid (trec_eval: docno descending) needs document ids. Fix: pass doc_ids= "
                 "(read_letor keeps '#docid = ...'), or use ties=input"
             )
+        ranks = _docid_ranks(doc_ids)
+        if ranks is not None:
+            return -ranks, False
         key = np.zeros(n_docs)
         rend = np.ascontiguousarray(boundaries[1:]) if ranked_end is None else ranked_end
         tied = np.zeros(n_docs, dtype=bool)
-        run_kernel(K.tie_flags_kernel, boundaries, scores, key, boundaries, rend, (tied,))
+        if _small.fits(boundaries):
+            _small.tie_flags(scores, boundaries, rend, tied)
+        else:
+            from . import _kernels as K
+
+            run_kernel(K.tie_flags_kernel, boundaries, scores, key, boundaries, rend, (tied,))
         if tied.any():
             sel = np.flatnonzero(tied)
             _, inv = np.unique(np.asarray(doc_ids)[sel].astype(str), return_inverse=True)
@@ -120,6 +129,55 @@ def tie_key(
         seed = int(ties.split(":", 1)[1])
         return np.random.default_rng(seed).random(n_docs), False
     raise ConventionError(f"unknown tie rule {ties!r}")  # pragma: no cover - validated earlier
+
+
+#: id(doc_ids) -> (weak reference to the array, its length, rank of every id or None)
+_DOCID_RANKS: dict[int, tuple[weakref.ref[np.ndarray], int, np.ndarray | None]] = {}
+
+
+def _text_ranks(ids: np.ndarray) -> np.ndarray:
+    """Dense 0-based rank of each id in ascending text order (as ``np.unique(ids.astype(str),
+    return_inverse=True)``), float64; ASCII ids are compared as bytes, which is faster."""
+    try:
+        keys = ids.astype("S")
+    except (UnicodeEncodeError, ValueError, TypeError):
+        keys = ids.astype(str)
+    order = np.argsort(keys, kind="stable")
+    srt = keys[order]
+    new = np.ones(len(srt), dtype=np.int64)
+    if len(srt) > 1:
+        new[1:] = srt[1:] != srt[:-1]
+    ranks = np.empty(len(srt))
+    ranks[order] = np.cumsum(new) - 1
+    return ranks
+
+
+def _docid_ranks(doc_ids: Any) -> np.ndarray | None:
+    """The rank (0-based, ascending text order, equal ids equal ranks) of every document id, once
+    per ``doc_ids`` array: None the first time an array is seen (the caller then ranks only the
+    ids of tied documents, cheaper for one call), the ranks of all ids, computed once and kept
+    while the array lives, from the second time on. The array is identified by its identity, so
+    it must not be changed in place between calls (a dataset's ``doc_ids`` never is)."""
+    if not isinstance(doc_ids, np.ndarray):
+        return None
+    k = id(doc_ids)
+    hit = _DOCID_RANKS.get(k)
+    if hit is not None and hit[0]() is doc_ids and hit[1] == len(doc_ids):
+        if hit[2] is None:
+            hit = (hit[0], hit[1], _text_ranks(doc_ids))
+            _DOCID_RANKS[k] = hit
+        return hit[2]
+
+    def forget(ref: weakref.ref[np.ndarray], k: int = k) -> None:
+        entry = _DOCID_RANKS.get(k)
+        if entry is not None and entry[0] is ref:
+            del _DOCID_RANKS[k]
+
+    try:
+        _DOCID_RANKS[k] = (weakref.ref(doc_ids, forget), len(doc_ids), None)
+    except TypeError:  # pragma: no cover - arrays take weak references
+        pass
+    return None
 
 
 # ------------------------------------------------------------------------------ short lists

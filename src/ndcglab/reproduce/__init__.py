@@ -11,6 +11,7 @@ name                   what it reproduces
 ``distinguishability`` Wang et al. (COLT 2013) Figures 1–4: NDCG vs list size for three rankers
 ``limits``             Wang et al. Theorems 1, 3, 5–13: limits of NDCG vs simulation
 ``linear-ndcg``        Jin & Geng (2010): DCG^β_ideal − DCG^β_f = R(f) on every query
+``consistency-audit``  Ravikumar et al.: numerical NDCG-consistency verdict of every loss
 ``all``                every experiment above, into sub-folders, with an index page
 =====================  =====================================================================
 
@@ -56,6 +57,7 @@ EXPERIMENTS: dict[str, str] = {
     "distinguishability": "distinguishability",
     "limits": "limits",
     "linear-ndcg": "linear_ndcg",
+    "consistency-audit": "consistency_audit",
 }
 
 #: every name accepted by ``ndcglab reproduce``

@@ -1,0 +1,176 @@
+"""Whole-process time of the command line against pytrec_eval's (and ir_measures') one call.
+
+    python benchmarks/bench_startup.py [--quick] [--repeat N] [--queries Q] [--docs D]
+
+A user who evaluates one run file many times in a script waits for a whole process each time:
+interpreter start, imports, reading the files, measuring, printing. This benchmark writes a
+TREC-sized qrels/run pair (``--queries`` x ``--docs``, default 50 x 1,000, ~30% judged, labels
+0..2) and a LETOR file of the same size (46 features), then times, as separate processes,
+interleaved round by round:
+
+* ``ndcglab evaluate --qrels Q --run R`` (preset ``trec_eval``: MAP, P@5, P@10, NDCG, NDCG@10),
+  with the Numba cache as it is (warm) and with an empty one (``NUMBA_CACHE_DIR`` set to a new
+  folder: cold);
+* ``ndcglab describe LETORFILE``, warm and cold;
+* ``python -c "import pytrec_eval; ..."``: parse both files with pytrec_eval's own readers,
+  build the evaluator, evaluate the same measures (its one call as a process);
+* ``ir_measures Q R 'AP P@5 P@10 nDCG nDCG@10'`` when ir_measures is installed.
+
+It prints min/median/max of each time and of the ratios ndcglab / pytrec_eval taken within the
+same round (so both see the same load), and the load average before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = os.path.join(ROOT, "src")
+
+PYTREC = (
+    "import pytrec_eval,sys\n"
+    "q=pytrec_eval.parse_qrel(open(sys.argv[1]))\n"
+    "r=pytrec_eval.parse_run(open(sys.argv[2]))\n"
+    "e=pytrec_eval.RelevanceEvaluator(q,{'map','P_5','P_10','ndcg','ndcg_cut_10'})\n"
+    "res=e.evaluate(r)\n"
+    "for m in ('map','P_5','P_10','ndcg','ndcg_cut_10'):\n"
+    "    print(m, sum(v[m] for v in res.values())/len(res))\n"
+)
+
+
+def write_files(folder: str, n_queries: int, n_docs: int, seed: int = 0) -> tuple[str, str, str]:
+    """A TREC qrels/run pair and a LETOR file with ``n_queries`` lists of ``n_docs``."""
+    rng = np.random.default_rng(seed)
+    qrels, run, letor = (os.path.join(folder, n) for n in ("qrels.txt", "run.txt", "letor.txt"))
+    with open(qrels, "w") as fq, open(run, "w") as fr, open(letor, "w") as fl:
+        for q in range(1, n_queries + 1):
+            scores = rng.random(n_docs)
+            order = np.argsort(-scores, kind="stable")
+            fr.writelines(
+                f"{q} Q0 d{i} {r + 1} {scores[i]:.6f} bench\n" for r, i in enumerate(order)
+            )
+            judged = rng.random(n_docs) < 0.3
+            labels = rng.integers(0, 3, n_docs)
+            fq.writelines(f"{q} 0 d{i} {labels[i]} \n" for i in np.flatnonzero(judged))
+            feats = rng.random((n_docs, 46))
+            for i in range(n_docs):
+                cols = " ".join(f"{j + 1}:{v:.4f}" for j, v in enumerate(feats[i]))
+                fl.write(f"{labels[i]} qid:{q} {cols}\n")
+    return qrels, run, letor
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wall = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr.decode()}")
+    return wall
+
+
+def stats(values: list[float]) -> str:
+    return (
+        f"min {min(values):7.3f}  median {statistics.median(values):7.3f}  max {max(values):7.3f}"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="3 rounds instead of --repeat")
+    ap.add_argument("--repeat", type=int, default=10, help="rounds (default 10)")
+    ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--docs", type=int, default=1000)
+    ap.add_argument(
+        "--also-src",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="also time 'ndcglab evaluate' from another source tree (e.g. an earlier commit's "
+        "src folder), in the same rounds; repeatable",
+    )
+    args = ap.parse_args()
+    rounds = 3 if args.quick else args.repeat
+
+    tmp = tempfile.mkdtemp(prefix="ndcglab-startup-")
+    try:
+        qrels, run, letor = write_files(tmp, args.queries, args.docs)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
+        cold_env = dict(env)
+        ours = [sys.executable, "-m", "ndcglab.cli.main"]
+        cases: dict[str, tuple[list[str], dict[str, str] | None]] = {
+            "ndcglab evaluate (warm)": ([*ours, "evaluate", "--qrels", qrels, "--run", run], env),
+            "ndcglab evaluate (cold)": (
+                [*ours, "evaluate", "--qrels", qrels, "--run", run],
+                cold_env,
+            ),
+            "ndcglab describe (warm)": ([*ours, "describe", letor], env),
+            "ndcglab describe (cold)": ([*ours, "describe", letor], cold_env),
+        }
+        for spec in args.also_src:
+            label, _, path = spec.partition("=")
+            other = dict(env)
+            other["PYTHONPATH"] = (
+                os.path.abspath(path) + os.pathsep + os.environ.get("PYTHONPATH", "")
+            )
+            cases[f"ndcglab evaluate [{label}]"] = (
+                [*ours, "evaluate", "--qrels", qrels, "--run", run],
+                other,
+            )
+        try:
+            import pytrec_eval  # noqa: F401
+
+            cases["pytrec_eval one call"] = ([sys.executable, "-c", PYTREC, qrels, run], env)
+        except ImportError:
+            print("pytrec_eval not installed: no reference time")
+        irm = shutil.which("ir_measures")
+        if irm:
+            cases["ir_measures"] = ([irm, qrels, run, "AP P@5 P@10 nDCG nDCG@10"], env)
+        else:
+            print("ir_measures not installed: skipped")
+
+        # warm-up: fills the Numba and bytecode caches
+        for name, (cmd, e) in cases.items():
+            if "cold" not in name:
+                timed(cmd, e or env)
+        times: dict[str, list[float]] = {name: [] for name in cases}
+        print(f"{args.queries} queries x {args.docs} documents; {rounds} interleaved rounds")
+        print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        for r in range(rounds):
+            for name, (cmd, e) in cases.items():
+                e = dict(e or env)
+                if "cold" in name:
+                    e["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(dir=tmp, prefix=f"numba{r}-")
+                times[name].append(timed(cmd, e))
+        print(f"load average after:  {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+        print("whole-process wall seconds")
+        for name, vals in times.items():
+            print(f"  {name:26s} {stats(vals)}")
+        ref = times.get("pytrec_eval one call")
+        if ref:
+            print("\nratio to pytrec_eval's one call, same round")
+            for name, vals in times.items():
+                if name.startswith("ndcglab") or name == "ir_measures":
+                    ratios = [a / b for a, b in zip(vals, ref, strict=True)]
+                    print(f"  {name:26s} {stats(ratios)}")
+        print("\ntargets: evaluate <= 0.25 s warm, <= 1 s cold; describe likewise")
+        for name in ("evaluate", "describe"):
+            for kind, limit in (("warm", 0.25), ("cold", 1.0)):
+                med = statistics.median(times[f"ndcglab {name} ({kind})"])
+                verdict = "met" if med <= limit else "NOT met"
+                print(f"  {name} {kind}: median {med:.3f} s vs {limit} s: {verdict}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

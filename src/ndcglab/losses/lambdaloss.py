@@ -1,0 +1,142 @@
+"""The LambdaLoss framework's NDCG losses (Wang, Li, Golbandi, Bendersky, Najork, CIKM 2018).
+
+Wang et al., "The LambdaLoss Framework for Ranking Metric Optimization" (CIKM 2018) bound
+(1 − NDCG) by weighted pairwise logistic losses whose weights depend on the current ranking π
+(scores descending, ties in input order, held constant: no gradient flows through them). With
+``Ḡ_i = G(y_i)/IDCG@k`` and the discount ``D(r)`` of the measures (``1/log2(1 + r)`` by default;
+the paper writes ``1/D_i`` for it), ``ℓ(x) = −log2 σ(σ x) = log2(1 + e^{−σ x})``:
+
+* ``scheme=ndcg1`` (NDCG-Loss1): ``Σ_i Σ_{j≠i} Ḡ_i D(π_i) · ℓ(s_i − s_j)`` over every ordered pair
+  of real documents (equal labels included, as in the paper's product over j);
+* ``scheme=ndcg2`` (NDCG-Loss2): ``Σ_{y_i>y_j} δ_ij |Ḡ_i − Ḡ_j| · ℓ(s_i − s_j)`` with
+  ``δ_ij = |D(|π_i − π_j|) − D(|π_i − π_j| + 1)|``;
+* ``scheme=ndcg2pp`` (NDCG-Loss2++): ``Σ_{y_i>y_j} (μ δ_ij + ρ_ij) |Ḡ_i − Ḡ_j| · ℓ(s_i − s_j)``
+  with ``ρ_ij = |D(π_i) − D(π_j)|`` (LambdaRank's weight).
+
+**Top-k pairing rule** (``@k``): the norm is IDCG@k and a pair counts only when
+``pairs=either`` (default): at least one of its two documents is in the current top k
+(min(π_i, π_j) ≤ k; the pairs whose swap can change NDCG@k, the pairs that rax's
+``dcg_lambdaweight(topn=k)`` keeps through its truncated discount), or ``pairs=both``: both are
+(max(π_i, π_j) ≤ k; allRank's ``lambdaLoss`` with ``k``). The weights use the untruncated
+discount in both rules (as allRank). rax's ``dcg2_lambdaweight(topn=k)`` follows a third rule
+(Jagerman et al., "On Optimizing Top-K Metrics for Neural Ranking Models", SIGIR 2022: every pair
+kept, δ_ij of a pair with max(π_i, π_j) > k divided by 1 − D(max(π_i, π_j))), not offered here.
+Cross-check: allRank's ``lambdaLoss`` (``weighing_scheme=ndcgLoss1_scheme|ndcgLoss2_scheme|
+ndcgLoss2PP_scheme``, ``reduction="sum"``, ``reduction_log="binary"``), which for NDCG-Loss1
+also counts the pairs (i, i) — a term constant between ranking changes, with no gradient.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from . import _ops
+from ._ops import torch
+from .base import (
+    Loss,
+    choice_param,
+    discount_param,
+    gain_param,
+    number_param,
+    register_loss,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torch import Generator, Tensor
+
+__all__ = ["LambdaLoss"]
+
+
+@register_loss
+class LambdaLoss(Loss):
+    """LambdaLoss NDCG-Loss1 / NDCG-Loss2 / NDCG-Loss2++ (Wang et al., CIKM 2018), sum over
+    pairs, base-2 logarithm ::
+
+        φ(s, y) = Σ_{(i,j) counted} w_ij(π) · log2(1 + exp(−σ (s_i − s_j)))
+
+    ``scheme``: ``ndcg1`` (w_ij = Ḡ_i D(π_i), every ordered pair i ≠ j), ``ndcg2`` (default;
+    w_ij = δ_ij |Ḡ_i − Ḡ_j|, pairs y_i > y_j) or ``ndcg2pp`` (w_ij = (μ δ_ij + ρ_ij)|Ḡ_i − Ḡ_j|);
+    Ḡ = G(y)/IDCG@k, δ_ij = |D(|π_i − π_j|) − D(|π_i − π_j| + 1)|, ρ_ij = |D(π_i) − D(π_j)| at
+    the current ranking π (scores descending, ties in input order; constants). Parameters:
+    ``sigma`` σ > 0 (1), ``mu`` μ ≥ 0 (10, allRank's default; ndcg2pp only), ``pairs``
+    (``either`` | ``both``, the top-k pairing rule, see the module docstring; only with ``@k``),
+    ``gain`` (exp2), ``discount`` (log). ``@k`` fixed, ``@cn`` a fraction of the list, none =
+    the whole list. Lists without a pair across label levels or with IDCG@k = 0 have no loss.
+    Not analysed by Ravikumar et al. (AISTATS 2011).
+    """
+
+    key = "lambdaloss"
+    summary = "LambdaLoss NDCG-Loss1/2/2++ weighted pairwise logistic loss (top-k pair rule)"
+    parameters = (
+        choice_param(
+            "scheme", "ndcg2", ("ndcg1", "ndcg2", "ndcg2pp"), "NDCG-Loss1, -Loss2 or -Loss2++"
+        ),
+        number_param("sigma", "1", "slope σ of the logistic", low=0.0),
+        number_param("mu", "10", "weight μ of δ_ij in NDCG-Loss2++", low=0.0, low_open=False),
+        choice_param(
+            "pairs", "either", ("either", "both"), "@k: pairs with one (either) or both in top k"
+        ),
+        gain_param(),
+        discount_param(),
+    )
+    cutoff_rule = "optional"
+
+    def _compute(
+        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
+        p = self.params
+        scheme, sigma, mu = p["scheme"], float(p["sigma"]), float(p["mu"])
+        both = p["pairs"] == "both"
+        n = _ops.lengths(mask)
+        m = s.shape[-1]
+        with torch.no_grad():
+            k = torch.minimum(_ops.cutoff_per_list(self.cutoff, n), n)
+            g = _ops.masked_gains(p["gain"], y, mask)
+            idcg = _ops.ideal_dcg(g, mask, p["discount"], k)
+            gbar = _ops.safe_divide(g, idcg.unsqueeze(-1), (idcg > 0).unsqueeze(-1))
+            _, rank = _ops.ranking(s, mask)
+            pos = rank + 1  # 1-based current positions
+            table = _ops.discount_rows(p["discount"], m + 1, n, s).expand(s.shape[0], m + 1)
+
+        def rows(
+            s: Tensor,
+            y: Tensor,
+            mask: Tensor,
+            gbar: Tensor,
+            pos: Tensor,
+            table: Tensor,
+            k: Tensor,
+        ) -> Tensor:
+            with torch.no_grad():
+                pi, pj = pos.unsqueeze(-1), pos.unsqueeze(-2)
+                valid = mask.unsqueeze(-1) & mask.unsqueeze(-2)
+                eye = torch.eye(s.shape[-1], dtype=torch.bool, device=s.device)
+                kk = k.view(-1, 1, 1)
+                top = torch.maximum(pi, pj) <= kk if both else torch.minimum(pi, pj) <= kk
+                disc = table.gather(-1, (pos - 1).clamp_min(0))  # D(π_i), (B, M)
+                if scheme == "ndcg1":
+                    use = valid & ~eye & top
+                    w = (gbar * disc).unsqueeze(-1).expand_as(use)
+                else:
+                    use = _ops.better_pairs(y, mask) & top
+                    gap = (pi - pj).abs()
+                    bm = table.shape[-1]
+                    flat = table.unsqueeze(-2).expand(-1, s.shape[-1], -1)
+
+                    def at(r: Tensor) -> Tensor:  # D(r) for 1-based r ≥ 1 (r = 0: unused)
+                        idx = (r - 1).clamp(0, bm - 1)
+                        return flat.gather(-1, idx)
+
+                    delta = (at(gap) - at(gap + 1)).abs()
+                    dg = (gbar.unsqueeze(-1) - gbar.unsqueeze(-2)).abs()
+                    w = delta * dg
+                    if scheme == "ndcg2pp":
+                        rho = (disc.unsqueeze(-1) - disc.unsqueeze(-2)).abs()
+                        w = (mu * delta + rho) * dg
+            pair = torch.nn.functional.softplus(-sigma * (s.unsqueeze(-1) - s.unsqueeze(-2)))
+            total = torch.where(use, w * pair, s.new_zeros(())).sum(dim=(-2, -1))
+            return total / math.log(2.0)
+
+        values = _ops.chunked_rows(rows, s, y, mask, gbar, pos, table, k)
+        return values, _ops.has_two_levels(y, mask) & (idcg > 0)

@@ -1,0 +1,200 @@
+"""NumPy versions of the ranking kernels for small inputs (no Numba at all).
+
+A command-line call on one TREC run (50 queries of 1,000 documents) spends far more time loading
+compiled kernels than ranking; below :data:`SMALL_DOCS` documents (and :data:`SMALL_CELLS` cells
+of the padded ``(Q, longest list)`` matrix) :mod:`ndcglab.measures.compute` uses these functions
+instead. They give the same numbers as the kernels, bit for bit:
+
+* the ranking is the kernels' strict total order (score descending, ``tkey`` ascending, index
+  ascending), from one :func:`numpy.lexsort` of all queries;
+* every sum is left to right from 0 per query (:func:`numpy.cumsum` along the rows of a padded
+  matrix, as :func:`ndcglab.measures.conventions.cumulative_dcg`), with the same products and
+  divisions as the kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "SMALL_CELLS",
+    "SMALL_DOCS",
+    "fits",
+    "gain_stats",
+    "rank_matrix",
+    "rel_stats",
+    "tie_flags",
+]
+
+#: at most this many documents take the NumPy path
+SMALL_DOCS = 200_000
+#: ... and at most this many cells of the padded (queries, longest list) matrix
+SMALL_CELLS = 2_000_000
+
+
+def fits(bnd: np.ndarray) -> bool:
+    """True when the queries ``bnd`` are small enough for the NumPy path."""
+    nq = len(bnd) - 1
+    total = int(bnd[-1])
+    if nq < 1 or total > SMALL_DOCS:
+        return False
+    longest = int(np.diff(bnd).max(initial=0))
+    return nq * max(longest, 1) <= SMALL_CELLS
+
+
+def _query_of(bnd: np.ndarray) -> np.ndarray:
+    return np.repeat(np.arange(len(bnd) - 1, dtype=np.int64), np.diff(bnd))
+
+
+def rank_matrix(
+    scores: np.ndarray, tkey: np.ndarray, bnd: np.ndarray, rend: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, valid)``: ``order[q, p]`` the global index of the document at position p + 1
+    of query q's ranking of its ranked documents ``bnd[q]:rend[q]`` (score descending, ``tkey``
+    ascending, index ascending), ``valid[q, p]`` False past the end (``order`` is 0 there)."""
+    nq = len(bnd) - 1
+    n = rend - bnd[:-1]
+    width = max(int(n.max(initial=0)), 1)
+    qid = _query_of(bnd)
+    idx = np.arange(len(scores), dtype=np.int64)
+    ranked = idx < rend[qid]
+    sel = idx[ranked]
+    srt = sel[np.lexsort((sel, tkey[sel], -scores[sel], qid[sel]))]
+    starts = np.zeros(nq + 1, dtype=np.int64)
+    np.cumsum(n, out=starts[1:])
+    pos = np.arange(len(srt), dtype=np.int64) - np.repeat(starts[:-1], n)
+    order = np.zeros((nq, width), dtype=np.int64)
+    valid = np.zeros((nq, width), dtype=bool)
+    order[qid[srt], pos] = srt
+    valid[qid[srt], pos] = True
+    return order, valid
+
+
+def _by_query(values: np.ndarray, bnd: np.ndarray, width: int) -> np.ndarray:
+    """``values`` of all documents as a ``(Q, width)`` matrix in input order, zeros after."""
+    nq = len(bnd) - 1
+    n = np.diff(bnd)
+    out = np.zeros((nq, max(width, int(n.max(initial=0)), 1)))
+    qid = _query_of(bnd)
+    out[qid, np.arange(len(values), dtype=np.int64) - bnd[qid]] = values
+    return out
+
+
+def _top_values(values: np.ndarray, bnd: np.ndarray, width: int) -> np.ndarray:
+    """Each query's values sorted in descending order, ``(Q, >= width)``, zeros after its end."""
+    n = np.diff(bnd)
+    mat = _by_query(values, bnd, width)
+    cols = np.arange(mat.shape[1])
+    pad = cols[None, :] >= n[:, None]
+    mat[pad] = -np.inf
+    mat = -np.sort(-mat, axis=1)
+    mat[np.isneginf(mat)] = 0.0
+    return mat
+
+
+def _gather(values: np.ndarray, order: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """``values[order]`` where ``valid``, 0 elsewhere."""
+    if len(values) == 0:
+        return np.zeros(order.shape)
+    return np.where(valid, values[order], 0.0)
+
+
+def _cum(prod: np.ndarray) -> np.ndarray:
+    out = np.empty((prod.shape[0], prod.shape[1] + 1))
+    out[:, 0] = 0.0
+    np.cumsum(prod, axis=1, out=out[:, 1:])
+    return out
+
+
+def rel_stats(
+    scores: np.ndarray,
+    tkey: np.ndarray,
+    bnd: np.ndarray,
+    rend: np.ndarray,
+    relv: np.ndarray,
+    gv: np.ndarray,
+    pk: np.ndarray,
+    ak: np.ndarray,
+    rk: np.ndarray,
+    hits: np.ndarray,
+    apsum: np.ndarray,
+    rr: np.ndarray,
+    nrel: np.ndarray,
+    topg: np.ndarray,
+    idealg: np.ndarray,
+) -> None:
+    """:func:`._rel_kernels.rank_rel_kernel` over all queries (same arguments and outputs, no
+    ``q0, q1``)."""
+    nq = len(bnd) - 1
+    n = rend - bnd[:-1]
+    order, valid = rank_matrix(scores, tkey, bnd, rend)
+    x = _gather(relv, order, valid)
+    hc = _cum(x)
+    pos = np.arange(1, x.shape[1] + 1, dtype=np.int64)
+    apc = _cum(x * hc[:, 1:] / pos)
+    nrel[:] = np.bincount(_query_of(bnd), weights=relv, minlength=nq)[:nq]
+    rows = np.arange(nq)
+    for j in range(pk.shape[1]):
+        hits[:, j] = hc[rows, np.minimum(pk[:, j], n)]
+    for j in range(ak.shape[1]):
+        apsum[:, j] = apc[rows, np.minimum(ak[:, j], n)]
+    if rk.shape[1]:
+        hit = x > 0.0
+        first = np.where(hit.any(axis=1), hit.argmax(axis=1) + 1, 0)
+        for j in range(rk.shape[1]):
+            ok = (first > 0) & (first <= rk[:, j])
+            rr[:, j] = np.where(ok, 1.0 / np.maximum(first, 1), 0.0)
+    kmax = topg.shape[1]
+    if kmax > 0:
+        w = min(kmax, order.shape[1])
+        topg[:, :w] = _gather(gv, order[:, :w], valid[:, :w])
+        ideal = _top_values(gv, bnd, kmax)
+        w = min(kmax, ideal.shape[1])
+        idealg[:, :w] = ideal[:, :w]
+
+
+def gain_stats(
+    scores: np.ndarray,
+    tkey: np.ndarray,
+    bnd: np.ndarray,
+    rend: np.ndarray,
+    gains: np.ndarray,
+    darr: np.ndarray,
+    doff: np.ndarray,
+    ks: np.ndarray,
+    dcg: np.ndarray,
+    idcg: np.ndarray,
+) -> None:
+    """DCG@k and IDCG@k as :func:`._gain_kernels.full_gain_kernel` (and ``topk_gain_kernel``)
+    computes them for an order-based tie rule without MeanNDCG: ``gains`` per document,
+    ``D(r) = darr[doff[q] + r - 1]``."""
+    nq = len(bnd) - 1
+    n = rend - bnd[:-1]
+    nall = np.diff(bnd)
+    order, valid = rank_matrix(scores, tkey, bnd, rend)
+    ideal = _top_values(gains, bnd, order.shape[1])
+    width = ideal.shape[1]
+    cols = np.arange(width, dtype=np.int64)
+    at = np.minimum(doff[:, None] + cols[None, :], len(darr) - 1)
+    dmat = darr[at]
+    g = np.zeros((nq, width))
+    g[:, : order.shape[1]] = _gather(gains, order, valid)
+    cum = _cum(g * dmat)
+    icum = _cum(ideal * dmat)
+    rows = np.arange(nq)
+    for j in range(ks.shape[1]):
+        k = ks[:, j]
+        dcg[:, j] = cum[rows, np.minimum(k, n)]
+        idcg[:, j] = icum[rows, np.minimum(k, nall)]
+
+
+def tie_flags(scores: np.ndarray, bnd: np.ndarray, rend: np.ndarray, out: np.ndarray) -> None:
+    """:func:`._kernels.tie_flags_kernel`: ``out[i] = True`` when ranked document ``i`` shares
+    its score with another ranked document of its query."""
+    qid = _query_of(bnd)
+    idx = np.arange(len(scores), dtype=np.int64)
+    sel = idx[idx < rend[qid]]
+    srt = sel[np.lexsort((scores[sel], qid[sel]))]
+    same = (scores[srt[1:]] == scores[srt[:-1]]) & (qid[srt[1:]] == qid[srt[:-1]])
+    out[srt[1:][same]] = True
+    out[srt[:-1][same]] = True

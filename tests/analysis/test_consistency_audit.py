@@ -1,0 +1,104 @@
+"""The consistency audit reproduces Ravikumar, Tewari and Yang's known answers (AISTATS 2011):
+squared, cosine and ListNet are not NDCG-consistent, their Z-normalised versions are."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from ndcglab.analysis.consistency_audit import (
+    LabelDistribution,
+    audit_all,
+    audit_loss,
+    check_distribution,
+    draw_distributions,
+    expected_normalised_gains,
+    minimise_expected_loss,
+)
+
+#: few distributions keep the tests fast; the adversarial ones come first
+DISTS = draw_distributions(10, seed=0)
+
+#: the worked example of Ravikumar et al. §3.2.1 (two documents)
+WORKED = LabelDistribution(np.array([[5, 4], [1, 3]]), np.array([0.3, 0.7]))
+
+
+def test_expected_normalised_gains_worked_example() -> None:
+    eta = expected_normalised_gains(WORKED)
+    np.testing.assert_allclose(eta, [0.3216, 0.7533], atol=5e-5)
+
+
+def test_distributions_are_small_and_adversarial_first() -> None:
+    for d in DISTS:
+        assert 3 <= d.labels.shape[1] <= 5
+        assert d.labels.min() >= 0 and d.labels.max() <= 3
+        assert abs(d.probs.sum() - 1) < 1e-12
+    assert all(d.kind.startswith("adversarial") for d in DISTS[:5])
+
+
+def test_check_counts_only_strict_differences() -> None:
+    eta = np.array([0.5, 0.5, 0.1])
+    assert check_distribution(eta, np.array([1.0, 2.0, 0.0]), k=3)[0] == ()
+    bad, gap = check_distribution(eta, np.array([1.0, 2.0, 3.0]), k=3)
+    assert set(bad) == {(0, 2), (1, 2)} and gap == pytest.approx(0.4)
+    # a tie in the scores between different E[G/Z] is a violation
+    assert check_distribution(eta, np.array([1.0, 1.0, 1.0]), k=3)[0]
+    # with k = 1 only the document placed first matters
+    assert check_distribution(eta, np.array([3.0, 2.0, 2.5]), k=1)[0] == ()
+
+
+def test_worked_example_minimisers() -> None:
+    s, _ = minimise_expected_loss("squared", WORKED)
+    np.testing.assert_allclose(s, [10.0, 9.4], atol=1e-6)
+    s, _ = minimise_expected_loss("consistent_squared", WORKED)
+    np.testing.assert_allclose(s, expected_normalised_gains(WORKED), atol=1e-6)
+
+
+@pytest.mark.parametrize("loss", ["squared", "cosine", "listnet"])
+def test_known_not_consistent(loss: str) -> None:
+    r = audit_loss(loss, distributions=DISTS, restarts=1, stop_at_first=True)
+    assert r.verdict == "not consistent"
+    ce = r.counter_example
+    assert ce is not None and ce.violations
+    print(f"{loss}: counter-example\n{ce.text()}")
+    # the counter-example holds: some pair is strictly ordered the wrong way by s*
+    i, j = ce.violations[0]
+    assert ce.eta[i] > ce.eta[j] and ce.scores[i] <= ce.scores[j] + 1e-9
+
+
+@pytest.mark.parametrize("loss", ["consistent_squared", "consistent_cosine", "consistent_listnet"])
+def test_z_normalised_consistent(loss: str) -> None:
+    r = audit_loss(f"{loss}(norm=z)", distributions=DISTS, restarts=1)
+    assert r.verdict == "consistent", r.text()
+    assert r.failures == 0 and r.distributions == len(DISTS)
+
+
+def test_boosting_is_skipped_and_registry_is_read_at_run_time() -> None:
+    (r,) = audit_all(count=1, losses=["adarank"])
+    assert r.verdict == "skipped" and "boosting" in r.reason
+
+
+def test_cli_subprocess() -> None:
+    cmd = [sys.executable, "-m", "ndcglab.cli.main", "audit-consistency"]
+    out = subprocess.run(
+        [*cmd, "listnet", "--distributions", "10", "--restarts", "1", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    payload = json.loads(out.stdout)
+    assert payload["loss"] == "listnet" and payload["verdict"] == "not consistent"
+    assert payload["counter_example"]["violations"]
+    bad = subprocess.run(
+        [*cmd, "squared", "--measure", "map"], capture_output=True, text=True, timeout=300
+    )
+    assert bad.returncode == 2
+    lines = bad.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ndcglab: error:") and "Fix" in lines[0]

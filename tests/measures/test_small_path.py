@@ -1,0 +1,83 @@
+"""The NumPy path for small inputs and the Numba kernels give the same numbers, bit for bit, and
+the docid tie keys kept per ``doc_ids`` array change no value."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ndcglab.measures import _small, evaluate_arrays, get_preset, parse_measures
+from ndcglab.measures.compute import check_inputs, compute_per_query
+
+SPECS = [
+    "ndcg@1",
+    "ndcg@5",
+    "ndcg@10",
+    "ndcg",
+    "ndcg@0.5n",
+    "dcg@3",
+    "idcg@5",
+    "ndcg(discount=linear)@5",
+    "ndcg(gain=linear)",
+    "ndcg(ties=pessimistic)@5",
+    "ndcg(ties=random:3)@3",
+    "map",
+    "map@10",
+    "map(ties=optimistic)",
+    "p@5",
+    "p@200",
+    "mrr",
+    "mrr@3",
+]
+
+
+def _case(rng: np.random.Generator, trial: int):
+    nq = int(rng.integers(1, 30))
+    lens = rng.integers(0, 50, nq)
+    lens[0] = max(int(lens[0]), 1)
+    b = np.concatenate([[0], np.cumsum(lens)])
+    n = int(b[-1])
+    y = rng.integers(0, 5, n).astype(float)
+    if trial % 3 == 0:
+        y[rng.random(n) < 0.1] = -1.0
+    scale = 3.0 if trial % 2 else 1000.0
+    s = np.round(rng.random(n) * scale, 0 if trial % 2 else 3)  # many ties, or few
+    ids = np.array([f"d{rng.integers(0, 10**6)}" for _ in range(n)], dtype=object)
+    ranked_end = b[:-1] + (lens * rng.random(nq)).astype(np.int64) if trial % 4 == 0 else None
+    return y, s, b, ids, ranked_end
+
+
+@pytest.mark.parametrize("preset", ["standard", "trec_eval", "letor4"])
+def test_numpy_path_equals_kernels(preset: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(11)
+    measures = [m.resolve(get_preset(preset)) for m in parse_measures(SPECS)]
+    for trial in range(12):
+        y, s, b, ids, rend = _case(rng, trial)
+        yy, ss, bb, rr = check_inputs(y, s, b, rend)
+        monkeypatch.setattr(_small, "SMALL_DOCS", 10**9)
+        small = compute_per_query(measures, yy, ss, bb, ranked_end=rr, doc_ids=ids)
+        monkeypatch.setattr(_small, "SMALL_DOCS", 0)
+        kernels = compute_per_query(measures, yy, ss, bb, ranked_end=rr, doc_ids=ids)
+        for m in measures:
+            assert small[m].values.tobytes() == kernels[m].values.tobytes(), (trial, str(m))
+            assert np.array_equal(small[m].empty, kernels[m].empty)
+
+
+def test_docid_keys_kept_per_array_change_nothing() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        nq = int(rng.integers(1, 20))
+        b = np.concatenate([[0], np.cumsum(rng.integers(1, 60, nq))])
+        n = int(b[-1])
+        y = rng.integers(0, 4, n).astype(float)
+        s = np.round(rng.random(n) * 5, 1)
+        ids = np.array([f"d{rng.integers(0, 40)}" for _ in range(n)], dtype=object)
+        spec = ["map", "ndcg@5", "ndcg", "p@3", "mrr", "recall@5", "bpref"]
+        runs = [
+            evaluate_arrays(y, s, b, spec, preset="trec_eval", doc_ids=ids).per_query
+            for _ in range(3)
+        ]
+        fresh = evaluate_arrays(y, s, b, spec, preset="trec_eval", doc_ids=ids.copy()).per_query
+        for k in runs[0]:
+            assert runs[0][k].tobytes() == runs[1][k].tobytes() == runs[2][k].tobytes()
+            assert runs[2][k].tobytes() == fresh[k].tobytes()
