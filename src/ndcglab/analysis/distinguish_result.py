@@ -237,8 +237,9 @@ class DistinguishResult:
         """Mean value against n for every ranker, one panel per measure (or only ``measure``).
 
         ``band``: ``"std"`` (± 1 standard deviation over repetitions), ``"range"`` (min–max over
-        repetitions) or ``"none"``; bands appear only with several repetitions. The y axis names
-        the measure's full convention. Returns the axes (one, or a list); never shows the figure.
+        repetitions) or ``"none"``; bands appear only with several repetitions. Each panel's title
+        names the measure as given and, wrapped below it, its full convention. Returns the axes
+        (one, or a list); never shows the figure.
         """
         if band not in ("std", "range", "none"):
             raise ConventionError(f"unknown band {band!r}; known: std, range, none")
@@ -259,8 +260,8 @@ class DistinguishResult:
             if self.grid[-1] / max(self.grid[0], 1) > 20:
                 a.set_xscale("log")
             a.set_xlabel(self._xlabel(), fontsize="small")
-            a.set_ylabel(f"mean {self.conventions.get(key, key)}", fontsize="small")
-            a.set_title(key)
+            a.set_ylabel("mean over queries", fontsize="small")
+            a.set_title(self._title(key), fontsize="small")
             a.legend(fontsize="small")
         return axes[0] if len(axes) == 1 else axes
 
@@ -286,11 +287,26 @@ class DistinguishResult:
             a.set_ylim(-0.02, 1.02)
             a.set_xlabel(self._xlabel(), fontsize="small")
             a.set_ylabel(
-                "share of repetitions with the same order for all larger n", fontsize="small"
+                "share of repetitions whose order\nholds at every larger n", fontsize="small"
             )
-            a.set_title(f"{key}: {self.conventions.get(key, key)}", fontsize="small")
+            a.set_title(self._title(key), fontsize="small")
             a.legend(fontsize="small")
         return axes[0] if len(axes) == 1 else axes
+
+    def _title(self, key: str) -> str:
+        """A panel title: the measure as given, then its full convention, broken after commas into
+        lines of at most 60 characters (joining the lines gives the convention back)."""
+        conv = self.conventions.get(key, key)
+        if conv == key:
+            return key
+        lines = [""]
+        for piece in conv.split(","):
+            piece = piece if lines == [""] else "," + piece
+            if lines[-1] and len(lines[-1]) + len(piece) > 60:
+                lines.append(piece)
+            else:
+                lines[-1] += piece
+        return key + "\n" + "\n".join(lines)
 
     def save_plot(self, path: str | PathLike[str], *, kind: str = "curves", dpi: int = 120) -> None:
         """Draw :meth:`plot` (``kind="curves"``) or :meth:`plot_stability` (``"stability"``) for

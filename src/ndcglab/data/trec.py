@@ -17,12 +17,20 @@ Document names for a :class:`RankingDataset` (:func:`document_names`) are its ``
 present and non-empty, else ``"{qid}-{i}"`` (``i`` = 0-based position in the list); a name
 repeated within a query gets ``#2``, ``#3``... appended so every document stays distinct.
 
+Speed: a well-formed ASCII file is read in one pass (one decode and split of the whole file, the
+field counts and comment lines found with NumPy, numbers converted column by column with Python's
+``float``/``int``); any file that pass cannot take as it is (non-ASCII bytes, a bad line, a
+repeated pair) is read again line by line, which applies every rule above and names the line.
+
 pytrec_eval insists on integer relevance: pass ``integer=True`` to :func:`read_qrels` /
 :func:`dataset_to_qrels` to get ``int`` values (an error names any non-integral label).
 """
 
 from __future__ import annotations
 
+import itertools
+import math
+import operator
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,6 +63,78 @@ def _lines(p: Path) -> Iterator[tuple[int, str]]:
         stripped = line.strip(" \t\v\f")
         if stripped and not stripped.startswith("#"):
             yield k, line
+
+
+#: Bytes that ``str.split()`` takes as blanks but the readers do not (they belong to a field).
+_OTHER_BLANKS = re.compile(rb"[\x1c-\x1f]")
+_IS_BLANK = np.zeros(256, dtype=bool)
+_IS_BLANK[[ord(c) for c in " \t\v\f\n"]] = True
+
+
+def _fast_fields(p: Path, n_fields: int, exact: bool) -> list[list[str]] | None:
+    """The columns ``0..n_fields-1`` of every data line of ``p``, read in one pass, or ``None``
+    when the file needs the line-by-line reader (non-ASCII bytes, separators other than ASCII
+    blanks, a line with other than ``n_fields`` fields (``exact``) or fewer (not ``exact``), or
+    no data line).
+
+    One decode and one ``str.split()`` of the whole file; the fields of each line are found with
+    NumPy from the byte positions where fields start, so comment lines (first field starting with
+    ``#``) are dropped and the field counts checked without a Python loop. ``None`` means "fall
+    back", never "bad file": the line-by-line reader then applies (and reports) every rule.
+    """
+    with open_binary(p) as f:
+        data = f.read()
+    if not data or not data.isascii() or _OTHER_BLANKS.search(data):
+        return None
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    tokens = data.decode("ascii").split()
+    b = np.frombuffer(data, dtype=np.uint8)
+    blank = _IS_BLANK[b]
+    starts = np.flatnonzero(blank[:-1] > blank[1:]) + 1  # a field starts after a blank
+    if not blank[0]:
+        starts = np.concatenate(([0], starts))
+    if len(starts) != len(tokens) or not tokens:
+        return None
+    line_of = np.cumsum(b == 10, dtype=np.int64)[starts]
+    first = np.flatnonzero(np.concatenate(([True], line_of[1:] != line_of[:-1])))
+    count = np.diff(np.append(first, len(tokens)))
+    data_line = b[starts[first]] != ord("#")
+    first, count = first[data_line], count[data_line]
+    if (np.any(count != n_fields) if exact else np.any(count < n_fields)) or not len(first):
+        return None
+    if len(first) * n_fields == len(tokens):  # every line has exactly n_fields fields
+        return [tokens[j::n_fields] for j in range(n_fields)]
+    idx = first.tolist()
+    return [[tokens[i + j] for i in idx] for j in range(n_fields)]
+
+
+def _floats(toks: list[str]) -> list[float] | None:
+    """``float`` of every token when each is a finite number without ``_`` (else ``None``)."""
+    try:
+        v = list(map(float, toks))
+    except ValueError:
+        return None
+    # a finite sum means every value is finite (an inf or a nan would carry through)
+    if not math.isfinite(sum(v)) and not np.all(np.isfinite(np.asarray(v, dtype=np.float64))):
+        return None
+    if "_" in "".join(toks):
+        return None
+    return v
+
+
+def _group(qids: list[str], docs: list[str], values: list[Any]) -> dict[str, dict[str, Any]] | None:
+    """``{qid: {doc: value}}`` in line order, or ``None`` when a (qid, doc) pair repeats."""
+    change = np.flatnonzero(list(map(operator.ne, qids[1:], qids[:-1]))) + 1
+    cut = [0, *change.tolist(), len(qids)]
+    out: dict[str, dict[str, Any]] = {}
+    for lo, hi in itertools.pairwise(cut):
+        d = out.setdefault(qids[lo], {})
+        before = len(d)
+        d.update(zip(docs[lo:hi], values[lo:hi]))
+        if len(d) != before + hi - lo:
+            return None
+    return out
 
 
 def _refuse_empty(p: Path, what: str, fix: str) -> DataFormatError:
@@ -93,6 +173,9 @@ def read_qrels(
     :class:`~ndcglab.errors.DataFormatError` unless ``allow_empty=True`` (then ``{}``).
     """
     p = Path(path)
+    fast = _read_qrels_fast(p, integer)
+    if fast is not None:
+        return fast
     fix = "qrels lines are 'QID 0 DOCNO RELEVANCE' (four fields separated by blanks)"
     out: dict[str, dict[str, Any]] = {}
     first: dict[tuple[str, str], int] = {}
@@ -130,6 +213,9 @@ def read_run(path: PathLike, *, allow_empty: bool = False) -> dict[str, dict[str
     :class:`~ndcglab.errors.DataFormatError` unless ``allow_empty=True`` (then ``{}``).
     """
     p = Path(path)
+    fast = _read_run_fast(p)
+    if fast is not None:
+        return fast
     fix = (
         "run lines are 'QID Q0 DOCNO RANK SCORE TAG' (six fields separated by blanks; more are "
         "ignored)"
@@ -166,6 +252,37 @@ def read_run(path: PathLike, *, allow_empty: bool = False) -> dict[str, dict[str
             p, "ranked document", "give the run file ('QID Q0 DOCNO RANK SCORE TAG' lines)"
         )
     return out
+
+
+def _read_qrels_fast(p: Path, integer: bool) -> dict[str, dict[str, Any]] | None:
+    """:func:`read_qrels` of a well-formed file in one pass (``None``: use the line reader)."""
+    cols = _fast_fields(p, 4, exact=True)
+    if cols is None:
+        return None
+    values: list[Any] | None = _floats(cols[3])
+    if values is None:
+        return None
+    if integer:
+        if not all(v.is_integer() for v in values):
+            return None
+        values = [int(v) for v in values]
+    return _group(cols[0], cols[2], values)
+
+
+def _read_run_fast(p: Path) -> dict[str, dict[str, float]] | None:
+    """:func:`read_run` of a well-formed file in one pass (``None``: use the line reader)."""
+    cols = _fast_fields(p, 6, exact=False)
+    if cols is None:
+        return None
+    if not "".join(cols[3]).isdigit():  # else the exact test: ``int`` of each rank
+        try:
+            list(map(int, cols[3]))
+        except ValueError:
+            return None
+    values = _floats(cols[4])
+    if values is None:
+        return None
+    return _group(cols[0], cols[2], values)
 
 
 def read_trec(

@@ -437,18 +437,8 @@ def evaluate_trec(
         ranked = run[q]
         if only_judged or max_docs is not None:
             ranked = _trec_cut(ranked, judged, only_judged, max_docs, precision)
-        for d, sc in ranked.items():
-            labels.append(float(judged.get(d, 0.0)))
-            scores.append(float(sc))
-            docs.append(str(d))
-            known.append(d in judged)
+        _gather_query(judged, ranked, labels, scores, docs, known)
         rend.append(bnd[-1] + len(ranked))
-        for d, rel in judged.items():
-            if d not in ranked:
-                labels.append(float(rel))
-                scores.append(0.0)
-                docs.append(str(d))
-                known.append(True)
         bnd.append(len(labels))
     y, s, b, re = check_inputs(labels, scores, bnd, rend if qids else np.zeros(0, np.int64))
     res = _finish(
@@ -472,6 +462,31 @@ def evaluate_trec(
     if complete:
         res = _complete(res, sorted(q for q in qrels if q not in run))
     return res
+
+
+def _gather_query(
+    judged: Mapping[str, float],
+    ranked: Mapping[str, float],
+    labels: list[float],
+    scores: list[float],
+    docs: list[str],
+    known: list[bool],
+) -> None:
+    """Append one query's documents to the columns of :func:`evaluate_trec`: the ranked ones
+    in run order (label from the qrels, 0 when unjudged), then the judged ones the run did not
+    retrieve (score 0), in qrels order. Whole-column ``map`` calls, no per-document Python loop.
+    """
+    from itertools import repeat
+
+    rest = [d for d in judged if d not in ranked]
+    labels += map(float, map(judged.get, ranked, repeat(0.0)))
+    labels += map(float, map(judged.__getitem__, rest))
+    scores += map(float, ranked.values())
+    scores += repeat(0.0, len(rest))
+    docs += map(str, ranked)
+    docs += map(str, rest)
+    known += map(judged.__contains__, ranked)
+    known += repeat(True, len(rest))
 
 
 def _trec_cut(
