@@ -152,7 +152,13 @@ def _fit(args: argparse.Namespace, loss: str, cfg: Any, train_ds: Any, vali_ds: 
         )
     from ._gbdt import fit_gbdt_from_args
 
-    model = fit_gbdt_from_args(args, train_ds, vali_ds, loss=loss)
+    client = getattr(args, "dask_client", None)
+    if client is not None:
+        from ._dask import fit_gbdt_dask_from_args
+
+        model = fit_gbdt_dask_from_args(args, client, train_ds, vali_ds, loss=loss)
+    else:
+        model = fit_gbdt_from_args(args, train_ds, vali_ds, loss=loss)
     tr = model.metadata.get("training") or {}
     rounds = tr.get("rounds_run")
     return _GBDTResult(
@@ -168,6 +174,29 @@ def _fit(args: argparse.Namespace, loss: str, cfg: Any, train_ds: Any, vali_ds: 
 
 
 def run(args: argparse.Namespace) -> int:
+    """Cross-validate (see the module docstring); with ``--dask``, boosted trees are trained on
+    one Dask client opened for the whole run (``args.dask_client``)."""
+    if not getattr(args, "dask", None):
+        return _run(args)
+    if args.model != "gbdt":
+        raise NdcglabError(
+            f"--dask trains boosted trees only. Fix: add --model gbdt, or drop --dask for "
+            f"--model {args.model}"
+        )
+    from ._dask import dask_client
+
+    with dask_client(
+        args.dask,
+        memory_limit=args.dask_memory_limit,
+        timeout=args.dask_timeout,
+        quiet=args.quiet,
+        command="ndcglab cv",
+    ) as client:
+        args.dask_client = client
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from ..data import load_letor_folder
     from ..measures import evaluate, parse_measures
     from ..training import TrainingDivergedError

@@ -21,6 +21,10 @@ trec_eval's options keep their letters: ``-c`` (every query of the qrels, a miss
 a TREC run. TREC files are read as trec_eval 10 reads them: ``#`` comment lines are skipped and
 run fields after the sixth are ignored; an empty file, or a run with no query of the qrels, is
 refused naming the file.
+
+``--dask ADDRESS`` (a scheduler address, or ``local:N`` for N local worker processes; see
+docs/distributed.md) evaluates DATA with ``--scores FILE``, or ``--qrels/--run``, block by block
+on Dask, for files larger than memory; the means equal the single-process ones.
 """
 
 from __future__ import annotations
@@ -103,6 +107,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="precision at which scores are compared (ties): float32 = trec_eval9 = "
         "pytrec_eval (C float), float64 = trec_eval10 (C double); default: the preset's",
     )
+    from ._dask import add_dask_arguments
+
+    add_dask_arguments(p)
     add_format_argument(p)
     p.set_defaults(func=run)
     return p
@@ -228,6 +235,8 @@ def _evaluate(args: argparse.Namespace) -> Any:
     preset = args.preset or ("trec_eval" if trec else "standard")
     if args.rel_level is not None:
         preset = _with_rel(preset, args.rel_level)
+    if getattr(args, "dask", None):
+        return _evaluate_dask(args, preset, trec)
     data, scores = read_ranking(args)
     if isinstance(data, dict):
         return evaluate_trec(
@@ -241,6 +250,54 @@ def _evaluate(args: argparse.Namespace) -> Any:
             score_precision=args.score_precision,
         )
     return evaluate(data, scores, args.measure, preset=preset, score_precision=args.score_precision)
+
+
+def _evaluate_dask(args: argparse.Namespace, preset: str, trec: bool) -> Any:
+    """``_evaluate`` on Dask (``--dask``): LETOR + ``--scores``, or ``--qrels/--run``."""
+    from ..measures.dask_eval import evaluate_letor_dask, evaluate_trec_dask
+    from ._dask import dask_client
+
+    used = [
+        flag
+        for flag, on in (
+            ("-c", args.all_queries),
+            ("-M", args.max_docs is not None),
+            ("-J", args.judged_only),
+            ("--score-precision", args.score_precision is not None),
+            ("--feature", args.feature is not None),
+        )
+        if on
+    ]
+    if used:
+        raise NdcglabError(
+            f"--dask does not take {', '.join(used)}. Fix: drop {', '.join(used)}, or drop "
+            "--dask to evaluate in one process"
+        )
+    if trec:
+        if args.data is not None or args.scores is not None:
+            raise NdcglabError(
+                "--qrels/--run evaluate a TREC run on their own. Fix: drop DATA and --scores"
+            )
+        if args.qrels is None or args.run_file is None:
+            raise NdcglabError("TREC evaluation needs both --qrels FILE and --run FILE")
+    elif args.data is None or args.scores is None:
+        raise NdcglabError(
+            "--dask evaluates DATA --scores FILE, or --qrels FILE --run FILE. Fix: give one of them"
+        )
+    with dask_client(
+        args.dask,
+        memory_limit=args.dask_memory_limit,
+        timeout=args.dask_timeout,
+        quiet=args.format == "json",
+        command="ndcglab evaluate",
+    ) as client:
+        if trec:
+            return evaluate_trec_dask(
+                args.qrels, args.run_file, args.measure, preset=preset, client=client
+            )
+        return evaluate_letor_dask(
+            str(args.data), str(args.scores), args.measure, preset=preset, client=client
+        )
 
 
 def run(args: argparse.Namespace) -> int:

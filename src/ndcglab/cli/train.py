@@ -160,9 +160,11 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
         "feature values, documents x features; torch's default, one per core, for larger data)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    from ._dask import add_dask_arguments
     from ._gbdt import add_gbdt_arguments
 
     add_gbdt_arguments(p)
+    add_dask_arguments(p)
 
 
 def config_from_args(args: argparse.Namespace, loss: str | None) -> Any:
@@ -335,6 +337,11 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
             "--checkpoint/--resume apply to gradient-descent models. Fix: drop them for "
             "--model gbdt (boosting is fast to rerun; use --patience for early stopping)"
         )
+    if getattr(args, "dask", None) and args.model != "gbdt":
+        raise NdcglabError(
+            f"--dask trains boosted trees only. Fix: add --model gbdt, or drop --dask for "
+            f"--model {args.model}"
+        )
     cfg = config_from_args(args, args.loss)
     train_ds, valid_ds = load_training_data(args.data, args.validation)
     if not args.quiet:
@@ -392,7 +399,33 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
 def _run_gbdt(args: argparse.Namespace, train_ds: Any, valid_ds: Any) -> int:
     from ._gbdt import fit_gbdt_from_args, gbdt_payload
 
-    model = fit_gbdt_from_args(args, train_ds, valid_ds)
+    if getattr(args, "dask", None):
+        from ._dask import dask_client, fit_gbdt_dask_from_args
+
+        with dask_client(
+            args.dask,
+            memory_limit=args.dask_memory_limit,
+            timeout=args.dask_timeout,
+            quiet=args.quiet,
+            command="ndcglab train",
+        ) as client:
+            model = fit_gbdt_dask_from_args(args, client, train_ds, valid_ds)
+        if not args.quiet:
+            tr = model.metadata.get("training") or {}
+            if tr.get("best_valid") is not None:
+                print(
+                    f"ndcglab train: chosen round {model.best_iteration} of {tr['rounds_run']} "
+                    f"(best validation {tr['measure']} = {tr['best_valid']:.4f})",
+                    file=sys.stderr,
+                )
+            else:
+                print(
+                    f"ndcglab train: {tr.get('rounds_run')} rounds, all kept (no validation set "
+                    "to choose the round on)",
+                    file=sys.stderr,
+                )
+    else:
+        model = fit_gbdt_from_args(args, train_ds, valid_ds)
     path = model.save(args.out)
     payload = gbdt_payload(model, path)
 

@@ -10,8 +10,17 @@ is its exact global gradient **provided no query is split across workers**. We g
 by cutting the data only between queries (:func:`partition_queries`) and passing ``group``
 chunked exactly like the rows; the objective
 (:meth:`ndcglab.gbdt.LossObjective.sklearn_objective`) then binds its padding index once per
-worker. Early stopping is not used on Dask (each worker would judge a different validation
-slice); train a fixed number of rounds and choose the round afterwards if needed.
+worker.
+
+**Choosing the number of rounds.** Early stopping is not used on Dask (each worker would judge a
+different validation slice). Instead, with ``valid=``, a fixed number of rounds
+(``num_boost_round``) is trained, then the validation set is cut into blocks of whole queries
+(one per worker) and evaluated in **one distributed pass**: each worker adds the trees one at a
+time (``booster.predict(start_iteration=t-1, num_iteration=1)``, raw scores) and records the
+per-query values of ``measure`` after every round ``t``; the client averages them as
+:func:`ndcglab.measures.evaluate` does and keeps the best round (the first on ties). The chosen
+round is the model's ``best_iteration`` (predictions use the trees up to it) and is saved in the
+metadata (``training.best_iteration``, ``training.valid_curve``, ``training.round_selection``).
 
 Evaluating files larger than memory on Dask is :mod:`ndcglab.measures.dask_eval`. Dask is
 imported when these functions run (the ``distributed`` extra); they use the active
@@ -34,7 +43,7 @@ from ..errors import DataFormatError, SpecError
 from .model import GBDTModel, model_versions
 from .train import lightgbm_label, lightgbm_objective, make_objective
 
-__all__ = ["partition_queries", "train_gbdt_dask"]
+__all__ = ["partition_queries", "select_rounds_dask", "train_gbdt_dask"]
 
 PathLike = str | os.PathLike[str]
 
@@ -95,6 +104,9 @@ def train_gbdt_dask(
     constant_lists: str = "keep",
     seed: int = 0,
     params: Mapping[str, Any] | None = None,
+    valid: RankingDataset | None = None,
+    measure: str = "ndcg@10",
+    preset: str | None = "letor4",
 ) -> GBDTModel:
     """Train boosted trees with our loss on a Dask cluster (LightGBM data-parallel learning).
 
@@ -104,6 +116,8 @@ def train_gbdt_dask(
     hold whole queries; give ``n_features`` if files may differ in their largest feature index).
     ``loss`` as in :func:`ndcglab.gbdt.train_gbdt` (``"lightgbm:lambdarank"`` for LightGBM's own).
     Returns a :class:`~ndcglab.gbdt.GBDTModel` (the booster gathered from the workers).
+    With ``valid``, the round is chosen on it by ``measure`` under ``preset`` (see the module
+    docstring, "Choosing the number of rounds").
     """
     lgb = require("lightgbm")
     da = require("dask.array")
@@ -185,6 +199,11 @@ def train_gbdt_dask(
         warnings.filterwarnings("ignore", message="Parameter n_jobs will be ignored")
         model.fit(X, y, group=g)
     booster = model.to_local().booster_
+    n_trees = int(booster.current_iteration())
+    curve: list[float] = []
+    if valid is not None:
+        curve = select_rounds_dask(booster, valid, measure, preset, client=client)
+    best = int(np.argmax(curve)) + 1 if curve else 0
     params_out = {
         "learning_rate": learning_rate,
         "num_leaves": num_leaves,
@@ -197,7 +216,7 @@ def train_gbdt_dask(
         "loss": loss_label,
         "objective": objective_info,
         "params": params_out,
-        "model": {"kind": "gbdt", "best_iteration": 0},
+        "model": {"kind": "gbdt", "best_iteration": best},
         "feature_names": feature_names,
         "training_data": source,
         "training": {
@@ -206,6 +225,17 @@ def train_gbdt_dask(
             "partitions": len(shapes),
             "workers": n_workers,
             "partition_docs": [s[0] for s in shapes],
+            "rounds_run": n_trees,
+            "best_iteration": best,
+            "measure": measure if curve else None,
+            "preset": preset if curve else None,
+            "valid_curve": curve,
+            "best_valid": float(curve[best - 1]) if curve else None,
+            "history": [{"round": i + 1, "valid": v} for i, v in enumerate(curve)],
+            "best_score": float(curve[best - 1]) if curve else None,
+            "round_selection": "fixed rounds, then the best round on the validation set"
+            if curve
+            else None,
         },
         "seed": int(seed),
         "versions": model_versions(),
@@ -215,3 +245,65 @@ def train_gbdt_dask(
 
 def _take(t: Sequence[Any], i: int) -> Any:
     return t[i]
+
+
+# ============================================================================ choosing rounds
+def _valid_values(
+    booster: Any,
+    features: np.ndarray,
+    labels: np.ndarray,
+    boundaries: np.ndarray,
+    measure: str,
+    preset: str | None,
+) -> np.ndarray:
+    """``(T, Q)`` per-query values (NaN where the convention skips a query) after each round."""
+    from ..measures import evaluate_arrays
+
+    n_trees = int(booster.current_iteration())
+    score = np.zeros(len(labels), dtype=np.float64)
+    out = np.empty((n_trees, len(boundaries) - 1), dtype=np.float64)
+    for t in range(n_trees):
+        score += booster.predict(features, start_iteration=t, num_iteration=1, raw_score=True)
+        res = evaluate_arrays(labels, score, boundaries, [measure], preset=preset)
+        out[t] = np.asarray(next(iter(res.per_query.values())), dtype=np.float64)
+    return out
+
+
+def select_rounds_dask(
+    booster: Any,
+    valid: RankingDataset,
+    measure: str = "ndcg@10",
+    preset: str | None = "letor4",
+    *,
+    client: Any = None,
+) -> list[float]:
+    """The validation curve of ``booster``: the mean of ``measure`` (under ``preset``) on
+    ``valid`` after every round ``t = 1..T``, computed in one distributed pass over blocks of
+    whole queries (one per worker). Equal (to float rounding) to evaluating
+    ``booster.predict(X, num_iteration=t)`` on the whole set for every ``t``."""
+    from ..measures import MeasureScorer, parse_measure
+    from ..measures.evaluate import mean_of
+
+    MeasureScorer(measure, preset)  # validate before any work
+    client = _client(client)
+    n_workers = max(1, len(client.scheduler_info()["workers"]))
+    b = valid.boundaries
+    bst = client.scatter(booster, broadcast=True)
+    futures = []
+    for q0, q1 in partition_queries(b, n_workers):
+        lo, hi = int(b[q0]), int(b[q1])
+        futures.append(
+            client.submit(
+                _valid_values,
+                bst,
+                valid.features[lo:hi],
+                np.asarray(valid.labels[lo:hi], dtype=np.float64),
+                np.asarray(b[q0 : q1 + 1] - lo, dtype=np.int64),
+                measure,
+                preset,
+                pure=False,
+            )
+        )
+    per_query = np.concatenate(client.gather(futures), axis=1)
+    m = parse_measure(measure)
+    return [float(mean_of(m, row)) for row in per_query]
