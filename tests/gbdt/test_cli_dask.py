@@ -129,6 +129,18 @@ def test_bad_dask_options_are_one_error_line(files: dict[str, Path]) -> None:
         assert len(lines) == 1 and lines[0].startswith("ndcglab: error: "), proc.stderr
 
 
+def test_patience_with_dask_is_refused_before_any_cluster_starts(files: dict[str, Path]) -> None:
+    for command in ("train", "cv"):
+        args = [command, str(files["data"]), "--model", "gbdt", "--patience", "5",
+                "--dask", "local:2"]  # fmt: skip
+        if command == "train":
+            args += ["--validation", str(files["vali"]), "--out", str(files["dir"] / "m.ndcg")]
+        proc = _cli(*args, cwd=files["dir"])
+        assert proc.returncode != 0
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("ndcglab: error: --patience"), proc.stderr
+
+
 def test_cv_gbdt_on_dask_runs_a_fold(files: dict[str, Path]) -> None:
     fold = files["dir"] / "cv" / "Fold1"
     fold.mkdir(parents=True)

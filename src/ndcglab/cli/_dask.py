@@ -179,6 +179,15 @@ def _progress(client: Any, stop: threading.Event, command: str) -> None:
             bar.refresh()
 
 
+def check_training_arguments(args: argparse.Namespace) -> None:
+    """Refuse, before any cluster starts, options that boosting on Dask would not honour."""
+    if getattr(args, "patience", None) is not None:
+        raise NdcglabError(
+            "--patience does not apply with --dask: boosting on Dask trains --rounds rounds, then "
+            "keeps the best round on the validation set. Fix: drop --patience (set --rounds)"
+        )
+
+
 def fit_gbdt_dask_from_args(
     args: argparse.Namespace, client: Any, train: Any, valid: Any = None, *, loss: str | None = None
 ) -> Any:

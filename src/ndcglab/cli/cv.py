@@ -183,8 +183,9 @@ def run(args: argparse.Namespace) -> int:
             f"--dask trains boosted trees only. Fix: add --model gbdt, or drop --dask for "
             f"--model {args.model}"
         )
-    from ._dask import dask_client
+    from ._dask import check_training_arguments, dask_client
 
+    check_training_arguments(args)
     with dask_client(
         args.dask,
         memory_limit=args.dask_memory_limit,

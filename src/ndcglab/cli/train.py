@@ -342,6 +342,10 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
             f"--dask trains boosted trees only. Fix: add --model gbdt, or drop --dask for "
             f"--model {args.model}"
         )
+    if getattr(args, "dask", None):
+        from ._dask import check_training_arguments
+
+        check_training_arguments(args)
     cfg = config_from_args(args, args.loss)
     train_ds, valid_ds = load_training_data(args.data, args.validation)
     if not args.quiet:
