@@ -61,18 +61,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"ndcglab: error: {message}. Fix: see '{cmd} --help'\n")
 
 
-def _check_threads(parser: argparse.ArgumentParser) -> None:
-    """Make every ``--threads`` option refuse 0 and negative numbers while parsing."""
-    from ._common import positive_int
-
-    for action in parser._actions:
-        if action.dest == "threads" and action.type in (int, None):
-            action.type = positive_int
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in action.choices.values():
-                _check_threads(sub)
-
-
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with ``only``, just that sub-command's module is imported."""
     parser = _Parser(
@@ -92,7 +80,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                 continue  # sub-command not built yet
             raise
         mod.add_parser(sub)
-    _check_threads(parser)
     return parser
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NdcglabError
-from ._common import add_format_argument, emit, format_table
+from ._common import add_format_argument, emit, format_table, positive_int
 from ._help import description
 
 __all__ = ["add_parser", "add_training_arguments", "config_from_args", "load_training_data", "run"]
@@ -154,10 +154,11 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
     p.add_argument("--device", default=d.device, help=f"cpu, cuda or auto (default {d.device})")
     p.add_argument(
         "--threads",
-        type=int,
+        type=positive_int,
         default=None,
         help="torch CPU threads while training (default: 1 for data with fewer than 10 million "
-        "feature values, documents x features; torch's default, one per core, for larger data)",
+        "feature values, documents x features; for larger data the idle cores: torch's thread "
+        "count minus the one-minute load average, at least 1)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     from ._dask import add_dask_arguments
