@@ -10,7 +10,10 @@ epoch, and the other losses go on; the exit status is then 1. ``--format json``:
 loss (keyed by the loss spec as given) with ``"mean"`` and ``"std"`` keyed by measure name,
 ``"folds"`` (per fold: name, test measures, best epoch or round, validation value, seconds),
 ``"failed"`` (per diverged fold: fold, epoch, message; ``"mean"``/``"std"`` are then null) and the
-training options. Progress on stderr (a bar per training run when stderr is a terminal).
+training options. ``--tune`` chooses the optimiser's hyper-parameters on each fold's vali file
+(:func:`ndcglab.training.tune`): the values chosen per fold are printed and stored in each fold's
+``"tuning"`` entry (grid, target measure, every trial's validation value, the chosen values).
+Progress on stderr (a bar per training run when stderr is a terminal).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import numpy as np
 from ..errors import NdcglabError, SpecError
 from ._common import add_format_argument, emit, format_table
 from ._help import description
-from .train import add_training_arguments, config_from_args
+from .train import add_training_arguments, config_from_args, tune_settings, tuning_text
 
 __all__ = ["add_parser", "run", "select_folds", "split_measure_list"]
 
@@ -135,15 +138,33 @@ class _GBDTResult:
     measure: str | None
 
 
-def _fit(args: argparse.Namespace, loss: str, cfg: Any, train_ds: Any, vali_ds: Any) -> Any:
-    """Train one fold: gradient descent via the trainer, or boosted trees for ``--model gbdt``.
+def _fit(
+    args: argparse.Namespace,
+    loss: str,
+    cfg: Any,
+    train_ds: Any,
+    vali_ds: Any,
+    tuning: dict[str, Any] | None = None,
+    log: Any = None,
+) -> Any:
+    """Train one fold: gradient descent via the trainer (with ``tuning``: :func:`tune` on the
+    fold's validation set), or boosted trees for ``--model gbdt``.
 
     A ``lightgbm:lambdarank`` / ``lightgbm:rank_xendcg`` loss with ``--model gbdt`` trains
     LightGBM's own objective on the same trees, for side-by-side tables.
     """
     if args.model != "gbdt":
-        from ..training import train
+        from ..training import train, tune
 
+        if tuning is not None:
+            return tune(
+                train_ds,
+                cfg,
+                validation=vali_ds,
+                progress=False if args.quiet else None,
+                log=log,
+                **tuning,
+            ).result
         return train(
             train_ds,
             cfg,
@@ -217,6 +238,7 @@ def _run(args: argparse.Namespace) -> int:
         cfg = config_from_args(args, spec)
         configs[spec or cfg.loss] = cfg
     losses = list(configs)
+    tuning = tune_settings(args)
     folds = select_folds(load_letor_folder(args.data), args.folds)
     if not folds:
         raise NdcglabError(f"{args.data} holds no folds. Fix: give a folder with Fold1..Fold5")
@@ -240,7 +262,15 @@ def _run(args: argparse.Namespace) -> int:
         for loss in losses:
             t1 = time.perf_counter()
             try:
-                result = _fit(args, loss, configs[loss], train_ds, vali_ds)
+                result = _fit(
+                    args,
+                    loss,
+                    configs[loss],
+                    train_ds,
+                    vali_ds,
+                    tuning,
+                    log=lambda m, f=fold.name, lo=loss: log(f"{f} {lo}: {m}"),
+                )
             except TrainingDivergedError as exc:
                 failed[loss].append({"fold": fold.name, "epoch": exc.epoch, "error": str(exc)})
                 log(f"{fold.name} {loss}: FAILED at epoch {exc.epoch}: {exc}")
@@ -260,8 +290,14 @@ def _run(args: argparse.Namespace) -> int:
                     "valid": result.best_score,
                     "valid_measure": result.measure,
                     "seconds": seconds,
+                    "converged": getattr(result, "converged", None),
+                    "tuning": None,
                 }
             )
+            meta = getattr(result.trained, "metadata", None) or {}
+            if meta.get("tuning") is not None:
+                per_loss[loss][-1]["tuning"] = meta["tuning"]
+                log(f"{fold.name} {loss}: chosen {tuning_text(meta['tuning'])}")
             key = next((n for n in names if n.lower().startswith("ndcg@10")), names[0])
             log(
                 f"{fold.name} {loss}: test {key} {ev.mean[key]:.4f}, "
@@ -288,6 +324,7 @@ def _run(args: argparse.Namespace) -> int:
             "preset": preset,
             "n_folds": len(rows),
             "training": {**configs[loss].to_dict(), "unit": unit},
+            "tuned": tuning is not None,
         }
 
     def cell(loss: str, n: str) -> str:
@@ -303,6 +340,11 @@ def _run(args: argparse.Namespace) -> int:
             f"{len(folds)} folds of {args.data}; test measures under preset {preset}; "
             "mean±std over folds\n" + format_table(header, body)
         )
+        if tuning is not None:
+            out += "\nchosen by --tune (per fold):"
+            for loss in losses:
+                for r in per_loss[loss]:
+                    out += f"\n  {loss} {r['fold']}: {tuning_text(r['tuning'])}"
         for loss in losses:
             for f in failed[loss]:
                 out += f"\nfailed: {loss} on {f['fold']} at epoch {f['epoch']}: {f['error']}"

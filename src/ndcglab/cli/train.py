@@ -21,7 +21,15 @@ from ..errors import NdcglabError
 from ._common import add_format_argument, emit, format_table, positive_int
 from ._help import description
 
-__all__ = ["add_parser", "add_training_arguments", "config_from_args", "load_training_data", "run"]
+__all__ = [
+    "add_parser",
+    "add_training_arguments",
+    "config_from_args",
+    "load_training_data",
+    "run",
+    "tune_settings",
+    "tuning_text",
+]
 
 
 def _hidden(text: str) -> tuple[int, ...]:
@@ -44,7 +52,8 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
     """The training options shared by ``train`` and ``cv`` (defaults from TrainConfig)."""
     from ..data.normalize import NORMALIZATIONS
     from ..gbdt.train import DEFAULTS as TREES
-    from ..training.config import DEFAULT_EPOCHS, DEFAULT_LR, TrainConfig
+    from ..training.config import DEFAULT_EPOCHS, DEFAULT_LR, OPTIMIZERS, TrainConfig
+    from ..training.tuning import DEFAULT_GRIDS, format_grid
 
     d = TrainConfig()  # every default stated once, in TrainConfig
     if single_loss:
@@ -66,23 +75,26 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
     p.add_argument(
         "--optimizer",
         default=d.optimizer,
-        choices=("gd", "adam"),
+        choices=OPTIMIZERS,
         help="gd: full-batch gradient descent until the loss changes less than --tol "
-        f"(the papers' protocol); adam: minibatch Adam (default {d.optimizer})",
+        "(Lu et al.'s protocol); adam: minibatch Adam; lbfgs: full-batch L-BFGS with a "
+        "strong-Wolfe line search (no step size to choose) until the gradient's max-norm is "
+        f"below --gtol or the loss's relative change below --tol (default {d.optimizer})",
     )
     p.add_argument(
         "--lr",
         type=float,
         default=None,
         help=f"learning rate (default {DEFAULT_LR['gd']:g} for gd, {DEFAULT_LR['adam']:g} for "
-        f"adam, {TREES['learning_rate']:g} for gbdt)",
+        f"adam, {TREES['learning_rate']:g} for gbdt; lbfgs: first trial step of each line "
+        f"search, default {DEFAULT_LR['lbfgs']:g})",
     )
     p.add_argument(
         "--epochs",
         type=int,
         default=None,
         help=f"maximum epochs (default {DEFAULT_EPOCHS['adam']} for adam, "
-        f"{DEFAULT_EPOCHS['gd']} for gd)",
+        f"{DEFAULT_EPOCHS['gd']} for gd, {DEFAULT_EPOCHS['lbfgs']} iterations for lbfgs)",
     )
     p.add_argument(
         "--batch-size",
@@ -95,7 +107,38 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
         "--tol",
         type=float,
         default=d.tol,
-        help=f"gd stops when the loss changes less than this (default {d.tol:g})",
+        help=f"gd stops when the loss changes less than this; lbfgs when its relative change "
+        f"is at most this (default {d.tol:g})",
+    )
+    p.add_argument(
+        "--gtol",
+        type=float,
+        default=d.gtol,
+        help=f"lbfgs stops when the gradient's max-norm is at most this (default {d.gtol:g})",
+    )
+    p.add_argument(
+        "--tune",
+        action="store_true",
+        help="choose the optimiser's hyper-parameters on the validation set, per fold, by the "
+        "measure the loss targets (NDCG@k for a loss with @k, else --validation-measure); "
+        "grid: --tune-grid (default per optimiser: "
+        + "; ".join(f"{o}: {format_grid(g)}" for o, g in DEFAULT_GRIDS.items())
+        + ")",
+    )
+    p.add_argument(
+        "--tune-grid",
+        default=None,
+        metavar="GRID",
+        help="the values tried by --tune, e.g. 'lr=0.01,0.1,1;tol=1e-3,1e-5' (options: lr, "
+        "tol, gtol, l2, C, epochs, batch_size, dropout, patience, rounds)",
+    )
+    p.add_argument(
+        "--tune-select",
+        default="final",
+        choices=("final", "best-epoch"),
+        help="final: each grid point trains to its stopping rule and its final weights are "
+        "scored on validation (the papers' protocol); best-epoch: each keeps its best "
+        "validation epoch (default final)",
     )
     p.add_argument(
         "--patience",
@@ -183,6 +226,7 @@ def config_from_args(args: argparse.Namespace, loss: str | None) -> Any:
         epochs=args.epochs,
         batch_size=args.batch_size,
         tol=args.tol,
+        gtol=args.gtol,
         patience=args.patience,
         normalize=args.normalize,
         validation_measure=args.validation_measure,
@@ -197,6 +241,37 @@ def config_from_args(args: argparse.Namespace, loss: str | None) -> Any:
         device=args.device,
         num_threads=args.threads,
     )
+
+
+def tune_settings(args: argparse.Namespace) -> dict[str, Any] | None:
+    """``tune`` keyword arguments (``grid``, ``select_epoch``) from ``--tune``/``--tune-grid``/
+    ``--tune-select``, or None without ``--tune``; a bad grid or a model that cannot be tuned
+    fails here, before any data is read."""
+    from ..training.tuning import parse_grid
+
+    grid_text = getattr(args, "tune_grid", None)
+    if not getattr(args, "tune", False):
+        if grid_text:
+            raise NdcglabError(
+                "--tune-grid is given without --tune. Fix: add --tune (or drop --tune-grid)"
+            )
+        return None
+    if args.model in ("gbdt", "adarank"):
+        raise NdcglabError(
+            f"--tune chooses gradient-training hyper-parameters; --model {args.model} has none "
+            "(its rounds are chosen on validation already). Fix: drop --tune, or use --model "
+            "linear or mlp"
+        )
+    return {
+        "grid": parse_grid(grid_text) if grid_text else None,
+        "select_epoch": args.tune_select == "best-epoch",
+    }
+
+
+def tuning_text(tuning: dict[str, Any]) -> str:
+    """``lr=0.1, tol=0.001 (by NDCG@1 on validation)``: the chosen values of a tuning record."""
+    chosen = ", ".join(f"{k}={v:g}" for k, v in tuning["chosen"].items())
+    return f"{chosen} (by {tuning['target']} on validation)"
 
 
 def _concat(parts: list[Any]) -> Any:
@@ -348,7 +423,13 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
 
         check_training_arguments(args)
     cfg = config_from_args(args, args.loss)
+    tuning = tune_settings(args)
     train_ds, valid_ds = load_training_data(args.data, args.validation)
+    if tuning is not None and valid_ds is None:
+        raise NdcglabError(
+            "--tune chooses hyper-parameters on a validation set and none was found. Fix: give "
+            "a fold folder with a vali file, or --validation FILE"
+        )
     if not args.quiet:
         print(
             f"ndcglab train: {train_ds.n_queries} training queries, {train_ds.n_docs} documents, "
@@ -360,16 +441,39 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
         )
     if args.model == "gbdt":
         return _run_gbdt(args, train_ds, valid_ds)
-    result = train(
-        train_ds,
-        cfg,
-        validation=valid_ds,
-        checkpoint_dir=args.checkpoint,
-        resume=args.resume,
-        progress=None if not args.quiet else False,
-        callback=lambda info: done.update(epoch=int(info["epoch"])),
-    )
+    if tuning is not None:
+        if args.checkpoint or args.resume:
+            raise NdcglabError(
+                "--checkpoint/--resume apply to one training run; --tune trains one per grid "
+                "point. Fix: drop --checkpoint/--resume, or tune first and train the chosen "
+                "values with a checkpoint"
+            )
+        from ..training import tune
+
+        log = None if args.quiet else (lambda m: print(f"ndcglab train: {m}", file=sys.stderr))
+        tuned = tune(
+            train_ds,
+            cfg,
+            validation=valid_ds,
+            progress=None if not args.quiet else False,
+            log=log,
+            **tuning,
+        )
+        result = tuned.result
+        if not args.quiet:
+            print(f"ndcglab train: chosen {tuning_text(tuned.to_dict())}", file=sys.stderr)
+    else:
+        result = train(
+            train_ds,
+            cfg,
+            validation=valid_ds,
+            checkpoint_dir=args.checkpoint,
+            resume=args.resume,
+            progress=None if not args.quiet else False,
+            callback=lambda info: done.update(epoch=int(info["epoch"])),
+        )
     path = result.trained.save(args.out)
+    meta = result.trained.metadata
     payload = {
         "model": str(path),
         "loss": result.trained.metadata.get("loss"),
@@ -381,7 +485,10 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
         "final_loss": result.history[-1]["loss"] if result.history else None,
         "n_features": result.model.n_features,
         "normalization": cfg.normalize,
-        "training": cfg.to_dict(),
+        "training": meta.get("training", cfg.to_dict()),
+        "converged": result.converged,
+        "grad_norm": result.grad_norm,
+        "tuning": meta.get("tuning"),
     }
 
     def text() -> str:
@@ -393,8 +500,13 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
             ["stopped", result.stop_reason],
             ["best epoch", str(result.best_epoch)],
         ]
+        if result.converged is not None:
+            rows.append(["converged", "yes" if result.converged else "no"])
+            rows.append(["gradient max-norm", f"{result.grad_norm:.3g}"])
         if result.measure is not None:
             rows.append([f"validation {result.measure}", f"{result.best_score:.4f}"])
+        if payload["tuning"] is not None:
+            rows.append(["tuned", tuning_text(payload["tuning"])])
         return format_table(["", "value"], rows)
 
     emit(args, payload, text)

@@ -1,8 +1,10 @@
-"""Training: full-batch gradient descent and minibatch Adam over registered losses, model
-selection on a validation measure, atomic checkpoints and resume.
+"""Training: full-batch gradient descent, minibatch Adam and full-batch L-BFGS over registered
+losses, model selection on a validation measure, hyper-parameter tuning, atomic checkpoints and
+resume.
 
 :func:`train` (see :mod:`ndcglab.training.trainer` for every convention), :class:`TrainConfig`
-(every option and its default), :class:`TrainResult`. Feature normalisation is
+(every option and its default), :class:`TrainResult`; :func:`tune` (choosing options on a
+validation set, :mod:`ndcglab.training.tuning`). Feature normalisation is
 :class:`ndcglab.data.Normalizer` (also importable from here). Names load lazily: importing
 :mod:`ndcglab.training.config` alone does not import torch.
 """
@@ -13,14 +15,18 @@ from .._compat import lazy_names
 
 __all__ = [
     "DEFAULT_EPOCHS",
+    "DEFAULT_GRIDS",
     "DEFAULT_LR",
     "NORMALIZATIONS",
     "Normalizer",
     "TrainConfig",
     "TrainResult",
     "TrainingDivergedError",
+    "TuneResult",
     "resolve_device",
+    "target_measure",
     "train",
+    "tune",
 ]
 
 _WHERE = {
@@ -31,6 +37,10 @@ _WHERE = {
     "TrainingDivergedError": "ndcglab.training.config",
     "resolve_device": "ndcglab.training.device",
     "train": "ndcglab.training.trainer",
+    "tune": "ndcglab.training.tuning",
+    "TuneResult": "ndcglab.training.tuning",
+    "DEFAULT_GRIDS": "ndcglab.training.tuning",
+    "target_measure": "ndcglab.training.tuning",
     "NORMALIZATIONS": "ndcglab.data.normalize",
     "Normalizer": "ndcglab.data.normalize",
 }

@@ -28,10 +28,11 @@ __all__ = [
 ]
 
 #: learning rate used when ``lr=None``, per optimiser
-DEFAULT_LR = {"gd": 0.1, "adam": 1e-3}
-#: maximum number of epochs used when ``epochs=None``, per optimiser
-DEFAULT_EPOCHS = {"gd": 1000, "adam": 300}
-OPTIMIZERS = ("gd", "adam")
+#: (for ``"lbfgs"``: the first trial step of every line search, as a multiple of the direction)
+DEFAULT_LR = {"gd": 0.1, "adam": 1e-3, "lbfgs": 1.0}
+#: maximum number of epochs used when ``epochs=None``, per optimiser (``"lbfgs"``: iterations)
+DEFAULT_EPOCHS = {"gd": 1000, "adam": 300, "lbfgs": 500}
+OPTIMIZERS = ("gd", "adam", "lbfgs")
 #: training data with fewer feature values (documents x features) than this trains on one
 #: torch thread when ``num_threads=None`` (see :func:`auto_threads` and docs/training.md, "Threads")
 SMALL_DATA_CELLS = 10_000_000
@@ -87,6 +88,7 @@ class TrainConfig:
     epochs: int | None = None
     batch_size: int | None = 16
     tol: float = 1e-6
+    gtol: float = 1e-5
     l2: float | None = None
     C: float | None = None
     normalize: str = "zscore"
@@ -128,6 +130,10 @@ class TrainConfig:
             raise SpecError(f"eval_every must be at least 1, got {self.eval_every}")
         if self.num_threads is not None and int(self.num_threads) < 1:
             raise SpecError(f"num_threads must be at least 1 (or None), got {self.num_threads}")
+        if not float(self.tol) >= 0:
+            raise SpecError(f"tol must be non-negative, got {self.tol}")
+        if not float(self.gtol) >= 0:
+            raise SpecError(f"gtol must be non-negative, got {self.gtol}")
         if self.C is not None and not float(self.C) > 0:
             raise SpecError(f"C must be positive, got {self.C}")
         self.hidden = tuple(int(h) for h in self.hidden)
@@ -159,8 +165,13 @@ class TrainResult:
     ``trained`` (a :class:`~ndcglab.models.TrainedModel`: model + normalisation + metadata),
     ``history`` (one dict per epoch: ``epoch``, ``loss``, ``valid`` (or None), ``seconds``),
     ``best_epoch`` (1-based; the last epoch without validation), ``best_score`` (validation value
-    or None), ``stop_reason`` (``converged``, ``early_stopping``, ``max_epochs``, ``rounds``),
-    ``epochs_run`` and ``measure`` (the validation measure's printed name or None).
+    or None), ``stop_reason`` (``converged``, ``stalled``, ``early_stopping``, ``max_epochs``,
+    ``rounds``), ``epochs_run`` and ``measure`` (the validation measure's printed name or None).
+
+    ``converged`` (``"gd"`` and ``"lbfgs"``; None for Adam and AdaRank): whether the optimiser's
+    stopping rule was met (``stop_reason == "converged"``); ``grad_norm``: the max-norm of the
+    gradient of the training objective at the returned weights (None for Adam and AdaRank);
+    ``final_loss``: the training objective at the returned weights (same rule).
     """
 
     trained: Any
@@ -170,6 +181,9 @@ class TrainResult:
     stop_reason: str = ""
     epochs_run: int = 0
     measure: str | None = None
+    converged: bool | None = None
+    grad_norm: float | None = None
+    final_loss: float | None = None
 
     @property
     def model(self) -> Any:

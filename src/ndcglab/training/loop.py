@@ -6,7 +6,18 @@
 * ``"gd"``: one step per epoch on the gradient of the whole objective (the mean loss over the
   training queries plus ``l2 · ‖w‖²``), accumulated over length buckets; stops when the objective
   changes by less than ``tol`` between two epochs;
-* ``"adam"``: one Adam step per batch on the batch's mean loss plus the penalty.
+* ``"adam"``: one Adam step per batch on the batch's mean loss plus the penalty;
+* ``"lbfgs"``: one L-BFGS iteration per epoch on the same full objective as ``"gd"``
+  (``torch.optim.LBFGS``, history 10, strong-Wolfe line search whose first trial step is ``lr``,
+  at most 25 objective evaluations per iteration); the loss's random draws (ListMLE's tie-breaking)
+  use one seed for the whole run so that the line search sees one fixed function. Stops
+  ``"converged"`` when the max-norm of the objective's gradient is at most ``gtol`` or the
+  objective changes by at most ``tol`` relative to its size
+  (``|L_{t-1} - L_t| <= tol * max(|L_{t-1}|, |L_t|)``) with ``L_t < L_{t-1}``; ``"stalled"`` when
+  an iteration leaves the objective exactly unchanged while the gradient is above ``gtol``.
+
+For ``"gd"`` and ``"lbfgs"`` the loss recorded for an epoch is the objective at the weights the
+epoch started from (the value whose gradient the step used).
 
 Validation (every ``eval_every`` epochs and at the last one) keeps the best epoch's weights (ties:
 the earlier epoch) and counts epochs without improvement for ``patience``. A checkpoint written
@@ -114,6 +125,7 @@ class GradientRun:
         self.l2 = l2_weight(cfg, loss, self.n_queries)
         self.lr = cfg.learning_rate
         self.state = _Progress()
+        self.first_eval: dict[str, float] = {}
 
     # ------------------------------------------------------------------ set-up
     def _build(self) -> None:
@@ -133,9 +145,20 @@ class GradientRun:
         params = [p for p in self.model.parameters() if p.requires_grad]
         if cfg.optimizer == "gd":
             self.opt = torch.optim.SGD(params, lr=self.lr)
+        elif cfg.optimizer == "lbfgs":
+            self.opt = torch.optim.LBFGS(
+                params,
+                lr=self.lr,
+                max_iter=1,
+                max_eval=25,
+                tolerance_grad=float(cfg.gtol),
+                tolerance_change=1e-20,
+                history_size=10,
+                line_search_fn="strong_wolfe",
+            )
         else:
             self.opt = torch.optim.Adam(params, lr=self.lr)
-        gd = cfg.optimizer == "gd"
+        gd = cfg.optimizer in ("gd", "lbfgs")
         self.plan = BatchPlan(
             work.raw,
             work.labels,
@@ -197,6 +220,8 @@ class GradientRun:
         self.gen.manual_seed(derive_seed(cfg.seed, epoch, 2))
         self.model.train()
         total = torch.zeros((), dtype=torch.float64, device=self.device)
+        if cfg.optimizer == "lbfgs":
+            return self._lbfgs_epoch(epoch)
         batches = self.plan.epoch_batches(epoch)
         if cfg.optimizer == "gd":
             self.opt.zero_grad(set_to_none=True)
@@ -232,6 +257,60 @@ class GradientRun:
             )
         return epoch_loss
 
+    def _full_objective(self, epoch: int) -> Any:
+        """The full training objective (mean loss over the training queries plus the penalty)
+        with its gradient accumulated into the parameters' ``.grad``; returns the value (float64
+        tensor). ``"lbfgs"`` draws the loss's randomness from one seed for the whole run."""
+        self.opt.zero_grad(set_to_none=True)
+        self.gen.manual_seed(derive_seed(self.cfg.seed, 0, 2))
+        total = torch.zeros((), dtype=torch.float64, device=self.device)
+        for batch in self.plan.epoch_batches(epoch):
+            part = self._batch_losses(batch).sum() / self.n_queries
+            part.backward()
+            total += part.detach().double()
+        if self.l2 > 0:
+            reg = self._penalty()
+            reg.backward()
+            total += reg.detach().double()
+        return total
+
+    def _grad_max(self) -> float:
+        grads = [p.grad for p in self.model.parameters() if p.grad is not None]
+        if not grads:
+            return 0.0
+        return float(max(float(g.detach().abs().max()) for g in grads))
+
+    def _lbfgs_epoch(self, epoch: int) -> float:
+        """One L-BFGS iteration; returns the objective at the weights it started from (and keeps
+        that point's gradient max-norm in ``first_eval``)."""
+        self.first_eval = {}
+
+        def closure() -> Any:
+            value = self._full_objective(epoch)
+            if not self.first_eval:
+                self.first_eval = {"loss": float(value), "grad": self._grad_max()}
+            return value
+
+        self.opt.step(closure)
+        epoch_loss = self.first_eval["loss"]
+        if not math.isfinite(epoch_loss):
+            raise TrainingDivergedError(
+                f"the training loss became {epoch_loss} at epoch {epoch + 1} (loss "
+                f"{self.meta['loss']}, optimizer lbfgs). Fix: normalise the features "
+                "(--normalize zscore) or add an L2 penalty (--l2)",
+                epoch=epoch + 1,
+                value=epoch_loss,
+            )
+        return epoch_loss
+
+    def final_objective(self) -> tuple[float, float]:
+        """``(objective, gradient max-norm)`` at the current weights (one full evaluation)."""
+        self.model.train()
+        value = self._full_objective(max(self.state.start, len(self.state.history)))
+        grad = self._grad_max()
+        self.opt.zero_grad(set_to_none=True)
+        return float(value), grad
+
     def _validate(self, epoch: int) -> float | None:
         """The validation value after ``epoch`` (None when not due); keeps the best weights."""
         cfg, st = self.cfg, self.state
@@ -255,6 +334,25 @@ class GradientRun:
     def _stop(self, epoch: int, epoch_loss: float, valid: float | None) -> None:
         """Set the stopping reason after ``epoch`` (converged, early stopping, epoch cap)."""
         cfg, st = self.cfg, self.state
+        if cfg.optimizer == "lbfgs":
+            grad = self.first_eval.get("grad", math.inf)
+            prev = st.prev_loss
+            if grad <= cfg.gtol:
+                st.stop_reason, st.finished = "converged", True
+            elif prev is not None and epoch_loss == prev:
+                st.stop_reason, st.finished = "stalled", True
+            elif (
+                prev is not None
+                and epoch_loss < prev
+                and prev - epoch_loss <= cfg.tol * max(abs(prev), abs(epoch_loss))
+            ):
+                st.stop_reason, st.finished = "converged", True
+            elif valid is not None and cfg.patience is not None and st.bad >= cfg.patience:
+                st.stop_reason, st.finished = "early_stopping", True
+            elif epoch + 1 >= cfg.n_epochs:
+                st.stop_reason, st.finished = "max_epochs", True
+            st.prev_loss = epoch_loss
+            return
         if (
             cfg.optimizer == "gd"
             and st.prev_loss is not None
@@ -296,10 +394,15 @@ class GradientRun:
         resume: bool = False,
         progress: bool | None = None,
         callback: Callable[[dict[str, Any]], None] | None = None,
+        observer: Callable[[dict[str, Any], Callable[[RankingDataset], Any]], None] | None = None,
     ) -> TrainResult:
         """Train (resuming from ``checkpoint_dir`` when ``resume``) and return the result.
 
         ``fingerprint``: ``(hash, text)`` from :func:`ndcglab.training.fingerprint.run_fingerprint`.
+        ``observer(entry, predict)`` is called after every epoch (after ``callback``) with the
+        history entry and a function giving the current weights' scores on a dataset (used by
+        :func:`ndcglab.training.tune` to score the stopping points of several tolerances in one
+        run).
         """
         cfg = self.cfg
         fork_devices = [self.device.index or 0] if self.device.type == "cuda" else []
@@ -345,6 +448,8 @@ class GradientRun:
                         )
                     if callback is not None:
                         callback(dict(entry))
+                    if observer is not None:
+                        observer(dict(entry), self._predict)
                     if st.finished:
                         break
             finally:
@@ -352,12 +457,26 @@ class GradientRun:
                     bar.close()
         return self._result()
 
+    def _predict(self, data: RankingDataset) -> Any:
+        """Scores of the current weights on ``data`` (normalised as the final model will be)."""
+        from ..models import TrainedModel
+
+        return TrainedModel(model=self.model, normalizer=self.work.normalizer, metadata={}).predict(
+            data
+        )
+
     def _result(self) -> TrainResult:
         from ..models import TrainedModel
 
         st = self.state
         if st.best_state is not None:
             self.model.load_state_dict(st.best_state)
+        final_loss = grad_norm = converged = None
+        if self.cfg.optimizer in ("gd", "lbfgs") and st.history:
+            devices = [self.device.index or 0] if self.device.type == "cuda" else []
+            with torch.random.fork_rng(devices=devices):
+                final_loss, grad_norm = self.final_objective()
+            converged = st.stop_reason == "converged"
         self.model.eval()
         self.meta.update(
             {
@@ -366,6 +485,9 @@ class GradientRun:
                 "stop_reason": st.stop_reason,
                 "epochs_run": len(st.history),
                 "l2": self.l2,
+                "converged": converged,
+                "grad_norm": grad_norm,
+                "final_loss": final_loss,
             }
         )
         trained = TrainedModel(
@@ -379,4 +501,7 @@ class GradientRun:
             stop_reason=st.stop_reason,
             epochs_run=len(st.history),
             measure=self.scorer.name if self.validation is not None else None,
+            converged=converged,
+            grad_norm=grad_norm,
+            final_loss=final_loss,
         )

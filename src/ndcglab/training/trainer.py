@@ -10,7 +10,13 @@ biases), with one of two optimisers:
   the whole training objective; stops when the objective changes by less than ``tol`` between two
   epochs (``|L_t − L_{t−1}| < tol``), or after ``epochs`` epochs;
 * ``"adam"`` — minibatch Adam over batches of ``batch_size`` queries (see
-  :mod:`ndcglab.training.batching`); ``tol`` is not used (use ``patience``).
+  :mod:`ndcglab.training.batching`); ``tol`` is not used (use ``patience``);
+* ``"lbfgs"`` — full-batch L-BFGS with a strong-Wolfe line search (no step size to choose), one
+  iteration per epoch, run until the gradient's max-norm is at most ``gtol`` or the objective's
+  relative change is at most ``tol`` (:mod:`ndcglab.training.loop`); for convex losses and the
+  linear model this reaches the loss's minimiser, the protocol "run each loss to its minimum".
+  ``TrainResult.converged`` says whether it got there; use ``dtype="float64"`` for tight
+  tolerances.
 
 Model selection: with a validation set, the model is scored after every epoch by
 ``validation_measure`` under ``preset`` (:func:`ndcglab.measures.evaluate_arrays`, so exactly the
@@ -86,6 +92,7 @@ def train(
     resume: bool = False,
     progress: bool | None = None,
     callback: Callable[[dict[str, Any]], None] | None = None,
+    observer: Callable[[dict[str, Any], Callable[[RankingDataset], Any]], None] | None = None,
     **options: Any,
 ) -> TrainResult:
     """Train a model on ``train_data``; see the module docstring.
@@ -94,7 +101,9 @@ def train(
     ``checkpoint_dir`` writes an atomic checkpoint after every epoch; ``resume=True`` continues
     from it (a run's checkpoint only: options and data are fingerprinted). ``progress``: a tqdm
     bar on stderr (``None`` = only when stderr is a terminal). ``callback(info)`` is called after
-    every epoch (after the checkpoint) with that epoch's history entry.
+    every epoch (after the checkpoint) with that epoch's history entry; ``observer(entry,
+    predict)`` after it, with a function scoring a dataset by the current weights (gradient
+    models only).
     """
     cfg = config_with(config, **options)
     if not isinstance(train_data, RankingDataset):
@@ -155,6 +164,7 @@ def train(
             resume=resume,
             progress=progress,
             callback=callback,
+            observer=observer,
         )
     finally:
         torch.set_num_threads(threads_before)
