@@ -22,9 +22,7 @@ import gzip
 import io
 import os
 import re
-import shutil
 import stat
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -95,6 +93,8 @@ def remove_stale_temporaries(folder: PathLike, name: str) -> list[Path]:
         p = Path(e.path)
         try:
             if e.is_dir(follow_symlinks=False):
+                import shutil  # imported here: it pulls in bz2/lzma (start-up time)
+
                 shutil.rmtree(p)
             else:
                 p.unlink()
@@ -135,6 +135,8 @@ def atomic_write(
     folder = p.parent if str(p.parent) else Path(".")
     folder.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(folder, p.name)
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=temporary_prefix(p.name), suffix=TEMP_SUFFIX, dir=folder)
     try:
         with os.fdopen(fd, "wb") as raw:

@@ -1,9 +1,11 @@
 """Data: the in-memory ranking dataset, readers and writers of LETOR/SVMlight, TREC and score files,
 fold loaders, the seeded synthetic generator, padding of lists and feature normalisation.
 
-Importing this package is light (NumPy only); the Numba tokenizer loads on the first read.
+Importing this package is light (NumPy only); the Numba tokenizer loads on the first read, the
+synthetic generator on first use of one of its names.
 """
 
+from .._compat import lazy_names
 from ._files import file_sha256, open_binary
 from .dataset import (
     QueryView,
@@ -16,16 +18,6 @@ from .letor import default_cache_dir, read_letor, read_query_file
 from .load import load_dataset
 from .normalize import NORMALIZATIONS, Normalizer
 from .padding import length_buckets, pad_layout, pad_mask, pad_segments, segment_index
-from .synthetic import (
-    SYNTHETIC_PREFIX,
-    SYNTHETIC_SETS,
-    SyntheticParams,
-    format_synthetic_spec,
-    is_synthetic_spec,
-    make_synthetic,
-    parse_synthetic_spec,
-    synthetic_params,
-)
 from .trec import (
     dataset_to_qrels,
     document_names,
@@ -74,3 +66,17 @@ __all__ = [
     "write_scores",
     "write_svmlight",
 ]
+
+_SYNTHETIC = (
+    "SYNTHETIC_PREFIX",
+    "SYNTHETIC_SETS",
+    "SyntheticParams",
+    "format_synthetic_spec",
+    "is_synthetic_spec",
+    "make_synthetic",
+    "parse_synthetic_spec",
+    "synthetic_params",
+)
+__getattr__, __dir__ = lazy_names(
+    __name__, dict.fromkeys(_SYNTHETIC, "ndcglab.data.synthetic"), __all__
+)

@@ -8,7 +8,6 @@ from typing import Any
 
 from ..errors import SpecError
 from .dataset import RankingDataset
-from .synthetic import is_synthetic_spec, make_synthetic, parse_synthetic_spec
 
 __all__ = ["load_dataset"]
 
@@ -27,7 +26,9 @@ def load_dataset(
     if isinstance(spec, RankingDataset):
         return spec
     text = os.fspath(spec)
-    if is_synthetic_spec(text):
+    if text.startswith("synthetic:"):  # synthetic.SYNTHETIC_PREFIX; the module loads on use
+        from .synthetic import make_synthetic, parse_synthetic_spec
+
         name, seed = parse_synthetic_spec(text)
         if read_options:
             raise SpecError(

@@ -11,10 +11,12 @@ import itertools
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["PARALLEL_MIN_DOCS", "n_threads", "run_kernel"]
 
@@ -48,6 +50,8 @@ def run_kernel(kernel: Callable[..., None], bnd: np.ndarray, *args: Any) -> None
     if t == 1 or total < PARALLEL_MIN_DOCS or nq < 2 * t:
         kernel(*inputs, 0, nq, *outputs)
         return
+    from concurrent.futures import ThreadPoolExecutor  # here: it imports logging (start-up time)
+
     global _POOL
     with _POOL_LOCK:
         if _POOL is None or _POOL._max_workers < t:
