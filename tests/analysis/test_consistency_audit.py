@@ -18,8 +18,10 @@ from ndcglab.analysis.consistency_audit import (
     audit_loss,
     check_distribution,
     draw_distributions,
+    eta_ordered,
     expected_normalised_gains,
     minimise_expected_loss,
+    random_calls,
 )
 
 #: few distributions keep the tests fast; the adversarial ones come first
@@ -102,3 +104,45 @@ def test_cli_subprocess() -> None:
     assert bad.returncode == 2
     lines = bad.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("ndcglab: error:") and "Fix" in lines[0]
+
+
+def test_random_losses_are_averaged_over_separate_calls():
+    """A random loss gives every list of one call the same draws (the registry's randomness
+    rule), so the audit averages separate calls: 64 draws in all, ⌈64 / samples⌉ calls for a
+    loss that averages ``samples`` draws itself."""
+    import torch
+
+    from ndcglab.losses import get_loss
+
+    assert random_calls(get_loss("listmle")) == 64
+    assert random_calls(get_loss("gumbel_approx_ndcg")) == 8
+    assert random_calls(get_loss("gumbel_approx_ndcg(samples=3)")) == 22
+    assert random_calls(get_loss("listnet")) == 64  # not random: the audit does not use it
+    gumbel = get_loss("gumbel_approx_ndcg")
+    y = torch.tensor([[2.0, 1.0, 0.0]]).repeat(4, 1)
+    s = torch.tensor([[0.3, 0.1, -0.2]], dtype=torch.float64).repeat(4, 1)
+    rows = gumbel(s, y, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(rows, rows[:1].expand(4))  # one call: one draw for every row
+    gen = torch.Generator().manual_seed(0)
+    a, b = gumbel(s[:1], y[:1], generator=gen), gumbel(s[:1], y[:1], generator=gen)
+    assert not torch.equal(a, b)  # separate calls: separate draws
+    # the minimiser of the averaged objective stays finite and orders the one label vector
+    dist = LabelDistribution(np.array([[2, 1, 0]]), np.array([1.0]))
+    scores, value = minimise_expected_loss("gumbel_approx_ndcg", dist, restarts=1)
+    assert np.all(np.isfinite(scores)) and np.isfinite(value)
+    assert scores[0] > scores[1] > scores[2]
+
+
+def test_eta_ordered_start_and_explicit_starts():
+    """The refutation start: s*'s values rearranged into η's order; ``restarts=0`` with
+    ``starts`` minimises from those only (a convex loss reaches the same minimiser)."""
+    np.testing.assert_array_equal(
+        eta_ordered(np.array([3.0, 1.0, 2.0]), np.array([0.1, 0.5, 0.3])), [1.0, 3.0, 2.0]
+    )
+    np.testing.assert_array_equal(
+        eta_ordered(np.array([0.0, 2.0, 1.0]), np.array([0.2, 0.2, 0.1])), [2.0, 1.0, 0.0]
+    )
+    s0, v0 = minimise_expected_loss("squared", WORKED)
+    s1, v1 = minimise_expected_loss("squared", WORKED, restarts=0, starts=[np.array([5.0, -5.0])])
+    np.testing.assert_allclose(s1, s0, atol=1e-6)
+    assert v1 == pytest.approx(v0, abs=1e-10)

@@ -451,3 +451,38 @@ def test_cs_listmle_factorised_form_equals_autograd_and_binds_labels_once(spec, 
             ha[:, j] = col[:, j]
         torch.testing.assert_close(gf, ga.detach() * st.mask, rtol=1e-10, atol=1e-10)
         torch.testing.assert_close(hf, ha.detach() * st.mask, rtol=1e-10, atol=1e-10)
+
+
+# ----------------------------------------------------------------------------- non-convex losses
+def test_abs_mode_is_the_absolute_exact_diagonal():
+    y, s, b = S.random_lists(21)
+    bound = LossObjective(S.Cosine(), hessian="abs").bind(y, b)
+    assert set(bound.modes) == {"abs-exact"}
+    g, h = bound.grad_hess(s)
+    g_ref, h_ref, _ = S.reference_grad_hess(S.Cosine(), y, s, b)
+    assert (h_ref < -1e-8).any()  # cosine's diagonal has negative entries here
+    np.testing.assert_allclose(g, g_ref, atol=1e-10)
+    np.testing.assert_allclose(h, np.maximum(np.abs(h_ref), FLOOR), atol=1e-10)
+    long = LossObjective(S.Cosine(), hessian="abs", exact_max_len=4).bind(y, b)
+    assert set(long.modes) <= {"abs-exact", "abs-hutchinson"} and "abs-hutchinson" in long.modes
+    _, h_long = long.grad_hess(s)
+    assert (h_long >= FLOOR).all()
+
+
+def test_approx_ndcg_diagonal_is_negative_at_ties_and_auto_takes_its_absolute_value():
+    """At tied scores (where boosting starts) ApproxNDCG's Hessian diagonal is ≤ 0 for every
+    document (docs/gbdt.md, "Non-convex losses"): the floored diagonal would be the floor
+    everywhere; ``auto`` uses |diag| (the loss's ``hessian_rule``), checked against the oracle."""
+    loss = _reg("approx_ndcg")
+    y, _, b = S.random_lists(22, n_queries=10, max_len=9)
+    s = np.zeros_like(y)
+    _, h_ref, _ = S.reference_grad_hess(loss, y, s, b)
+    has_gain = np.repeat([np.ptp(y[b[q] : b[q + 1]]) > 0 for q in range(len(b) - 1)], np.diff(b))
+    assert (h_ref[has_gain] < 0).all() and (h_ref <= 1e-15).all()
+    assert loss.hessian_rule == "abs"
+    bound = LossObjective("approx_ndcg").bind(y, b)
+    assert set(bound.modes) == {"abs-exact"}
+    _, h = bound.grad_hess(s)
+    np.testing.assert_allclose(h, np.maximum(np.abs(h_ref), FLOOR), atol=1e-12)
+    _, h_floor = LossObjective("approx_ndcg", hessian="exact").bind(y, b).grad_hess(s)
+    assert np.all(h_floor == FLOOR)

@@ -209,3 +209,19 @@ def test_lightgbm_objectives_in_the_spec_grammar():
     np.testing.assert_array_equal(grammar.predict(TEST), alias.predict(TEST))
     with pytest.raises(SpecError, match="unknown LightGBM"):
         train_gbdt(TRAIN, "lightgbm:regression", num_boost_round=1)
+
+
+def test_approx_ndcg_boosting_learns_with_the_absolute_diagonal():
+    """ApproxNDCG's Hessian diagonal is ≤ 0 at the tied scores boosting starts from. Floored at
+    1e-6 (``hessian="exact"``), no leaf reaches LightGBM's min_sum_hessian_in_leaf (1e-3) on
+    these 1,107 documents, so the model predicts a constant — the documented failure. The
+    default (``auto`` = |diag| for this loss) learns: test NDCG@10 well above the constant's."""
+    pytest.importorskip("ndcglab.losses")
+    const = _ndcg10(TEST, np.zeros(TEST.n_docs))
+    kw = {"num_boost_round": 30, "early_stopping_rounds": None, **SMALL}
+    floored = train_gbdt(TRAIN, "approx_ndcg", hessian="exact", **kw)
+    assert np.ptp(floored.predict(TEST)) == 0.0
+    model = train_gbdt(TRAIN, "approx_ndcg", **kw)
+    assert model.metadata["objective"]["hessian_used"] == {"abs-exact": TRAIN.n_docs}
+    trained = _ndcg10(TEST, model.predict(TEST))
+    assert trained > const + 0.3, (trained, const)

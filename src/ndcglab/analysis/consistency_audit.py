@@ -17,10 +17,20 @@ The audit checks this condition numerically:
 * :func:`minimise_expected_loss` minimises the expected loss over s in float64 with torch's
   L-BFGS (strong Wolfe line search, gradient tolerance 1e-10), from s = 0 and from ``restarts −
   1`` random starts, keeping the lowest value (exact for convex losses, a local search for the
-  others). Losses that draw random numbers (ListMLE's tie breaking) are averaged over 64 draws
-  with common random numbers, so the objective is a fixed function of s. A distribution that
+  others). Losses that draw random numbers (ListMLE's tie breaking, Gumbel-ApproxNDCG's noise)
+  are averaged over 64 draws made by separate calls of the loss (64 calls; a loss that averages
+  ``samples`` draws itself, Gumbel-ApproxNDCG, ⌈64 / samples⌉ calls: 8 with its default 8), each
+  call with its own draw from one generator reseeded at every evaluation (common random
+  numbers), so the objective is a fixed function of s: a sample average of the expected loss
+  over the randomness. Separate calls, because the registry's randomness rule gives every list
+  of one call the same draws. A distribution that
   fails is minimised again from 4 starts with other seeds, and counts as a counter-example only
   if that minimiser fails too (so a start that stopped early cannot make a loss "not consistent").
+  Before that, s* rearranged into η's order (its largest value to the largest η, …) is used as
+  one more start of the *same* objective: if it reaches a strictly lower expected loss, s* was
+  not the minimiser and the new point is checked instead (a non-convex loss whose sigmoids
+  saturate, such as Gumbel-ApproxNDCG, can stop L-BFGS at a wrongly ordered point with a
+  vanishing gradient).
 * :func:`check_distribution` compares s* with η. Only strict differences count: a pair (i, j)
   violates the condition when ``η_i − η_j > margin · max_l |η_l|`` (``margin`` 1e-3 by default)
   while ``s*_i − s*_j ≤ 1e-6 · spread(s*)`` (spread = max − min; a tie counts as a violation, as
@@ -42,7 +52,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,8 +69,10 @@ __all__ = [
     "audit_loss",
     "check_distribution",
     "draw_distributions",
+    "eta_ordered",
     "expected_normalised_gains",
     "minimise_expected_loss",
+    "random_calls",
     "table_markdown",
 ]
 
@@ -236,6 +248,28 @@ def _is_random(loss: Any, labels: Any, torch: Any) -> bool:
     return not bool(torch.equal(a, b))
 
 
+def random_calls(loss: Any) -> int:
+    """Calls of a random loss averaged by the audit: ``RANDOM_DRAWS`` draws in all, a loss that
+    averages ``samples`` draws itself (Gumbel-ApproxNDCG) being called ``⌈RANDOM_DRAWS /
+    samples⌉`` times."""
+    params = getattr(loss, "params", None)
+    per_call = params.get("samples", 1) if isinstance(params, Mapping) else 1
+    try:
+        per_call = max(1, int(per_call))
+    except (TypeError, ValueError):
+        per_call = 1
+    return max(1, -(-RANDOM_DRAWS // per_call))
+
+
+def eta_ordered(scores: np.ndarray, eta: np.ndarray) -> np.ndarray:
+    """``scores``' values rearranged into the order of ``eta``: the largest score goes to the
+    document of largest η, and so on (ties of η in document order)."""
+    s = np.asarray(scores, dtype=np.float64)
+    out = np.empty_like(s)
+    out[np.argsort(-np.asarray(eta, dtype=np.float64), kind="stable")] = np.sort(s)[::-1]
+    return out
+
+
 def minimise_expected_loss(
     loss: Any,
     dist: LabelDistribution,
@@ -243,34 +277,42 @@ def minimise_expected_loss(
     restarts: int = 2,
     seed: int = 0,
     max_iter: int = 500,
+    starts: Sequence[np.ndarray] = (),
 ) -> tuple[np.ndarray, float]:
     """``(s*, value)``: the lowest expected loss found and its scores (M,), float64.
 
-    Restart 0 starts from s = 0, the others from N(0, 1) draws (seeded); each runs torch's
-    L-BFGS (strong Wolfe, gradient tolerance 1e-10). Raises :class:`NdcglabError` when the loss
-    is not finite at every start."""
+    Restart 0 starts from s = 0, the others from N(0, 1) draws (seeded), then each of the
+    explicit ``starts`` (``restarts=0`` with ``starts``: only those); each runs torch's L-BFGS
+    (strong Wolfe, gradient tolerance 1e-10). A random loss's objective depends on ``seed`` only
+    (its draws), so two calls with the same ``seed`` minimise the same function. Raises
+    :class:`NdcglabError` when the loss is not finite at every start."""
     torch = _compat.torch()
     from ..losses import get_loss
 
     fn = get_loss(loss)
     y = torch.as_tensor(dist.labels, dtype=torch.float64)
     p = torch.as_tensor(dist.probs, dtype=torch.float64)
-    if _is_random(fn, y, torch):
-        y = y.repeat(RANDOM_DRAWS, 1)
-        p = p.repeat(RANDOM_DRAWS) / RANDOM_DRAWS
-        draw_seed: int | None = seed + 12345
-    else:
-        draw_seed = None
+    # a random loss: RANDOM_DRAWS separate calls from one generator seeded afresh at every
+    # evaluation (common random numbers). Separate calls, not one call on repeated rows: the
+    # registry's randomness rule gives every list of one call the same draws (ListMLE's tie
+    # order, the Gumbel noise table), so repeated rows would all see a single draw.
+    draw_seed: int | None = seed + 12345 if _is_random(fn, y, torch) else None
+    draws = random_calls(fn) if draw_seed is not None else 1
     v, m = y.shape
     rng = np.random.default_rng(seed)
     best: tuple[np.ndarray, float] | None = None
-    for r in range(max(1, restarts)):
-        start = np.zeros(m) if r == 0 else rng.standard_normal(m)
+    seeded = max(1, restarts) if (restarts > 0 or not starts) else 0
+    points = [np.zeros(m) if r == 0 else rng.standard_normal(m) for r in range(seeded)]
+    for start in [*points, *(np.asarray(x, dtype=np.float64) for x in starts)]:
         s = torch.tensor(start, dtype=torch.float64, requires_grad=True)
 
         def objective(s: Any = s) -> Any:
             gen = None if draw_seed is None else torch.Generator().manual_seed(draw_seed)
-            return (p * fn(s.unsqueeze(0).expand(v, m), y, generator=gen)).sum()
+            sv = s.unsqueeze(0).expand(v, m)
+            total = (p * fn(sv, y, generator=gen)).sum()
+            for _ in range(draws - 1):  # gen advances: each call draws its own seed
+                total = total + (p * fn(sv, y, generator=gen)).sum()
+            return total / draws
 
         opt = torch.optim.LBFGS(
             [s],
@@ -463,13 +505,21 @@ def audit_loss(
     unconfirmed = 0
     for n, d in enumerate(dists):
         try:
-            s, _ = minimise_expected_loss(fn, d, restarts=restarts, seed=seed + n)
+            s, value = minimise_expected_loss(fn, d, restarts=restarts, seed=seed + n)
         except NdcglabError:
             errors += 1
             continue
         done += 1
         eta = expected_normalised_gains(d, meas)
         bad, gap = check_distribution(eta, s, meas.k(len(s)), margin)
+        if bad:  # s* rearranged into η's order: the same objective, a lower value refutes s*
+            s_eta, v_eta = minimise_expected_loss(
+                fn, d, restarts=0, seed=seed + n, starts=[eta_ordered(s, eta)]
+            )
+            if v_eta < value - 1e-9 * max(1.0, abs(value)):
+                s = s_eta
+                bad, gap = check_distribution(eta, s, meas.k(len(s)), margin)
+                unconfirmed += not bad
         if bad:  # confirm from more starts before counting it
             try:
                 s, _ = minimise_expected_loss(

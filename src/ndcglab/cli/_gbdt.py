@@ -44,8 +44,9 @@ def add_gbdt_arguments(parser: argparse.ArgumentParser) -> None:
         "--hessian",
         default=None,
         choices=HESSIAN_MODES,
-        help="second derivatives: auto (closed form, else exact/Hutchinson), closed, exact, "
-        "hutchinson, constant (default auto)",
+        help="second derivatives: auto (closed form, else exact/Hutchinson; |diagonal| for "
+        "losses marked so, e.g. approx_ndcg), closed, exact, hutchinson, abs (absolute value of "
+        "the diagonal: saddle-free Newton), constant (default auto)",
     )
     g.add_argument(
         "--gbdt-param",

@@ -10,6 +10,9 @@ For losses without a closed form (:meth:`ndcglab.losses.Loss.closed_form`), boos
   (independent per list); unbiased, and for document ``i`` its standard deviation is
   ``sqrt(Σ_{j≠i} H_ij² / S)``;
 * **constant** — ``h = 1`` (first-order gradient boosting).
+
+The objective's ``"abs"`` rule (:class:`ndcglab.gbdt.LossObjective`) takes the absolute value of
+the exact or Hutchinson diagonal computed here, for non-convex losses.
 """
 
 from __future__ import annotations

@@ -17,9 +17,20 @@ How each derivative is computed (``hessian=`` option; see ``docs/gbdt.md``):
   a closed form) and **constant** (``h = 1``): by torch autograd, see
   :mod:`ndcglab.gbdt.hessian`. The Hutchinson estimate's standard deviation for document ``i`` is
   ``sqrt(Σ_{j≠i} H_ij² / S)`` — the stated bound the tests check (5 standard deviations).
+* **abs** (``"abs"``, and ``"auto"`` for a loss whose ``hessian_rule`` is ``"abs"``: ApproxNDCG,
+  Gumbel-ApproxNDCG): the absolute value ``|∂²L/∂s_i²|`` of the autograd diagonal (exact for
+  short lists, Hutchinson beyond), the diagonal form of the saddle-free Newton step (Dauphin,
+  Pascanu, Gulcehre, Cho, Ganguli, Bengio, "Identifying and attacking the saddle point problem
+  in high-dimensional non-convex optimization", NIPS 2014). For a non-convex loss whose diagonal
+  is negative where boosting starts, a floored diagonal gives Newton steps of size
+  ``|Σg| / (n · hess_floor)``: ApproxNDCG's diagonal is ≤ 0 for every document at tied scores,
+  so its first trees cannot split at all on small data (no leaf reaches LightGBM's
+  ``min_sum_hessian_in_leaf``) or jump to scores of hundreds, where the sigmoids saturate and
+  the gradient vanishes (``docs/gbdt.md``, "Non-convex losses").
 
 Every Hessian value is finally clamped to at least ``hess_floor`` (default ``1e-6``) so that the
-Newton step is defined; the clamp is the only place an estimate is changed.
+Newton step is defined; the clamp (and the ``abs`` rule) are the only places an estimate is
+changed.
 
 Gradients of all queries are computed at once on padded tensors, one bucket of similar lengths
 at a time (:class:`~ndcglab.gbdt._buckets.BucketIndex`); the padding index, the padded labels and
@@ -52,7 +63,7 @@ __all__ = [
 ]
 
 #: the values of the ``hessian=`` option
-HESSIAN_MODES = ("auto", "closed", "exact", "hutchinson", "constant")
+HESSIAN_MODES = ("auto", "closed", "exact", "hutchinson", "constant", "abs")
 
 
 def resolve_loss(loss: Any) -> Any:
@@ -126,6 +137,7 @@ class _BucketState:
     active: Any  # (B,) bool: lists that contribute (see ``constant_lists``)
     closed: Any = None  # closed-form state (targets ...) or None
     mode: str = "exact"
+    absolute: bool = False  # use |diagonal| (the "abs" rule)
     keep: np.ndarray | None = None  # (B, M) bool: real documents of active lists
     index: np.ndarray | None = None  # their positions in the flat arrays
 
@@ -197,6 +209,8 @@ class BoundObjective:
                     generator=gen,
                     loss_generator=loss_gen if takes_gen else None,
                 )
+                if st.absolute:
+                    h = h.abs()
             keep = st.keep
             gn = g.detach().numpy()
             hn = h.detach().numpy()
@@ -231,7 +245,9 @@ class LossObjective:
     hessian:
         ``"auto"`` (closed form if the loss has one; otherwise exact for lists of at most
         ``exact_max_len`` documents and Hutchinson beyond), ``"closed"`` (require a closed form),
-        ``"exact"``, ``"hutchinson"`` or ``"constant"`` — see the module docstring.
+        ``"exact"``, ``"hutchinson"``, ``"constant"`` or ``"abs"`` (``|diagonal|``; what
+        ``"auto"`` uses, without a closed form, for a loss whose ``hessian_rule`` is ``"abs"``)
+        — see the module docstring.
     hess_floor:
         Every Hessian value is clamped to at least this (> 0).
     hutchinson_samples:
@@ -308,6 +324,12 @@ class LossObjective:
         return self.loss_spec if self.loss_spec is not None else loss_name(self.loss)
 
     @property
+    def _abs_rule(self) -> bool:
+        """Whether the loss asks for ``|diagonal|`` under ``hessian="auto"`` (its
+        ``hessian_rule``)."""
+        return getattr(self.loss, "hessian_rule", None) == "abs"
+
+    @property
     def _loss_takes_generator(self) -> bool:
         if getattr(self, "_takes_gen", None) is None:
             self._takes_gen = accepts_generator(self.loss)
@@ -361,8 +383,12 @@ class LossObjective:
             else:
                 active = torch.ones(bk.shape[0], dtype=torch.bool)
             cstate = closed_form_of(self.loss, y, mask) if probe is not None else None
+            absolute = False
             if cstate is not None:
                 mode = "closed"
+            elif self.hessian == "abs" or (self.hessian == "auto" and self._abs_rule):
+                absolute = True
+                mode = "exact" if bk.shape[1] <= self.exact_max_len else "hutchinson"
             else:
                 if self.hessian == "closed":
                     raise SpecError(
@@ -373,9 +399,12 @@ class LossObjective:
                     mode = "exact" if bk.shape[1] <= self.exact_max_len else "hutchinson"
                 else:
                     mode = self.hessian
-            modes[mode] = modes.get(mode, 0) + int(bk.mask.sum())
+            label = f"abs-{mode}" if absolute else mode
+            modes[label] = modes.get(label, 0) + int(bk.mask.sum())
             states.append(
-                _BucketState(labels=y, mask=mask, active=active, closed=cstate, mode=mode)
+                _BucketState(
+                    labels=y, mask=mask, active=active, closed=cstate, mode=mode, absolute=absolute
+                )
             )
         bound = BoundObjective(
             objective=self, buckets=buckets, states=states, n_docs=len(labels), modes=modes

@@ -93,6 +93,14 @@ class ApproxNDCG(Loss):
 
     key = "approx_ndcg"
     summary = "ApproxNDCG: 1 − NDCG at sigmoid-smoothed positions (temperature α)"
+    #: how boosted trees treat the Hessian diagonal under ``hessian="auto"``
+    #: (:class:`ndcglab.gbdt.LossObjective`): ``"abs"``, its absolute value. At tied scores (where
+    #: boosting starts) every diagonal entry is ≤ 0 for a convex discount (log, power, zipf,
+    #: exp) — with u_i = −G(y_i) D'(π̂_i)/IDCG ≥ 0, ∂φ/∂s_i = −α Σ_k σ'_ik (u_i − u_k), and
+    #: σ'' = 0 at ties while D'' ≥ 0 gives
+    #: ∂²φ/∂s_i² = −α² G(y_i) D''(π̂_i)/IDCG (Σ_k σ'_ik)² − α² Σ_k σ'_ik² G(y_k) D''(π̂_k)/IDCG ≤ 0
+    #: — so a floored diagonal would make Newton steps of size |Σg| / (n · floor).
+    hessian_rule: ClassVar[str] = "abs"
     parameters: ClassVar[tuple[Param, ...]] = (
         number_param("alpha", "1", "temperature α of the position sigmoid", low=0.0),
         gain_param(),
