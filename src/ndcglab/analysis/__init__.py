@@ -44,6 +44,7 @@ from .paired_tests import (
     paired_t_test,
     permutation_test,
 )
+from .power import PairedPower, paired_power, queries_needed
 from .significance import compare_rankers
 from .simulate import SimulationResult, convergence_table, simulate_ndcg, uniform_order_statistics
 
@@ -55,6 +56,7 @@ __all__ = [
     "GradedModel",
     "Limit",
     "PairedComparison",
+    "PairedPower",
     "SimulationResult",
     "TestResult",
     "bootstrap_ci",
@@ -75,9 +77,11 @@ __all__ = [
     "limit_sublinear_cutoff",
     "limit_zipf",
     "make_grid",
+    "paired_power",
     "paired_t_test",
     "permutation_test",
     "positive_rate",
+    "queries_needed",
     "simulate_ndcg",
     "theoretical_limit",
     "uniform_order_statistics",

@@ -35,6 +35,16 @@ class Fitted:
     seconds: float
     loss_name: str = ""
     lr: float | None = None
+    #: the protocol's name (:mod:`.protocols`), ``""`` when trained outside one
+    protocol: str = ""
+    #: whether the optimiser's stopping rule was met (None: Adam, AdaRank) and the final max-norm
+    #: of the gradient (gradient descent and L-BFGS)
+    converged: bool | None = None
+    grad_norm: float | None = None
+    #: tuned protocols: the chosen grid values, every trial and the validation target's name
+    chosen: dict[str, Any] = field(default_factory=dict)
+    trials: list[dict[str, Any]] = field(default_factory=list)
+    target: str = ""
 
 
 def fit_scores(
@@ -151,6 +161,8 @@ def _fit_once(
         seconds=time.perf_counter() - t0,
         loss_name=str(res.trained.metadata.get("loss", loss)),
         lr=None if boosting else lr,
+        converged=getattr(res, "converged", None),
+        grad_norm=getattr(res, "grad_norm", None),
     )
 
 

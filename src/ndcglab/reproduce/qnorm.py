@@ -3,8 +3,9 @@
 The normalised member of the q-norm family, ``−⟨s/‖s‖_q, u(y)⟩`` with ``u = G(y)/‖G(y)‖_D`` and
 ``q = ln(m) + 2`` per list of length m (``qnorm(q=auto,form=normalised)`` in
 :mod:`ndcglab.losses`), against the original cosine loss and the cross-entropy loss (ListNet).
-Same linear model and optimiser (full-batch Adam) for all, no tuning; NDCG@1..10 on the test folds;
-paired randomisation tests of q-norm against each.
+Same linear model and protocol for all, under three protocols (:mod:`.protocols`: line-search —
+the paper's, primary —, tuned-gd and adam), each claim's verdict combined over them; NDCG@1..10 on
+the test folds; paired randomisation tests of q-norm against each.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import numpy as np
 
 from . import _surrogates as S
 from ._common import Settings, source_for
-from .report import Report
-from .verdicts import better_or_comparable
+from .protocols import convergence_summary, experiment_protocols, fit_record
+from .report import Report, Table
+from .verdicts import ROBUST_RULE, Finding, better_or_comparable
 
 TITLE = "The normalised q-norm surrogate vs cosine and cross-entropy (Ravikumar et al., Fig. 2)"
 CLAIM = (
@@ -38,26 +40,79 @@ def run(report: Report, settings: Settings) -> None:
     from .._compat import pyplot
 
     source = source_for(settings)
-    S.describe_protocol(report, settings, source)
-    store, preset, info = S.train_all(report, settings, source, LOSSES)
+    protocols = experiment_protocols("qnorm", settings)
+    primary = protocols[0]
+    S.describe_protocol(report, settings, source, protocols)
+    stores, preset, fits = S.train_all(report, settings, source, LOSSES, protocols)
     names = [n for n, _ in LOSSES]
     qn = names[0]
-    sig = S.compare(store, names, qn, settings)
-    S.ndcg_table(
-        report,
-        "ndcg",
-        f"q-norm vs cosine vs cross-entropy (baseline: {qn!r})",
-        store,
-        names,
-        sig,
-        qn,
+    per_protocol: dict[str, list[Finding]] = {}
+    results: dict[str, Any] = {}
+    for i, p in enumerate(protocols):
+        store = stores[p.name]
+        sfx = "" if i == 0 else f"_{p.slug}"
+        sig = S.compare(store, names, qn, settings)
+        report.heading(
+            f"Results under {p.name}" + (" (primary: the paper's protocol)" if i == 0 else "")
+        )
+        report.text(p.describe())
+        S.ndcg_table(
+            report,
+            f"ndcg{sfx}",
+            f"q-norm vs cosine vs cross-entropy under {p.name} (baseline: {qn!r})",
+            store,
+            names,
+            sig,
+            qn,
+        )
+        if i == 0:
+            S.add_sig_files(report, "qnorm_vs_others", sig)
+            _figure(report, store, preset, source.label, names, pyplot())
+        report.text(convergence_summary(p, fits[p.name]))
+        report.add_table(
+            S.training_table(fits[p.name], f"training{sfx}", f"Training runs under {p.name}")
+        )
+        per_protocol[p.name] = _claims(store, sig, names)
+        results[p.name] = {
+            "protocol": p.to_dict(),
+            "mean": {n: {m: store.mean(n, m) for m in S.NDCG_K} for n in names},
+            "fold_means": store.fold_means,
+            "per_query": {n: {m: store.per_query(n, m) for m in S.NDCG_K} for n in names},
+            "significance": sig.to_dict(),
+            "training": [fit_record(f, n, fit) for f, n, fit in fits[p.name]],
+        }
+    report.add_protocol_findings(per_protocol)
+    n_claims = len(per_protocol[primary.name])
+    report.heading("Verdicts per protocol")
+    report.add_table(
+        Table(
+            "verdicts_by_protocol",
+            "Each claim's verdict under each training protocol, and combined",
+            ["claim", *per_protocol, "combined"],
+            [
+                [
+                    f["claim"],
+                    *[per_protocol[p][j].verdict.verdict for p in per_protocol],
+                    f["verdict"],
+                ]
+                for j, f in enumerate(report.findings[-n_claims:])
+            ],
+            notes=[ROBUST_RULE],
+        )
     )
-    S.add_sig_files(report, "qnorm_vs_others", sig)
+    report.results["primary_protocol"] = primary.name
+    report.results["protocols"] = results
+    report.results["mean"] = results[primary.name]["mean"]
+    report.results["fold_means"] = stores[primary.name].fold_means
+    report.results["significance"] = results[primary.name]["significance"]
 
+
+def _figure(
+    report: Report, store: Any, preset: str, label: str, names: list[str], plt: Any
+) -> None:
     conv = S.conv_text(store, preset)
-    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.3))
-    S.curves(axes[0], store, names, conv, f"{source.label}: NDCG@1..10")
+    S.curves(axes[0], store, names, conv, f"{label}: NDCG@1..10")
     x = np.arange(len(names))
     v10 = [store.mean(n, "ndcg@10") for n in names]
     se10 = [store.sem(n, "ndcg@10") for n in names]
@@ -77,18 +132,19 @@ def run(report: Report, settings: Settings) -> None:
         "NDCG@10 (the y axis does not start at 0); NDCG@k is "
         f"{conv}",
     )
-    report.add_table(S.training_table(info))
-
-    _findings(report, store, sig, names)
-    report.results["mean"] = {n: {m: store.mean(n, m) for m in S.NDCG_K} for n in names}
-    report.results["fold_means"] = store.fold_means
-    report.results["significance"] = sig.to_dict()
 
 
 def _findings(report: Report, store: Any, sig: Any, names: list[str]) -> None:
+    """Add the claims of :func:`_claims` (one protocol's results) to ``report``."""
+    for f in _claims(store, sig, names):
+        report.add_finding(f.claim, f.observed, f.verdict)
+
+
+def _claims(store: Any, sig: Any, names: list[str]) -> list[Finding]:
     """The two claims of Fig. 2 at NDCG@10, each by the "better or comparable" rule
     (:func:`.verdicts.better_or_comparable`): ``names`` = [q-norm, cosine, cross-entropy],
     ``sig`` the randomisation tests against q-norm (``diff`` = other − q-norm)."""
+    out: list[Finding] = []
     qn = names[0]
     q10 = store.per_query(qn, "ndcg@10")
     for other, claim in (
@@ -100,10 +156,13 @@ def _findings(report: Report, store: Any, sig: Any, names: list[str]) -> None:
     ):
         t = sig.get(other, "ndcg@10")
         d = q10 - store.per_query(other, "ndcg@10")
-        report.add_finding(
-            claim + " at NDCG@10",
-            f"NDCG@10 q-norm {store.mean(qn, 'ndcg@10'):.4f}, {other} "
-            f"{store.mean(other, 'ndcg@10'):.4f} (difference {-t.diff:+.4f} for q-norm, "
-            f"Holm-adjusted randomisation p = {t.p_adjusted:.3g})",
-            better_or_comparable(d, t.p_adjusted, what=f"q-norm − {other.split(' ')[0]}"),
+        out.append(
+            Finding(
+                claim + " at NDCG@10",
+                f"NDCG@10 q-norm {store.mean(qn, 'ndcg@10'):.4f}, {other} "
+                f"{store.mean(other, 'ndcg@10'):.4f} (difference {-t.diff:+.4f} for q-norm, "
+                f"Holm-adjusted randomisation p = {t.p_adjusted:.3g})",
+                better_or_comparable(d, t.p_adjusted, what=f"q-norm − {other.split(' ')[0]}"),
+            )
         )
+    return out

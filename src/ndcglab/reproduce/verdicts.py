@@ -28,9 +28,9 @@ The default thresholds are :data:`ALPHA` (0.05) and :data:`MARGIN` (0.02 in NDCG
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -40,11 +40,14 @@ __all__ = [
     "DISAGREES",
     "INCONCLUSIVE",
     "MARGIN",
+    "ROBUST_RULE",
     "VERDICTS",
+    "Finding",
     "Verdict",
     "all_of",
     "better",
     "better_or_comparable",
+    "combine_protocols",
     "comparable",
     "equivalence_ci",
     "threshold",
@@ -223,6 +226,57 @@ def all_of(verdicts: Sequence[Verdict], rule: str = "") -> Verdict:
     if all(k == AGREES for k in kinds):
         return Verdict(AGREES, text, detail)
     return Verdict(INCONCLUSIVE, text, detail)
+
+
+class Finding(NamedTuple):
+    """One claim's outcome under one protocol: the claim, what was observed, the verdict."""
+
+    claim: str
+    observed: str
+    verdict: Verdict
+
+
+#: how the verdicts under several training protocols make one (printed with every such finding)
+ROBUST_RULE = (
+    "robust across training protocols: the claim agrees (robust) only if it agrees under every "
+    "protocol, and disagrees only if it disagrees under every protocol; when the protocols give "
+    "different verdicts the claim is inconclusive and the protocols that flip it are named"
+)
+
+
+def _names(names: Sequence[str]) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def combine_protocols(verdicts: Mapping[str, Verdict]) -> tuple[Verdict, bool]:
+    """One verdict from a claim's verdicts under several protocols (``{protocol: verdict}``, in
+    the order to print them) by :data:`ROBUST_RULE`; returns ``(verdict, robust)`` where
+    ``robust`` is True when every protocol gave the same verdict.
+
+    The verdict's rule is the protocols' common rule followed by :data:`ROBUST_RULE`; its detail
+    names the verdict under each protocol, e.g. ``"agrees under tuned-gd and line-search;
+    disagrees under fixed-gd"``.
+    """
+    if not verdicts:
+        return Verdict(INCONCLUSIVE, ROBUST_RULE, "no protocol was run"), False
+    rules = list(dict.fromkeys(v.rule for v in verdicts.values()))
+    rule = (rules[0] if len(rules) == 1 else " / ".join(rules)) + "; " + ROBUST_RULE
+    groups: dict[str, list[str]] = {}
+    for name, v in verdicts.items():
+        groups.setdefault(v.verdict, []).append(name)
+    if len(groups) == 1:
+        kind = next(iter(groups))
+        every = "every protocol" if len(verdicts) > 1 else _names(list(verdicts))
+        label = {AGREES: "agrees (robust)", DISAGREES: "disagrees (robust)"}.get(
+            kind, "inconclusive"
+        )
+        return Verdict(
+            kind, rule, f"{label}: {kind} under {every} ({_names(list(verdicts))})"
+        ), True
+    order = [k for k in (AGREES, DISAGREES, INCONCLUSIVE) if k in groups]
+    text = "; ".join(f"{k} under {_names(groups[k])}" for k in order)
+    return Verdict(INCONCLUSIVE, rule, "not robust: " + text), False
 
 
 #: printed above the findings of every page (HTML)

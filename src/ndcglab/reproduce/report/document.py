@@ -174,14 +174,25 @@ class Report:
         self.datasets.append(dict(info))
 
     def add_finding(
-        self, claim: str, observed: str, agrees: Any, *, rule: str = "", detail: str = ""
+        self,
+        claim: str,
+        observed: str,
+        agrees: Any,
+        *,
+        rule: str = "",
+        detail: str = "",
+        protocols: Mapping[str, Mapping[str, Any]] | None = None,
+        robust: bool | None = None,
     ) -> None:
         """A paper claim, what we observed and the verdict.
 
         ``agrees`` is a :class:`ndcglab.reproduce.verdicts.Verdict` (its rule and detail are kept)
         or ``True``/``False``/``None`` (agrees / disagrees / inconclusive) with the ``rule`` that
         decided it. The finding stores ``agrees`` (``True``/``False``/``None``), ``verdict``
-        (``"agrees"``, ``"disagrees"``, ``"inconclusive"``), ``rule`` and ``detail``.
+        (``"agrees"``, ``"disagrees"``, ``"inconclusive"``), ``rule`` and ``detail``; a claim
+        checked under several training protocols also stores ``protocols`` (protocol name ->
+        ``{"verdict", "observed", "rule", "detail"}``) and ``robust`` (see
+        :meth:`add_protocol_findings`).
         """
         if hasattr(agrees, "verdict") and hasattr(agrees, "rule"):
             flag = agrees.agrees
@@ -198,8 +209,56 @@ class Report:
                 "verdict": verdict,
                 "rule": rule,
                 "detail": detail,
+                **(
+                    {}
+                    if protocols is None
+                    else {"protocols": {k: dict(v) for k, v in protocols.items()}}
+                ),
+                **({} if robust is None else {"robust": bool(robust)}),
             }
         )
+
+    def add_protocol_findings(self, per_protocol: Mapping[str, Sequence[Any]]) -> None:
+        """Findings checked under several training protocols: ``{protocol: [Finding, ...]}``
+        (:class:`ndcglab.reproduce.verdicts.Finding`; the first protocol is the primary one, and
+        every protocol lists the same claims in the same order).
+
+        Each claim becomes one finding whose verdict combines the protocols' verdicts by
+        :data:`ndcglab.reproduce.verdicts.ROBUST_RULE` (agrees only if it agrees under every
+        protocol; protocols that disagree make it inconclusive, and the detail names them); its
+        ``observed`` text is the primary protocol's, and ``protocols`` keeps every protocol's
+        verdict, observation, rule and detail.
+        """
+        from ..verdicts import combine_protocols
+
+        names = list(per_protocol)
+        if not names:
+            return
+        claims = [f.claim for f in per_protocol[names[0]]]
+        for name in names[1:]:
+            if [f.claim for f in per_protocol[name]] != claims:
+                raise NdcglabError(
+                    f"protocol {name!r} checked other claims than {names[0]!r}; every protocol "
+                    "must check the same claims in the same order"
+                )
+        for i, claim in enumerate(claims):
+            verdicts = {n: per_protocol[n][i].verdict for n in names}
+            combined, robust = combine_protocols(verdicts)
+            self.add_finding(
+                claim,
+                f"under {names[0]} (primary): {per_protocol[names[0]][i].observed}",
+                combined,
+                protocols={
+                    n: {
+                        "verdict": per_protocol[n][i].verdict.verdict,
+                        "observed": per_protocol[n][i].observed,
+                        "rule": per_protocol[n][i].verdict.rule,
+                        "detail": per_protocol[n][i].verdict.detail,
+                    }
+                    for n in names
+                },
+                robust=robust,
+            )
 
     def add_file(self, relpath: str, content: str) -> None:
         """An extra text file in the report folder (e.g. ``tables/x_significance.md`` written by

@@ -162,12 +162,29 @@ def _findings_html(report: Report) -> str:
             extra += f'<br><span class="obs">test: {e(f["detail"])}</span>'
         if f.get("rule"):
             extra += f'<br><span class="rule">rule: {e(f["rule"])}</span>'
+        if f.get("protocols"):
+            extra += _protocols_html(f["protocols"])
         out.append(
             f'<li class="{verdict}"><b>{verdict}</b> — {e(f["claim"])}'
             f'<br><span class="obs">{e(f["observed"])}</span>{extra}</li>'
         )
     out.append("</ul>")
     return "\n".join(out)
+
+
+def _protocols_html(protocols: Mapping[str, Mapping[str, Any]]) -> str:
+    """The verdict under each training protocol, one line each (observation and test)."""
+    e = html_escape
+    items = []
+    for name, p in protocols.items():
+        v = str(p.get("verdict", "inconclusive"))
+        v = v if v in _VERDICTS else "inconclusive"
+        test = f"; test: {e(p['detail'])}" if p.get("detail") else ""
+        items.append(
+            f'<li class="{v}"><b>{v}</b> under <code>{e(name)}</code>: '
+            f'<span class="obs">{e(str(p.get("observed", "")))}{test}</span></li>'
+        )
+    return '<ul class="protocols">' + "".join(items) + "</ul>"
 
 
 def _value_text(v: Any) -> str:
@@ -296,6 +313,8 @@ table.conv th { font-weight: normal; }
 table.conv td, table.data td { overflow-wrap: anywhere; }
 pre.hash { white-space: pre-wrap; word-break: break-all; margin: 0; }
 ul.findings li { margin: .5em 0; }
+ul.protocols { margin: .2em 0 .2em 0; padding-left: 1.2em; font-size: .9em; }
+ul.protocols li { margin: .15em 0; }
 li.agrees b { color: #1b7a2e; }
 li.disagrees b { color: #b3261e; }
 li.inconclusive b { color: #8a6d00; }
