@@ -233,15 +233,7 @@ class GradientRun:
             return self._lbfgs_epoch(epoch)
         batches = self.plan.epoch_batches(epoch)
         if cfg.optimizer == "gd":
-            self.opt.zero_grad(set_to_none=True)
-            for batch in batches:
-                part = self._batch_losses(batch).sum() / n_q
-                part.backward()
-                total += part.detach().double()
-            if self.l2 > 0:
-                reg = self._penalty()
-                reg.backward()
-                total += reg.detach().double()
+            total = self._full_objective(epoch, reseed=False)
             self.opt.step()
         else:
             for batch in batches:
@@ -266,12 +258,15 @@ class GradientRun:
             )
         return epoch_loss
 
-    def _full_objective(self, epoch: int) -> Any:
+    def _full_objective(self, epoch: int, *, reseed: bool = True) -> Any:
         """The full training objective (mean loss over the training queries plus the penalty)
         with its gradient accumulated into the parameters' ``.grad``; returns the value (float64
-        tensor). ``"lbfgs"`` draws the loss's randomness from one seed for the whole run."""
+        tensor). With ``reseed`` the loss's randomness is drawn from one seed for the whole run
+        (``"lbfgs"``, and the final objective); ``"gd"`` uses the epoch's seed set by the
+        caller."""
         self.opt.zero_grad(set_to_none=True)
-        self.gen.manual_seed(derive_seed(self.cfg.seed, 0, 2))
+        if reseed:
+            self.gen.manual_seed(derive_seed(self.cfg.seed, 0, 2))
         total = torch.zeros((), dtype=torch.float64, device=self.device)
         for batch in self.plan.epoch_batches(epoch):
             part = self._batch_losses(batch).sum() / self.n_queries
