@@ -147,6 +147,19 @@ def _fit_once(
     )
     t0 = time.perf_counter()
     res = _train(train, cfg, validation=validation, progress=False)
+    return fitted_from(loss, res, score_sets, t0, lr=None if boosting else lr)
+
+
+def fitted_from(
+    loss: str,
+    res: Any,
+    score_sets: Mapping[str, RankingDataset],
+    t0: float,
+    *,
+    lr: float | None,
+) -> Fitted:
+    """A :class:`Fitted` from a training result ``res`` (``TrainResult``): its scores on every
+    set of ``score_sets`` and how the training went; ``t0`` is when the training started."""
     scores = {
         name: np.asarray(res.trained.predict(ds), dtype=np.float64)
         for name, ds in score_sets.items()
@@ -160,7 +173,7 @@ def _fit_once(
         best_score=res.best_score,
         seconds=time.perf_counter() - t0,
         loss_name=str(res.trained.metadata.get("loss", loss)),
-        lr=None if boosting else lr,
+        lr=lr,
         converged=getattr(res, "converged", None),
         grad_norm=getattr(res, "grad_norm", None),
     )

@@ -300,12 +300,12 @@ def _fit_config(
 ) -> Any:
     from ..training import TrainConfig
     from ..training import train as _train
-    from ._fit import Fitted
+    from ._fit import fitted_from
 
     cfg = TrainConfig(loss=loss, model="linear", batch_size=None, **options)
     t0 = time.perf_counter()
     res = _train(train, cfg, validation=None, progress=False)
-    return _fitted(Fitted, loss, res, score_sets, t0, lr=None)
+    return fitted_from(loss, res, score_sets, t0, lr=None)
 
 
 def _tune(
@@ -319,7 +319,7 @@ def _tune(
     normalize: str,
 ) -> Any:
     from ..training import TrainConfig, tune
-    from ._fit import Fitted
+    from ._fit import fitted_from
 
     cfg = TrainConfig(
         loss=loss,
@@ -350,7 +350,7 @@ def _tune(
                 for lr in grid["lr"]
             ]
             grid = {**grid, "lr": [lr / 10.0 for lr in grid["lr"]]}
-    fit = _fitted(Fitted, loss, tr.result, score_sets, t0, lr=tr.chosen.get("lr"))
+    fit = fitted_from(loss, tr.result, score_sets, t0, lr=tr.chosen.get("lr"))
     fit.chosen = dict(tr.chosen)
     fit.trials = failed + [dict(t) for t in tr.trials]
     fit.target = str(tr.target)
@@ -361,34 +361,6 @@ def _tune(
 #: by 10 and the tuning repeated, at most this many times (the same loss-agnostic rule as
 #: fixed-gd's; losses summed over a list, such as the squared loss, need far smaller steps)
 _GRID_SHIFTS = 4
-
-
-def _fitted(
-    cls: Any,
-    loss: str,
-    res: Any,
-    score_sets: Mapping[str, RankingDataset],
-    t0: float,
-    *,
-    lr: float | None,
-) -> Any:
-    scores = {
-        name: np.asarray(res.trained.predict(ds), dtype=np.float64)
-        for name, ds in score_sets.items()
-    }
-    return cls(
-        loss=loss,
-        scores=scores,
-        best_epoch=int(res.best_epoch),
-        epochs_run=int(res.epochs_run),
-        stop_reason=str(res.stop_reason),
-        best_score=res.best_score,
-        seconds=time.perf_counter() - t0,
-        loss_name=str(res.trained.metadata.get("loss", loss)),
-        lr=lr,
-        converged=getattr(res, "converged", None),
-        grad_norm=getattr(res, "grad_norm", None),
-    )
 
 
 def convergence_text(fit: Any) -> str:
