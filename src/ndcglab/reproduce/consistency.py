@@ -16,9 +16,15 @@ import numpy as np
 
 from . import _surrogates as S
 from ._common import Settings, source_for, subplots
-from .protocols import Protocol, convergence_summary, experiment_protocols, fit_record
+from .protocols import (
+    Protocol,
+    add_verdict_table,
+    convergence_summary,
+    experiment_protocols,
+    fit_record,
+)
 from .report import Report, Table
-from .verdicts import AGREES, ALPHA, DISAGREES, ROBUST_RULE, Finding, threshold
+from .verdicts import AGREES, ALPHA, DISAGREES, Finding, threshold
 from .verdicts import better as better_rule
 
 TITLE = "NDCG-consistent surrogates vs the originals (Ravikumar et al., AISTATS 2011, Fig. 1)"
@@ -103,7 +109,7 @@ def run(report: Report, settings: Settings) -> None:
             "training": [fit_record(f, n, fit) for f, n, fit in fits[p.name]],
         }
     report.add_protocol_findings(per_protocol)
-    _verdict_table(report, per_protocol)
+    add_verdict_table(report, per_protocol)
     report.heading("Variance and power")
     _power_section(report, stores[primary.name], primary.name)
 
@@ -194,25 +200,6 @@ def _summary_table(report: Report, rows: list[list[Any]], p: Protocol, sfx: str)
                 "k with significant gain/loss: paired randomisation test per k against the "
                 "family's own original, Holm-adjusted over the three consistent versions, p < 0.05",
             ],
-        )
-    )
-
-
-def _verdict_table(report: Report, per_protocol: dict[str, list[Finding]]) -> None:
-    names = list(per_protocol)
-    n = len(per_protocol[names[0]])
-    rows = [
-        [f["claim"], *[per_protocol[p][i].verdict.verdict for p in names], f["verdict"]]
-        for i, f in enumerate(report.findings[-n:])
-    ]
-    report.heading("Verdicts per protocol")
-    report.add_table(
-        Table(
-            "verdicts_by_protocol",
-            "Each claim's verdict under each training protocol, and combined",
-            ["claim", *names, "combined"],
-            rows,
-            notes=[ROBUST_RULE],
         )
     )
 

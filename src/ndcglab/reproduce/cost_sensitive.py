@@ -33,6 +33,7 @@ from ._common import Settings, source_for, subplots, timed
 from ._fit import PerQueryStore
 from .protocols import (
     Protocol,
+    add_verdict_table,
     chosen_text,
     convergence_summary,
     convergence_text,
@@ -46,7 +47,6 @@ from .report import Cell, Report, Table
 from .verdicts import (
     ALPHA,
     MARGIN,
-    ROBUST_RULE,
     Finding,
     all_of,
     better,
@@ -247,7 +247,7 @@ def run(report: Report, settings: Settings) -> None:
             "training": [fit_record(f, n, fit) for f, n, fit in fits[p.name]],
         }
     report.add_protocol_findings(per_protocol)
-    _verdict_table(report, per_protocol)
+    add_verdict_table(report, per_protocol)
 
     # ------------------------------------------------------------------ beside the paper
     store = stores[primary.name]
@@ -515,25 +515,6 @@ def _training_table(fits: list[tuple[str, str, Any]], p: Protocol, sfx: str) -> 
             "target of the chosen grid point, NDCG@k for CS-ListMLE@k); empty when nothing was "
             "selected; |∇|∞: the max-norm of the objective's gradient at the end",
         ],
-    )
-
-
-def _verdict_table(report: Report, per_protocol: dict[str, list[Finding]]) -> None:
-    names = list(per_protocol)
-    rows = []
-    for i, f in enumerate(report.findings[-len(per_protocol[names[0]]) :]):
-        rows.append(
-            [f["claim"], *[per_protocol[n][i].verdict.verdict for n in names], f["verdict"]]
-        )
-    report.heading("Verdicts per protocol")
-    report.add_table(
-        Table(
-            "verdicts_by_protocol",
-            "Each claim's verdict under each training protocol, and combined",
-            ["claim", *names, "combined"],
-            rows,
-            notes=[ROBUST_RULE],
-        )
     )
 
 

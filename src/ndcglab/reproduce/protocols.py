@@ -43,6 +43,7 @@ from ._common import Settings
 __all__ = [
     "PROTOCOLS",
     "Protocol",
+    "add_verdict_table",
     "convergence_summary",
     "experiment_protocols",
     "fit_protocol",
@@ -438,3 +439,28 @@ def protocol_texts(protocols: Sequence[Protocol]) -> list[str]:
         + (f" Reduced run: {p.reduced}." if p.reduced else "")
         for i, p in enumerate(protocols)
     ]
+
+
+def add_verdict_table(report: Any, per_protocol: Mapping[str, Sequence[Any]]) -> None:
+    """The table "each claim's verdict under each protocol, and combined" of a report whose last
+    findings are the combined ones of ``per_protocol`` (protocol -> its
+    :class:`~ndcglab.reproduce.verdicts.Finding` list, in the same order)."""
+    from .report import Table
+    from .verdicts import ROBUST_RULE
+
+    names = list(per_protocol)
+    n = len(per_protocol[names[0]])
+    rows = [
+        [f["claim"], *[per_protocol[p][i].verdict.verdict for p in names], f["verdict"]]
+        for i, f in enumerate(report.findings[-n:])
+    ]
+    report.heading("Verdicts per protocol")
+    report.add_table(
+        Table(
+            "verdicts_by_protocol",
+            "Each claim's verdict under each training protocol, and combined",
+            ["claim", *names, "combined"],
+            rows,
+            notes=[ROBUST_RULE],
+        )
+    )
