@@ -86,9 +86,9 @@ class TableGain(Gain):
             for k, v in self.table:
                 out[y == k] = v
             return out
-        out = labels.new_full(
-            labels.shape, self.default, dtype=labels.dtype if labels.is_floating_point() else None
-        )
+        # integer labels give floating gains (the default float dtype, as ``labels * 1.0``)
+        dtype = labels.dtype if labels.is_floating_point() else (labels * 1.0).dtype
+        out = labels.new_full(labels.shape, self.default, dtype=dtype)
         for k, v in self.table:
             out = out.masked_fill(labels == k, v)
         return out

@@ -1,0 +1,105 @@
+"""The gain objects of the measures on small label lists whose gains are worked out by hand (no
+ndcglab code in the oracle): the rules that mutation testing found unpinned (see
+CONTRIBUTING.md, "Mutation testing")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ndcglab.errors import ConventionError
+from ndcglab.measures.gains import (
+    CallableGain,
+    Exp2Gain,
+    LinearGain,
+    TableGain,
+    get_gain,
+)
+
+
+def test_exp2_and_linear_by_hand_on_arrays_and_scalars() -> None:
+    y = np.array([0, 1, 2, 3], dtype=np.int64)
+    got = Exp2Gain()(y)
+    assert got.dtype == np.float64 and got.tolist() == [0.0, 1.0, 3.0, 7.0]
+    assert Exp2Gain()(2) == 3.0 and Exp2Gain()(0.5) == pytest.approx(2**0.5 - 1, rel=1e-15)
+    lin = LinearGain()(np.array([0, 2, 5], dtype=np.int32))
+    assert lin.dtype == np.float64 and lin.tolist() == [0.0, 2.0, 5.0]
+    assert LinearGain()(3) == 3.0 and float(LinearGain()(2.5)) == 2.5
+
+
+def test_table_gain_by_hand_and_its_names() -> None:
+    g = get_gain("table:0=0;1=2.5;3=10")
+    assert isinstance(g, TableGain)
+    assert g.name == "table:0=0;1=2.5;3=10"
+    y = np.array([3, 1, 0, 2, 7])
+    assert g(y).tolist() == [10.0, 2.5, 0.0, 0.0, 0.0]  # labels not in the table: 0
+    assert g(1) == 2.5
+    letor = get_gain("LETOR ")
+    assert letor.name == "letor" and letor(np.array([0, 1, 2, 3])).tolist() == [0, 1, 3, 0]
+    mapped = get_gain({2: 3, 0: 0, 1: 1.5})
+    assert mapped.name == "table:0=0;1=1.5;2=3"
+    assert TableGain(table=((1.0, 4.0),), default=-1.0)(np.array([1, 5])).tolist() == [4.0, -1.0]
+
+
+def test_gains_on_tensors_keep_the_label_dtype_rules() -> None:
+    torch = pytest.importorskip("torch")
+    yf = torch.tensor([0.0, 1.0, 2.0, 5.0], dtype=torch.float64)
+    assert Exp2Gain()(yf).tolist() == [0.0, 1.0, 3.0, 31.0]
+    assert LinearGain()(yf).tolist() == [0.0, 1.0, 2.0, 5.0]
+    t = get_gain("table:0=0;1=2.5;2=4")(yf)
+    assert t.dtype == torch.float64 and t.tolist() == [0.0, 2.5, 4.0, 0.0]
+    yi = torch.tensor([2, 0, 1])
+    ti = get_gain("letor")(yi)
+    assert ti.tolist() == [3, 0, 1]
+    d = TableGain(table=((1.0, 4.0),), default=-1.0)(torch.tensor([1.0, 3.0]))
+    assert d.tolist() == [4.0, -1.0]
+
+
+def test_callable_gain_names() -> None:
+    def half(y: np.ndarray) -> np.ndarray:
+        return np.asarray(y) / 2
+
+    g = get_gain(half)
+    assert isinstance(g, CallableGain) and g.name == "half"
+    assert g(np.array([2.0, 4.0])).tolist() == [1.0, 2.0]
+    assert get_gain(lambda y: y).name == "<lambda>"
+    assert CallableGain().name == "custom" and CallableGain()(5) == 5
+    same = Exp2Gain()
+    assert get_gain(same) is same and str(same) == "exp2"
+
+
+def test_gain_spec_errors_say_the_fix() -> None:
+    with pytest.raises(ConventionError) as e:
+        get_gain("table:0=0;1")
+    assert str(e.value) == "cannot read gain table 'table:0=0;1'. Fix: write table:0=0;1=1;2=3"
+    with pytest.raises(ConventionError) as e:
+        get_gain("cubic")
+    assert str(e.value) == (
+        "unknown gain 'cubic'; known: exp2, linear, letor, table:<label>=<gain>;..., or a callable"
+    )
+    with pytest.raises(ConventionError):
+        get_gain(3)  # type: ignore[arg-type]
+
+
+def test_table_gain_with_an_integer_default_stays_float() -> None:
+    # default=0 written as an int: the gains are still float64 (2.5 is not cut to 2)
+    g = TableGain(table=((1.0, 2.5), (2.0, 0.75)), default=0)
+    got = g(np.array([1, 3, 2]))
+    assert got.dtype == np.float64 and got.tolist() == [2.5, 0.0, 0.75]
+
+
+def test_exp2_computes_in_float64_for_float32_labels() -> None:
+    y32 = np.array([0.3, 1.7], dtype=np.float32)
+    got = Exp2Gain()(y32)
+    assert got.dtype == np.float64
+    assert got.tolist() == [2.0 ** float(v) - 1.0 for v in y32]
+
+
+def test_table_gain_on_integer_tensors_keeps_fractional_gains() -> None:
+    """A fractional gain of an integer label tensor is not truncated (it used to give 2 for 2.5);
+    the result is floating, as the NumPy path's float64."""
+    torch = pytest.importorskip("torch")
+    g = get_gain("table:0=0;1=2.5")
+    out = g(torch.tensor([1, 0]))
+    assert out.is_floating_point() and out.tolist() == [2.5, 0.0]
+    assert g(np.array([1, 0])).tolist() == [2.5, 0.0]
