@@ -7,12 +7,20 @@ The data are read in place, never copied into the repository: from the folder na
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("NDCGLAB_SHARED_DATA", ROOT.parent / "shared" / "data"))
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` for a child that a test interrupts with SIGINT: Python turns SIGINT into
+    KeyboardInterrupt only if its parent did not ignore the signal, and a test runner started in
+    the background (``cmd &`` in a script, nohup) ignores it, so restore the default first."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def shared_path(*parts: str) -> Path:

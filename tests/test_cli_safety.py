@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from .conftest import default_sigint
+
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 DATA = (
@@ -230,6 +232,7 @@ def test_ctrl_c_in_generate_leaves_nothing(case):
         [sys.executable, "-m", "ndcglab.cli.main", "generate", "default", "--queries", "3000",
          "--out", "big.txt.gz"],
         cwd=case, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=default_sigint,
     )  # fmt: skip
     # generate announces the expected size just before it starts writing: interrupt then, so
     # the signal lands inside the write (seconds long for 3,000 queries), never after it
