@@ -242,7 +242,12 @@ def test_ctrl_c_in_generate_leaves_nothing(case):
     time.sleep(0.2)
     assert proc.poll() is None, "generate ended before it could be interrupted"
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:  # never leave the child running after the test
+        proc.kill()
+        proc.communicate()
+        raise
     res = subprocess.CompletedProcess(proc.args, proc.returncode, out, first + err)
     assert res.returncode == 130
     error_line(res, "interrupted", "big.txt.gz", "was not created")

@@ -155,7 +155,12 @@ def _interrupt_train(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess
     else:
         time.sleep(8)
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=120)
+    try:
+        out, err = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:  # never leave the child running after the test
+        p.kill()
+        p.communicate()
+        raise
     return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
 
