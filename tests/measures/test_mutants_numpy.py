@@ -103,3 +103,23 @@ def test_table_gain_on_integer_tensors_keeps_fractional_gains() -> None:
     out = g(torch.tensor([1, 0]))
     assert out.is_floating_point() and out.tolist() == [2.5, 0.0]
     assert g(np.array([1, 0])).tolist() == [2.5, 0.0]
+
+
+# -------------------------------------------------------------------------- discounts
+def test_discounts_on_integer_ranks_are_float64_by_hand() -> None:
+    from ndcglab.measures.discounts import LinearDiscount, PowerDiscount
+
+    r = np.array([1, 2, 4], dtype=np.int64)
+    # an integer exponent on integer ranks must still give the fractions r^−β
+    p = PowerDiscount(beta=2)(r)  # type: ignore[arg-type]
+    assert p.dtype == np.float64 and p.tolist() == [1.0, 0.25, 0.0625]
+    lin = LinearDiscount()(r, np.int64(5))
+    assert lin.dtype == np.float64 and lin.tolist() == [4.0, 3.0, 1.0]
+
+
+def test_linear_discount_without_n_names_what_it_needs() -> None:
+    from ndcglab.measures.discounts import LinearDiscount
+
+    msg = r"^the linear discount n − r needs the list length n$"
+    with pytest.raises(ConventionError, match=msg):
+        LinearDiscount()(np.array([1, 2]))
