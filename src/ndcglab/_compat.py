@@ -37,6 +37,25 @@ def require(module: str) -> ModuleType:
         ) from exc
 
 
+#: Seconds a broadcast of one object to every Dask worker may take before ndcglab gives up on it
+#: and lets Dask ship the object with the tasks that use it (same results, more traffic).
+BROADCAST_TIMEOUT = 30.0
+
+
+def broadcast(client: Any, value: Any, fallback: Callable[[Any], Any] = lambda v: v) -> Any:
+    """``value`` on every worker of the Dask ``client``: ``client.scatter(value, broadcast=True)``
+    (one copy per worker, a future in the task graph). distributed's scatter can stall for good
+    on a loaded machine (dask/distributed issue 4907); after :data:`BROADCAST_TIMEOUT` seconds
+    this returns ``fallback(value)`` instead — the value itself by default, or e.g.
+    ``dask.delayed`` of it — which Dask sends along with the tasks (the same numbers)."""
+    import asyncio
+
+    try:
+        return client.scatter(value, broadcast=True, timeout=BROADCAST_TIMEOUT)
+    except (TimeoutError, asyncio.TimeoutError):
+        return fallback(value)
+
+
 def torch() -> ModuleType:
     """Return the ``torch`` module (the ``torch`` extra)."""
     return require("torch")

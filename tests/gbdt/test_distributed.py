@@ -197,3 +197,31 @@ def test_dask_means_follow_each_measure_rule(client, tmp_path):
         assert abs(got.mean[name] - ref.mean[name]) <= 1e-9, name
     # the geometric mean differs from the arithmetic mean of the same per-query logs
     assert abs(ref.mean["gm_map"] - float(np.nanmean(ref.per_query["gm_map"]))) > 1e-3
+
+
+def test_a_stalled_broadcast_falls_back_to_the_task_graph(client, tmp_path, monkeypatch):
+    # distributed's scatter(broadcast=True) can stall on a loaded machine; ndcglab then ships the
+    # object with the tasks instead, with the same numbers (here every scatter "times out")
+    from ndcglab import _compat
+    from ndcglab.data import dataset_to_qrels, make_synthetic, read_run, write_run
+    from ndcglab.measures import evaluate_trec
+    from ndcglab.measures.dask_eval import evaluate_trec_dask
+
+    calls = []
+
+    def stalled(value, **kw):
+        calls.append(kw.get("timeout"))
+        raise TimeoutError("scatter did not finish")
+
+    ds = make_synthetic("small", seed=1)
+    qrels = dataset_to_qrels(ds)
+    run_path = tmp_path / "run.txt"
+    write_run(run_path, ds, np.round(ds.features[:, 0], 1))
+    measures = ["ndcg@10", "map", "p@5"]
+    ref = evaluate_trec(qrels, read_run(run_path), measures)
+    monkeypatch.setattr(client, "scatter", stalled)
+    got = evaluate_trec_dask(qrels, run_path, measures, client=client, n_partitions=3)
+    assert calls == [_compat.BROADCAST_TIMEOUT]
+    assert list(got.query_ids) == list(ref.query_ids)
+    for name in ref.per_query:
+        np.testing.assert_allclose(got.per_query[name], ref.per_query[name], rtol=0, atol=1e-12)

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import require
+from .._compat import broadcast, require
 from ..data import RankingDataset
 from ..errors import DataFormatError, SpecError
 from .model import GBDTModel, model_versions
@@ -288,7 +288,7 @@ def select_rounds_dask(
     client = _client(client)
     n_workers = max(1, len(client.scheduler_info()["workers"]))
     b = valid.boundaries
-    bst = client.scatter(booster, broadcast=True)
+    bst = broadcast(client, booster)
     futures = []
     for q0, q1 in partition_queries(b, n_workers):
         lo, hi = int(b[q0]), int(b[q1])

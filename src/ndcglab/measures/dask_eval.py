@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import require
+from .._compat import broadcast, require
 from ..data import boundaries_from_group
 from ..errors import DataFormatError
 
@@ -282,7 +282,7 @@ def evaluate_letor_dask(
         scores = np.asarray(scores, dtype=np.float64).ravel()
         n_scores = len(scores)
         if client is not None:
-            scores = client.scatter(scores, broadcast=True)
+            scores = broadcast(client, scores)
     delayed = dask.delayed
     rows = [
         delayed(_letor_rows)(b, p, f"block {i} of the file")
@@ -405,7 +405,7 @@ def evaluate_trec_dask(
         delayed(_trec_block, nout=None)(b, n_partitions, p, f"block {i} of the file")
         for i, b in enumerate(_blocks(p, blocksize))
     ]
-    qd = delayed(dict(qrels)) if client is None else client.scatter(dict(qrels), broadcast=True)
+    qd = delayed(dict(qrels)) if client is None else broadcast(client, dict(qrels), delayed)
     reduced = []
     for j in range(n_partitions):
         rows = [delayed(_take)(m, j) for m in mapped]
