@@ -99,3 +99,22 @@ def test_blocked_pairs_without_gradients_equal_one_block(spec: str, monkeypatch)
         monkeypatch.setattr(_ops, "PAIR_BUDGET", 2 * 7)  # one row of pairs per block
         blocked = loss(s, y, mask)
     assert torch.allclose(blocked, whole, rtol=1e-13, atol=0.0)
+
+
+def test_cs_listmle_constant_per_list_in_a_padded_batch() -> None:
+    # C(y) is a property of each list alone: a padded batch gives each list's own constant, and a
+    # list without gain (DCG = 0) gives 0 as documented, not 0/0
+    from ndcglab.losses.cs_listmle import cs_listmle_constant
+
+    labels = torch.tensor([[2.0, 0.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+    mask = torch.tensor([[True, True, True, False], [True] * 4, [True, True, True, False]])
+    for k in (None, 2):
+        got = cs_listmle_constant(labels.double(), mask, k=k)
+        alone = [
+            cs_listmle_constant(torch.tensor([[2.0, 0.0, 1.0]], dtype=torch.float64), k=k),
+            cs_listmle_constant(torch.tensor([[1.0, 1.0, 0.0, 0.0]], dtype=torch.float64), k=k),
+        ]
+        assert got[0].item() == pytest.approx(alone[0].item(), rel=1e-14)
+        assert got[1].item() == pytest.approx(alone[1].item(), rel=1e-14)
+        assert got[2].item() == 0.0
+        assert alone[0].item() != pytest.approx(alone[1].item(), rel=1e-3)  # the lists differ
