@@ -34,8 +34,8 @@ SCOPE_REAL_RAVIKUMAR = (
 #: What --quick changes in those two experiments.
 QUICK_NOTE_RAVIKUMAR = (
     "--quick: three folds instead of five; line-search at most 60 L-BFGS iterations (not 500); "
-    "tuned-gd over a 3 × 2 grid (ε ∈ {1e-4, 1e-5}, not {1e-3, 1e-4, 1e-5}) and at most 80 "
-    "epochs (not 300); adam 80 epochs (not 300)."
+    "tuned-gd over a 2 × 2 grid (η ∈ {0.001, 0.1}, ε ∈ {1e-4, 1e-5}) and at most 40 epochs "
+    "(not 300); adam 80 epochs (not 300)."
 )
 
 

@@ -172,21 +172,21 @@ def protocol_by_name(name: str, experiment: str, settings: Settings) -> Protocol
     if name == "tuned-gd":
         grid = settings.pick(
             (("lr", (0.001, 0.01, 0.1, 1.0)), ("tol", (1e-3, 1e-4, 1e-5))),
-            (("lr", (0.001, 0.01, 0.1, 1.0)), ("tol", (1e-4, 1e-5))),
+            (("lr", (0.001, 0.1)), ("tol", (1e-4, 1e-5))),
             (("lr", (0.1, 1.0)), ("tol", (1e-3,))),
         )
         return Protocol(
             "tuned-gd",
             "gd",
-            epochs=settings.pick(300, 80, 4),
+            epochs=settings.pick(300, 40, 4),
             tol=1e-5,
             dtype="float64",
             grid=grid,
             source="Lu et al.'s protocol (Fig. 1)" if cs else "η and ε chosen on validation",
             reduced=""
             if settings.mode == "full"
-            else "a 4 × 2 grid (ε ∈ {1e-4, 1e-5}, not {1e-3, 1e-4, 1e-5}) and at most 80 epochs "
-            "(not 300)",
+            else "a 2 × 2 grid (η ∈ {0.001, 0.1}, not {0.001, 0.01, 0.1, 1}; ε ∈ {1e-4, 1e-5}, "
+            "not {1e-3, 1e-4, 1e-5}) and at most 40 epochs (not 300)",
         )
     if name == "fixed-gd":
         return Protocol(
