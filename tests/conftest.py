@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,19 @@ def default_sigint() -> None:
     KeyboardInterrupt only if its parent did not ignore the signal, and a test runner started in
     the background (``cmd &`` in a script, nohup) ignores it, so restore the default first."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def interrupt(proc: subprocess.Popen, timeout: float = 120) -> tuple[str, str]:
+    """Send SIGINT (Ctrl-C) to ``proc`` (started with ``preexec_fn=default_sigint``) and return
+    its ``(stdout, stderr)``; a child still running after ``timeout`` s is killed, never left
+    behind, and the timeout is raised."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
 
 
 def shared_path(*parts: str) -> Path:

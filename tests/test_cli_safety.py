@@ -12,7 +12,6 @@ import gzip
 import json
 import os
 import resource
-import signal
 import stat
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .conftest import default_sigint
+from .conftest import default_sigint, interrupt
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -241,13 +240,7 @@ def test_ctrl_c_in_generate_leaves_nothing(case):
     assert "writing about" in first, first
     time.sleep(0.2)
     assert proc.poll() is None, "generate ended before it could be interrupted"
-    proc.send_signal(signal.SIGINT)
-    try:
-        out, err = proc.communicate(timeout=120)
-    except subprocess.TimeoutExpired:  # never leave the child running after the test
-        proc.kill()
-        proc.communicate()
-        raise
+    out, err = interrupt(proc)
     res = subprocess.CompletedProcess(proc.args, proc.returncode, out, first + err)
     assert res.returncode == 130
     error_line(res, "interrupted", "big.txt.gz", "was not created")

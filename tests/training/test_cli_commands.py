@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ import pytest
 from ndcglab.data import dataset_to_qrels, load_dataset, read_letor, read_run
 from ndcglab.measures import evaluate
 
-from ..conftest import default_sigint
+from ..conftest import default_sigint, interrupt
 from .test_cli import make_letor_folds
 
 TRAIN_OPTS = ["--epochs", "8", "--lr", "0.5", "--optimizer", "gd"]
@@ -154,13 +153,7 @@ def _interrupt_train(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess
         time.sleep(0.5)
     else:
         time.sleep(8)
-    p.send_signal(signal.SIGINT)
-    try:
-        out, err = p.communicate(timeout=120)
-    except subprocess.TimeoutExpired:  # never leave the child running after the test
-        p.kill()
-        p.communicate()
-        raise
+    out, err = interrupt(p)
     return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
 

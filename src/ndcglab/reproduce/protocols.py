@@ -153,6 +153,14 @@ class Protocol:
         }
 
 
+#: What ``--quick`` changes in ``tuned-gd`` (printed on the pages; keep it equal to the quick grid
+#: and epoch cap of :func:`protocol_by_name`, which a test checks).
+TUNED_GD_QUICK = (
+    "a 2 × 2 grid (η ∈ {0.001, 0.1}, not {0.001, 0.01, 0.1, 1}; ε ∈ {1e-4, 1e-5}, not "
+    "{1e-3, 1e-4, 1e-5}) and at most 40 epochs (not 300)"
+)
+
+
 def protocol_by_name(name: str, experiment: str, settings: Settings) -> Protocol:
     """The protocol ``name`` with the caps and grid of ``settings``' mode for ``experiment``."""
     from ..errors import NdcglabError
@@ -183,10 +191,7 @@ def protocol_by_name(name: str, experiment: str, settings: Settings) -> Protocol
             dtype="float64",
             grid=grid,
             source="Lu et al.'s protocol (Fig. 1)" if cs else "η and ε chosen on validation",
-            reduced=""
-            if settings.mode == "full"
-            else "a 2 × 2 grid (η ∈ {0.001, 0.1}, not {0.001, 0.01, 0.1, 1}; ε ∈ {1e-4, 1e-5}, "
-            "not {1e-3, 1e-4, 1e-5}) and at most 40 epochs (not 300)",
+            reduced="" if settings.mode == "full" else TUNED_GD_QUICK,
         )
     if name == "fixed-gd":
         return Protocol(
