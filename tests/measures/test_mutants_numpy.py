@@ -123,3 +123,61 @@ def test_linear_discount_without_n_names_what_it_needs() -> None:
     msg = r"^the linear discount n − r needs the list length n$"
     with pytest.raises(ConventionError, match=msg):
         LinearDiscount()(np.array([1, 2]))
+
+
+def _docid_keys_twice(ids: np.ndarray) -> tuple[list[float], list[float]]:
+    """tie_key('docid') on one list where every score is tied, called twice with the same id
+    array: the first call ranks the tied ids alone, the second the whole array once (kept)."""
+    from ndcglab.measures.conventions import tie_key
+
+    s = np.ones(len(ids))
+    b = np.array([0, len(ids)])
+    first = tie_key("docid", s, b, doc_ids=ids)[0]
+    second = tie_key("docid", s, b, doc_ids=ids)[0]
+    return (first - first.min()).tolist(), (second - second.min()).tolist()
+
+
+def test_docid_ties_compare_integer_ids_as_text() -> None:
+    # trec_eval compares docnos as text: "9" > "2" > "100" > "10" (numeric order would differ)
+    ids = np.array([9, 10, 100, 2], dtype=object)
+    for key in _docid_keys_twice(ids):
+        assert key == [0.0, 3.0, 2.0, 1.0]  # ascending key = docno descending
+
+
+def test_docid_ties_rank_non_ascii_ids_by_code_point() -> None:
+    ids = np.array(["é", "e", "z"], dtype=object)  # "e" < "z" < "é" (U+00E9)
+    for key in _docid_keys_twice(ids):
+        assert key == [0.0, 2.0, 1.0]
+
+
+def test_docid_ties_give_equal_ids_equal_keys() -> None:
+    ids = np.array(["x", "x"], dtype=object)
+    for key in _docid_keys_twice(ids):
+        assert key == [0.0, 0.0]
+
+
+def test_docid_ranks_are_kept_per_array_and_forgotten_with_it() -> None:
+    import gc
+
+    from ndcglab.measures import conventions as C
+
+    def text_ranks(ids: np.ndarray) -> list[float]:  # dense rank in text order, by hand
+        order = sorted(set(map(str, ids)))
+        return [float(order.index(str(i))) for i in ids]
+
+    a = np.array(["b", "a", "c", "a"], dtype=object)
+    b = np.array(["z", "y"], dtype=object)
+    assert C._docid_ranks(["b", "a"]) is None  # not an array: never kept
+    assert C._docid_ranks(a) is None  # first sight: the caller ranks the tied ids only
+    assert C._docid_ranks(b) is None
+    ra = C._docid_ranks(a)  # second sight of a, after b: a's own ranks
+    assert ra is not None and ra.tolist() == text_ranks(a)
+    assert C._docid_ranks(a) is ra  # computed once, then kept
+    rb = C._docid_ranks(b)
+    assert rb is not None and rb.tolist() == text_ranks(b)
+    assert C._docid_ranks(a) is ra and C._docid_ranks(b) is rb
+    key = id(a)
+    assert key in C._DOCID_RANKS
+    del a, ra
+    gc.collect()
+    assert key not in C._DOCID_RANKS  # no entry outlives its array
