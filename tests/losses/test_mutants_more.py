@@ -118,3 +118,181 @@ def test_cs_listmle_constant_per_list_in_a_padded_batch() -> None:
         assert got[1].item() == pytest.approx(alone[1].item(), rel=1e-14)
         assert got[2].item() == 0.0
         assert alone[0].item() != pytest.approx(alone[1].item(), rel=1e-3)  # the lists differ
+
+
+# a gain table that is not monotone in the label and gives label 1 no gain: documents with
+# c(j) = 0 that still have documents below them with c > 0 (never so with 2^y - 1)
+_ODD_GAIN = {0.0: 1.0, 1.0: 0.0, 2.0: 3.0}
+_ODD_SPEC = "table:0=1;1=0;2=3"
+_ODD_LISTS = [
+    ([1.0, 0.0, 2.0, 0.0], [0.3, -0.2, 0.1, 0.5]),
+    ([1.0, 0.0, 0.0], [1.5, -0.7, 0.2]),
+    ([2.0, 1.0, 1.0, 0.0, 0.0], [-1.0, 0.4, 0.9, 2.2, -0.3]),
+]
+
+
+def _cs_loop_gain(s: list[float], y: list[float], k: int, gain: dict[float, float]) -> float:
+    """L_CS by a direct double loop (docs/losses.md, "cs_listmle@k") for any gain table."""
+    import math
+
+    n = len(y)
+    a = [gain[v] for v in y]
+    gh = [1 + sum(1 for u in y if u > v) for v in y]
+
+    def bp(j: int) -> float:
+        return math.log(2) / ((1 + j) * math.log(1 + j) ** 2) if j <= k else 0.0
+
+    dcg = sum(a[i] / math.log2(1 + gh[i]) for i in range(n) if gh[i] <= k)
+    if dcg <= 0:
+        return 0.0
+    total = 0.0
+    for j in range(n):
+        w = {t: a[j] * bp(gh[j]) + a[t] * bp(gh[t]) for t in range(n) if y[t] < y[j]}
+        beta = sum(w.values())
+        if beta > 0:
+            total += beta * math.log2(1 + sum(w[t] / beta * math.exp(s[t] - s[j]) for t in w))
+    return total / dcg
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_cs_listmle_with_a_non_monotone_gain_equals_the_loop(k: int) -> None:
+    loss = get_loss(f"cs_listmle(gain={_ODD_SPEC})@{k}")
+    for y, s in _ODD_LISTS:
+        x = torch.tensor([s], dtype=torch.float64, requires_grad=True)
+        yt = torch.tensor([y], dtype=torch.float64)
+        v = loss(x, yt)
+        assert v.item() == pytest.approx(_cs_loop_gain(s, y, k, _ODD_GAIN), rel=1e-12)
+        (g_auto,) = torch.autograd.grad(v.sum(), x)
+        out = loss.grad_hess(x.detach(), yt)
+        assert out is not None
+        torch.testing.assert_close(out[0], g_auto, rtol=1e-10, atol=1e-12)
+
+
+def test_cs_listmle_mean_counts_only_lists_with_a_positive_dcg() -> None:
+    # list 0: two label levels but every gain 0 (DCG_ĝ@k = 0): no loss, not in the mean
+    loss = get_loss("cs_listmle(gain=table:0=0;1=0;2=1)@2")
+    y = torch.tensor([[1.0, 0.0, 0.0], [2.0, 0.0, 1.0]], dtype=torch.float64)
+    s = torch.tensor([[0.1, 0.9, -0.4], [0.2, 0.5, -1.0]], dtype=torch.float64)
+    per_list = loss(s, y, reduction="none")
+    assert per_list[0].item() == 0.0 and per_list[1].item() > 0.0
+    assert loss(s, y, reduction="mean").item() == pytest.approx(per_list[1].item(), rel=1e-15)
+
+
+def _spy_checkpoint(monkeypatch) -> list[int]:
+    """Count the calls of torch's checkpoint (the memory bound of the pair blocks)."""
+    import torch.utils.checkpoint as cp
+
+    calls: list[int] = []
+    real = cp.checkpoint
+
+    def spy(fn: Any, *args: Any, **kw: Any) -> Any:
+        calls.append(1)
+        return real(fn, *args, **kw)
+
+    monkeypatch.setattr(cp, "checkpoint", spy)
+    return calls
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_chunked_rows_splits_by_the_budget_and_checkpoints_only_with_gradients(
+    grad: bool, monkeypatch
+) -> None:
+    from ndcglab.losses._ops import chunked_rows
+
+    calls = _spy_checkpoint(monkeypatch)
+    x = torch.arange(5 * 3, dtype=torch.float64).reshape(5, 3).requires_grad_(grad)
+    seen: list[int] = []
+
+    def fn(t: Any) -> Any:
+        seen.append(t.shape[0])
+        return (t * t).sum(dim=-1)
+
+    want = (x.detach() ** 2).sum(dim=-1)
+    # M² = 9 pair entries per list, budget 18: two lists per chunk
+    out = chunked_rows(fn, x, budget=18)
+    assert seen == [2, 2, 1] and torch.equal(out.detach(), want)
+    assert len(calls) == (3 if grad else 0)
+    if grad:  # the gradient through checkpointed chunks is the plain one
+        (g,) = torch.autograd.grad(out.sum(), x)
+        assert torch.equal(g, 2 * x.detach())
+    seen.clear()
+    assert torch.equal(chunked_rows(fn, x, budget=10, per_row=5).detach(), want)
+    assert seen == [2, 2, 1]  # per_row entries per list, not M²
+    seen.clear()
+    calls.clear()
+    chunked_rows(fn, x, budget=45)  # 5 lists × 9 = 45 fits: one plain call
+    assert seen == [5] and calls == []
+    seen.clear()
+    chunked_rows(fn, x, budget=4, per_row=1)  # one pair entry per list: four lists a chunk
+    assert seen == [4, 1]
+    seen.clear()
+    calls.clear()
+    chunked_rows(fn, x, budget=9)  # exactly one list's pairs: one list a chunk, checkpointed
+    assert seen == [1] * 5 and len(calls) == (5 if grad else 0)
+    seen.clear()
+    calls.clear()
+    chunked_rows(fn, x, budget=8)  # one list alone exceeds the budget: one at a time, and
+    assert seen == [1] * 5  # not checkpointed here (fn blocks its own pairs)
+    assert calls == []
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_pair_blocks_split_the_first_pair_axis_by_the_budget(grad: bool, monkeypatch) -> None:
+    from ndcglab.losses._ops import pair_blocks
+
+    calls = _spy_checkpoint(monkeypatch)
+    x = torch.linspace(-1.0, 1.0, 2 * 7, dtype=torch.float64).reshape(2, 7).requires_grad_(grad)
+    blocks: list[tuple[int, int]] = []
+
+    def fn(lo: int, hi: int, t: Any) -> Any:
+        blocks.append((lo, hi))
+        return t[:, lo:hi].sum(dim=-1)
+
+    # B × (hi − lo) × cols ≤ budget: 2 × step × 4 ≤ 24 → blocks of 3 rows of pairs
+    out = pair_blocks(fn, 7, x, cols=4, budget=24)
+    assert blocks == [(0, 3), (3, 6), (6, 7)]
+    torch.testing.assert_close(out.detach(), x.detach().sum(dim=-1), rtol=1e-15, atol=0.0)
+    assert len(calls) == (3 if grad else 0)
+    blocks.clear()
+    calls.clear()
+    pair_blocks(fn, 7, x, cols=4, budget=56)  # 2 × 7 × 4 = 56 fits: one plain block
+    assert blocks == [(0, 7)] and calls == []
+    blocks.clear()
+    pair_blocks(fn, 7, x[:1], cols=1, budget=3)  # one list, one column: three rows a block
+    assert blocks == [(0, 3), (3, 6), (6, 7)]
+    blocks.clear()
+    pair_blocks(fn, 3, x, cols=4, budget=1)  # under one row per block: still one row
+    assert blocks == [(0, 1), (1, 2), (2, 3)]
+
+
+def test_cut_discounts_keep_only_real_positions_within_the_list_and_the_cutoff() -> None:
+    import math
+
+    from ndcglab.losses._ops import cut_discounts
+    from ndcglab.measures.discounts import get_discount
+
+    log = get_discount("log")
+    like = torch.zeros(1, dtype=torch.float64)
+    pos = torch.tensor([[1, 3, 4, 2], [2, 0, 1, 5]])  # 0: padding; 5 > M = 4: off the list
+    mask = torch.tensor([[True, True, True, False], [True, False, True, True]])
+    d = [1.0 / math.log2(1 + r) for r in range(1, 5)]
+    got = cut_discounts(log, pos, mask, None, like)
+    want = [[d[0], d[2], d[3], 0.0], [d[1], 0.0, d[0], 0.0]]
+    torch.testing.assert_close(got, torch.tensor(want, dtype=torch.float64), rtol=0, atol=0)
+    got_k = cut_discounts(log, pos, mask, torch.tensor([3, 1]), like)
+    want_k = [[d[0], d[2], 0.0, 0.0], [0.0, 0.0, d[0], 0.0]]
+    torch.testing.assert_close(got_k, torch.tensor(want_k, dtype=torch.float64), rtol=0, atol=0)
+    one = cut_discounts(log, torch.tensor([[1], [2]]), torch.ones(2, 1, dtype=torch.bool), 2, like)
+    assert one.tolist() == [[1.0], [0.0]]  # M = 1: position 2 is off the list
+
+
+@pytest.mark.parametrize("spec", ["ranknet", "lambdarank@2", "cs_listmle@2"])
+def test_mean_leaves_out_a_padded_list_of_tied_labels(spec: str) -> None:
+    # list 0: two real documents with the same label and one padded entry: no pair, no loss
+    y = torch.tensor([[1.0, 1.0, 0.0], [2.0, 0.0, 1.0]], dtype=torch.float64)
+    s = torch.tensor([[0.3, -0.1, 0.0], [0.2, 0.5, -1.0]], dtype=torch.float64)
+    mask = torch.tensor([[True, True, False], [True, True, True]])
+    loss = get_loss(spec)
+    per_list = loss(s, y, mask, reduction="none")
+    assert per_list[0].item() == 0.0 and per_list[1].item() > 0.0
+    assert loss(s, y, mask, reduction="mean").item() == pytest.approx(per_list[1].item(), rel=1e-15)

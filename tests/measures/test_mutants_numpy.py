@@ -181,3 +181,39 @@ def test_docid_ranks_are_kept_per_array_and_forgotten_with_it() -> None:
     del a, ra
     gc.collect()
     assert key not in C._DOCID_RANKS  # no entry outlives its array
+
+
+@pytest.mark.parametrize(("n_empty", "tail"), [(5, ""), (6, " and 1 more")])
+def test_empty_error_names_five_queries_then_counts_the_rest(n_empty: int, tail: str) -> None:
+    from ndcglab.errors import EmptyQueryError
+    from ndcglab.measures import evaluate_arrays
+
+    n = n_empty + 1  # one query with a relevant document, then the empty ones
+    labels = np.array([1.0] + [0.0] * n_empty)
+    bounds = np.arange(n + 1)
+    qids = [f"q{i}" for i in range(n)]
+    with pytest.raises(EmptyQueryError) as e:
+        evaluate_arrays(labels, np.zeros(n), bounds, "ndcg(empty=error)", query_ids=qids)
+    names = ", ".join(qids[1:6])
+    assert f"query {names}{tail} (empty=error)" in str(e.value)
+    assert f"{n_empty} queries have no document with a positive gain" in str(e.value)
+
+
+def test_docid_ties_without_ids_name_both_fixes() -> None:
+    from ndcglab.measures.conventions import tie_key
+
+    with pytest.raises(ConventionError) as e:
+        tie_key("docid", np.ones(2), np.array([0, 2]))
+    assert str(e.value) == (
+        "ties=docid (trec_eval: docno descending) needs document ids. Fix: pass doc_ids= "
+        "(read_letor keeps '#docid = ...'), or use ties=input"
+    )
+
+
+def test_discounts_of_unsigned_ranks_by_hand() -> None:
+    # unsigned ranks must not be negated as unsigned integers (2^-r, not 2^(2^32 - r))
+    from ndcglab.measures.discounts import get_discount
+
+    r = np.array([1, 2, 3], dtype=np.uint32)
+    assert get_discount("exp:2")(r).tolist() == [0.5, 0.25, 0.125]
+    assert get_discount("linear")(r, n=np.uint32(2)).tolist() == [1.0, 0.0, -1.0]

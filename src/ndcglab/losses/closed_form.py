@@ -65,7 +65,9 @@ class ClosedForm:
     def grad_hess(
         self, scores: Tensor, generator: Generator | None = None
     ) -> tuple[Tensor, Tensor]:
-        """``(grad, hess)`` ``(B, M)`` at ``scores`` (0 on padding and on lists without a loss).
+        """``(grad, hess)`` ``(B, M)`` at ``scores``, in the scores' dtype (a form built once
+        from float64 labels answers float32 scores in float32), 0 on padding and on lists
+        without a loss.
 
         ``generator`` is the loss's own random draw (ListMLE's tie order), so that the
         derivatives are those of ``loss(scores, labels, mask, generator=...)``."""
@@ -138,8 +140,9 @@ class SoftmaxForm(ClosedForm):
         self, scores: Tensor, generator: Generator | None = None
     ) -> tuple[Tensor, Tensor]:
         sig = _ops.masked_softmax(scores, self.mask)
-        g = (self.mass * sig - self.target) * self.mask
-        h = self.mass * sig * (1.0 - sig) * self.mask
+        mass, target = self.mass.to(sig.dtype), self.target.to(sig.dtype)
+        g = (mass * sig - target) * self.mask
+        h = mass * sig * (1.0 - sig) * self.mask
         return g, h
 
     @classmethod
@@ -183,8 +186,9 @@ class ExpForm(SeparableForm):
     def grad_hess(
         self, scores: Tensor, generator: Generator | None = None
     ) -> tuple[Tensor, Tensor]:
-        e = torch.exp(scores.masked_fill(~self.mask, 0.0)) * self.scale * self.mask
-        return (e - self.target) * self.mask, e
+        dt = scores.dtype
+        e = torch.exp(scores.masked_fill(~self.mask, 0.0)) * self.scale.to(dt) * self.mask
+        return (e - self.target.to(dt)) * self.mask, e
 
     @classmethod
     def read_off(cls, fn: Callable[..., Tensor], labels: Tensor, mask: Tensor) -> ExpForm:
@@ -201,8 +205,8 @@ class QuadraticForm(SeparableForm):
         self, scores: Tensor, generator: Generator | None = None
     ) -> tuple[Tensor, Tensor]:
         s = scores.masked_fill(~self.mask, 0.0)
-        g = (self.scale * s - self.target) * self.mask
-        return g, self.scale * self.mask
+        scale, target = self.scale.to(s.dtype), self.target.to(s.dtype)
+        return (scale * s - target) * self.mask, scale * self.mask
 
     @classmethod
     def read_off(cls, fn: Callable[..., Tensor], labels: Tensor, mask: Tensor) -> QuadraticForm:
