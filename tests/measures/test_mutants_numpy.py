@@ -217,3 +217,20 @@ def test_discounts_of_unsigned_ranks_by_hand() -> None:
     r = np.array([1, 2, 3], dtype=np.uint32)
     assert get_discount("exp:2")(r).tolist() == [0.5, 0.25, 0.125]
     assert get_discount("linear")(r, n=np.uint32(2)).tolist() == [1.0, 0.0, -1.0]
+
+
+@pytest.mark.parametrize("numpy_path", [True, False])
+def test_docid_tie_keys_by_hand_on_both_paths(numpy_path: bool, monkeypatch) -> None:
+    # the tied documents' ids ranked among themselves (a fresh id array: the first-call path);
+    # an untied document keeps key 0. Both the NumPy path and the compiled kernels.
+    from ndcglab.measures import _small
+    from ndcglab.measures.conventions import tie_key
+
+    if not numpy_path:
+        monkeypatch.setattr(_small, "SMALL_DOCS", 0)
+    s = np.array([1.0, 1.0, 0.5, 0.5, 0.2, 3.0, 3.0, 3.0])
+    b = np.array([0, 5, 8])
+    ids = np.array(["d3", "d1", "d9", "d2", "d5", "a", "c", "b"], dtype=object)
+    key, average = tie_key("docid", s, b, doc_ids=ids)
+    # tied ids in text order: a b c d1 d2 d3 d9 -> 0..6; key = -rank (docno descending)
+    assert not average and key.tolist() == [-5.0, -3.0, -6.0, -4.0, 0.0, 0.0, -2.0, -1.0]
