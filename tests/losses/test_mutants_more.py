@@ -296,3 +296,39 @@ def test_mean_leaves_out_a_padded_list_of_tied_labels(spec: str) -> None:
     per_list = loss(s, y, mask, reduction="none")
     assert per_list[0].item() == 0.0 and per_list[1].item() > 0.0
     assert loss(s, y, mask, reduction="mean").item() == pytest.approx(per_list[1].item(), rel=1e-15)
+
+
+@pytest.mark.parametrize("spec", ["ranknet", "lambdarank"])
+def test_padding_never_pairs_with_negative_labels(spec: str) -> None:
+    # padded entries hold label 0, above a real label -1: they must still make no pair
+    loss = get_loss(spec)
+    y = torch.tensor([[-1.0, 0.0, 1.0]], dtype=torch.float64)
+    s = torch.tensor([[0.4, -0.3, 0.1]], dtype=torch.float64)
+    alone = loss(s, y)
+    pad_y = torch.tensor([[-1.0, 0.0, 1.0, 0.0, 0.0]], dtype=torch.float64)
+    pad_s = torch.tensor([[0.4, -0.3, 0.1, 2.0, -2.0]], dtype=torch.float64)
+    mask = torch.tensor([[True, True, True, False, False]])
+    assert loss(pad_s, pad_y, mask).item() == pytest.approx(alone.item(), rel=1e-14)
+    w = loss.pair_weights(pad_s, pad_y, mask)
+    assert w[0, 3:].abs().sum().item() == 0.0 and w[0, :, 3:].abs().sum().item() == 0.0
+    assert w[0, 1, 0].item() > 0.0  # label 0 above label -1 (real documents): a pair
+
+
+def test_cs_listmle_weights_make_no_pair_with_padding() -> None:
+    from ndcglab.losses.cs_listmle import cs_listmle_weights
+
+    y = torch.tensor([[2.0, 1.0, 0.0, 0.0]], dtype=torch.float64)
+    mask = torch.tensor([[True, True, True, False]])
+    w, beta, _ = cs_listmle_weights(y - 1.0, mask)  # labels 1, 0, -1; padding -1 + 0 = -1
+    yy = torch.where(mask, y - 1.0, torch.zeros(()))  # padding read as label 0
+    w2, _, _ = cs_listmle_weights(yy, mask)
+    assert w2[0, 3].abs().sum().item() == 0.0 and w2[0, :, 3].abs().sum().item() == 0.0
+    assert w[0, 3].abs().sum().item() == 0.0 and beta[0, 3].item() == 0.0
+
+
+def test_ideal_dcg_of_empty_lists_is_one_zero_per_list() -> None:
+    from ndcglab.losses._ops import ideal_dcg
+    from ndcglab.measures.discounts import get_discount
+
+    z = ideal_dcg(torch.zeros(3, 0), torch.zeros(3, 0, dtype=torch.bool), get_discount("log"))
+    assert z.shape == (3,) and z.tolist() == [0.0, 0.0, 0.0]
