@@ -332,3 +332,19 @@ def test_ideal_dcg_of_empty_lists_is_one_zero_per_list() -> None:
 
     z = ideal_dcg(torch.zeros(3, 0), torch.zeros(3, 0, dtype=torch.bool), get_discount("log"))
     assert z.shape == (3,) and z.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_ranking_keeps_ties_in_input_order_on_long_lists() -> None:
+    # (torch's unstable CPU sort reorders ties from about 100 entries on)
+    from ndcglab.losses._ops import ranking
+
+    g = torch.Generator().manual_seed(0)
+    s = torch.randint(0, 3, (2, 300), generator=g).to(torch.float64)
+    mask = torch.ones(2, 300, dtype=torch.bool)
+    mask[1, 250:] = False
+    order, rank = ranking(s, mask)
+    for b in range(2):
+        n = int(mask[b].sum())
+        want = sorted(range(n), key=lambda i: (-s[b, i].item(), i)) + list(range(n, 300))
+        assert order[b].tolist() == want
+        assert rank[b][order[b]].tolist() == list(range(300))
