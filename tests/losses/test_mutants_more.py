@@ -348,3 +348,24 @@ def test_ranking_keeps_ties_in_input_order_on_long_lists() -> None:
         want = sorted(range(n), key=lambda i: (-s[b, i].item(), i)) + list(range(n, 300))
         assert order[b].tolist() == want
         assert rank[b][order[b]].tolist() == list(range(300))
+
+
+def test_a_gain_written_with_numpy_works_in_the_losses_dtype() -> None:
+    # a user's gain that returns a NumPy float64 array for a float32 label tensor
+    import math
+
+    import numpy as np
+
+    from ndcglab.losses.listwise import ListNet
+    from ndcglab.measures.gains import get_gain
+
+    loss = ListNet(gain=get_gain(lambda y: np.asarray(y, dtype=np.float64) ** 2))
+    s = torch.tensor([[0.1, 0.2, 0.3]], dtype=torch.float32)
+    y = torch.tensor([[2.0, 1.0, 0.0]], dtype=torch.float32)
+    v = loss(s, y)
+    assert v.dtype == torch.float32
+    # ListNet by hand: −Σ p log softmax(s), p = softmax(G) with G = y² = (4, 1, 0)
+    z = sum(math.exp(x) for x in (0.1, 0.2, 0.3))
+    zg = math.exp(4) + math.exp(1) + 1.0
+    want = -sum(math.exp(g) / zg * (x - math.log(z)) for g, x in ((4, 0.1), (1, 0.2), (0, 0.3)))
+    assert v.item() == pytest.approx(want, rel=1e-6)

@@ -234,3 +234,15 @@ def test_docid_tie_keys_by_hand_on_both_paths(numpy_path: bool, monkeypatch) -> 
     key, average = tie_key("docid", s, b, doc_ids=ids)
     # tied ids in text order: a b c d1 d2 d3 d9 -> 0..6; key = -rank (docno descending)
     assert not average and key.tolist() == [-5.0, -3.0, -6.0, -4.0, 0.0, 0.0, -2.0, -1.0]
+
+
+def test_random_ties_pick_one_order_never_the_average() -> None:
+    # two tied documents, one relevant: NDCG@1 is 1 or 0 under a random order (0.5 would be the
+    # expectation of ties=average)
+    from ndcglab.measures import evaluate_arrays
+
+    seen = set()
+    for seed in range(12):
+        res = evaluate_arrays([1, 0], [0.5, 0.5], [0, 2], f"ndcg(ties=random:{seed})@1")
+        seen.add(next(iter(res.mean.values())))
+    assert seen == {0.0, 1.0}
