@@ -148,16 +148,19 @@ def test_read_off_forms_match_autograd_of_the_registered_loss(spec: str) -> None
     np.testing.assert_allclose(h.numpy(), h_ref.numpy(), rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize("spec", CLOSED)
-def test_a_form_built_once_answers_in_the_scores_dtype(spec: str) -> None:
-    """A form is built once from the labels (as the GBDT objective does) and then evaluated at
-    any scores: float32 scores give float32 derivatives, equal to the float64 ones to float32
-    precision."""
+@pytest.mark.parametrize(
+    ("spec", "read_off"), [(x, False) for x in CLOSED] + [(x, True) for x in READ_OFF]
+)
+def test_a_form_built_once_answers_in_the_scores_dtype(spec: str, read_off: bool) -> None:
+    """A form is built once from the labels (as the GBDT objective does; ``read_off``: read off
+    the loss as a callable) and then evaluated at any scores: float32 scores give float32
+    derivatives, equal to the float64 ones to float32 precision."""
     loss = get_loss(spec)
     s, y, m = _batch()
-    form = loss.closed_form(y, m)
+    like = (lambda x, yy, mm: loss(x, yy, mm)) if read_off else None
+    form = loss.closed_form(y, m, like=like) if read_off else loss.closed_form(y, m)
     if form is None:
-        pytest.skip(f"{spec} has no closed form")
+        pytest.skip(f"{spec} has no {'read-off' if read_off else 'closed'} form")
     g64, h64 = form.grad_hess(s, torch.Generator().manual_seed(0))
     g32, h32 = form.grad_hess(s.to(torch.float32), torch.Generator().manual_seed(0))
     assert g32.dtype == torch.float32 and h32.dtype == torch.float32
@@ -165,17 +168,3 @@ def test_a_form_built_once_answers_in_the_scores_dtype(spec: str) -> None:
     # (the Hessian of the wide-score list is a difference of terms near 1: float32 cancellation)
     np.testing.assert_allclose(g32[rows].numpy(), g64[rows].numpy(), rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(h32[rows].numpy(), h64[rows].numpy(), rtol=2e-4, atol=1e-6)
-
-
-@pytest.mark.parametrize("spec", READ_OFF)
-def test_read_off_forms_answer_in_the_scores_dtype(spec: str) -> None:
-    loss = get_loss(spec)
-    s, y, m = _batch()
-    form = loss.closed_form(y, m, like=lambda x, yy, mm: loss(x, yy, mm))
-    if form is None:
-        pytest.skip(f"{spec} has no read-off form")
-    g64, h64 = form.grad_hess(s)
-    g32, h32 = form.grad_hess(s.to(torch.float32))
-    assert g32.dtype == torch.float32 and h32.dtype == torch.float32
-    np.testing.assert_allclose(g32.numpy(), g64.numpy(), rtol=1e-4, atol=1e-6)
-    np.testing.assert_allclose(h32.numpy(), h64.numpy(), rtol=2e-4, atol=1e-6)

@@ -11,6 +11,8 @@ torch = pytest.importorskip("torch")
 
 from ndcglab.losses import NotDifferentiableError, get_loss  # noqa: E402
 
+from .test_oracles import cs_loop  # noqa: E402
+
 
 @pytest.mark.parametrize("spec", ["ranknet", "ranknet(weight=label)", "lambdarank@2"])
 def test_pair_weights_are_in_the_scores_dtype(spec: str) -> None:
@@ -131,29 +133,6 @@ _ODD_LISTS = [
 ]
 
 
-def _cs_loop_gain(s: list[float], y: list[float], k: int, gain: dict[float, float]) -> float:
-    """L_CS by a direct double loop (docs/losses.md, "cs_listmle@k") for any gain table."""
-    import math
-
-    n = len(y)
-    a = [gain[v] for v in y]
-    gh = [1 + sum(1 for u in y if u > v) for v in y]
-
-    def bp(j: int) -> float:
-        return math.log(2) / ((1 + j) * math.log(1 + j) ** 2) if j <= k else 0.0
-
-    dcg = sum(a[i] / math.log2(1 + gh[i]) for i in range(n) if gh[i] <= k)
-    if dcg <= 0:
-        return 0.0
-    total = 0.0
-    for j in range(n):
-        w = {t: a[j] * bp(gh[j]) + a[t] * bp(gh[t]) for t in range(n) if y[t] < y[j]}
-        beta = sum(w.values())
-        if beta > 0:
-            total += beta * math.log2(1 + sum(w[t] / beta * math.exp(s[t] - s[j]) for t in w))
-    return total / dcg
-
-
 @pytest.mark.parametrize("k", [2, 3])
 def test_cs_listmle_with_a_non_monotone_gain_equals_the_loop(k: int) -> None:
     loss = get_loss(f"cs_listmle(gain={_ODD_SPEC})@{k}")
@@ -161,7 +140,7 @@ def test_cs_listmle_with_a_non_monotone_gain_equals_the_loop(k: int) -> None:
         x = torch.tensor([s], dtype=torch.float64, requires_grad=True)
         yt = torch.tensor([y], dtype=torch.float64)
         v = loss(x, yt)
-        assert v.item() == pytest.approx(_cs_loop_gain(s, y, k, _ODD_GAIN), rel=1e-12)
+        assert v.item() == pytest.approx(cs_loop(s, y, k, gain=_ODD_GAIN.__getitem__), rel=1e-12)
         (g_auto,) = torch.autograd.grad(v.sum(), x)
         out = loss.grad_hess(x.detach(), yt)
         assert out is not None

@@ -391,11 +391,12 @@ def test_cs_listmle_pair_weights_by_hand():
     )
 
 
-def cs_loop(s, y, k):
-    """L_CS by a direct loop over the formulas of docs/losses.md ("cs_listmle@k")."""
+def cs_loop(s, y, k, gain=lambda v: 2.0**v - 1):
+    """L_CS by a direct loop over the formulas of docs/losses.md ("cs_listmle@k"); ``gain``
+    a(i) = G(y_i), 2^y − 1 unless given."""
     n = len(y)
     k = n if k is None else k
-    a = [2.0**v - 1 for v in y]
+    a = [gain(v) for v in y]
     gh = [1 + sum(1 for u in y if u > v) for v in y]
 
     def bp(j):
