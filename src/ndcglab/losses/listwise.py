@@ -140,8 +140,21 @@ def listmle_order(y: Tensor, mask: Tensor, generator: Generator | None = None) -
     gdev = generator.device if generator is not None else "cpu"
     seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=gdev).item())
     keys = np.random.default_rng(seed).random(m)
-    keys_t = torch.as_tensor(keys, dtype=torch.float64, device=y.device)
     rank_in_list = (torch.cumsum(mask.long(), dim=-1) - 1).clamp_min(0)
+    real_y = torch.where(mask, y, y.new_zeros(()))
+    if (
+        b
+        and bool(torch.equal(real_y, real_y.round()))
+        and float(real_y.abs().max()) * (m + 1) < 2.0**52
+    ):
+        # Integer labels: one sort by the composite key rank(κ) − (m + 1)·y orders by label
+        # (descending), then κ, then position: the very order of the two stable sorts below.
+        key_rank = np.empty(m)
+        key_rank[np.argsort(keys, kind="stable")] = np.arange(m)
+        kr = torch.as_tensor(key_rank, dtype=torch.float64, device=y.device)[rank_in_list]
+        comp = kr - real_y.to(torch.float64) * (m + 1)
+        return torch.argsort(torch.where(mask, comp, math.inf), dim=-1, stable=True)
+    keys_t = torch.as_tensor(keys, dtype=torch.float64, device=y.device)
     key = torch.where(mask, keys_t[rank_in_list], keys_t.new_full((), 2.0))
     by_key = torch.argsort(key, dim=-1, stable=True)
     y_by_key = torch.where(mask, y, y.new_full((), -float("inf"))).gather(-1, by_key)
@@ -193,9 +206,9 @@ class ListMLE(Loss):
 
     where (i) is the i-th document when the list is sorted by label, descending. Ties in labels are
     broken at random with the ``generator`` passed to the call (see :func:`listmle_order`): random
-    per call, deterministic given the generator. The suffix log-sum-exps use a numerically stable
-    ``logcumsumexp``. Conventions: a one-document list has loss 0; empty lists have no loss.
-    Not analysed by Ravikumar et al.
+    per call, deterministic given the generator. The suffix log-sum-exps are numerically stable for
+    any score range (:func:`ndcglab.losses._ops.masked_logcumsumexp`). Conventions: a one-document
+    list has loss 0; empty lists have no loss. Not analysed by Ravikumar et al.
     """
 
     key = "listmle"
@@ -209,7 +222,7 @@ class ListMLE(Loss):
         m_sorted = mask.gather(-1, order)
         fill = s.new_full((), _ops.fill_value(s.dtype))
         s_sorted = torch.where(m_sorted, s.gather(-1, order), fill)
-        suffix = torch.flip(torch.logcumsumexp(torch.flip(s_sorted, [-1]), dim=-1), [-1])
+        suffix = _ops.masked_logcumsumexp(s_sorted, m_sorted, reverse=True)
         terms = torch.where(m_sorted, suffix - s_sorted, s.new_zeros(()))
         return terms.sum(dim=-1), _ops.lengths(mask) > 0
 

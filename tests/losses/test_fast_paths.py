@@ -1,0 +1,117 @@
+"""The losses' fast paths give the values of their plain forms.
+
+* :func:`ndcglab.losses.listwise.listmle_order` sorts integer labels with one composite key; its
+  order must be the documented one — label descending, then the random key κ_t of the t-th real
+  document, then position, padding last — checked against a Python sort of those tuples.
+* :func:`ndcglab.losses._ops.masked_logcumsumexp` shifts by the row maximum and takes
+  ``cumsum(exp)``; values and gradients must equal ``torch.logcumsumexp`` with padding at the
+  fill value, also where the shifted sums underflow (it must then switch to the stable form).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from ndcglab.losses import _ops, get_loss  # noqa: E402
+from ndcglab.losses.listwise import listmle_order  # noqa: E402
+
+
+def reference_order(y: torch.Tensor, mask: torch.Tensor, seed: int) -> list[list[int]]:
+    """The documented order, by a Python sort: draws the same seed from a generator seeded
+    with ``seed`` and the keys from NumPy exactly as the docstring of listmle_order says."""
+    g = torch.Generator().manual_seed(seed)
+    s = int(torch.randint(0, 2**62, (1,), generator=g).item())
+    keys = np.random.default_rng(s).random(y.shape[1])
+    out = []
+    for row_y, row_m in zip(y.tolist(), mask.tolist(), strict=True):
+        real = [i for i, m in enumerate(row_m) if m]
+        kappa = {i: keys[t] for t, i in enumerate(real)}
+        ordered = sorted(real, key=lambda i: (-row_y[i], kappa[i], i))
+        out.append(ordered + [i for i, m in enumerate(row_m) if not m])
+    return out
+
+
+@pytest.mark.parametrize("labels", ["integer", "large integer", "fractional", "negative"])
+def test_listmle_order_is_the_documented_order(labels: str) -> None:
+    rng = np.random.default_rng(7)
+    for trial in range(60):
+        b, m = int(rng.integers(1, 5)), int(rng.integers(1, 40))
+        y = rng.integers(0, 4, size=(b, m)).astype(np.float64)
+        if labels == "large integer":
+            y *= 1e6
+        elif labels == "fractional":
+            y = y / 2.0
+        elif labels == "negative":
+            y -= 2.0
+        mask = rng.random((b, m)) < 0.75
+        yt, mt = torch.as_tensor(y), torch.as_tensor(mask)
+        got = listmle_order(yt, mt, torch.Generator().manual_seed(trial)).tolist()
+        assert got == reference_order(yt, mt, trial), (labels, trial)
+
+
+def test_listmle_order_of_an_empty_batch() -> None:
+    y = torch.zeros((0, 3), dtype=torch.float64)
+    assert listmle_order(y, y > 0).shape == (0, 3)
+
+
+def _reference_lcse(x: torch.Tensor, mask: torch.Tensor, reverse: bool) -> torch.Tensor:
+    z = torch.where(mask, x, torch.tensor(_ops.fill_value(x.dtype), dtype=x.dtype))
+    if reverse:
+        return torch.logcumsumexp(z.flip(-1), dim=-1).flip(-1)
+    return torch.logcumsumexp(z, dim=-1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("spread", [1.0, 30.0, 2000.0])
+def test_masked_logcumsumexp_equals_logcumsumexp(dtype: str, reverse: bool, spread: float) -> None:
+    dt = getattr(torch, dtype)
+    gen = torch.Generator().manual_seed(3)
+    tol = 8 * torch.finfo(dt).eps
+    for _ in range(20):
+        x = (torch.randn(4, 25, generator=gen, dtype=torch.float64) * spread).to(dt)
+        x.requires_grad_(True)
+        mask = torch.rand(4, 25, generator=gen) < 0.7
+        mask[0] = False  # an empty list
+        weights = torch.randn(4, 25, generator=gen, dtype=dt)
+        ref = _reference_lcse(x, mask, reverse)
+        got = _ops.masked_logcumsumexp(x, mask, reverse=reverse)
+        nonempty = mask.flip(-1).cummax(-1).values.flip(-1) if reverse else mask.cummax(-1).values
+        # where no real entry is summed both are the fill value (to rounding)
+        assert torch.allclose(got[~nonempty], ref[~nonempty], rtol=1e-6)
+        # log(cumsum) + shift is exact to a few ulps of the row's largest |score| (the scores'
+        # own rounding), which in float32 is coarser than logcumsumexp's per-entry rounding
+        r, o = ref[nonempty].detach(), got[nonempty].detach()
+        scale = 1 + x.detach().abs().amax()
+        assert torch.all((r - o).abs() <= tol * scale), (r - o).abs().max()
+        (g_ref,) = torch.autograd.grad((torch.where(nonempty, ref, 0) * weights).sum(), x)
+        (g_got,) = torch.autograd.grad((torch.where(nonempty, got, 0) * weights).sum(), x)
+        assert torch.all(torch.isfinite(g_got))
+        assert torch.allclose(g_got, g_ref, atol=10 * tol * scale, rtol=10 * tol)
+
+
+def test_masked_logcumsumexp_keeps_far_scores_exact() -> None:
+    # exp(-800) underflows in float64: the shifted sum would lose the second entry entirely
+    x = torch.tensor([[0.0, -800.0, -801.0]], dtype=torch.float64)
+    mask = torch.ones_like(x, dtype=torch.bool)
+    got = _ops.masked_logcumsumexp(x, mask, reverse=True)
+    expect = [
+        float(np.logaddexp.reduce([0.0, -800.0, -801.0])),
+        -800 + np.log1p(np.exp(-1.0)),
+        -801.0,
+    ]
+    assert got[0].tolist() == pytest.approx(expect, rel=1e-14)
+
+
+def test_listmle_keeps_scores_far_apart_exact() -> None:
+    # labels order the documents 2, 1, 0; the loss is Σ_i (logsumexp_{j≥i} s_j − s_i)
+    s = torch.tensor([[800.0, -900.0, 0.0]], dtype=torch.float64)
+    y = torch.tensor([[0.0, 1.0, 2.0]], dtype=torch.float64)
+    got = get_loss("listmle")(s, y)[0].item()
+    assert got == pytest.approx(800.0 + (800.0 + 900.0), rel=1e-12)
+    s32 = torch.tensor([[80.0, -90.0, 0.0]], dtype=torch.float32)
+    got32 = get_loss("listmle")(s32, y.float())[0].item()
+    assert got32 == pytest.approx(80.0 + (80.0 + 90.0), rel=1e-6)
