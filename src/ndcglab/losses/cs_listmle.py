@@ -158,8 +158,7 @@ def _cs_values(s: Tensor, y: Tensor, mask: Tensor, c: Tensor, dcg: Tensor) -> Te
 
     with N_j = #{t: y_t < y_j}, C_j = Σ c(t), A_j = Σ e^{s_t}, B_j = Σ c(t) e^{s_t} over
     {t: y_t < y_j}: prefix sums over the documents sorted by label (ascending), taken in log
-    space (:func:`ndcglab.losses._ops.masked_logcumsumexp`). Each term is
-    β_j · softplus(log(c(j)A_j + B_j) − s_j − log β_j)/ln 2.
+    space (``logcumsumexp``). Each term is β_j · softplus(log(c(j)A_j + B_j) − s_j − log β_j)/ln 2.
     """
     zero = s.new_zeros(())
     fill = s.new_full((), _ops.fill_value(s.dtype))
@@ -179,10 +178,9 @@ def _cs_values(s: Tensor, y: Tensor, mask: Tensor, c: Tensor, dcg: Tensor) -> Te
         log_beta = torch.log(torch.where(use, beta, s.new_ones(())))
     m_asc = mask.gather(-1, order)
     s_asc = torch.where(m_asc, s.gather(-1, order), fill)
-    la = _ops.masked_logcumsumexp(s_asc, m_asc).gather(-1, last)  # log A_j
-    pos_asc = m_asc & positive.gather(-1, order)
-    cs_asc = torch.where(pos_asc, log_c.gather(-1, order) + s_asc, fill)
-    lb = _ops.masked_logcumsumexp(cs_asc, pos_asc).gather(-1, last)  # log B_j
+    la = torch.logcumsumexp(s_asc, dim=-1).gather(-1, last)  # log A_j
+    cs_asc = torch.where(m_asc & positive.gather(-1, order), log_c.gather(-1, order) + s_asc, fill)
+    lb = torch.logcumsumexp(cs_asc, dim=-1).gather(-1, last)  # log B_j
     first = torch.where(positive & has_below, log_c + la, fill)
     second = torch.where(has_below, lb, fill)
     z = torch.logaddexp(first, second) - s - log_beta
