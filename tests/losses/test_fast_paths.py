@@ -1,7 +1,8 @@
 """The losses' fast paths give the values of their plain forms.
 
-* :func:`ndcglab.losses.listwise.listmle_order` sorts integer labels with one composite key; its
-  order must be the documented one — label descending, then the random key κ_t of the t-th real
+* :func:`ndcglab.losses.listwise.listmle_order` takes a shortcut when the real documents come
+  first (one column permutation and one sort); with either layout its order must be the
+  documented one — label descending, then the random key κ_t of the t-th real
   document, then position, padding last — checked against a Python sort of those tuples.
 * :func:`ndcglab.losses._ops.masked_logcumsumexp` shifts by the row maximum and takes
   ``cumsum(exp)``; values and gradients must equal ``torch.logcumsumexp`` with padding at the
@@ -34,8 +35,9 @@ def reference_order(y: torch.Tensor, mask: torch.Tensor, seed: int) -> list[list
     return out
 
 
+@pytest.mark.parametrize("layout", ["real documents first", "scattered padding"])
 @pytest.mark.parametrize("labels", ["integer", "large integer", "fractional", "negative"])
-def test_listmle_order_is_the_documented_order(labels: str) -> None:
+def test_listmle_order_is_the_documented_order(labels: str, layout: str) -> None:
     rng = np.random.default_rng(7)
     for trial in range(60):
         b, m = int(rng.integers(1, 5)), int(rng.integers(1, 40))
@@ -46,7 +48,10 @@ def test_listmle_order_is_the_documented_order(labels: str) -> None:
             y = y / 2.0
         elif labels == "negative":
             y -= 2.0
-        mask = rng.random((b, m)) < 0.75
+        if layout == "scattered padding":
+            mask = rng.random((b, m)) < 0.75
+        else:
+            mask = np.arange(m)[None, :] < rng.integers(0, m + 1, size=(b, 1))
         yt, mt = torch.as_tensor(y), torch.as_tensor(mask)
         got = listmle_order(yt, mt, torch.Generator().manual_seed(trial)).tolist()
         assert got == reference_order(yt, mt, trial), (labels, trial)

@@ -140,24 +140,23 @@ def listmle_order(y: Tensor, mask: Tensor, generator: Generator | None = None) -
     gdev = generator.device if generator is not None else "cpu"
     seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=gdev).item())
     keys = np.random.default_rng(seed).random(m)
+    neg_inf = y.new_full((), -math.inf)
+    pos = torch.arange(m, device=y.device)
+    n = mask.sum(dim=-1, keepdim=True)
+    if bool(torch.equal(mask, pos < n)):
+        # Real documents first (the usual padding): the t-th real document is document t, so
+        # one column permutation by κ, then one stable sort by label, gives the order; the
+        # padding, last, is put back in position order.
+        perm = torch.as_tensor(np.argsort(keys, kind="stable"), device=y.device)
+        by_label = torch.argsort(
+            torch.where(mask, y, neg_inf)[:, perm], dim=-1, descending=True, stable=True
+        )
+        return torch.where(pos < n, perm[by_label], pos)
     rank_in_list = (torch.cumsum(mask.long(), dim=-1) - 1).clamp_min(0)
-    real_y = torch.where(mask, y, y.new_zeros(()))
-    if (
-        b
-        and bool(torch.equal(real_y, real_y.round()))
-        and float(real_y.abs().max()) * (m + 1) < 2.0**52
-    ):
-        # Integer labels: one sort by the composite key rank(κ) − (m + 1)·y orders by label
-        # (descending), then κ, then position: the very order of the two stable sorts below.
-        key_rank = np.empty(m)
-        key_rank[np.argsort(keys, kind="stable")] = np.arange(m)
-        kr = torch.as_tensor(key_rank, dtype=torch.float64, device=y.device)[rank_in_list]
-        comp = kr - real_y.to(torch.float64) * (m + 1)
-        return torch.argsort(torch.where(mask, comp, math.inf), dim=-1, stable=True)
     keys_t = torch.as_tensor(keys, dtype=torch.float64, device=y.device)
     key = torch.where(mask, keys_t[rank_in_list], keys_t.new_full((), 2.0))
     by_key = torch.argsort(key, dim=-1, stable=True)
-    y_by_key = torch.where(mask, y, y.new_full((), -float("inf"))).gather(-1, by_key)
+    y_by_key = torch.where(mask, y, neg_inf).gather(-1, by_key)
     by_label = torch.argsort(y_by_key, dim=-1, descending=True, stable=True)
     return by_key.gather(-1, by_label)
 
