@@ -665,3 +665,32 @@ def test_large_gzip_file_and_comment_only_blocks(
              "0 qid:1 1:2 #docid=b k=z"]  # fmt: skip
     ds = read_letor(_write(tmp_path, "\n".join(small) + "\n"))
     assert _ids(ds) == ["a", "b"] and ds.extras["k"].tolist() == ["1.0", "z"]
+
+
+# ----------------------------------------------------------------- warnings name the caller
+@pytest.mark.parametrize("cached", [False, True])
+@pytest.mark.parametrize("query_text", ["1\n2\n", "2\nx\n"])
+def test_query_file_warnings_point_at_the_callers_line(
+    tmp_path: Path, cached: bool, query_text: str
+) -> None:
+    # A warning is attributed (file and line) to the code that called read_letor, so that a
+    # user's "-W error" or warnings filter by module sees their own call, not ndcglab's insides.
+    p = _write(tmp_path, QIDS)
+    _write(tmp_path, query_text, "d.txt.query")
+    kw: dict[str, Any] = {"cache": tmp_path / "cache"} if cached else {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        read_letor(p, **kw)
+    [w] = [w for w in caught if issubclass(w.category, UserWarning)]
+    assert w.filename == __file__, w.filename
+
+
+def test_query_file_size_too_long_for_int_is_refused_with_its_line(tmp_path: Path) -> None:
+    # Python refuses to convert a decimal string of more than 4,300 digits (ValueError): the
+    # reader must still give its one-line error naming the line, not a traceback or a size
+    q = _write(tmp_path, "3\n" + "9" * 5000 + "\n", "d.query")
+    with pytest.raises(DataFormatError) as e:
+        read_query_file(q)
+    assert e.value.reason == QUERY_REASON
+    assert e.value.line == 2
+    assert e.value.path == str(q)
