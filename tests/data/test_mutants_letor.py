@@ -694,3 +694,15 @@ def test_query_file_size_too_long_for_int_is_refused_with_its_line(tmp_path: Pat
     assert e.value.reason == QUERY_REASON
     assert e.value.line == 2
     assert e.value.path == str(q)
+
+
+def test_query_file_warning_points_at_the_caller_of_load_dataset(tmp_path: Path) -> None:
+    from ndcglab.data import load_dataset
+
+    p = _write(tmp_path, QIDS)
+    _write(tmp_path, "1\n2\n", "d.txt.query")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_dataset(str(p))
+    [w] = [w for w in caught if issubclass(w.category, UserWarning)]
+    assert w.filename == __file__, w.filename

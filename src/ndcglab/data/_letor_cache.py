@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._warn import warn_user
 from ._files import PathLike, atomic_write, file_sha256, join_strings, open_binary, split_strings
 from .dataset import RankingDataset
 
@@ -79,7 +80,7 @@ def read_cached(
         if hit is not None:
             ds, notes = hit
             for note in notes:  # the warnings of the parse, again (never silent)
-                warnings.warn(note, UserWarning, stacklevel=3)
+                warn_user(note, UserWarning)
             return ds
     if sha is None:
         sha = file_sha256(path)
@@ -88,13 +89,13 @@ def read_cached(
         ds = read()
     notes = []
     for w in caught:
-        warnings.warn(w.message, w.category, stacklevel=3)
+        warn_user(w.message, w.category)
         if issubclass(w.category, UserWarning):
             notes.append(str(w.message))
     try:
         _save_cache(cfile, ds, ident, sha, deps, notes)
     except OSError as exc:  # a cache that cannot be written is not an error
-        warnings.warn(f"could not write the binary cache {cfile}: {exc}", stacklevel=3)
+        warn_user(f"could not write the binary cache {cfile}: {exc}")
     return ds
 
 
@@ -197,8 +198,5 @@ def _load_cache(
             return ds, notes
     except Exception as exc:  # any damage to the entry means: rebuild it
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        warnings.warn(
-            f"the binary cache {cfile} is unreadable ({reason}); rebuilding it from {path}",
-            stacklevel=4,
-        )
+        warn_user(f"the binary cache {cfile} is unreadable ({reason}); rebuilding it from {path}")
         return None

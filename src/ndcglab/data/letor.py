@@ -61,13 +61,13 @@ from __future__ import annotations
 import gzip
 import os
 import re
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
+from .._warn import warn_user
 from ..errors import DataFormatError, SpecError
 from ._files import PathLike, open_binary, split_lines, split_strings
 from ._letor_cache import default_cache_dir, read_cached
@@ -630,10 +630,9 @@ def _check_query_file_agrees(
         try:
             sizes = read_query_file(qfile)
         except DataFormatError as exc:
-            warnings.warn(
+            warn_user(
                 f"ignoring {qfile}, found beside {path}: {exc.reason} (line {exc.line}); the "
-                "qid: tokens define the queries. Fix: delete or rename it",
-                stacklevel=4,
+                "qid: tokens define the queries. Fix: delete or rename it"
             )
             return
     else:
@@ -647,11 +646,10 @@ def _check_query_file_agrees(
         f"the {n_blocks} qid: blocks ({n_docs} documents) of {path}"
     )
     if found:
-        warnings.warn(
+        warn_user(
             f"ignoring the query file {qfile}, found beside the data: it has {what}; the qid: "
             "tokens define the queries. Fix: delete or rename it, or make its sizes equal the "
-            "lengths of the qid: blocks",
-            stacklevel=4,
+            "lengths of the qid: blocks"
         )
         return
     raise DataFormatError(

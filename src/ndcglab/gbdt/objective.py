@@ -40,7 +40,6 @@ the closed form's label-only constants are computed **once per dataset**
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from .._compat import torch as _torch
+from .._warn import warn_user
 from ..data import boundaries_from_group
 from ..errors import NdcglabError, SpecError
 from ._buckets import BucketIndex
@@ -446,10 +446,8 @@ class LossObjective:
                 )
                 if self.hessian == "closed":
                     raise SpecError(msg + ". Fix: use hessian='auto' (autograd fallback)")
-                warnings.warn(
-                    msg + "; falling back to autograd (exact/Hutchinson Hessian)",
-                    RuntimeWarning,
-                    stacklevel=3,
+                warn_user(
+                    msg + "; falling back to autograd (exact/Hutchinson Hessian)", RuntimeWarning
                 )
                 bound.modes = {}
                 for state in bound.states:
