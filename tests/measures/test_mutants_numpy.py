@@ -41,6 +41,20 @@ def test_table_gain_by_hand_and_its_names() -> None:
     assert TableGain(table=((1.0, 4.0),), default=-1.0)(np.array([1, 5])).tolist() == [4.0, -1.0]
 
 
+def test_table_gain_matches_keys_at_the_labels_precision() -> None:
+    # float32 0.1 is 0.100000001490116…, not the double 0.1: the key is rounded to the labels'
+    # precision before comparing, so float32 labels read from "0.1" get the table's gain, in
+    # NumPy as in torch; float64 and integer labels compare in float64
+    g = get_gain("table:0.1=5;2=7")
+    assert g(np.array([0.1, 0.2, 2.0], dtype=np.float32)).tolist() == [5.0, 0.0, 7.0]
+    assert g(np.array([0.1, 0.2, 2.0], dtype=np.float64)).tolist() == [5.0, 0.0, 7.0]
+    assert g(np.array([np.float32(0.1)], dtype=np.float64)).tolist() == [0.0]
+    assert g(np.array([2, 3], dtype=np.int64)).tolist() == [7.0, 0.0]
+    torch = pytest.importorskip("torch")
+    t32 = g(torch.tensor([0.1, 0.2, 2.0], dtype=torch.float32))
+    assert t32.tolist() == [5.0, 0.0, 7.0]
+
+
 def test_gains_on_tensors_keep_the_label_dtype_rules() -> None:
     torch = pytest.importorskip("torch")
     yf = torch.tensor([0.0, 1.0, 2.0, 5.0], dtype=torch.float64)

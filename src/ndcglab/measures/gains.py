@@ -67,7 +67,11 @@ class LinearGain(Gain):
 
 @dataclass(frozen=True)
 class TableGain(Gain):
-    """Gain from an explicit table ``{label: gain}``; labels not in the table get ``default``."""
+    """Gain from an explicit table ``{label: gain}``; labels not in the table get ``default``.
+
+    A label matches a key when they are equal at the labels' own floating precision (the key
+    rounded to it: float32 labels 0.1 match the key 0.1), for NumPy arrays and torch tensors
+    alike; integer labels are compared as float64."""
 
     table: tuple[tuple[float, float], ...] = ((0.0, 0.0), (1.0, 1.0), (2.0, 3.0))
     default: float = 0.0
@@ -81,10 +85,12 @@ class TableGain(Gain):
 
     def __call__(self, labels: Any) -> Any:
         if isinstance(labels, np.ndarray | float | int):
-            y = np.asarray(labels, dtype=np.float64)
+            y = np.asarray(labels)
+            if y.dtype.kind != "f":
+                y = y.astype(np.float64)
             out = np.full(y.shape, self.default, dtype=np.float64)
             for k, v in self.table:
-                out[y == k] = v
+                out[y == y.dtype.type(k)] = v
             return out
         # integer labels give floating gains (the default float dtype, as ``labels * 1.0``)
         dtype = labels.dtype if labels.is_floating_point() else (labels * 1.0).dtype
