@@ -120,3 +120,69 @@ def test_listmle_keeps_scores_far_apart_exact() -> None:
     s32 = torch.tensor([[80.0, -90.0, 0.0]], dtype=torch.float32)
     got32 = get_loss("listmle")(s32, y.float())[0].item()
     assert got32 == pytest.approx(80.0 + (80.0 + 90.0), rel=1e-6)
+
+
+def test_listmle_order_of_lists_without_documents_is_an_index_tensor() -> None:
+    y = torch.zeros((2, 0), dtype=torch.float64)
+    order = listmle_order(y, y > 0)
+    assert order.shape == (2, 0) and order.dtype == torch.long
+
+
+@pytest.mark.parametrize("shape", [(3, 0), (0, 4)])
+def test_masked_logcumsumexp_of_empty_batches(shape: tuple[int, int]) -> None:
+    x = torch.zeros(shape, dtype=torch.float64)
+    out = _ops.masked_logcumsumexp(x, x > 0)
+    assert out.shape == shape and out.dtype == torch.float64
+
+
+def _rows_far_apart(dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    # rows whose scores lie hundreds apart (float64) or tens apart (float32), though never so
+    # far that a shifted sum underflows: each row must be exact to its own largest |score|,
+    # whatever the other rows hold; padding at the end of one list and the start of another
+    gen = torch.Generator().manual_seed(5)
+    base = torch.tensor(
+        [[500.0], [0.0], [-150.0]] if dtype == torch.float64 else [[40.0], [0.0], [-20.0]]
+    )
+    x = (base + torch.randn(3, 12, generator=gen, dtype=torch.float64)).to(dtype)
+    mask = torch.ones(3, 12, dtype=torch.bool)
+    mask[1, 9:] = False
+    mask[2, :3] = False
+    return x, mask
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_masked_logcumsumexp_is_exact_per_list(dtype: str, reverse: bool) -> None:
+    dt = getattr(torch, dtype)
+    x, mask = _rows_far_apart(dt)
+    got = (
+        _ops.masked_logcumsumexp(x, mask, reverse=reverse)
+        if reverse
+        else (
+            _ops.masked_logcumsumexp(x, mask)  # the default is the prefix direction
+        )
+    )
+    ref = _reference_lcse(x.double(), mask, reverse)
+    for row in range(3):
+        m = mask[row]
+        tol = 8 * torch.finfo(dt).eps * (1 + x[row, m].abs().max().item())
+        err = (got[row, m].double() - ref[row, m]).abs().max().item()
+        assert err <= tol, (row, err, tol)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_masked_logcumsumexp_takes_the_cumsum_path_without_underflow(
+    monkeypatch: pytest.MonkeyPatch, reverse: bool
+) -> None:
+    # the documented fast path: no logcumsumexp call unless a sum would underflow; padding at
+    # either end of a list does not count as underflow
+    x, mask = _rows_far_apart(torch.float64)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("logcumsumexp called although no sum underflows")
+
+    # the helpers reach torch through ndcglab.losses._ops.torch, which keeps the functions it
+    # has looked up: patch it there
+    monkeypatch.setattr(_ops.torch, "logcumsumexp", refuse)
+    out = _ops.masked_logcumsumexp(x, mask, reverse=reverse)
+    assert torch.isfinite(out[mask]).all()
