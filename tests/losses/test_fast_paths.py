@@ -186,3 +186,24 @@ def test_masked_logcumsumexp_takes_the_cumsum_path_without_underflow(
     monkeypatch.setattr(_ops.torch, "logcumsumexp", refuse)
     out = _ops.masked_logcumsumexp(x, mask, reverse=reverse)
     assert torch.isfinite(out[mask]).all()
+
+
+def test_listmle_order_sorts_once_when_real_documents_come_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the documented short cut: one sort with the usual padding, two otherwise
+    calls = []
+    argsort = _ops.torch.argsort
+
+    def counting(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return argsort(*args, **kwargs)
+
+    monkeypatch.setattr(_ops.torch, "argsort", counting)
+    y = torch.tensor([[2.0, 0.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0]])
+    prefix = torch.tensor([[True, True, True, False], [True, True, False, False]])
+    listmle_order(y, prefix, torch.Generator().manual_seed(0))
+    assert len(calls) == 1
+    calls.clear()
+    listmle_order(y, ~prefix, torch.Generator().manual_seed(0))
+    assert len(calls) == 2
