@@ -142,8 +142,8 @@ def listmle_order(y: Tensor, mask: Tensor, generator: Generator | None = None) -
     keys = np.random.default_rng(seed).random(m)
     neg_inf = y.new_full((), -math.inf)
     pos = torch.arange(m, device=y.device)
-    n = mask.sum(dim=-1, keepdim=True)
-    if bool(torch.equal(mask, pos < n)):
+    real_first = pos < mask.sum(dim=-1, keepdim=True)
+    if bool(torch.equal(mask, real_first)):
         # Real documents first (the usual padding): the t-th real document is document t, so
         # one column permutation by κ, then one stable sort by label, gives the order; the
         # padding, last, is put back in position order.
@@ -151,7 +151,7 @@ def listmle_order(y: Tensor, mask: Tensor, generator: Generator | None = None) -
         by_label = torch.argsort(
             torch.where(mask, y, neg_inf)[:, perm], dim=-1, descending=True, stable=True
         )
-        return torch.where(pos < n, perm[by_label], pos)
+        return torch.where(real_first, perm[by_label], pos)
     rank_in_list = (torch.cumsum(mask.long(), dim=-1) - 1).clamp_min(0)
     keys_t = torch.as_tensor(keys, dtype=torch.float64, device=y.device)
     key = torch.where(mask, keys_t[rank_in_list], keys_t.new_full((), 2.0))
@@ -219,8 +219,7 @@ class ListMLE(Loss):
     ) -> tuple[Tensor, Tensor]:
         order = listmle_order(y, mask, generator)
         m_sorted = mask.gather(-1, order)
-        fill = s.new_full((), _ops.fill_value(s.dtype))
-        s_sorted = torch.where(m_sorted, s.gather(-1, order), fill)
+        s_sorted = s.gather(-1, order)  # padding is masked inside the suffix sums and below
         suffix = _ops.masked_logcumsumexp(s_sorted, m_sorted, reverse=True)
         terms = torch.where(m_sorted, suffix - s_sorted, s.new_zeros(()))
         return terms.sum(dim=-1), _ops.lengths(mask) > 0
