@@ -40,6 +40,8 @@ def _case(rng: np.random.Generator, trial: int):
     y = rng.integers(0, 5, n).astype(float)
     if trial % 3 == 0:
         y[rng.random(n) < 0.1] = -1.0
+    if trial % 5 == 1:  # labels outside the kernels' gain table: the per-document gains
+        y[rng.random(n) < 0.1] = rng.choice([0.5, 70.0])
     scale = 3.0 if trial % 2 else 1000.0
     s = np.round(rng.random(n) * scale, 0 if trial % 2 else 3)  # many ties, or few
     ids = np.array([f"d{rng.integers(0, 10**6)}" for _ in range(n)], dtype=object)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._gain_kernels import _cum_dcg, _fill_gains
 from ._kernels import msort
 
 __all__ = ["rank_rel_kernel", "rel_average_kernel"]
@@ -21,21 +22,44 @@ __all__ = ["rank_rel_kernel", "rel_average_kernel"]
 
 @njit(cache=True, nogil=True)
 def rank_rel_kernel(
-    scores, tkey, bnd, rend, relv, gv, pk, ak, rk, q0, q1, hits, apsum, rr, nrel, topg, idealg
+    scores,
+    tkey,
+    bnd,
+    rend,
+    relv,
+    labels,
+    gtab,
+    garr,
+    pk,
+    ak,
+    rk,
+    darr,
+    ks,
+    q0,
+    q1,
+    hits,
+    apsum,
+    rr,
+    nrel,
+    dcg,
+    idcg,
+    miss,
 ):  # pragma: no cover - compiled
     """Sort every query once and compute the binary-relevance statistics from that ranking
-    (order-based tie rules; ``rel_average_kernel`` does ``average``), plus — when ``topg`` has
-    ``kmax > 0`` columns — the gains ``gv`` of the top ``kmax`` ranked documents and the
-    ``kmax`` largest gains of the query (the ideal), so NDCG@k for k <= kmax comes from the
-    same sort (``compute.ndcg_from_top``).
+    (order-based tie rules; ``rel_average_kernel`` does ``average``), plus — when the gain
+    cut-offs ``ks`` ``(Q, C)`` have columns — DCG@k and ideal DCG@k from the same sort, as
+    :func:`._gain_kernels.topk_gain_kernel` computes them (a discount that ignores the list's
+    length, ``D(r) = darr[r − 1]``; gains ``gtab[y]`` for a whole label ``y`` in the table, any
+    other label sets ``miss[0]`` and the caller runs the kernel again with per-document gains
+    ``garr`` and an empty ``gtab``).
 
     ``relv``: relevance (0/1) per document. A query with no relevant ranked document (and, with
-    ``kmax > 0``, no ranked gain) is not sorted. For the ``(Q, C)`` cut-offs ``pk``, ``ak``,
+    gain cut-offs, no ranked gain) is not sorted. For the ``(Q, C)`` cut-offs ``pk``, ``ak``,
     ``rk`` it writes ``hits`` (relevant docs in the top min(k, n)), ``apsum`` (sum of P@r over
     relevant positions r <= k), ``rr`` (1/position of the first relevant doc if <= k), and
     ``nrel`` (relevant documents of the query, ranked or not).
     """
-    kmax = topg.shape[1]
+    nc = ks.shape[1]
     maxn = 1
     for q in range(q0, q1):
         maxn = max(maxn, bnd[q + 1] - bnd[q])
@@ -43,19 +67,32 @@ def rank_rel_kernel(
     tmp = np.empty(maxn, np.int64)
     hc = np.zeros(maxn + 1)
     apc = np.zeros(maxn + 1)
+    gsize = maxn if nc > 0 else 0
+    gq = np.empty(gsize)
+    g = np.empty(gsize)
+    ig = np.empty(gsize)
+    cum = np.empty(gsize + 1)
+    icum = np.empty(gsize + 1)
     for q in range(q0, q1):
         lo = bnd[q]
         hi = bnd[q + 1]
         re = rend[q]
         n = re - lo
+        nall = hi - lo
+        kq = 0  # the largest cut-off of this query, within the list
+        for j in range(nc):
+            kq = max(kq, min(ks[q, j], nall))
+        if nc > 0:
+            _fill_gains(labels, lo, nall, gtab, garr, gq, miss)
         tot = 0.0
         alive = False
         for i in range(lo, hi):
             tot += relv[i]
-            if i < re and (relv[i] != 0.0 or (kmax > 0 and gv[i] != 0.0)):
+            if i < re and (relv[i] != 0.0 or (kq > 0 and gq[i - lo] != 0.0)):
                 alive = True
         nrel[q] = tot
         first = 0
+        kr = min(kq, n)
         if alive:
             for p in range(n):
                 idx[p] = lo + p
@@ -66,28 +103,36 @@ def rank_rel_kernel(
                 apc[p + 1] = apc[p] + x * hc[p + 1] / (p + 1)
                 if first == 0 and x > 0.0:
                     first = p + 1
-            for p in range(min(kmax, n)):
-                topg[q, p] = gv[idx[p]]
+            for p in range(kr):
+                g[p] = gq[idx[p] - lo]
         else:
             for p in range(n):
                 hc[p + 1] = 0.0
                 apc[p + 1] = 0.0
-        if kmax > 0:  # the kmax largest gains of all the query's documents, descending
-            cnt = 0
-            kk = min(kmax, hi - lo)
-            for i in range(lo, hi):
-                v = gv[i]
-                if cnt < kk:
-                    j = cnt
-                    cnt += 1
-                elif v > idealg[q, kk - 1]:
-                    j = kk - 1
+            for p in range(kr):  # no ranked document has a gain
+                g[p] = 0.0
+        if nc > 0:
+            _cum_dcg(g, kr, darr, 0, cum)
+            ki = min(kq, nall)  # the ki largest gains of all the query's documents, descending
+            icnt = 0
+            for p in range(nall if ki > 0 else 0):
+                v = gq[p]
+                if icnt < ki:
+                    j = icnt
+                    icnt += 1
+                elif v > ig[ki - 1]:
+                    j = ki - 1
                 else:
                     continue
-                while j > 0 and v > idealg[q, j - 1]:
-                    idealg[q, j] = idealg[q, j - 1]
+                while j > 0 and v > ig[j - 1]:
+                    ig[j] = ig[j - 1]
                     j -= 1
-                idealg[q, j] = v
+                ig[j] = v
+            _cum_dcg(ig, icnt, darr, 0, icum)
+            for j in range(nc):
+                k = ks[q, j]
+                dcg[q, j] = cum[min(k, n)]
+                idcg[q, j] = icum[min(k, nall)]
         for j in range(pk.shape[1]):
             hits[q, j] = hc[min(pk[q, j], n)]
         for j in range(ak.shape[1]):

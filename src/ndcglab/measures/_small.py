@@ -123,8 +123,10 @@ def rel_stats(
     topg: np.ndarray,
     idealg: np.ndarray,
 ) -> None:
-    """:func:`._rel_kernels.rank_rel_kernel` over all queries (same arguments and outputs, no
-    ``q0, q1``)."""
+    """:func:`._rel_kernels.rank_rel_kernel` over all queries, with per-document gains ``gv``
+    (empty when no gain group shares the sort). For the gain group it writes the gains of the
+    top ``kmax`` ranked documents (``topg``) and the ``kmax`` largest gains (``idealg``), from
+    which :func:`ndcglab.measures.compute._ndcg_from_top` sums DCG@k and IDCG@k."""
     nq = len(bnd) - 1
     n = rend - bnd[:-1]
     order, valid = rank_matrix(scores, tkey, bnd, rend)

@@ -101,7 +101,7 @@ def check_inputs(
 
 def run_gain_kernel(
     kernel: Callable[..., None],
-    gain: Gain,
+    gain: Gain | None,
     labels: np.ndarray,
     bnd: np.ndarray,
     head: Sequence[Any],
@@ -110,7 +110,11 @@ def run_gain_kernel(
 ) -> None:
     """Run a gain-family kernel as ``kernel(*head, gtab, garr, *tail, q0, q1, *outputs, miss)``
     over all queries, the gains from :func:`._inputs.gain_inputs`; when the kernel met a label
-    outside the gain table (``miss``), run it again with per-document gains."""
+    outside the gain table (``miss``), run it again with per-document gains. ``gain=None``: the
+    kernel reads no gain (empty ``gtab`` and ``garr``)."""
+    if gain is None:
+        run_kernel(kernel, bnd, *head, EMPTY_F, EMPTY_F, *tail, (*outputs, np.zeros(1, np.bool_)))
+        return
     gtab, garr = gain_inputs(gain, labels)
     miss = np.zeros(1, dtype=np.bool_)
     run_kernel(kernel, bnd, *head, gtab, garr, *tail, (*outputs, miss))
@@ -227,23 +231,39 @@ def compute_per_query(
             )
         else:
             mine = piggyback.get(ties, [None])[0] if ties not in done_by else None
-            gv = document_gains(get_gain(mine[0]), y) if mine is not None else EMPTY_F
-            kmax = int(max(int(gain_stages[mine]["ks"].max(initial=1)), 1)) if mine else 0
-            kmax = min(kmax, max(int(n_all.max(initial=1)), 1))
-            topg, idealg = np.zeros((nq, kmax)), np.zeros((nq, kmax))
-            rel_in = (s, tkey, b, re, relv, gv, stage["pk"], stage["ak"], stage["rk"])
-            rel_out = (stage["hits"], stage["apsum"], stage["rr"], stage["nrel"], topg, idealg)
+            cuts = (stage["pk"], stage["ak"], stage["rk"])
+            rel_out = (stage["hits"], stage["apsum"], stage["rr"], stage["nrel"])
             if small:
-                _small.rel_stats(*rel_in, *rel_out)
+                kmax = int(max(int(gain_stages[mine]["ks"].max(initial=1)), 1)) if mine else 0
+                kmax = min(kmax, max(int(n_all.max(initial=1)), 1))
+                topg, idealg = np.zeros((nq, kmax)), np.zeros((nq, kmax))
+                gv = document_gains(get_gain(mine[0]), y) if mine is not None else EMPTY_F
+                _small.rel_stats(s, tkey, b, re, relv, gv, *cuts, *rel_out, topg, idealg)
+                if mine is not None:
+                    _ndcg_from_top(
+                        topg, idealg, get_discount(mine[1]), n_ranked, n_all, gain_stages[mine]
+                    )
             else:
                 from . import _rel_kernels as RK
 
-                run_kernel(RK.rank_rel_kernel, b, *rel_in, rel_out)
+                if mine is not None:
+                    gstage = gain_stages[mine]
+                    darr, _ = discount_inputs(get_discount(mine[1]), n_all)
+                    gcuts, gout = (darr, gstage["ks"]), (gstage["dcg"], gstage["idcg"])
+                else:
+                    none = np.zeros((nq, 0))
+                    gcuts, gout = (EMPTY_F, none.astype(np.int64)), (none, none)
+                run_gain_kernel(
+                    RK.rank_rel_kernel,
+                    get_gain(mine[0]) if mine is not None else None,
+                    y,
+                    b,
+                    (s, tkey, b, re, relv, y),
+                    (*cuts, *gcuts),
+                    (*rel_out, *gout),
+                )
             if mine is not None:
                 done_by[ties] = mine
-                _ndcg_from_top(
-                    topg, idealg, get_discount(mine[1]), n_ranked, n_all, gain_stages[mine]
-                )
         out.update(_rel_results(group, stage, n_ranked, query_ids))
 
     for gkey, group in gain_groups.items():
@@ -379,7 +399,8 @@ def _ndcg_from_top(
     st: dict[str, Any],
 ) -> None:
     """DCG@k and IDCG@k for small fixed cut-offs from the top ``kmax`` ranked gains and the
-    ``kmax`` largest gains of each query (``rank_rel_kernel``): ``(Q, kmax)`` cumulative sums."""
+    ``kmax`` largest gains of each query (the NumPy path, :func:`._small.rel_stats`; the kernel
+    ``rank_rel_kernel`` sums them itself): ``(Q, kmax)`` cumulative sums."""
     nq, kmax = topg.shape
     dtab = np.asarray(disc.table(max(kmax, 1)), dtype=np.float64)[:kmax]
     cum = cumulative_dcg(topg, dtab)
