@@ -107,13 +107,19 @@ class ListNet(_GainLoss):
         gain_param("linear", "G in the target softmax(G(y)); linear = softmax of labels"),
     )
     closed_form_type = SoftmaxForm
+    masks_padding = True
 
     def _compute(
         self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
     ) -> tuple[Tensor, Tensor]:
-        p = _ops.masked_softmax(self._gains(y, mask), mask)
-        logq = _ops.masked_log_softmax(s, mask)
-        return -(p * logq).sum(dim=-1), _ops.lengths(mask) > 0
+        """``−Σ_j P_j log softmax(s)_j`` over the real documents, on uncleaned inputs: padded
+        slots enter both softmaxes as :func:`_ops.fill_value` (so ``P`` is exactly 0 there) and
+        their log-probabilities are replaced by 0, so neither a value nor a gradient reaches
+        them."""
+        fill = _ops.fill_value(s.dtype)
+        p = torch.softmax(torch.where(mask, self._gains(y, mask), fill), dim=-1)
+        logq = torch.log_softmax(torch.where(mask, s, fill), dim=-1)
+        return -(p * torch.where(mask, logq, 0.0)).sum(dim=-1), mask.any(dim=-1)
 
     def _closed_form(self, y: Tensor, mask: Tensor) -> ClosedForm:
         """Softmax: ``g = σ − P``, ``h = σ(1 − σ)`` with σ = softmax(s), P = softmax(G(y)) (a
@@ -213,16 +219,19 @@ class ListMLE(Loss):
     key = "listmle"
     summary = "ListMLE Plackett–Luce likelihood of the label order (ties broken at random)"
     closed_form_type = ListMLEForm
+    masks_padding = True
 
     def _compute(
         self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
     ) -> tuple[Tensor, Tensor]:
+        """On uncleaned inputs: the order reads labels through the mask, and padded scores
+        are masked inside the suffix sums and in the terms."""
         order = listmle_order(y, mask, generator)
         m_sorted = mask.gather(-1, order)
-        s_sorted = s.gather(-1, order)  # padding is masked inside the suffix sums and below
+        s_sorted = s.gather(-1, order)
         suffix = _ops.masked_logcumsumexp(s_sorted, m_sorted, reverse=True)
-        terms = torch.where(m_sorted, suffix - s_sorted, s.new_zeros(()))
-        return terms.sum(dim=-1), _ops.lengths(mask) > 0
+        terms = torch.where(m_sorted, suffix - s_sorted, 0.0)
+        return terms.sum(dim=-1), mask.any(dim=-1)
 
     def _closed_form(self, y: Tensor, mask: Tensor) -> ClosedForm:
         """See :class:`ListMLEForm`."""

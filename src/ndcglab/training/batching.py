@@ -60,10 +60,7 @@ class Batch:
 
     def pad(self, flat_scores: Any) -> Any:
         """Scatter flat scores ``(n,)`` into ``(B, M)``; padded cells are 0, with no gradient."""
-        padded = flat_scores[self.pad_index]
-        return torch.where(
-            self.mask, padded, torch.zeros((), dtype=padded.dtype, device=padded.device)
-        )
+        return torch.where(self.mask, flat_scores[self.pad_index], 0.0)
 
 
 class BatchPlan:

@@ -236,6 +236,7 @@ class GradientRun:
             total = self._full_objective(epoch, reseed=False)
             self.opt.step()
         else:
+            parts = []  # each batch's per-list losses, summed once at the end of the epoch
             for batch in batches:
                 self.opt.zero_grad(set_to_none=True)
                 values = self._batch_losses(batch)
@@ -246,7 +247,9 @@ class GradientRun:
                     total += reg.detach().double() * batch.n_queries / n_q
                 obj.backward()
                 self.opt.step()
-                total += values.detach().double().sum() / n_q
+                parts.append(values.detach())
+            if parts:
+                total += torch.cat(parts).double().sum() / n_q
         epoch_loss = float(total)
         if not math.isfinite(epoch_loss):
             raise TrainingDivergedError(
