@@ -716,3 +716,40 @@ def test_query_file_warning_points_at_the_caller_of_load_dataset(tmp_path: Path)
         load_dataset(str(p))
     [w] = [w for w in caught if issubclass(w.category, UserWarning)]
     assert w.filename == __file__, w.filename
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "#docid = GX01 longer_key = 0.25 k = x",  # the last pair spaced, at the comment's end
+        "#docid=GX01 longer_key=0.25 k=x",
+        "#docid = GX01 longer_key=0.25 k = x",
+    ],
+)
+def test_keys_of_the_first_line_need_one_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: str
+) -> None:
+    """The keys named on the first data line are known before the block is parsed, so a file
+    whose later lines name no other key is parsed in one pass (an unknown key costs a re-parse:
+    the kernel stops, the key is added, the block is parsed again)."""
+    from ndcglab.data import _parse_kernels
+
+    calls: list[int] = []
+    parse = _parse_kernels.parse_block
+
+    def counting(*args: Any) -> Any:
+        calls.append(1)
+        return parse(*args)
+
+    monkeypatch.setattr(_parse_kernels, "parse_block", counting)
+    text = f"1 qid:1 1:1 {first}\n0 qid:1 1:2 #k = y docid = GX02 longer_key = 0.5\n"
+    ds = read_letor(_write(tmp_path, text))
+    assert _ids(ds) == ["GX01", "GX02"]
+    assert list(ds.extras) == ["longer_key", "k"]
+    assert ds.extras["longer_key"].tolist() == [0.25, 0.5]
+    assert ds.extras["k"].tolist() == ["x", "y"]
+    assert len(calls) == 1
+    # a key first named on a later line: one more pass, the same dataset otherwise
+    calls.clear()
+    ds2 = read_letor(_write(tmp_path, text.replace("#k = y", "#k = y new = 3"), "e.txt"))
+    assert list(ds2.extras) == ["longer_key", "k", "new"] and len(calls) == 2
