@@ -70,6 +70,19 @@ def test_none_fills_nan_with_zero() -> None:
     np.testing.assert_allclose(got, np.nan_to_num(x, nan=0.0).astype(np.float32))
 
 
+def test_non_finite_values_become_zero_in_every_method() -> None:
+    # NaN (missing), ±inf, and a float64 beyond the float32 range (inf once cast) all give 0;
+    # every finite value is kept as the method maps it
+    x = np.array([[1.0, np.nan], [np.inf, 2.0], [-np.inf, 1e39], [3.0, 4.0]])
+    b = np.array([0, 2, 4])
+    got = Normalizer.fit("none", x).transform(x, b)
+    np.testing.assert_array_equal(got, np.array([[1, 0], [0, 2], [0, 0], [3, 4]], np.float32))
+    for method in ("zscore", "query_minmax"):
+        out = Normalizer.fit(method, x).transform(x, b)
+        assert np.isfinite(out).all() and out.dtype == np.float32
+        assert out[0, 1] == 0.0 and out[1, 0] == 0.0 and out[2, 0] == 0.0
+
+
 def test_errors() -> None:
     x, _ = _data()
     with pytest.raises(SpecError, match="unknown normalisation"):
@@ -120,3 +133,25 @@ def test_batch_plan_normalises_while_arranging(monkeypatch, method: str) -> None
     order_rows = np.concatenate([np.arange(b[q], b[q + 1]) for q in plan.order])
     expected = norm.transform(x, b)[order_rows]
     np.testing.assert_allclose(plan.x.numpy(), expected, rtol=1e-6, atol=1e-7)
+
+
+def test_transform_into_a_given_array_and_a_wrong_one() -> None:
+    x, b = _data()
+    norm = Normalizer.fit("zscore", x)
+    out = np.full(x.shape, 7.0, dtype=np.float32)
+    assert norm.transform(x, b, out) is out
+    np.testing.assert_array_equal(out, norm.transform(x, b))
+    with pytest.raises(SpecError, match="out must be float32"):
+        norm.transform(x, b, np.empty(x.shape))
+
+
+def test_batch_plan_refuses_rows_outside_the_features() -> None:
+    import ndcglab.training.batching as B
+
+    x = np.zeros((4, 2), dtype=np.float32)
+    b = np.array([0, 2, 4])
+    norm = Normalizer.fit("none", x)
+    with pytest.raises(IndexError, match="out of range"):
+        B.BatchPlan(
+            x, np.zeros(4), b, batch_size=2, rows=np.array([0, 1, 2, 4]), transform=norm.transform
+        )

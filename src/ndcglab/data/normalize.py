@@ -116,11 +116,17 @@ class Normalizer:
             norm.scale = np.where(std > 0, std, 1.0)
         return norm
 
-    def transform(self, features: np.ndarray, boundaries: np.ndarray | None = None) -> np.ndarray:
+    def transform(
+        self,
+        features: np.ndarray,
+        boundaries: np.ndarray | None = None,
+        out: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Normalise ``features`` (``(N, F)``); ``boundaries`` are needed by ``query_minmax``.
 
         Works through blocks of whole queries (float64 inside, float32 out), so memory stays
-        near one float32 copy of the input.
+        near one float32 copy of the input. ``out``: a float32 ``(N, F)`` array to write the
+        result into (and return) instead of a new one.
         """
         x = np.asarray(features)
         if x.ndim != 2:
@@ -135,7 +141,10 @@ class Normalizer:
                 "query_minmax normalisation needs the query boundaries of the data. Fix: pass "
                 "a RankingDataset, or group=/qid= with the feature matrix"
             )
-        out = np.empty(x.shape, dtype=np.float32)
+        if out is None:
+            out = np.empty(x.shape, dtype=np.float32)
+        elif out.shape != x.shape or out.dtype != np.float32:
+            raise SpecError(f"out must be float32 of shape {x.shape}, got {out.dtype} {out.shape}")
         blocks: Sequence[tuple[int, int, np.ndarray | None]]
         if boundaries is None or self.method != "query_minmax":
             blocks = [(a, min(a + _BLOCK, len(x)), None) for a in range(0, len(x), _BLOCK)]
@@ -144,7 +153,9 @@ class Normalizer:
         for lo, hi, bnd in blocks:
             block = out[lo:hi]
             self._transform_block(x[lo:hi], bnd, block)
-            np.nan_to_num(block, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
+            bad = ~np.isfinite(block)  # NaN (missing) and ±inf become 0; one pass when none
+            if bad.any():
+                block[bad] = 0.0
         return out
 
     def _transform_block(

@@ -84,7 +84,7 @@ class BatchPlan:
         device: Any = "cpu",
         dtype: Any = None,
         rows: np.ndarray | None = None,
-        transform: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+        transform: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
     ) -> None:
         if batching not in ("bucket", "random"):
             raise SpecError(f"unknown batching {batching!r}; known: bucket, random")
@@ -124,21 +124,31 @@ class BatchPlan:
         self,
         features: np.ndarray,
         src_rows: np.ndarray,
-        transform: Callable[[np.ndarray, np.ndarray], np.ndarray] | None,
+        transform: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None,
     ) -> np.ndarray:
-        """The feature rows in plan order; ``transform(block, block_boundaries)`` (e.g. the
-        normalisation) is applied to blocks of whole queries as they are gathered, so the only
-        full-size array made is the result (no normalised copy in the original order)."""
+        """The feature rows in plan order; ``transform(block, block_boundaries, out)`` (e.g. the
+        normalisation) is applied to blocks of whole queries as they are gathered, writing into
+        the result, so the only full-size array made is the result (no normalised copy in the
+        original order). The blocks are gathered into one reused buffer."""
         if transform is None:
             return np.ascontiguousarray(features[src_rows])
+        n_rows = len(features)
+        if len(src_rows) and (int(src_rows.min()) < 0 or int(src_rows.max()) >= n_rows):
+            raise IndexError(f"feature row index out of range 0..{n_rows - 1}")
         out = np.empty((len(src_rows), features.shape[1]), dtype=np.float32)
+        buf = np.empty((0, features.shape[1]), dtype=features.dtype)
         b = self.boundaries
         q0 = 0
         while q0 < self.n_queries:
             q1 = int(np.searchsorted(b, b[q0] + _ARRANGE_BLOCK, side="right")) - 1
             q1 = min(max(q1, q0 + 1), self.n_queries)
             lo, hi = int(b[q0]), int(b[q1])
-            out[lo:hi] = transform(features[src_rows[lo:hi]], b[q0 : q1 + 1] - lo)
+            if len(buf) < hi - lo:
+                buf = np.empty((hi - lo, features.shape[1]), dtype=features.dtype)
+            block = buf[: hi - lo]
+            # mode="clip" takes without an internal copy; the indices were checked above
+            np.take(features, src_rows[lo:hi], axis=0, out=block, mode="clip")
+            transform(block, b[q0 : q1 + 1] - lo, out[lo:hi])
             q0 = q1
         return out
 
