@@ -719,15 +719,32 @@ def test_query_file_warning_points_at_the_caller_of_load_dataset(tmp_path: Path)
 
 
 @pytest.mark.parametrize(
-    "first",
+    ("head", "first", "keys", "k_values"),
     [
-        "#docid = GX01 longer_key = 0.25 k = x",  # the last pair spaced, at the comment's end
-        "#docid=GX01 longer_key=0.25 k=x",
-        "#docid = GX01 longer_key=0.25 k = x",
+        # the last pair spaced, at the comment's end
+        ("", "#docid = GX01 longer_key = 0.25 k = x", ["longer_key", "k"], ["x", "y"]),
+        ("", "#docid=GX01 longer_key=0.25 k=x", ["longer_key", "k"], ["x", "y"]),
+        ("", "#docid = GX01 longer_key=0.25 k = x", ["longer_key", "k"], ["x", "y"]),
+        # comment and empty lines before the first data line, blanks before its label
+        (
+            "# header a=1 b = 2\n\n \t\n",
+            "#docid=GX01 longer_key=0.25 k=x",
+            ["longer_key", "k"],
+            ["x", "y"],
+        ),
+        (" \t", "#docid=GX01 longer_key=0.25 k=x", ["longer_key", "k"], ["x", "y"]),
+        # a second '#' belongs to the comment; a value made of the letter X
+        ("", "#docid=GX01 longer_key=0.25 k=x #h=1", ["longer_key", "k", "#h"], ["x", "y"]),
+        ("", "#docid = GX01 longer_key = 0.25 k = X", ["longer_key", "k"], ["X", "y"]),
     ],
 )
 def test_keys_of_the_first_line_need_one_pass(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: str
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    head: str,
+    first: str,
+    keys: list[str],
+    k_values: list[str],
 ) -> None:
     """The keys named on the first data line are known before the block is parsed, so a file
     whose later lines name no other key is parsed in one pass (an unknown key costs a re-parse:
@@ -742,14 +759,14 @@ def test_keys_of_the_first_line_need_one_pass(
         return parse(*args)
 
     monkeypatch.setattr(_parse_kernels, "parse_block", counting)
-    text = f"1 qid:1 1:1 {first}\n0 qid:1 1:2 #k = y docid = GX02 longer_key = 0.5\n"
+    text = f"{head}1 qid:1 1:1 {first}\n0 qid:1 1:2 #k = y docid = GX02 longer_key = 0.5\n"
     ds = read_letor(_write(tmp_path, text))
     assert _ids(ds) == ["GX01", "GX02"]
-    assert list(ds.extras) == ["longer_key", "k"]
+    assert list(ds.extras) == keys
     assert ds.extras["longer_key"].tolist() == [0.25, 0.5]
-    assert ds.extras["k"].tolist() == ["x", "y"]
+    assert ds.extras["k"].tolist() == k_values
     assert len(calls) == 1
     # a key first named on a later line: one more pass, the same dataset otherwise
     calls.clear()
     ds2 = read_letor(_write(tmp_path, text.replace("#k = y", "#k = y new = 3"), "e.txt"))
-    assert list(ds2.extras) == ["longer_key", "k", "new"] and len(calls) == 2
+    assert list(ds2.extras) == [*keys, "new"] and len(calls) == 2
