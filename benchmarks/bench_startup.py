@@ -105,6 +105,10 @@ def main() -> None:
         qrels, run, letor = write_files(tmp, args.queries, args.docs)
         env = dict(os.environ)
         env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
+        if env.pop("PYTHONDONTWRITEBYTECODE", None):
+            # an installed package has its bytecode compiled; without this the source tree's
+            # modules would be compiled again in every process (tens of ms each time)
+            print("PYTHONDONTWRITEBYTECODE unset for the timed processes (bytecode cached)")
         cold_env = dict(env)
         ours = [sys.executable, "-m", "ndcglab.cli.main"]
         cases: dict[str, tuple[list[str], dict[str, str] | None]] = {
