@@ -207,3 +207,39 @@ def test_listmle_order_sorts_once_when_real_documents_come_first(
     calls.clear()
     listmle_order(y, ~prefix, torch.Generator().manual_seed(0))
     assert len(calls) == 2
+
+
+def _suffix_case(device: str, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(3)
+    x = (torch.randn(6, 9, generator=g, dtype=torch.float64) * 4).to(dtype)
+    mask = torch.rand(6, 9, generator=g) < 0.7
+    mask[0] = False  # an empty list
+    x[~mask] = float("nan")  # junk in the padding
+    return x.to(device), mask.to(device)
+
+
+def test_suffix_logsumexp_is_masked_logcumsumexp_on_the_cpu() -> None:
+    x, mask = _suffix_case("cpu", torch.float64)
+    got = _ops.masked_suffix_logsumexp(x, mask)
+    want = _ops.masked_logcumsumexp(x, mask, reverse=True)
+    assert torch.equal(got, want)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_suffix_logsumexp_on_cuda_matches_the_cpu(dtype: torch.dtype) -> None:  # pragma: no cover
+    """On a GPU it is logcumsumexp of the padded row: the same values and gradients as the
+    CPU's form wherever a suffix holds a real document, to the dtype's rounding."""
+    x, mask = _suffix_case("cpu", dtype)
+    xc = x.cuda().requires_grad_(True)
+    xs = x.clone().requires_grad_(True)
+    got = _ops.masked_suffix_logsumexp(xc, mask.cuda())
+    want = _ops.masked_suffix_logsumexp(xs, mask)
+    nonempty = mask.flip(-1).cummax(dim=-1).values.flip(-1)
+    tol = 1e-12 if dtype == torch.float64 else 1e-5
+    torch.testing.assert_close(got.cpu()[nonempty], want[nonempty], rtol=tol, atol=tol)
+    w = torch.where(nonempty, torch.rand(x.shape, generator=torch.Generator().manual_seed(1)), 0)
+    (gc,) = torch.autograd.grad((got * w.to(dtype).cuda()).sum(), xc)
+    (gx,) = torch.autograd.grad((want * w.to(dtype)).sum(), xs)
+    torch.testing.assert_close(gc.cpu(), gx, rtol=tol, atol=tol)
+    assert (gc.cpu()[~mask] == 0).all()

@@ -75,10 +75,11 @@ def test_non_finite_values_become_zero_in_every_method() -> None:
     # every finite value is kept as the method maps it
     x = np.array([[1.0, np.nan], [np.inf, 2.0], [-np.inf, 1e39], [3.0, 4.0]])
     b = np.array([0, 2, 4])
-    got = Normalizer.fit("none", x).transform(x, b)
+    with np.errstate(over="ignore", invalid="ignore"):  # the overflows are the point here
+        got = Normalizer.fit("none", x).transform(x, b)
+        outs = {m: Normalizer.fit(m, x).transform(x, b) for m in ("zscore", "query_minmax")}
     np.testing.assert_array_equal(got, np.array([[1, 0], [0, 2], [0, 0], [3, 4]], np.float32))
-    for method in ("zscore", "query_minmax"):
-        out = Normalizer.fit(method, x).transform(x, b)
+    for out in outs.values():
         assert np.isfinite(out).all() and out.dtype == np.float32
         assert out[0, 1] == 0.0 and out[1, 0] == 0.0 and out[2, 0] == 0.0
 

@@ -212,8 +212,8 @@ class ListMLE(Loss):
     where (i) is the i-th document when the list is sorted by label, descending. Ties in labels are
     broken at random with the ``generator`` passed to the call (see :func:`listmle_order`): random
     per call, deterministic given the generator. The suffix log-sum-exps are numerically stable for
-    any score range (:func:`ndcglab.losses._ops.masked_logcumsumexp`). Conventions: a one-document
-    list has loss 0; empty lists have no loss. Not analysed by Ravikumar et al.
+    any score range (:func:`ndcglab.losses._ops.masked_suffix_logsumexp`). Conventions: a
+    one-document list has loss 0; empty lists have no loss. Not analysed by Ravikumar et al.
     """
 
     key = "listmle"
@@ -229,7 +229,7 @@ class ListMLE(Loss):
         order = listmle_order(y, mask, generator)
         m_sorted = mask.gather(-1, order)
         s_sorted = s.gather(-1, order)
-        suffix = _ops.masked_logcumsumexp(s_sorted, m_sorted, reverse=True)
+        suffix = _ops.masked_suffix_logsumexp(s_sorted, m_sorted)
         terms = torch.where(m_sorted, suffix - s_sorted, 0.0)
         return terms.sum(dim=-1), mask.any(dim=-1)
 
