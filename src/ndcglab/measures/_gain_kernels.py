@@ -28,7 +28,7 @@ from numba import njit
 
 from ._kernels import msort
 
-__all__ = ["full_gain_kernel", "prefix_gain_kernel", "topk_gain_kernel"]
+__all__ = ["full_gain_kernel", "prefix_gain_kernel", "topk_dcg", "topk_gain_kernel"]
 
 
 @njit(cache=True, nogil=True)
@@ -78,6 +78,33 @@ def _ranked_dcg(g, idx, n, scores, average, darr, off, cum):  # pragma: no cover
                     g[u] = tot / (e - p)
             p = e
     _cum_dcg(g, n, darr, off, cum)
+
+
+@njit(cache=True, nogil=True)
+def topk_dcg(g, cnt, gq, nall, ki, ig, darr, cum, icum, ks, q, n, dcg, idcg):  # pragma: no cover
+    """DCG@k and IDCG@k of query ``q`` for its cut-offs ``ks[q]``: ``g[:cnt]`` are the gains of
+    its top ``cnt`` ranked documents (of ``n`` ranked), ``gq[:nall]`` the gains of all its
+    documents, of which the ``ki`` largest (kept sorted in ``ig`` by insertion) are the ideal."""
+    _cum_dcg(g, cnt, darr, 0, cum)
+    icnt = 0
+    for p in range(nall if ki > 0 else 0):
+        v = gq[p]
+        if icnt < ki:
+            j = icnt
+            icnt += 1
+        elif v > ig[ki - 1]:
+            j = ki - 1
+        else:
+            continue
+        while j > 0 and v > ig[j - 1]:
+            ig[j] = ig[j - 1]
+            j -= 1
+        ig[j] = v
+    _cum_dcg(ig, icnt, darr, 0, icum)
+    for j in range(ks.shape[1]):
+        k = ks[q, j]
+        dcg[q, j] = cum[min(k, n)]
+        idcg[q, j] = icum[min(k, nall)]
 
 
 @njit(cache=True, nogil=True)
@@ -137,28 +164,7 @@ def topk_gain_kernel(
                 buf[j] = i
         for p in range(cnt):
             g[p] = gq[buf[p] - lo]
-        _cum_dcg(g, cnt, darr, 0, cum)
-        ki = min(kmax, nall)
-        icnt = 0
-        if ki > 0:
-            for p in range(nall):
-                v = gq[p]
-                if icnt < ki:
-                    j = icnt
-                    icnt += 1
-                elif v > ig[ki - 1]:
-                    j = ki - 1
-                else:
-                    continue
-                while j > 0 and v > ig[j - 1]:
-                    ig[j] = ig[j - 1]
-                    j -= 1
-                ig[j] = v
-        _cum_dcg(ig, icnt, darr, 0, icum)
-        for j in range(nc):
-            k = ks[q, j]
-            dcg[q, j] = cum[min(k, n)]
-            idcg[q, j] = icum[min(k, nall)]
+        topk_dcg(g, cnt, gq, nall, min(kmax, nall), ig, darr, cum, icum, ks, q, n, dcg, idcg)
 
 
 @njit(cache=True, nogil=True)

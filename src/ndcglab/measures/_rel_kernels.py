@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._gain_kernels import _cum_dcg, _fill_gains
+from ._gain_kernels import _fill_gains, topk_dcg
 from ._kernels import msort
 
 __all__ = ["rank_rel_kernel", "rel_average_kernel"]
@@ -112,27 +112,7 @@ def rank_rel_kernel(
             for p in range(kr):  # no ranked document has a gain
                 g[p] = 0.0
         if nc > 0:
-            _cum_dcg(g, kr, darr, 0, cum)
-            ki = min(kq, nall)  # the ki largest gains of all the query's documents, descending
-            icnt = 0
-            for p in range(nall if ki > 0 else 0):
-                v = gq[p]
-                if icnt < ki:
-                    j = icnt
-                    icnt += 1
-                elif v > ig[ki - 1]:
-                    j = ki - 1
-                else:
-                    continue
-                while j > 0 and v > ig[j - 1]:
-                    ig[j] = ig[j - 1]
-                    j -= 1
-                ig[j] = v
-            _cum_dcg(ig, icnt, darr, 0, icum)
-            for j in range(nc):
-                k = ks[q, j]
-                dcg[q, j] = cum[min(k, n)]
-                idcg[q, j] = icum[min(k, nall)]
+            topk_dcg(g, kr, gq, nall, min(kq, nall), ig, darr, cum, icum, ks, q, n, dcg, idcg)
         for j in range(pk.shape[1]):
             hits[q, j] = hc[min(pk[q, j], n)]
         for j in range(ak.shape[1]):
