@@ -80,7 +80,7 @@ def _ranked_dcg(g, idx, n, scores, average, darr, off, cum):  # pragma: no cover
     _cum_dcg(g, n, darr, off, cum)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def topk_dcg(g, cnt, gq, nall, ki, ig, darr, cum, icum, ks, q, n, dcg, idcg):  # pragma: no cover
     """DCG@k and IDCG@k of query ``q`` for its cut-offs ``ks[q]``: ``g[:cnt]`` are the gains of
     its top ``cnt`` ranked documents (of ``n`` ranked), ``gq[:nall]`` the gains of all its
