@@ -506,6 +506,9 @@ def test_cache_keys_every_option(tmp_path: Path) -> None:
     assert both(split_queries="merge", missing="min").features[:, 1].tolist() == [3, 3, 5, 0]
     assert both(split_queries="separate").query_ids.tolist() == ["1", "2", "1#2"]
     assert both(split_queries="merge", n_features=3).features.shape == (4, 3)
+    # n_features fixes the width and max_features only caps it: the same number, another dataset
+    assert both(split_queries="merge", max_features=5).features.shape == (4, 2)
+    assert both(split_queries="merge", n_features=5).features.shape == (4, 5)
     with pytest.raises(DataFormatError):
         read_letor(p, cache=cache, split_queries="merge", max_features=1)
     # files without qid: the query file is part of the key
