@@ -144,7 +144,10 @@ class Normalizer:
         if out is None:
             out = np.empty(x.shape, dtype=np.float32)
         elif out.shape != x.shape or out.dtype != np.float32:
-            raise SpecError(f"out must be float32 of shape {x.shape}, got {out.dtype} {out.shape}")
+            raise SpecError(
+                f"out must be float32 of shape {x.shape}, got {out.dtype} {out.shape}. "
+                "Fix: pass np.empty(features.shape, dtype=np.float32), or leave out=None"
+            )
         blocks: Sequence[tuple[int, int, np.ndarray | None]]
         if boundaries is None or self.method != "query_minmax":
             blocks = [(a, min(a + _BLOCK, len(x)), None) for a in range(0, len(x), _BLOCK)]
