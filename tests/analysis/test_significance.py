@@ -565,3 +565,236 @@ def test_latex_table_exact_layout() -> None:
     row_a, row_w = weak.to_latex().split("\n")[7:9]
     assert row_a == f"A (baseline) & \\textbf{{{(base + 0.006).mean():.4f}}} \\\\"
     assert row_w == f"W & {weak.mean['W']['value']:.4f}$^{{\\dag}}$ \\\\"
+
+
+# ------------------------------------------------------- compare_rankers, rule by rule
+# Each test below pins one rule of compare_rankers with an independent expectation (the paired
+# tests called directly, Holm by hand, the messages in full), so that changing the rule fails.
+def _three(q: int = 30, seed: int = 5) -> dict[str, dict[str, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    base = rng.random(q)
+    return {
+        "A": {"ndcg": base, "map": base * 0.7},
+        "B": {
+            "ndcg": base + rng.normal(0.02, 0.05, q),
+            "map": base * 0.7 + rng.normal(0.01, 0.04, q),
+        },
+        "C": {"ndcg": base + rng.normal(0.0, 0.05, q), "map": base * 0.7 + rng.normal(0, 0.04, q)},
+    }
+
+
+def _error_text(call, kind: type[Exception]) -> str:
+    with pytest.raises(kind) as info:
+        call()
+    return str(info.value)
+
+
+def test_compare_refuses_what_is_not_a_non_empty_mapping_in_full() -> None:
+    want = (
+        "compare_rankers needs a non-empty mapping {system name: per-query values}. Fix: pass "
+        "e.g. {'A': evaluate(ds, a).per_query, 'B': evaluate(ds, b).per_query}"
+    )
+    assert _error_text(lambda: compare_rankers({}), DataFormatError) == want
+    assert _error_text(lambda: compare_rankers([[0.1, 0.2]]), DataFormatError) == want
+
+
+def test_compare_option_errors_in_full() -> None:
+    sy = _three()
+    cases = [
+        (dict(test="wilcoxon"), "unknown test 'wilcoxon'; known: t, permutation"),
+        (dict(pairs="every"), "unknown pairs 'every'; known: baseline, all"),
+        (dict(correction="bonferroni"), "unknown correction 'bonferroni'; known: holm, none"),
+        (dict(family="system"), "unknown family 'system'; known: measure, all"),
+        (
+            dict(alpha_strong=0.0),
+            "need 0 < alpha_strong <= alpha < 1, got alpha=0.05, alpha_strong=0.0",
+        ),
+        (dict(alpha=1.0), "need 0 < alpha_strong <= alpha < 1, got alpha=1.0, alpha_strong=0.01"),
+        (dict(alpha=1.5), "need 0 < alpha_strong <= alpha < 1, got alpha=1.5, alpha_strong=0.01"),
+        (
+            dict(baseline="Z"),
+            "unknown baseline 'Z'; systems: A, B, C. Fix: pass one of these names",
+        ),
+        (
+            dict(measures=["ndcg", "p@5", "err"]),
+            "system 'A' has no values for p@5, err; it has ndcg, map",
+        ),
+    ]
+    for kwargs, want in cases:
+        got = _error_text(
+            lambda kw=kwargs: compare_rankers(sy, n_bootstrap=50, **kw), ConventionError
+        )
+        assert got == want, kwargs
+
+
+def test_compare_data_errors_in_full() -> None:
+    got = _error_text(
+        lambda: compare_rankers({"A": {"ndcg": np.zeros(3)}, "B": {"map": np.zeros(3)}}),
+        DataFormatError,
+    )
+    assert got == "the systems share no measure. Fix: evaluate every system with the same measures"
+    got = _error_text(
+        lambda: compare_rankers({"A": np.zeros(3), "B": np.zeros(4)}), DataFormatError
+    )
+    assert got == (
+        "systems have different numbers of per-query values for value: A=3, B=4. Fix: evaluate "
+        "every system on the same dataset (same queries, same order)"
+    )
+
+
+def test_compare_alpha_strong_may_equal_alpha() -> None:
+    res = compare_rankers(_three(), alpha=0.05, alpha_strong=0.05, n_bootstrap=50)
+    assert res.alpha == res.alpha_strong == 0.05
+    # one threshold: every significant difference gets the strong mark
+    assert {t.mark for t in res.tests} <= {"", "‡"}
+
+
+def test_compare_shared_measures_in_the_first_systems_order() -> None:
+    sy = {
+        "A": {"ndcg": np.zeros(4), "map": np.ones(4), "p@5": np.ones(4)},
+        "B": {"map": np.ones(4), "ndcg": np.zeros(4)},  # lacks p@5
+        "C": {"p@5": np.ones(4), "map": np.ones(4), "ndcg": np.zeros(4)},
+    }
+    assert compare_rankers(sy, n_bootstrap=20).measures == ("ndcg", "map")
+    sy2 = {"A": sy["A"], "C": sy["C"], "B": sy["B"]}  # the one without p@5 last
+    assert compare_rankers(sy2, n_bootstrap=20).measures == ("ndcg", "map")
+    sy3 = {"B": sy["B"], "A": sy["A"]}
+    assert compare_rankers(sy3, n_bootstrap=20).measures == ("map", "ndcg")
+
+
+def test_compare_measures_argument_selects_and_orders() -> None:
+    res = compare_rankers(_three(), measures=["map"], n_bootstrap=50)
+    assert res.measures == ("map",) and {t.measure for t in res.tests} == {"map"}
+    res = compare_rankers(_three(), measures=("map", "ndcg"), n_bootstrap=50)
+    assert res.measures == ("map", "ndcg")
+
+
+def test_compare_values_are_converted_to_float64() -> None:
+    """Exact fractions (or other numbers NumPy converts) are per-query values like floats."""
+    from fractions import Fraction
+
+    a = [Fraction(1, 2), Fraction(1, 3), Fraction(3, 4), Fraction(1, 5)]
+    b = [Fraction(2, 3), Fraction(1, 2), Fraction(3, 4), Fraction(2, 5)]
+    res = compare_rankers({"A": a, "B": b}, n_bootstrap=50)
+    fa = np.array([float(x) for x in a])
+    fb = np.array([float(x) for x in b])
+    assert res.mean["A"]["value"] == pytest.approx(fa.mean(), rel=1e-15)
+    t = res.get("B", "value")
+    assert t is not None and t.diff == pytest.approx((fb - fa).mean(), rel=1e-15)
+    res = compare_rankers({"A": {"m": a}, "B": {"m": b}}, n_bootstrap=50)
+    assert res.mean["B"]["m"] == pytest.approx(fb.mean(), rel=1e-15)
+
+
+def test_compare_pairs_all_with_the_first_system_as_baseline() -> None:
+    res = compare_rankers(_three(), pairs="all", n_bootstrap=50)
+    assert [(t.system, t.baseline) for t in res.tests if t.measure == "ndcg"] == [
+        ("B", "A"),
+        ("C", "A"),
+        ("C", "B"),
+    ]
+
+
+@pytest.mark.parametrize("test", ["t", "permutation"])
+def test_compare_numbers_are_those_of_the_paired_tests_called_directly(test: str) -> None:
+    """Every number of a row equals the paired test, bootstrap and effect size called by hand
+    with the options compare_rankers was given (not their defaults)."""
+    sy = _three(q=40)
+    opts = dict(confidence=0.9, n_bootstrap=700, bootstrap="percentile", seed=11)
+    res = compare_rankers(sy, test=test, n_resamples=3000, correction="none", **opts)
+    for t in res.tests:
+        a, b = sy[t.system][t.measure], sy[t.baseline][t.measure]
+        if test == "t":
+            ref = paired_t_test(a, b)
+        else:
+            ref = permutation_test(a, b, n_resamples=3000, seed=11)
+            assert ref.exact is False  # 40 differences: sampled, so n_resamples and seed count
+        ci = bootstrap_ci(a, b, confidence=0.9, n_resamples=700, method="percentile", seed=11)
+        assert (t.p_value, t.statistic, t.n) == (ref.p_value, ref.statistic, ref.n)
+        assert t.p_adjusted == t.p_value  # correction="none"
+        assert (t.ci_low, t.ci_high) == (ci.low, ci.high)
+        assert t.effect_size == cohens_dz(a, b)
+        assert t.mean_system == float(np.mean(a)) and t.mean_baseline == float(np.mean(b))
+        assert t.diff == float(np.mean(a - b)) and t.test == test
+    assert res.settings == {
+        "pairs": "baseline",
+        "bootstrap": "percentile",
+        "n_bootstrap": 700,
+        "n_resamples": 3000,
+        "seed": 11,
+    }
+
+
+def test_compare_defaults_are_the_documented_ones() -> None:
+    sy = _three(q=40)
+    res = compare_rankers(sy, test="permutation")
+    ref = compare_rankers(
+        sy,
+        test="permutation",
+        n_resamples=10_000,
+        n_bootstrap=10_000,
+        seed=0,
+        bootstrap="bca",
+        confidence=0.95,
+        correction="holm",
+        family="measure",
+    )
+    assert res.tests == ref.tests
+    assert res.settings == {
+        "pairs": "baseline",
+        "bootstrap": "bca",
+        "n_bootstrap": 10_000,
+        "n_resamples": 10_000,
+        "seed": 0,
+    }
+    a, b = sy["B"]["ndcg"], sy["A"]["ndcg"]
+    one = res.get("B", "ndcg")
+    assert one is not None
+    assert one.p_value == permutation_test(a, b, n_resamples=10_000, seed=0).p_value
+    ci = bootstrap_ci(a, b, n_resamples=10_000, seed=0)
+    assert (one.ci_low, one.ci_high) == (ci.low, ci.high)
+
+
+@pytest.mark.parametrize("family", ["measure", "all"])
+def test_compare_holm_family(family: str) -> None:
+    res = compare_rankers(_three(), family=family, n_bootstrap=50)
+    assert res.family == family
+    raw = [t.p_value for t in res.tests]
+    # the two families give different adjusted values here (else this test could not tell them)
+    assert holm_by_hand(raw) != holm_by_hand(raw[:2]) + holm_by_hand(raw[2:])
+    if family == "all":
+        assert [t.p_adjusted for t in res.tests] == pytest.approx(holm_by_hand(raw), rel=1e-12)
+    else:
+        for m in res.measures:
+            idx = [i for i, t in enumerate(res.tests) if t.measure == m]
+            want = holm_by_hand([raw[i] for i in idx])
+            assert [res.tests[i].p_adjusted for i in idx] == pytest.approx(want, rel=1e-12)
+    assert all(isinstance(t.p_adjusted, float) for t in res.tests)
+
+
+def test_compare_correction_none_keeps_the_raw_p_values() -> None:
+    res = compare_rankers(_three(), correction="none", family="all", n_bootstrap=50)
+    assert [t.p_adjusted for t in res.tests] == [t.p_value for t in res.tests]
+    assert res.correction == "none"
+
+
+def test_compare_a_measure_without_values_warns_nothing() -> None:
+    """A system whose values are all NaN has mean NaN and an empty difference: no NumPy
+    'mean of empty slice' warning escapes (those means are taken only where values exist)."""
+    a = np.array([np.nan, np.nan, np.nan])
+    b = np.array([0.1, 0.2, 0.3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = compare_rankers({"A": a, "B": b}, n_bootstrap=50)
+    assert math.isnan(res.mean["A"]["value"]) and res.n_queries["A"]["value"] == 0
+    t = res.get("B", "value")
+    assert t is not None and t.n == 0 and math.isnan(t.diff)
+
+
+def test_compare_holm_families_keep_names_apart_exactly() -> None:
+    """Measure names are compared as the strings they are: a name that differs from another
+    only by a trailing NUL (which NumPy's string arrays and scalars drop) is its own family."""
+    sy = _three()
+    odd = {s: {"ndcg": v["ndcg"], "ndcg\x00": v["map"]} for s, v in sy.items()}
+    res = compare_rankers(odd, n_bootstrap=50)
+    plain = compare_rankers(sy, n_bootstrap=50)
+    assert [t.p_adjusted for t in res.tests] == [t.p_adjusted for t in plain.tests]

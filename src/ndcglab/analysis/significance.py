@@ -210,9 +210,8 @@ def compare_rankers(
         adj = holm(p)
     else:
         adj = np.full(p.shape, np.nan)
-        keys = np.array([r["measure"] for r in raw], dtype=object)
-        for m in meas:
-            sel = np.flatnonzero(keys == m)
+        for m in meas:  # names compared as Python strings (NumPy's drop trailing NULs)
+            sel = [i for i, r in enumerate(raw) if r["measure"] == m]
             adj[sel] = holm(p[sel])
     tests = [
         PairedComparison(
