@@ -225,21 +225,33 @@ def test_suffix_logsumexp_is_masked_logcumsumexp_on_the_cpu() -> None:
     assert torch.equal(got, want)
 
 
+def _check_suffix_form(device: str, dtype: torch.dtype, form) -> None:
+    """``form`` on ``device`` against the CPU's masked form: the same values and gradients
+    wherever a suffix holds a real document, to the dtype's rounding; no gradient to padding."""
+    x, mask = _suffix_case("cpu", dtype)
+    xc = x.to(device).requires_grad_(True)
+    xs = x.clone().requires_grad_(True)
+    got = form(xc, mask.to(device))
+    want = _ops.masked_logcumsumexp(xs, mask, reverse=True)
+    nonempty = mask.flip(-1).cummax(dim=-1).values.flip(-1)
+    tol = 1e-12 if dtype == torch.float64 else 1e-5
+    torch.testing.assert_close(got.cpu()[nonempty], want[nonempty], rtol=tol, atol=tol)
+    w = torch.where(nonempty, torch.rand(x.shape, generator=torch.Generator().manual_seed(1)), 0)
+    (gc,) = torch.autograd.grad((got * w.to(dtype).to(device)).sum(), xc)
+    (gx,) = torch.autograd.grad((want * w.to(dtype)).sum(), xs)
+    torch.testing.assert_close(gc.cpu(), gx, rtol=tol, atol=tol)
+    assert (gc.cpu()[~mask] == 0).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_padded_suffix_form_matches_the_masked_form(dtype: torch.dtype) -> None:
+    """The form used off the CPU, checked on the CPU (where no GPU is at hand)."""
+    _check_suffix_form("cpu", dtype, _ops.padded_suffix_logsumexp)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_suffix_logsumexp_on_cuda_matches_the_cpu(dtype: torch.dtype) -> None:  # pragma: no cover
     """On a GPU it is logcumsumexp of the padded row: the same values and gradients as the
     CPU's form wherever a suffix holds a real document, to the dtype's rounding."""
-    x, mask = _suffix_case("cpu", dtype)
-    xc = x.cuda().requires_grad_(True)
-    xs = x.clone().requires_grad_(True)
-    got = _ops.masked_suffix_logsumexp(xc, mask.cuda())
-    want = _ops.masked_suffix_logsumexp(xs, mask)
-    nonempty = mask.flip(-1).cummax(dim=-1).values.flip(-1)
-    tol = 1e-12 if dtype == torch.float64 else 1e-5
-    torch.testing.assert_close(got.cpu()[nonempty], want[nonempty], rtol=tol, atol=tol)
-    w = torch.where(nonempty, torch.rand(x.shape, generator=torch.Generator().manual_seed(1)), 0)
-    (gc,) = torch.autograd.grad((got * w.to(dtype).cuda()).sum(), xc)
-    (gx,) = torch.autograd.grad((want * w.to(dtype)).sum(), xs)
-    torch.testing.assert_close(gc.cpu(), gx, rtol=tol, atol=tol)
-    assert (gc.cpu()[~mask] == 0).all()
+    _check_suffix_form("cuda", dtype, _ops.masked_suffix_logsumexp)

@@ -259,6 +259,13 @@ def masked_suffix_logsumexp(x: Tensor, mask: Tensor) -> Tensor:
     64 lists of 60 to 300 documents)."""
     if x.device.type == "cpu":
         return masked_logcumsumexp(x, mask, reverse=True)
+    return padded_suffix_logsumexp(x, mask)
+
+
+def padded_suffix_logsumexp(x: Tensor, mask: Tensor) -> Tensor:
+    """:func:`masked_suffix_logsumexp` as ``torch.logcumsumexp`` of the row with its padding set
+    to :func:`fill_value` (the form used off the CPU; equal to the masked form, to rounding,
+    wherever a suffix holds a real document)."""
     z = torch.where(mask, x, fill_value(x.dtype))
     return torch.logcumsumexp(z.flip(-1), dim=-1).flip(-1)
 

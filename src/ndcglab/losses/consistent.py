@@ -95,10 +95,26 @@ def normalised_gains(
 ) -> tuple[Tensor, Tensor]:
     """``(u, ok)``: u = G(y)/Z_k(y) on real documents (0 on padding and where ok is False),
     ``ok = Z_k(y) > 0`` per list. ``norm``: None or ``"z"`` for the full norm, an int K or
-    ``"zK"`` for IDCG@K. Labels must be a floating tensor (use ``labels.double()``)."""
+    ``"zK"`` for IDCG@K. Labels must be a floating tensor (use ``labels.double()``). Each row of
+    the last axis is one list: ``(M,)`` is one list (``ok`` is then 0-d), ``(..., B, M)`` a batch
+    of any leading shape."""
     from ..measures.discounts import get_discount
     from ..measures.gains import get_gain
 
+    if labels.dim() != 2:
+        if labels.dim() == 0 or mask.shape != labels.shape:
+            raise ValueError(
+                f"normalised_gains needs labels of shape (..., M) and a mask of the same shape, "
+                f"got {tuple(labels.shape)} and {tuple(mask.shape)}"
+            )
+        flat_u, flat_ok = normalised_gains(
+            labels.reshape(-1, labels.shape[-1]),
+            mask.reshape(-1, labels.shape[-1]),
+            gain=gain,
+            discount=discount,
+            norm=norm,
+        )
+        return flat_u.reshape(labels.shape), flat_ok.reshape(labels.shape[:-1])
     k = _convert_norm(norm) if isinstance(norm, str) else norm
     y = torch.where(mask, labels, labels.new_zeros(()))
     g = _ops.masked_gains(get_gain(gain), y, mask)
