@@ -260,3 +260,108 @@ def test_random_ties_pick_one_order_never_the_average() -> None:
         res = evaluate_arrays([1, 0], [0.5, 0.5], [0, 2], f"ndcg(ties=random:{seed})@1")
         seen.add(next(iter(res.mean.values())))
     assert seen == {0.0, 1.0}
+
+
+# ------------------------------------------------ compute_per_query: rules found by mutmut
+def _two_queries() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    y = np.array([2.0, 0, 1, 0, 0, 1])
+    s = np.array([0.3, 0.1, 0.2, 0.5, 0.4, 0.4])
+    return y, s, np.array([0, 3, 6])
+
+
+def test_unresolved_measure_is_refused_in_full() -> None:
+    from ndcglab.measures import parse_measure
+    from ndcglab.measures.compute import compute_per_query
+
+    y, s, b = _two_queries()
+    with pytest.raises(ConventionError) as info:
+        compute_per_query([parse_measure("ndcg@3")], y, s, b)
+    assert str(info.value) == "measure ndcg@3 is not resolved; call Measure.resolve(preset)"
+
+
+def test_average_ties_on_the_rank_family_is_refused_in_full() -> None:
+    from ndcglab.measures import evaluate_arrays
+
+    y, s, b = _two_queries()
+    with pytest.raises(ConventionError) as info:
+        evaluate_arrays(y, s, b, ["rbp(ties=average)"])
+    assert str(info.value) == (
+        "rbp(p=0.8,rel=1,ties=average): ties=average (expectation over tied orders) is defined "
+        "for the ndcg family, map, p and mrr only. Fix: ties=input, docid, pessimistic, "
+        "optimistic or random:<seed> for this measure"
+    )
+
+
+@pytest.mark.parametrize(("ids", "name"), [(["qa", "qb"], "qb"), (None, "#1")])
+def test_dcg_that_overflows_names_its_query(ids, name) -> None:
+    """Each gain 2^1023 − 1 is finite, their discounted sum over three documents is not."""
+    from ndcglab.measures import parse_measure
+    from ndcglab.measures.compute import compute_per_query
+
+    y = np.array([1.0, 0, 1023, 1023, 1023])
+    s = np.array([0.5, 0.1, 0.3, 0.2, 0.1])
+    m = parse_measure("ndcg").resolve()
+    with (
+        pytest.raises(ConventionError) as info,
+        np.errstate(over="ignore"),
+    ):
+        compute_per_query([m], y, s, np.array([0, 2, 5]), query_ids=ids)
+    assert str(info.value) == (
+        f"{m}: the DCG of query {name} overflows double precision (its gains are too large to "
+        "add up). Fix: gain=linear, or labels in a smaller range"
+    )
+    # the ideal DCG alone overflows (the ranking puts the three large gains at ranks 5 to 7,
+    # where their DCG stays finite): refused too
+    y2 = np.array([1.0, 0, 0, 0, 0, 0, 1023, 1023, 1023])
+    s2 = np.array([0.5, 0.1, 7, 6, 5, 4, 3, 2, 1])
+    with (
+        pytest.raises(ConventionError) as info,
+        np.errstate(over="ignore"),
+    ):
+        compute_per_query([m], y2, s2, np.array([0, 2, 9]), query_ids=ids)
+    assert f"the DCG of query {name} overflows" in str(info.value)
+
+
+def test_idcg_and_dcg_before_ndcg_in_one_call() -> None:
+    """The raw DCG and IDCG measures do not end the group: NDCG after them is computed too."""
+    from ndcglab.measures import evaluate_arrays
+
+    y, s, b = _two_queries()
+    res = evaluate_arrays(y, s, b, ["idcg@2", "dcg@2", "ndcg@2", "ndcg"])
+    # query 1 by score: 0.3 (y=2), 0.2 (y=1), 0.1 (y=0)
+    assert res.per_query["dcg@2"].tolist() == [3.0 + 1.0 / np.log2(3), 0.0]
+    assert res.per_query["idcg@2"].tolist() == [3.0 + 1.0 / np.log2(3), 1.0]
+    assert res.per_query["ndcg@2"].tolist() == [1.0, 0.0]
+    # query 2 by score: 0.5 (y=0), then 0.4 (y=0) and 0.4 (y=1) in input order: rank 3
+    assert res.per_query["ndcg"].tolist() == [1.0, 0.5]
+
+
+def test_empty_error_names_the_query_for_mrr_and_map() -> None:
+    from ndcglab.errors import EmptyQueryError
+    from ndcglab.measures import evaluate_arrays
+
+    y = np.array([0.0, 0, 0, 1])
+    s = np.arange(4.0)
+    for spec in ("mrr(empty=error)", "map(empty=error)"):
+        with pytest.raises(EmptyQueryError, match=r"query qa \(empty=error\)"):
+            evaluate_arrays(y, s, np.array([0, 2, 4]), [spec], query_ids=["qa", "qb"])
+
+
+def test_ndcg_per_query_passes_every_convention_on() -> None:
+    """Each keyword of ndcg_per_query changes the number as the measure option of that name."""
+    from ndcglab.measures import evaluate_arrays, ndcg_per_query
+
+    y = np.array([3.0, 0, 1, 2, 0, 2, 1])
+    s = np.array([0.2, 0.9, 0.2, 0.5, 0.4, 0.4, 0.1])  # ties: the order rule matters
+    b = np.array([0, 4, 7])
+    cases = [
+        (dict(gain="linear"), "ndcg(gain=linear)@3"),
+        (dict(discount="zipf"), "ndcg(discount=zipf)@3"),
+        (dict(ties="pessimistic"), "ndcg(ties=pessimistic)@3"),
+    ]
+    plain = ndcg_per_query(y, s, b, 3)
+    for kw, spec in cases:
+        got = ndcg_per_query(y, s, b, 3, **kw)
+        want = evaluate_arrays(y, s, b, [spec]).per_query[spec]
+        assert got.tolist() == want.tolist(), kw
+        assert got.tolist() != plain.tolist(), kw  # the option changes the number here
