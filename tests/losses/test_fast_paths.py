@@ -255,3 +255,16 @@ def test_suffix_logsumexp_on_cuda_matches_the_cpu(dtype: torch.dtype) -> None:  
     """On a GPU it is logcumsumexp of the padded row: the same values and gradients as the
     CPU's form wherever a suffix holds a real document, to the dtype's rounding."""
     _check_suffix_form("cuda", dtype, _ops.masked_suffix_logsumexp)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_lambdarank_delta_without_a_mask_on_cuda() -> None:  # pragma: no cover
+    """The default mask (every document real) is made on the scores' device."""
+    from ndcglab.losses.pairwise import lambdarank_delta
+
+    g = torch.Generator().manual_seed(5)
+    s = torch.randn(3, 6, generator=g, dtype=torch.float64)
+    y = torch.randint(0, 3, (3, 6), generator=g).double()
+    got = lambdarank_delta(s.cuda(), y.cuda(), k=3)
+    assert got.device.type == "cuda"
+    torch.testing.assert_close(got.cpu(), lambdarank_delta(s, y, k=3), rtol=1e-12, atol=0)

@@ -63,15 +63,20 @@ def test_normalised_gains_reads_the_norm_as_a_string_or_a_number() -> None:
     assert torch.equal(uf, uz) and not torch.equal(uf, u3)
 
 
-def test_normalised_gains_acts_on_the_last_axis_of_any_shape() -> None:
+@pytest.mark.parametrize(
+    "conv", [{}, {"gain": "linear", "discount": "zipf"}, {"gain": "exp2", "discount": "log:10"}]
+)
+def test_normalised_gains_acts_on_the_last_axis_of_any_shape(conv: dict) -> None:
     labels, mask = _batch()
-    u, ok = normalised_gains(labels, mask, norm=2)
+    u, ok = normalised_gains(labels, mask, norm=2, **conv)
     for i in range(labels.shape[0]):  # one list, 1-D
-        ui, oki = normalised_gains(labels[i], mask[i], norm=2)
+        ui, oki = normalised_gains(labels[i], mask[i], norm=2, **conv)
         assert ui.shape == labels[i].shape and oki.shape == ()
         assert torch.equal(ui, u[i]) and bool(oki) == bool(ok[i])
-    u3, ok3 = normalised_gains(labels[None], mask[None], norm=2)  # (1, B, M)
+    u3, ok3 = normalised_gains(labels[None], mask[None], norm=2, **conv)  # (1, B, M)
     assert torch.equal(u3[0], u) and torch.equal(ok3[0], ok)
+    if conv:  # the conventions reach the gains (else this case could not tell them)
+        assert not torch.equal(u, normalised_gains(labels, mask, norm=2)[0])
 
 
 @pytest.mark.parametrize(("h", "outer"), _POTS)
