@@ -365,3 +365,24 @@ def test_ndcg_per_query_passes_every_convention_on() -> None:
         want = evaluate_arrays(y, s, b, [spec]).per_query[spec]
         assert got.tolist() == want.tolist(), kw
         assert got.tolist() != plain.tolist(), kw  # the option changes the number here
+
+
+@pytest.mark.parametrize("ties", ["pessimistic", "optimistic"])
+def test_value_dependent_ties_of_ndcg_are_not_taken_from_map_sort(ties: str) -> None:
+    """NDCG@k with ties=pessimistic/optimistic orders tied documents by gain, MAP by binary
+    relevance: asked together, NDCG@k is not read off MAP's ranking (labels 2 and 1 are both
+    relevant to MAP but differ in gain). Worked by hand for ``pessimistic``: the tied list
+    [2, 1, 0, 1] is ranked 0, 1, 1, 2 by gain, so DCG@3 = 0 + 1/log2(3) + 1/2 against
+    IDCG@3 = 3 + 1/log2(3) + 1/2."""
+    from ndcglab.measures import evaluate_arrays
+
+    y = np.array([2.0, 1, 0, 1, 1, 0, 2])
+    s = np.array([0.5, 0.5, 0.5, 0.5, 0.9, 0.2, 0.2])
+    b = np.array([0, 4, 7])
+    ndcg, ap = f"ndcg(ties={ties})@3", f"map(ties={ties})"
+    both = evaluate_arrays(y, s, b, [ap, ndcg]).per_query[ndcg]
+    alone = evaluate_arrays(y, s, b, [ndcg]).per_query[ndcg]
+    assert both.tolist() == alone.tolist()
+    if ties == "pessimistic":
+        d = 1 / np.log2(3) + 0.5
+        assert both[0] == pytest.approx(d / (3 + d), rel=1e-15)
