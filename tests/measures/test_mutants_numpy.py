@@ -292,11 +292,16 @@ def test_average_ties_on_the_rank_family_is_refused_in_full() -> None:
     )
 
 
+@pytest.mark.parametrize("kernels", [False, True])
 @pytest.mark.parametrize(("ids", "name"), [(["qa", "qb"], "qb"), (None, "#1")])
-def test_dcg_that_overflows_names_its_query(ids, name) -> None:
-    """Each gain 2^1023 − 1 is finite, their discounted sum over three documents is not."""
-    from ndcglab.measures import parse_measure
+def test_dcg_that_overflows_names_its_query(ids, name, kernels, monkeypatch) -> None:
+    """Each gain 2^1023 − 1 is finite, their discounted sum over three documents is not (on the
+    NumPy path for small inputs and in the compiled kernels)."""
+    from ndcglab.measures import _small, parse_measure
     from ndcglab.measures.compute import compute_per_query
+
+    if kernels:
+        monkeypatch.setattr(_small, "SMALL_DOCS", 0)
 
     y = np.array([1.0, 0, 1023, 1023, 1023])
     s = np.array([0.5, 0.1, 0.3, 0.2, 0.1])
@@ -386,3 +391,88 @@ def test_value_dependent_ties_of_ndcg_are_not_taken_from_map_sort(ties: str) -> 
     if ties == "pessimistic":
         d = 1 / np.log2(3) + 0.5
         assert both[0] == pytest.approx(d / (3 + d), rel=1e-15)
+
+
+# ------------------------------------------- the rank family's groups in compute_per_query
+def _rank_case() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(8)
+    lens = np.array([9, 6, 12, 1])
+    b = np.concatenate([[0], np.cumsum(lens)])
+    n = int(b[-1])
+    y = rng.integers(0, 4, n).astype(float)
+    s = np.round(rng.random(n) * 3)  # scores 0..3: many ties
+    ids = np.array([f"d{i:03d}" for i in rng.permutation(n)], dtype=object)
+    return y, s, b, ids
+
+
+def _rank_values(specs: list[str], in_qrels: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    from ndcglab.measures import get_preset, parse_measures
+    from ndcglab.measures.compute import compute_per_query
+
+    y, s, b, ids = _rank_case()
+    ms = [m.resolve(get_preset("trec_eval")) for m in parse_measures(specs)]
+    out = compute_per_query(ms, y, s, b, doc_ids=ids, in_qrels=in_qrels)
+    return {spec: out[m].values for spec, m in zip(specs, ms, strict=True)}
+
+
+_RANK_SETS = [
+    ["err(ties=input)@5", "bpref(ties=optimistic)"],
+    ["err(ties=optimistic)@5", "bpref(ties=input)", "judged(ties=pessimistic)@5"],
+    ["num_rel_ret(rel=1)", "bpref(rel=2)"],
+    ["num_rel_ret(rel=2)", "bpref(rel=1,ties=input)", "num_ret", "rbp(ties=input)"],
+    ["judged(ties=input)@5", "rbp(ties=random:1)", "rbp_residual(ties=input)"],
+]
+
+
+@pytest.mark.parametrize("specs", _RANK_SETS)
+def test_rank_measures_asked_together_equal_each_alone(specs: list[str]) -> None:
+    """Measures of the rank family share a sort only with a group that has their tie rule and
+    relevance rule: asked together, each gives what it gives alone (many tied scores here, so a
+    wrong tie rule or relevance level would change the numbers)."""
+    together = _rank_values(specs)
+    for spec in specs:
+        alone = _rank_values([spec])[spec]
+        assert together[spec].tobytes() == alone.tobytes(), spec
+    # the sets would tell a wrong rule apart: the rules named differ in value here
+    assert not np.array_equal(
+        _rank_values(["err(ties=input)@5"])["err(ties=input)@5"],
+        _rank_values(["err(ties=optimistic)@5"])["err(ties=optimistic)@5"],
+    )
+
+
+def test_rank_measures_read_the_judged_flags() -> None:
+    """``in_qrels``: documents without a qrels line are unjudged. judged@5 is the fraction of the
+    top 5 that is judged (worked out here from the ranking by score, ties by docid descending as
+    trec_eval), and bpref ignores unjudged documents."""
+    y, s, b, ids = _rank_case()
+    judged = np.ones(len(y), dtype=bool)
+    judged[::3] = False
+    got = _rank_values(["judged(ties=docid)@5", "bpref(ties=docid)"], in_qrels=judged)
+    want = []
+    for q in range(len(b) - 1):
+        lo, hi = b[q], b[q + 1]
+        order = sorted(range(lo, hi), key=lambda i: (-s[i], [-ord(c) for c in ids[i]]))
+        want.append(sum(judged[i] for i in order[:5]) / 5)
+    assert got["judged(ties=docid)@5"].tolist() == pytest.approx(want, rel=1e-15)
+    every = _rank_values(["judged(ties=docid)@5", "bpref(ties=docid)"])
+    assert every["judged(ties=docid)@5"].tolist() == [1.0, 1.0, 1.0, 0.2]
+    assert not np.array_equal(got["bpref(ties=docid)"], every["bpref(ties=docid)"])
+
+
+def test_value_dependent_ties_read_the_gains_that_count() -> None:
+    """ties=pessimistic/optimistic order tied documents by the gains NDCG adds up, where a
+    negative label is worth 0 whatever the gain table says (trec_eval's rule). By hand, table
+    gains -1→5, 1→1, 2→3: query 1 (labels -1, 1, 0, all tied) pessimistic puts the two
+    zero-gain documents first (NDCG@2 = 0), optimistic the label 1 (NDCG@2 = 1); query 2 (label
+    2 first, then -1 and 1 tied) gives DCG@2 = 3 (pessimistic) or 3 + 1/log2(3) (optimistic)
+    against IDCG@2 = 3 + 1/log2(3)."""
+    from ndcglab.measures import evaluate_arrays
+
+    y = np.array([-1.0, 1, 0, 2, -1, 1])
+    s = np.array([0.5, 0.5, 0.5, 0.9, 0.3, 0.3])
+    g = "table:-1=5;1=1;2=3"
+    pes, opt = f"ndcg(gain={g},ties=pessimistic)@2", f"ndcg(gain={g},ties=optimistic)@2"
+    res = evaluate_arrays(y, s, np.array([0, 3, 6]), [pes, opt]).per_query
+    ideal = 3 + 1 / np.log2(3)
+    assert res[pes].tolist() == pytest.approx([0.0, 3 / ideal], rel=1e-15)
+    assert res[opt].tolist() == [1.0, 1.0]
