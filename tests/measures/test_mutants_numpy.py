@@ -476,3 +476,59 @@ def test_value_dependent_ties_read_the_gains_that_count() -> None:
     ideal = 3 + 1 / np.log2(3)
     assert res[pes].tolist() == pytest.approx([0.0, 3 / ideal], rel=1e-15)
     assert res[opt].tolist() == [1.0, 1.0]
+
+
+def test_check_inputs_refuses_a_score_count_in_full() -> None:
+    from ndcglab.errors import DataFormatError
+    from ndcglab.measures import evaluate_arrays
+
+    with pytest.raises(DataFormatError) as info:
+        evaluate_arrays(np.zeros(3), np.zeros(2), np.array([0, 3]), ["ndcg"])
+    assert str(info.value) == (
+        "2 scores for 3 documents. Fix: give exactly one score per document, in the data's "
+        "document order"
+    )
+
+
+def test_float32_labels_are_read_as_float64() -> None:
+    """Labels are converted to float64 before any gain: float32 labels give the numbers of the
+    same values in float64 (2^y − 1 of a float32 y computed in float32 would differ)."""
+    from ndcglab.measures import evaluate_arrays
+
+    y32 = np.array([0.1, 0.7, 1.3, 0.0, 2.9, 0.4], dtype=np.float32)
+    s = np.array([0.3, 0.1, 0.2, 0.5, 0.4, 0.45])
+    b = np.array([0, 3, 6])
+    specs = ["ndcg", "ndcg@2", "dcg@3"]
+    got = evaluate_arrays(y32, s, b, specs).per_query
+    want = evaluate_arrays(y32.astype(np.float64), s, b, specs).per_query
+    for m in specs:
+        assert got[m].tobytes() == want[m].tobytes(), m
+
+
+def test_rank_family_empty_error_names_the_query() -> None:
+    from ndcglab.errors import EmptyQueryError
+    from ndcglab.measures import evaluate_arrays
+
+    with pytest.raises(EmptyQueryError) as info:
+        evaluate_arrays(
+            np.array([0, 0, 1.0, 0]),
+            np.arange(4.0),
+            np.array([0, 2, 4]),
+            ["bpref(empty=error)"],
+            query_ids=["qa", "qb"],
+        )
+    assert str(info.value) == (
+        "bpref(empty=error,rel=1,ties=input): 1 query has no relevant document: query qa "
+        "(empty=error). Fix: remove such queries or choose empty=zero, one or skip"
+    )
+
+
+def test_judged_flags_given_as_numbers_are_read_as_bools() -> None:
+    y = _rank_case()[0]
+    flags = np.ones(len(y), dtype=bool)
+    flags[1::4] = False
+    specs = ["judged(ties=docid)@5", "bpref(ties=docid)", "infap(ties=docid)"]
+    as_bool = _rank_values(specs, in_qrels=flags)
+    as_int = _rank_values(specs, in_qrels=flags.astype(np.int64).tolist())
+    for m in specs:
+        assert as_bool[m].tobytes() == as_int[m].tobytes(), m
