@@ -532,3 +532,30 @@ def test_judged_flags_given_as_numbers_are_read_as_bools() -> None:
     as_int = _rank_values(specs, in_qrels=flags.astype(np.int64).tolist())
     for m in specs:
         assert as_bool[m].tobytes() == as_int[m].tobytes(), m
+
+
+def test_check_inputs_boundaries_and_scores_in_full() -> None:
+    from ndcglab.errors import DataFormatError
+    from ndcglab.measures.compute import check_inputs
+
+    # no queries at all is a valid (empty) input; no boundaries at all is not
+    y, s, b, re = check_inputs([], [], [0])
+    assert (len(y), len(s), b.tolist(), re.tolist()) == (0, 0, [0], [])
+    with pytest.raises(ConventionError) as info:
+        check_inputs([], [], [])
+    assert str(info.value) == (
+        "boundaries must start at 0, never decrease and end at the number of documents (0); "
+        "got []...[]"
+    )
+    with pytest.raises(ConventionError) as info:
+        check_inputs(np.zeros(9), np.zeros(9), [0, 2, 3, 5, 4, 7, 9])
+    assert str(info.value) == (
+        "boundaries must start at 0, never decrease and end at the number of documents (9); "
+        "got [0, 2, 3, 5]...[7, 9]"
+    )
+    with pytest.raises(DataFormatError) as info:
+        check_inputs(np.zeros(4), [0.5, 0.2, np.nan, np.inf], [0, 4])
+    assert str(info.value) == (
+        "score of document 3 is not a finite number (token 'nan'). Fix: replace NaN/inf scores "
+        "by finite numbers"
+    )
