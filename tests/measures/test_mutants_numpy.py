@@ -559,3 +559,25 @@ def test_check_inputs_boundaries_and_scores_in_full() -> None:
         "score of document 3 is not a finite number (token 'nan'). Fix: replace NaN/inf scores "
         "by finite numbers"
     )
+
+
+def test_check_inputs_labels_and_ranked_part_in_full() -> None:
+    from ndcglab.errors import DataFormatError
+    from ndcglab.measures.compute import check_inputs
+
+    with pytest.raises(DataFormatError) as info:
+        check_inputs([0.0, 1.0, -np.inf, np.nan], np.zeros(4), [0, 4])
+    assert str(info.value) == (
+        "label of document 3 is not a finite number (token '-inf'). Fix: give every document a "
+        "finite relevance label"
+    )
+    re = check_inputs(np.zeros(5), np.zeros(5), [0, 2, 5], ranked_end=[1, 5])[3]
+    assert re.tolist() == [1, 5] and re.dtype == np.int64
+    for bad in ([1], [1, 6], [3, 5], [0, 1]):
+        with pytest.raises(ConventionError) as info:
+            check_inputs(np.zeros(5), np.zeros(5), [0, 2, 5], ranked_end=bad)
+        assert str(info.value) == "ranked_end must lie within each query's boundaries", bad
+    assert check_inputs(np.zeros(5), np.zeros(5), [0, 2, 5], ranked_end=[0, 2])[3].tolist() == [
+        0,
+        2,
+    ]
