@@ -573,6 +573,8 @@ def test_check_inputs_labels_and_ranked_part_in_full() -> None:
     )
     re = check_inputs(np.zeros(5), np.zeros(5), [0, 2, 5], ranked_end=[1, 5])[3]
     assert re.tolist() == [1, 5] and re.dtype == np.int64
+    re = check_inputs(np.zeros(5), np.zeros(5), [0, 2, 5], ranked_end=np.array([1.0, 5.0]))[3]
+    assert re.tolist() == [1, 5] and re.dtype == np.int64
     for bad in ([1], [1, 6], [3, 5], [0, 1]):
         with pytest.raises(ConventionError) as info:
             check_inputs(np.zeros(5), np.zeros(5), [0, 2, 5], ranked_end=bad)
