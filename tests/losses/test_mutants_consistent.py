@@ -137,7 +137,8 @@ def test_normalised_gains_refuses_shapes_it_cannot_read() -> None:
         normalised_gains(torch.tensor(1.0, dtype=torch.float64), torch.tensor(True))
     assert str(info.value) == (
         "normalised_gains needs labels of shape (..., M) and a mask of the same shape, got () "
-        "and ()"
+        "and (). Fix: pass one list as (M,) or a batch as (B, M), with a bool mask of the "
+        "labels' shape"
     )
     with pytest.raises(ValueError, match=r"got \(4,\) and \(1, 4\)"):
         normalised_gains(torch.ones(4, dtype=torch.float64), torch.ones(1, 4, dtype=torch.bool))

@@ -103,9 +103,12 @@ def normalised_gains(
 
     if labels.dim() != 2:
         if labels.dim() == 0 or mask.shape != labels.shape:
-            raise ValueError(
+            from .base import LossInputError
+
+            raise LossInputError(
                 f"normalised_gains needs labels of shape (..., M) and a mask of the same shape, "
-                f"got {tuple(labels.shape)} and {tuple(mask.shape)}"
+                f"got {tuple(labels.shape)} and {tuple(mask.shape)}. Fix: pass one list as (M,) "
+                "or a batch as (B, M), with a bool mask of the labels' shape"
             )
         flat_u, flat_ok = normalised_gains(
             labels.reshape(-1, labels.shape[-1]),
