@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import operator
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,9 +65,7 @@ def _lines(p: Path) -> Iterator[tuple[int, str]]:
 
 
 #: Bytes that ``str.split()`` takes as blanks but the readers do not (they belong to a field).
-_OTHER_BLANKS = re.compile(rb"[\x1c-\x1f]")
-_IS_BLANK = np.zeros(256, dtype=bool)
-_IS_BLANK[[ord(c) for c in " \t\v\f\n"]] = True
+_OTHER_BLANKS = (b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 
 
 def _fast_fields(p: Path, n_fields: int, exact: bool) -> list[list[str]] | None:
@@ -78,27 +75,30 @@ def _fast_fields(p: Path, n_fields: int, exact: bool) -> list[list[str]] | None:
     no data line).
 
     One decode and one ``str.split()`` of the whole file; the fields of each line are found with
-    NumPy from the byte positions where fields start, so comment lines (first field starting with
-    ``#``) are dropped and the field counts checked without a Python loop. ``None`` means "fall
-    back", never "bad file": the line-by-line reader then applies (and reports) every rule.
+    NumPy from the byte positions where fields start and where lines start, so comment lines
+    (first field starting with ``#``) are dropped and the field counts checked without a Python
+    loop. ``None`` means "fall back", never "bad file": the line-by-line reader then applies
+    (and reports) every rule.
     """
     with open_binary(p) as f:
         data = f.read()
-    if not data or not data.isascii() or _OTHER_BLANKS.search(data):
+    if not data or not data.isascii() or any(c in data for c in _OTHER_BLANKS):
         return None
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     tokens = data.decode("ascii").split()
     b = np.frombuffer(data, dtype=np.uint8)
-    blank = _IS_BLANK[b]
+    # the ASCII blanks of str.split() left after the checks above: \t \n \v \f (9..12), space
+    blank = ((b - np.uint8(9)) <= np.uint8(3)) | (b == np.uint8(32))
     starts = np.flatnonzero(blank[:-1] > blank[1:]) + 1  # a field starts after a blank
     if not blank[0]:
         starts = np.concatenate(([0], starts))
     if len(starts) != len(tokens) or not tokens:
         return None
-    line_of = np.cumsum(b == 10, dtype=np.int64)[starts]
-    first = np.flatnonzero(np.concatenate(([True], line_of[1:] != line_of[:-1])))
+    line_begin = np.concatenate(([0], np.flatnonzero(b == np.uint8(10)) + 1))
+    first = np.searchsorted(starts, line_begin)  # each line's first field (= next line's if none)
     count = np.diff(np.append(first, len(tokens)))
+    first, count = first[count > 0], count[count > 0]
     data_line = b[starts[first]] != ord("#")
     first, count = first[data_line], count[data_line]
     if (np.any(count != n_fields) if exact else np.any(count < n_fields)) or not len(first):
@@ -125,15 +125,16 @@ def _floats(toks: list[str]) -> list[float] | None:
 
 def _group(qids: list[str], docs: list[str], values: list[Any]) -> dict[str, dict[str, Any]] | None:
     """``{qid: {doc: value}}`` in line order, or ``None`` when a (qid, doc) pair repeats."""
-    change = np.flatnonzero(list(map(operator.ne, qids[1:], qids[:-1]))) + 1
-    cut = [0, *change.tolist(), len(qids)]
     out: dict[str, dict[str, Any]] = {}
-    for lo, hi in itertools.pairwise(cut):
-        d = out.setdefault(qids[lo], {})
+    lo = 0
+    for qid, run in itertools.groupby(qids):  # runs of consecutive lines of one query
+        hi = lo + len(list(run))
+        d = out.setdefault(qid, {})
         before = len(d)
         d.update(zip(docs[lo:hi], values[lo:hi]))
         if len(d) != before + hi - lo:
             return None
+        lo = hi
     return out
 
 
