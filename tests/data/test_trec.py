@@ -231,3 +231,49 @@ def test_read_trec_refuses_a_run_without_any_query_of_the_qrels(tmp_path):
     r.write_text("201 Q0 d1 1 1.0 t\n101 Q0 d1 1 1.0 t\n")
     qrels, run = read_trec(q, r, integer=True)
     assert qrels == {"101": {"d1": 1}} and set(run) == {"101", "201"}
+
+
+# ----------------------------------------------------------------------------- one-pass reader
+def _well_formed(rng: np.random.Generator, kind: str) -> bytes:
+    """A qrels or run file the one-pass reader must take: comment and blank lines, tabs and
+    runs of blanks, CRLF or LF, extra run fields, queries in blocks (the first may come back
+    after the others, with other documents)."""
+    lines = []
+    nl = "\r\n" if rng.random() < 0.3 else "\n"
+    queries = list(rng.permutation(5)[: rng.integers(1, 6)])
+    if rng.random() < 0.5:
+        queries.append(queries[0])
+    for b, q in enumerate(queries):
+        for d in rng.permutation(40)[: rng.integers(1, 12)] + 100 * b:
+            sep = [" ", "\t", "  ", " \t "][int(rng.integers(4))]
+            if kind == "qrels":
+                fields = [f"q{q}", "0", f"doc-{d}", str(int(rng.integers(-1, 4)))]
+            else:
+                fields = [f"q{q}", "Q0", f"doc-{d}", str(int(rng.integers(1, 99))),
+                          f"{rng.normal():.{int(rng.integers(1, 9))}g}", "tag"]  # fmt: skip
+                fields += ["note"] * int(rng.integers(0, 2))
+            lines.append(" " * int(rng.integers(0, 2)) + sep.join(fields))
+        if rng.random() < 0.3:
+            lines.append("# a comment line" if rng.random() < 0.5 else "   ")
+    return (nl.join(lines) + (nl if rng.random() < 0.8 else "")).encode()
+
+
+@pytest.mark.parametrize("kind", ["qrels", "run"])
+def test_the_one_pass_reader_equals_the_line_reader(tmp_path, monkeypatch, kind):
+    """Every well-formed file is read in one pass, and to the same dict as line by line."""
+    from ndcglab.data import trec
+
+    reader = {"qrels": read_qrels, "run": read_run}[kind]
+    fast = {"qrels": lambda p: trec._read_qrels_fast(p, False), "run": trec._read_run_fast}[kind]
+    rng = np.random.default_rng(11)
+    path = tmp_path / f"{kind}.txt"
+    for _ in range(150):
+        path.write_bytes(_well_formed(rng, kind))
+        one_pass = fast(path)
+        assert one_pass is not None, path.read_bytes()[:300]
+        with monkeypatch.context() as m:
+            m.setattr(trec, f"_read_{kind}_fast", lambda *a: None)
+            by_line = reader(path)
+        assert list(one_pass) == list(by_line)
+        for q in by_line:
+            assert list(one_pass[q].items()) == list(by_line[q].items())
