@@ -17,31 +17,28 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-# ----------------------------------------------------------------------------- status codes
-EXACT = 0
-APPROX = 1
-INVALID = 2
-NULL = 3
-
-# parse_block statuses
-S_OK = 0
-S_BAD_LABEL = 1
-S_MISSING_QID = 2
-S_UNEXPECTED_QID = 3
-S_EMPTY_QID = 4
-S_BAD_PAIR = 5
-S_BAD_INDEX = 6
-S_DUP_INDEX = 7
-S_BAD_VALUE = 8
-S_INDEX_TOO_LARGE = 9
-S_NEED_WIDER = 10
-S_UNKNOWN_KEY = 11
-S_VALUE_RANGE = 12
-
-# qid modes
-QID_UNKNOWN = -1
-QID_NO = 0
-QID_YES = 1
+from ._parse_codes import (
+    APPROX,
+    EXACT,
+    INVALID,
+    NULL,
+    QID_NO,
+    QID_UNKNOWN,
+    QID_YES,
+    S_BAD_INDEX,
+    S_BAD_LABEL,
+    S_BAD_PAIR,
+    S_BAD_VALUE,
+    S_DUP_INDEX,
+    S_EMPTY_QID,
+    S_INDEX_TOO_LARGE,
+    S_MISSING_QID,
+    S_NEED_WIDER,
+    S_OK,
+    S_UNEXPECTED_QID,
+    S_UNKNOWN_KEY,
+    S_VALUE_RANGE,
+)
 
 # exact powers of ten 10^0..10^22 and 2^53: the limits of the exact (Clinger) fast path; the
 # writer (_format_kernels) uses the same ones to check that a decimal reads back

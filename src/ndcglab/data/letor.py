@@ -69,6 +69,8 @@ import numpy as np
 
 from .._warn import warn_user
 from ..errors import DataFormatError, SpecError
+from . import _letor_numpy
+from . import _parse_codes as C
 from ._files import PathLike, open_binary, split_lines, split_strings
 from ._letor_cache import default_cache_dir, read_cached
 from .dataset import RankingDataset, boundaries_from_group
@@ -260,15 +262,12 @@ class _Parser:
     def __init__(
         self, path: Path, n_features: int | None, query_file: Path | None, limit: int
     ) -> None:
-        from . import _parse_kernels as K
-
-        self.K = K
         self.path = path
         self.fixed = n_features is not None
         self.width = int(n_features) if n_features is not None else 0
         self.limit = int(limit)
         self.query_file = query_file
-        self.qid_mode = K.QID_UNKNOWN
+        self.qid_mode = C.QID_UNKNOWN
         self.keys: list[str] = []
         self.key_blob = np.zeros(0, dtype=np.uint8)
         self.key_off = np.zeros(1, dtype=np.int64)
@@ -277,6 +276,32 @@ class _Parser:
         self.n_nan = 0
         self.first_data_line: int | None = None
         self.first_data_token = ""
+
+    @property
+    def K(self) -> Any:
+        """The Numba kernels, loaded on first use (a file the NumPy reader takes never loads
+        them)."""
+        from . import _parse_kernels
+
+        return _parse_kernels
+
+    def take(self, got: _letor_numpy.Parsed) -> None:
+        """Adopt what the NumPy reader read: the whole file as one block of rows."""
+        self.width = got.width
+        self.keys = got.keys
+        self.qid_mode = C.QID_YES
+        self.n_nan = got.n_nan
+        self.chunks.append(
+            _Chunk(
+                X=got.X,
+                labels=got.labels,
+                block_rows=got.block_rows,
+                block_qids=got.block_qids,
+                block_lines=got.block_lines,
+                extras=dict(got.extras),
+                first_line=1,
+            )
+        )
 
     # ---------------------------------------------------------------- keys
     def _set_keys(self, keys: list[str]) -> None:
@@ -527,6 +552,23 @@ def _feed_blocks(path: Path, feed: Any) -> None:
             feed(np.frombuffer(buf, dtype=np.uint8, count=start))
 
 
+def _read_with_numpy(path: Path, n_features: int | None, limit: int) -> _letor_numpy.Parsed | None:
+    """The NumPy reader's result for a file that fits one block (at most
+    :data:`._letor_numpy.MAX_BYTES` after decompression) and has the shape it takes; ``None``
+    otherwise."""
+    most = min(_letor_numpy.MAX_BYTES, _CHUNK)
+    with open_binary(path) as f:
+        if not isinstance(f, gzip.GzipFile) and os.fstat(f.fileno()).st_size > most:
+            return None
+        data = f.read(most + 1)
+    if len(data) > most:
+        return None
+    try:
+        return _letor_numpy.parse(data, n_features, limit)
+    except Exception:  # pragma: no cover - a shortcut that fails leaves the file to the parser
+        return None
+
+
 def _find_query_file(path: Path) -> Path | None:
     cands = [Path(str(path) + ".query")]
     if path.name.endswith(".gz"):
@@ -547,7 +589,11 @@ def _read(
     limit: int = MAX_FEATURES,
 ) -> RankingDataset:
     parser = _Parser(path, n_features, query_file, limit)
-    _feed_blocks(path, parser.feed)
+    got = _read_with_numpy(path, n_features, limit)
+    if got is not None:
+        parser.take(got)
+    else:
+        _feed_blocks(path, parser.feed)
     if missing == "zero" and parser.n_nan:
         for c in parser.chunks:
             np.putmask(c.X, np.isnan(c.X), np.float32(0))
@@ -560,7 +606,6 @@ def _read(
             fix="check the path; a LETOR file has one document per line: "
             "'<label> qid:<id> <index>:<value> ...'",
         )
-    K = parser.K
     width = parser.width
     # ---- labels, features
     labels = np.concatenate([c.labels for c in chunks]) if len(chunks) > 1 else chunks[0].labels
@@ -580,7 +625,7 @@ def _read(
     doc_ids = extras.pop("docid", None)
     # ---- queries
     offsets = np.cumsum([0] + [len(c.labels) for c in chunks])
-    if parser.qid_mode == K.QID_YES:
+    if parser.qid_mode == C.QID_YES:
         starts: list[int] = []
         qids: list[str] = []
         lines: list[int] = []
@@ -609,7 +654,7 @@ def _read(
         boundaries = boundaries_from_group(sizes)
         query_ids = np.array([str(i) for i in range(len(sizes))], dtype=object)
     if missing == "min" and parser.n_nan:
-        K.fill_query_min(X, boundaries)
+        parser.K.fill_query_min(X, boundaries)
     return RankingDataset(
         features=X,
         labels=labels,

@@ -1,0 +1,409 @@
+"""A NumPy reader for well-formed LETOR files of ordinary size, tried before the Numba parser.
+
+The Numba parser (:mod:`._parse_kernels`) reads every LETOR/SVMlight file and reports every
+malformed line, but a fresh process first pays about a second to load Numba and its cached
+kernels (several seconds when the cache is cold). For a file of ordinary size in the most common
+shape, this module gives the same arrays, bit for bit, with NumPy alone. It never reports an
+error: whenever a file leaves that shape, :func:`parse` returns ``None`` and the caller reads the
+file with the Numba parser, which applies and reports every rule.
+
+The shape taken here (anything else is declined):
+
+* the whole file fits in memory at once (at most :data:`MAX_BYTES`, after decompression);
+* lines end with ``\\n`` or ``\\r\\n`` (a last line may lack its newline);
+* every line that is not blank or a comment is ``LABEL qid:QID INDEX:VALUE ... [# COMMENT]``,
+  fields separated by the Numba parser's blanks (space, tab, CR, VT, FF); ``QID`` is 1 to 18
+  digits;
+* ``LABEL`` and every ``VALUE`` are plain decimals, ``-?D+(.D+)?`` with at most 18 digits in
+  all, so that each is ``m / 10^f`` with ``f <= 17``; when ``m <= 2^53`` one correctly rounded
+  division gives exactly what ``float()`` gives, as the Numba parser's exact path does. Features
+  are then rounded to float32, as there. A ``VALUE`` may also be ``NULL`` (any case, no sign), a
+  missing value (NaN); a ``LABEL`` may be any other finite decimal number, read with ``float()``
+  as the Numba parser reads it;
+* every ``INDEX`` is 1 to 9 digits, at least 1, and the indices of a line strictly increase (so
+  none repeats); without ``n_features`` the width is the largest index, which must not exceed
+  the cap; with ``n_features`` no index may exceed it;
+* a comment, if any, is ``KEY = VALUE`` pairs whose keys are the same, in the same order, on
+  every line that has a comment, with no ``=`` inside a key and no ``:`` anywhere in the
+  comment; ``docid`` values are kept as strings, every other key's values must be decimal
+  numbers (read with ``float()``, as the Numba parser reads them).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+MAX_BYTES = 32 << 20
+"""Files (after decompression) larger than this go to the Numba parser: past this size its
+start-up cost is small next to the reading time, and it reads in blocks of bounded memory."""
+
+_MAX_DIGITS = 18
+_TWO53 = 1 << 53
+_SEP = np.zeros(256, dtype=np.bool_)
+_SEP[[9, 10, 11, 12, 13, 32, 35]] = True  # blanks (as the Numba parser's), newline and '#'
+
+_NUMBER = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NULL = np.frombuffer(b"null", dtype=np.uint8)
+_POW10 = np.array([10.0**i for i in range(_MAX_DIGITS + 1)])
+
+
+@dataclass
+class Parsed:
+    """What :func:`parse` read: one block of rows, as :class:`._Parser` would have made it."""
+
+    X: np.ndarray  # (n, width) float32
+    labels: np.ndarray  # (n,) float64
+    block_rows: np.ndarray  # first row of each run of equal qids
+    block_qids: list[str]
+    block_lines: np.ndarray  # the 1-based line of each of those rows
+    keys: list[str]
+    extras: dict[str, np.ndarray | list[str]]
+    width: int
+    n_nan: int  # NULL feature values (NaN in X)
+
+
+def parse(data: bytes, n_features: int | None, limit: int) -> Parsed | None:
+    """Read ``data`` (a whole LETOR file) or return ``None`` if it is not in the shape above.
+
+    ``n_features`` fixes the width (``None``: the largest index, at most ``limit``).
+    """
+    if not data:
+        return None
+    if not data.endswith(b"\n"):
+        if data.endswith(b"\r"):
+            return None
+        data += b"\n"
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+        return None  # a bare carriage return: the Numba parser refuses it with its line
+    buf = np.frombuffer(data, dtype=np.uint8)
+    # ---- every byte <= '#': blanks, newlines and comment marks; any other such byte (a
+    # control character, '!' or '"') is declined, as the Numba parser reads it as part of a token
+    pos = np.flatnonzero(buf <= 35)
+    kind = buf[pos]
+    if not _SEP[kind].all():
+        return None
+    nl = pos[kind == 10]
+    n = len(nl)
+    line_start = np.empty(n, dtype=np.int64)
+    line_start[0] = 0
+    line_start[1:] = nl[:-1] + 1
+    # ---- comments: from the first '#' of a line to its end
+    hashes = pos[kind == 35]
+    cstart = nl.copy()
+    if len(hashes):
+        hl = np.searchsorted(nl, hashes)
+        first = np.ones(len(hashes), dtype=np.bool_)
+        first[1:] = hl[1:] != hl[:-1]
+        cstart[hl[first]] = hashes[first]
+    # ---- tokens: the runs of bytes between two of those
+    gap = np.flatnonzero(pos[1:] - pos[:-1] > 1)
+    starts = pos[gap] + 1
+    ends = pos[gap + 1]
+    if pos[0] > 0:
+        starts = np.concatenate(([0], starts))
+        ends = np.concatenate(([pos[0]], ends))
+    a = np.searchsorted(starts, line_start)
+    if len(hashes):
+        c = np.searchsorted(starts, cstart)
+    else:
+        c = np.empty_like(a)
+        c[:-1] = a[1:]
+        c[-1] = len(starts)
+    counts = c - a
+    line_no = None  # the 0-based line of each data line, when some lines are not data lines
+    if not counts.all():  # blank and comment-only lines
+        line_no = np.flatnonzero(counts)
+        a, c, counts = a[line_no], c[line_no], counts[line_no]
+        cstart, nl = cstart[line_no], nl[line_no]
+        n = len(line_no)
+    if n == 0 or counts.min() < 2:
+        return None  # no data line, or one without qid
+    if len(hashes):
+        keep = np.zeros(len(starts) + 1, dtype=np.int8)
+        np.add.at(keep, a, 1)
+        np.add.at(keep, c, -1)
+        data_tok = np.cumsum(keep[:-1]).astype(np.bool_)
+        ds, de = starts[data_tok], ends[data_tok]
+    else:
+        ds, de = starts, ends
+    first_tok = np.zeros(n, dtype=np.int64)
+    np.cumsum(counts[:-1], out=first_tok[1:])
+    # ---- labels
+    ls, le = ds[first_tok], de[first_tok]
+    labels = _decimals(buf, ls, le)
+    if labels is None:
+        labels = _floats([data[a:b] for a, b in zip(ls.tolist(), le.tolist())])
+        if labels is None or not np.isfinite(labels).all():
+            return None
+    # ---- qids: 'qid:' and 1 to 18 digits
+    qs, qe = ds[first_tok + 1], de[first_tok + 1]
+    if not (
+        (qe - qs > 4).all()
+        and (qe - qs <= 22).all()
+        and (buf[qs] == 113).all()
+        and (buf[qs + 1] == 105).all()
+        and (buf[qs + 2] == 100).all()
+        and (buf[qs + 3] == 58).all()
+    ):
+        return None
+    qv = _integers(buf, qs + 4, qe)
+    if qv is None:
+        return None
+    qlen = qe - qs
+    new_block = np.ones(n, dtype=np.bool_)
+    new_block[1:] = (qv[1:] != qv[:-1]) | (qlen[1:] != qlen[:-1])
+    block_rows = np.flatnonzero(new_block)
+    block_qids = [data[s + 4 : e].decode("ascii") for s, e in zip(qs[block_rows], qe[block_rows])]
+    # ---- index:value pairs: every other data token holds exactly one ':'
+    is_pair = np.ones(len(ds), dtype=np.bool_)
+    is_pair[first_tok] = False
+    is_pair[first_tok + 1] = False
+    ps, pe = ds[is_pair], de[is_pair]
+    colons = np.flatnonzero(buf == 58)
+    if len(colons) != len(ps) + n:
+        return None  # a ':' in a comment, a pair with none or several
+    pc = np.delete(colons, np.searchsorted(colons, qs + 3))
+    if len(pc) != len(ps) or not ((pc > ps) & (pc < pe - 1)).all():
+        return None
+    if (pc - ps > 9).any():
+        return None
+    idx = _integers(buf, ps, pc)
+    got = _values(buf, pc + 1, pe)
+    if idx is None or got is None or (len(idx) and idx.min() < 1):
+        return None
+    values, n_nan = got
+    per_line = counts - 2
+    dense = _dense(idx, per_line)
+    if dense:
+        top = int(per_line[0])
+    else:
+        row_of = np.repeat(np.arange(n), per_line)
+        if len(idx) > 1:
+            step = idx[1:] - idx[:-1]
+            if ((step <= 0) & (row_of[1:] == row_of[:-1])).any():
+                return None  # indices out of order or repeated: the Numba parser decides
+        top = int(idx.max()) if len(idx) else 0
+    if n_features is not None:
+        if top > n_features:
+            return None
+        width = int(n_features)
+    else:
+        if top > limit:
+            return None
+        width = top
+    # ---- comments: the same KEY = VALUE pairs on every line that has one
+    keys: list[str] = []
+    extras: dict[str, np.ndarray | list[str]] = {}
+    if len(hashes):
+        got = _comments(data, buf, cstart, nl)
+        if got is None:
+            return None
+        keys, extras = got
+    if dense and width == top:
+        X = values.astype(np.float32).reshape(n, width)
+    else:
+        X = np.zeros((n, width), dtype=np.float32)
+        if dense:
+            X[:, :top] = values.reshape(n, top)
+        else:
+            X[row_of, idx - 1] = values
+    block_lines = (block_rows if line_no is None else line_no[block_rows]) + 1
+    return Parsed(X, labels, block_rows, block_qids, block_lines, keys, extras, width, n_nan)
+
+
+def _comments(
+    data: bytes, buf: np.ndarray, cstart: np.ndarray, nl: np.ndarray
+) -> tuple[list[str], dict[str, np.ndarray | list[str]]] | None:
+    has = np.flatnonzero(cstart < nl)
+    if len(has) == 0:
+        return [], {}  # comments on comment-only lines only
+    texts = [data[s + 1 : e] for s, e in zip(cstart[has].tolist(), nl[has].tolist())]
+    toks = [t.split() for t in texts]
+    head = toks[0]
+    m = len(head)
+    if m == 0 or m % 3:
+        return None
+    names = head[0::3]
+    if len(set(names)) != len(names) or any(b"=" in k for k in names):
+        return None
+    if any(t != b"=" for t in head[1::3]):
+        return None
+    pattern = head[0::3]
+    for t in toks:
+        if len(t) != m or t[0::3] != pattern or t[1::3] != head[1::3]:
+            return None
+    n = len(nl)
+    keys = [k.decode("utf-8", "surrogateescape") for k in names]
+    extras: dict[str, np.ndarray | list[str]] = {}
+    for j, key in enumerate(keys):
+        vals = [t[3 * j + 2] for t in toks]
+        if key == "docid":
+            col = [""] * n
+            for r, v in zip(has.tolist(), vals):
+                col[r] = v.decode("utf-8", "surrogateescape")
+            extras[key] = col
+            continue
+        blob = b" ".join(vals) + b" "
+        vb = np.frombuffer(blob, dtype=np.uint8)
+        lens = np.fromiter(map(len, vals), dtype=np.int64, count=len(vals))
+        vs = np.zeros(len(vals), dtype=np.int64)
+        np.cumsum(lens[:-1] + 1, out=vs[1:])
+        parsed = _decimals(vb, vs, vs + lens)
+        if parsed is None:
+            parsed = _floats(vals)
+            if parsed is None:
+                return None
+        full = np.full(n, np.nan)
+        full[has] = parsed
+        extras[key] = full
+    return keys, extras
+
+
+def _floats(tokens: list[bytes]) -> np.ndarray | None:
+    """``float()`` of each token if every one is a decimal number (with an exponent, or more
+    digits than :func:`_decimals` takes); ``None`` otherwise.
+
+    For such tokens the Numba parser gives exactly this: its exact path is correctly rounded,
+    and the values it cannot round exactly are read again with ``float()`` (labels and comment
+    values, not features)."""
+    if not all(_NUMBER.fullmatch(t) for t in tokens):
+        return None
+    return np.array([float(t) for t in tokens], dtype=np.float64)
+
+
+def _dense(idx: np.ndarray, per_line: np.ndarray) -> bool:
+    """Whether every line holds the indices 1, 2, ..., m in order (the same m on every line)."""
+    m = int(per_line[0])
+    if m == 0 or (per_line != m).any():
+        return False
+    return bool((idx.reshape(-1, m) == np.arange(1, m + 1)).all())
+
+
+def _rows(buf: np.ndarray, s: np.ndarray, width: int) -> np.ndarray:
+    """The bytes ``buf[s[i] : s[i] + width]`` as the rows of a ``(len(s), width)`` uint8 array."""
+    view = np.ndarray(shape=(len(buf) - width + 1,), dtype=f"S{width}", buffer=buf, strides=(1,))
+    return view[s].view(np.uint8).reshape(len(s), width)
+
+
+def _by_length(lens: np.ndarray) -> list[tuple[int, np.ndarray | None]]:
+    """``(length, rows)`` for each length in ``lens`` (``rows`` is ``None`` when all share it)."""
+    counts = np.bincount(lens)
+    present = np.flatnonzero(counts)
+    if len(present) == 1:
+        return [(int(present[0]), None)]
+    return [(int(L), np.flatnonzero(lens == L)) for L in present]
+
+
+def _integers(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray | None:
+    """Values of the digit strings ``buf[s:e]`` (1 to 18 digits each) as int64, or ``None``.
+
+    The bytes are read right-aligned, ``width`` of them ending at each ``e`` (those before
+    ``s`` are masked), so tokens of different lengths need no grouping."""
+    out = np.zeros(len(s), dtype=np.int64)
+    if len(s) == 0:
+        return out
+    lens = e - s
+    width = int(lens.max())
+    if lens.min() < 1 or width > 18 or int(e.min()) < width:
+        return None
+    D = _rows(buf, e - width, width) - 48
+    for k in range(width):
+        col = D[:, k]
+        if k < width - 1:
+            inside = lens >= width - k
+            if not inside.all():
+                col = np.where(inside, col, 0)
+        if (col >= 10).any():
+            return None
+        out *= 10
+        out += col
+    return out
+
+
+def _values(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """Feature values: :func:`_decimals`, and ``NULL`` (any case, no sign) as NaN; returns the
+    values and the number of NULLs, or ``None``."""
+    cand = np.flatnonzero(e - s == 4)
+    if len(cand):
+        hit = cand[((_rows(buf, s[cand], 4) | 0x20) == _NULL).all(axis=1)]
+        if len(hit):
+            rest = np.ones(len(s), dtype=np.bool_)
+            rest[hit] = False
+            got = _decimals(buf, s[rest], e[rest])
+            if got is None:
+                return None
+            out = np.full(len(s), np.nan)
+            out[rest] = got
+            return out, len(hit)
+    got = _decimals(buf, s, e)
+    return None if got is None else (got, 0)
+
+
+def _decimals(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray | None:
+    """Values of the plain decimals ``buf[s:e]`` (``-?D+(.D+)?``, at most 18 digits that read
+    as an integer ``m <= 2^53``), as float64 equal to ``float()`` of each; ``None`` if any token
+    is not one."""
+    if len(s) == 0:
+        return np.empty(0, dtype=np.float64)
+    neg: np.ndarray | None = buf[s] == 45
+    if neg.any():
+        s = s + neg
+    else:
+        neg = None
+    lens = e - s
+    if lens.min() < 1 or lens.max() > _MAX_DIGITS + 1:
+        return None
+    by_length = _by_length(lens)
+    out = np.empty(len(s), dtype=np.float64) if len(by_length) > 1 else None
+    for L, rows in by_length:
+        D = _rows(buf, s if rows is None else s[rows], L) - 48
+        bad = D >= 10
+        dot = D == 254  # '.' - '0' in uint8
+        q0 = int(np.argmax(dot[0])) if dot[0].any() else -1
+        groups: list[tuple[int, np.ndarray | None]]
+        if 0 < q0 < L - 1 and dot[:, q0].all() and np.count_nonzero(bad) == len(D):
+            groups = [(q0, None)]  # one point, in the same place in every token
+        elif L > 2:
+            inner = dot[:, 1:-1]
+            if (bad[:, 0] | bad[:, -1]).any() or not np.array_equal(bad[:, 1:-1], inner):
+                return None
+            where = np.argmax(inner, axis=1) + 1
+            has = inner[np.arange(len(where)), where - 1]
+            if np.count_nonzero(inner) != np.count_nonzero(has):
+                return None  # two points in one token
+            where[~has] = L
+            groups = _by_length(where)
+        else:
+            if bad.any():
+                return None
+            groups = [(L, None)]
+        vals = np.empty(len(D), dtype=np.float64) if len(groups) > 1 else None
+        m = vals
+        for q, sub in groups:
+            if q == L > _MAX_DIGITS:
+                return None  # nineteen digits
+            Dq = D if sub is None else D[sub]
+            mant = Dq[:, 0].astype(np.int64)
+            for k in range(1, L):
+                if k != q:
+                    mant *= 10
+                    mant += Dq[:, k]
+            if L > 15 and mant.max() > _TWO53:
+                return None  # not exact in float64: the Numba parser's approximate path
+            m = mant.astype(np.float64)
+            if q < L - 1:
+                m /= _POW10[L - 1 - q]
+            if vals is None:
+                vals = m
+            else:
+                vals[sub] = m
+        if out is None:
+            out = vals
+        else:
+            out[rows] = vals
+    if neg is not None:
+        np.negative(out, out=out, where=neg)
+    return out

@@ -1,0 +1,296 @@
+"""The NumPy reader (``ndcglab.data._letor_numpy``) against the Numba parser.
+
+The NumPy reader takes well-formed files of ordinary size and must give the Numba parser's
+dataset bit for bit; on anything else it must decline (never raise, never read differently), so
+that the Numba parser applies and reports every rule. These tests read each file both ways:
+once as :func:`read_letor` does by default, once with the NumPy reader switched off.
+"""
+
+from __future__ import annotations
+
+import gzip
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ndcglab.data import _letor_numpy, read_letor
+from ndcglab.errors import DataFormatError
+
+from .oracle_letor import random_letor
+from .test_fuzz_readers import mutate, valid_letor
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return a.view(f"u{a.dtype.itemsize}") if a.dtype.kind == "f" else a
+
+
+def assert_same_dataset(a: Any, b: Any) -> None:
+    """Equal to the last bit: features (dtype, shape, NaN payloads), labels, queries, doc ids
+    and every extra column (its kind too: numbers or strings)."""
+    assert a.features.dtype == b.features.dtype and a.features.shape == b.features.shape
+    assert np.array_equal(_bits(a.features), _bits(b.features))
+    assert a.labels.dtype == b.labels.dtype and np.array_equal(_bits(a.labels), _bits(b.labels))
+    assert a.boundaries.tolist() == b.boundaries.tolist()
+    assert a.query_ids.tolist() == b.query_ids.tolist()
+    assert (a.doc_ids is None) == (b.doc_ids is None)
+    if a.doc_ids is not None:
+        assert a.doc_ids.tolist() == b.doc_ids.tolist()
+    assert list(a.extras) == list(b.extras)
+    for k in a.extras:
+        x, y = a.extras[k], b.extras[k]
+        assert x.dtype == y.dtype, k
+        if x.dtype == object:
+            assert x.tolist() == y.tolist(), k
+        else:
+            assert np.array_equal(_bits(x), _bits(y)), k
+
+
+def read_both(path: Path, **kw: Any) -> tuple[bool, Any, Any]:
+    """``(taken, default, numba)``: whether the NumPy reader takes the file, what
+    :func:`read_letor` gives by default, and what it gives with the NumPy reader switched off
+    (a dataset, or the :class:`DataFormatError` raised)."""
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    limit = kw.get("n_features") or kw.get("max_features") or 1_000_000
+    taken = _letor_numpy.parse(raw, kw.get("n_features"), limit) is not None
+
+    def read() -> Any:
+        try:
+            return read_letor(path, **kw)
+        except DataFormatError as exc:
+            return exc
+
+    default = read()
+    keep = _letor_numpy.MAX_BYTES
+    _letor_numpy.MAX_BYTES = -1
+    try:
+        numba = read()
+    finally:
+        _letor_numpy.MAX_BYTES = keep
+    return taken, default, numba
+
+
+def check(path: Path, **kw: Any) -> bool:
+    """The default read equals the Numba read: the same dataset, or the same error (a file the
+    NumPy reader takes can still be refused by the rules both share, such as ``split_queries``).
+    Returns whether the NumPy reader took it."""
+    taken, default, numba = read_both(path, **kw)
+    if isinstance(numba, DataFormatError):
+        assert isinstance(default, DataFormatError), f"read, but the Numba parser says: {numba}"
+        assert str(default) == str(numba)
+    else:
+        assert not isinstance(default, DataFormatError), default
+        assert_same_dataset(default, numba)
+    return taken
+
+
+# ----------------------------------------------------------------------- well-formed files
+def _number(rng: random.Random) -> str:
+    k = rng.randrange(9)
+    if k == 0:
+        return str(rng.randint(-50, 50))
+    if k == 1:
+        return f"{rng.uniform(-1000, 1000):.{rng.randint(1, 9)}f}"
+    if k == 2:
+        return rng.choice(["0", "-0", "-0.000", "0.0", "007", "-00.50"])
+    if k == 3:
+        return f"{rng.random():.15f}"[: rng.randint(3, 17)]  # up to 15 digits
+    if k == 4:
+        return f"{rng.uniform(0, 1e9):.6f}"[:16]
+    if k == 5:
+        return rng.choice(["NULL", "null", "Null"])
+    return f"{rng.random():.6f}"
+
+
+def well_formed(rng: random.Random) -> bytes:
+    """A file in the shape the NumPy reader takes: LETOR 3.0/4.0 and MSLR-like lines, dense or
+    sparse, with or without comments, LF or CRLF, odd blanks, blank and comment-only lines."""
+    nl = rng.choice(["\n", "\r\n"])
+    width = rng.randint(1, 12)
+    dense = rng.random() < 0.5
+    comment = rng.randrange(4)
+    blanks = [" ", " ", "\t", "  ", " \x0b", "\x0c "]
+    lines = ["# header"] if rng.random() < 0.2 else []
+    qid = rng.randint(0, 20)
+    for _ in range(rng.randint(1, 6)):
+        qid += rng.choice([1, 1, 7, 100])
+        qtext = rng.choice([str(qid), str(qid), f"0{qid}"])
+        for i in range(rng.randint(1, 5)):
+            label = rng.choice(["0", "1", "2", "4", "1.5", "-1", "2.0", "0.25", "1e0", "3E-1"])
+            parts = [label, f"qid:{qtext}"]
+            for j in range(1, width + 1):
+                if dense or rng.random() < 0.6:
+                    parts.append(f"{j}:{_number(rng)}")
+            sep = rng.choice(blanks) if rng.random() < 0.3 else " "
+            line = rng.choice(["", " ", "\t"]) if rng.random() < 0.1 else ""
+            line += sep.join(parts)
+            if comment == 1:
+                line += f" #docid = GX{qid}-{i} inc = {rng.random()!r} prob = {rng.random():.6f}"
+            elif comment == 2:
+                line += f"#docid = {qid * 1000 + i}"
+            elif comment == 3 and rng.random() < 0.7:
+                line += f"\t# docid = d{i}é inc = {rng.choice(['1', '0.5', '1e-3', '-2'])}"
+            lines.append(line + rng.choice(["", "", " ", "\t"]))
+            if rng.random() < 0.05:
+                lines.append(rng.choice(["", "   ", "# a comment line", "#"]))
+    text = nl.join(lines) + (nl if rng.random() < 0.9 else "")
+    return text.encode()
+
+
+def test_well_formed_files_are_taken_and_read_as_the_numba_parser_reads_them(tmp_path):
+    rng = random.Random(7)
+    taken = 0
+    for k in range(300):
+        raw = well_formed(rng)
+        p = tmp_path / f"w{k}.txt"
+        p.write_bytes(raw)
+        taken += check(p)
+    # the shape above is the NumPy reader's: it must take nearly all of them
+    assert taken >= 295, taken
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_options_give_the_same_dataset_both_ways(tmp_path, gz):
+    rng = random.Random(11)
+    for k in range(40):
+        raw = well_formed(rng)
+        p = tmp_path / (f"o{k}.txt.gz" if gz else f"o{k}.txt")
+        p.write_bytes(gzip.compress(raw) if gz else raw)
+        kw = rng.choice(
+            [
+                {"missing": "zero"},
+                {"missing": "min"},
+                {"n_features": 12},
+                {"n_features": 3},
+                {"split_queries": "merge"},
+                {"split_queries": "separate"},
+                {"max_features": 5},
+            ]
+        )
+        check(p, **kw)
+
+
+def test_repeated_and_interleaved_qids_follow_split_queries(tmp_path):
+    """The same queries, and with ``split_queries="error"`` the same message, whose line
+    numbers count the comment and blank lines."""
+    text = "# header\n1 qid:1 1:1\n\n0 qid:2 1:2\n# note\n2 qid:1 1:3\n0 qid:01 1:4\n"
+    p = tmp_path / "r.txt"
+    p.write_text(text)
+    for mode in ("error", "merge", "separate"):
+        assert check(p, split_queries=mode)
+    with pytest.raises(DataFormatError, match=r"starts again on line 6 .* starts on line 2"):
+        read_letor(p)
+
+
+def test_labels_with_up_to_eighteen_digits(tmp_path):
+    """Labels are float64: 16 to 18 digits whose integer exceeds 2^53 are rounded once, by
+    ``float()``, as the Numba parser does; the NumPy reader must not round them twice."""
+    rng = random.Random(5)
+    labels = [f"{rng.random():.18f}"[: rng.randint(17, 20)] for _ in range(200)]
+    labels += ["9007199254740993", "9007199254740992", "0.9999999999999999", "1.0000000000000002"]
+    text = "".join(f"{v} qid:{i // 4} 1:0.5\n" for i, v in enumerate(labels))
+    p = tmp_path / "l.txt"
+    p.write_text(text)
+    assert check(p)
+    assert read_letor(p).labels.tolist() == [float(v) for v in labels]
+
+
+# ----------------------------------------------------------------------- everything else
+def test_other_and_damaged_files_are_declined_or_read_identically(tmp_path):
+    """Random LETOR text in many spellings (exponents, long decimals, words, odd comments) and
+    damaged copies (bytes flipped, inserted, deleted; line endings changed): whatever the NumPy
+    reader takes must read as the Numba parser reads it; what the Numba parser refuses the
+    NumPy reader must decline."""
+    rng = random.Random(3)
+    taken = refused = 0
+    for k in range(600):
+        base = rng.choice(
+            [
+                lambda: well_formed(rng),
+                lambda: valid_letor(rng),
+                lambda: random_letor(rng, n_queries=3, crlf=rng.random() < 0.5).encode(),
+            ]
+        )()
+        raw = base
+        for _ in range(rng.randint(0, 2)):
+            raw = mutate(raw, rng)[1]
+        p = tmp_path / f"m{k}.txt"
+        p.write_bytes(raw)
+        _, _, numba = read_both(p)
+        refused += isinstance(numba, DataFormatError)
+        taken += check(p)
+    assert taken > 100 and refused > 100, (taken, refused)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "1 qid:1 1:+0.5",  # signs, exponents and words are the Numba parser's to read
+        "1 qid:1 1:1e-3",
+        "1 qid:1 1:.5",
+        "1 qid:1 1:5.",
+        "1 qid:1 1:nan",
+        "1 qid:1 1:inf",
+        "1 qid:1 1:-NULL",
+        "1 qid:1 1:0.1234567890123456789",  # nineteen digits
+        "1 qid:1 1:9007199254740993",  # 2^53 + 1: not exact in float64
+        "1 qid:1 1:0.99999999999999999",
+        "1 qid:1 2:1 1:2",  # indices out of order
+        "1 qid:1 1:1 1:2",  # a repeated index
+        "1 qid:1 0:1",
+        "1 qid:1 1:1:2",
+        "1 qid:a 1:1",
+        "1 QID:1 1:1",
+        "1 qid:1 1:1 # docid = a:b",
+        "1 qid:1 1:1 # docid=x",
+        "1 qid:1 1:1 # docid = x docid = y",
+        "1 qid:1 1:1 # inc = NULL",
+        "nan qid:1 1:1",
+        "1e999 qid:1 1:1",
+        "1 1:1",
+        "1 qid:1 1:1!",
+    ],
+)
+def test_lines_outside_the_shape_are_declined(tmp_path, line):
+    p = tmp_path / "d.txt"
+    p.write_text(f"0 qid:1 1:0.5\n{line}\n")
+    assert _letor_numpy.parse(p.read_bytes(), None, 1000) is None
+    check(p)
+
+
+def test_a_file_over_the_size_limit_goes_to_the_numba_parser(tmp_path, monkeypatch):
+    p = tmp_path / "d.txt"
+    p.write_text("0 qid:1 1:0.5 2:1\n1 qid:1 1:0.25 2:0\n")
+    calls: list[int] = []
+    parse = _letor_numpy.parse
+
+    def counting(*args: Any) -> Any:
+        calls.append(1)
+        return parse(*args)
+
+    monkeypatch.setattr(_letor_numpy, "parse", counting)
+    read_letor(p)
+    assert calls == [1]
+    monkeypatch.setattr(_letor_numpy, "MAX_BYTES", p.stat().st_size - 1)
+    read_letor(p)
+    assert calls == [1]
+
+
+# ----------------------------------------------------------------------- real data
+@pytest.mark.parametrize(
+    "parts",
+    [
+        ("MQ2008", "Fold1", "train.txt.gz"),
+        ("MQ2008", "Fold1", "test.txt.gz"),
+        ("OHSUMED", "QueryLevelNorm", "Fold1", "train.txt.gz"),
+        ("OHSUMED", "Feature-null", "Fold1", "trainingset.txt.gz"),
+    ],
+)
+def test_real_files_are_taken_and_read_identically(parts):
+    from ..conftest import shared_path
+
+    assert check(shared_path(*parts))
