@@ -9,8 +9,10 @@ folder first so both readers parse the same plain bytes; and a LETOR text genera
 ``mslr30k`` synthetic shape), every measurement runs in a fresh Python process (after a warm-up
 read of a tiny file, so Numba's compiled code is loaded and imports are done) and reports:
 
-* MB/s = uncompressed file size / wall time of the read, for ndcglab (``read_letor``) and
-  scikit-learn (``load_svmlight_file(query_id=True, dtype=float32)``), and their ratio;
+* MB/s = uncompressed file size / wall time of the read, for ndcglab (``read_letor``: the NumPy
+  reader for files up to 32 MiB in its shape, else the Numba parser), ndcglab's Numba parser
+  alone (the NumPy reader switched off) and scikit-learn
+  (``load_svmlight_file(query_id=True, dtype=float32)``), and the ratio of the first and last;
 * peak memory = the process's peak resident set (``ru_maxrss``) after the read minus its
   resident set just before it, also as a multiple of the float32 feature matrix;
 * the binary cache: the time of ``read_letor(cache=...)`` reloading the ``.npz`` (source sha256
@@ -64,10 +66,15 @@ def worker(kind: str, path: str, cache_dir: str | None) -> None:
 
     tiny = Path(tempfile.mkdtemp()) / "tiny.txt"
     tiny.write_text("1 qid:1 1:0.5 2:1 #docid = a inc = 1\n0 qid:1 1:0.25 2:2\n")
-    if kind in ("ndcglab", "cache"):
-        from ndcglab.data import read_letor
+    if kind in ("ndcglab", "numba", "cache"):
+        from ndcglab.data import _letor_numpy, read_letor
 
+        read_letor(tiny)  # the NumPy reader's imports
+        most = _letor_numpy.MAX_BYTES
+        _letor_numpy.MAX_BYTES = -1
         read_letor(tiny)  # loads the compiled Numba code
+        if kind != "numba":
+            _letor_numpy.MAX_BYTES = most
     else:
         from sklearn.datasets import load_svmlight_file
 
@@ -75,7 +82,7 @@ def worker(kind: str, path: str, cache_dir: str | None) -> None:
     shutil.rmtree(tiny.parent)
     base = _rss_now_mb()
     t = time.perf_counter()
-    if kind == "ndcglab":
+    if kind in ("ndcglab", "numba"):
         ds = read_letor(path)
         shape = ds.features.shape
     elif kind == "cache":
@@ -136,6 +143,7 @@ def generate(path: Path, size_mb: float | None, decimals: int | None) -> None:
 def row(name: str, path: Path, with_sklearn: bool, cache: bool, tmp: Path) -> None:
     mb = path.stat().st_size / 2**20
     a = measure("ndcglab", path)
+    b = measure("numba", path)
     s = measure("sklearn", path) if with_sklearn else {"error": "skipped"}
     c = measure("cache", path, tmp / "cache") if cache else None  # parse + write the cache
     c = measure("cache", path, tmp / "cache") if cache else None  # reload
@@ -143,7 +151,8 @@ def row(name: str, path: Path, with_sklearn: bool, cache: bool, tmp: Path) -> No
         print(f"{name:<50} ndcglab failed: {a['error']}")
         return
     nd = mb / a["seconds"]
-    line = f"{name:<50} {mb:8.1f} {nd:9.1f} "
+    nb = f"{mb / b['seconds']:9.1f}" if "seconds" in b else f"{'-':>9}"
+    line = f"{name:<50} {mb:8.1f} {nd:9.1f} {nb} "
     if "seconds" in s:
         sk = mb / s["seconds"]
         line += f"{sk:9.1f} {nd / sk:6.2f}x "
@@ -178,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
         header = (
-            f"{'file':<50} {'MB':>8} {'ndcglab':>9} {'sklearn':>9} {'ratio':>7} "
+            f"{'file':<50} {'MB':>8} {'ndcglab':>9} {'(Numba)':>9} {'sklearn':>9} {'ratio':>7} "
             f"{'peak MB':>8} {'(x F32)':>7} {'sk peak':>8} {'cache s':>7}"
         )
         print("MB/s per reader; peak = growth of the peak RSS during the read\n" + header)

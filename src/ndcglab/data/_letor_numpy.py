@@ -32,6 +32,7 @@ The shape taken here (anything else is declined):
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -220,31 +221,31 @@ def _comments(
     has = np.flatnonzero(cstart < nl)
     if len(has) == 0:
         return [], {}  # comments on comment-only lines only
-    texts = [data[s + 1 : e] for s, e in zip(cstart[has].tolist(), nl[has].tolist())]
-    toks = [t.split() for t in texts]
-    head = toks[0]
-    m = len(head)
-    if m == 0 or m % 3:
+    toks = [data[s + 1 : e].split() for s, e in zip(cstart[has].tolist(), nl[has].tolist())]
+    m = len(toks[0])
+    if m == 0 or m % 3 or any(len(t) != m for t in toks):
         return None
-    names = head[0::3]
+    cols = list(zip(*toks))  # the j-th word of every comment
+    names = [c[0] for c in cols[0::3]]
     if len(set(names)) != len(names) or any(b"=" in k for k in names):
         return None
-    if any(t != b"=" for t in head[1::3]):
-        return None
-    pattern = head[0::3]
-    for t in toks:
-        if len(t) != m or t[0::3] != pattern or t[1::3] != head[1::3]:
-            return None
+    for j in range(m):
+        if (j % 3 != 2 and len(set(cols[j])) != 1) or (j % 3 == 1 and cols[j][0] != b"="):
+            return None  # another key, or no '=' between a key and its value
     n = len(nl)
     keys = [k.decode("utf-8", "surrogateescape") for k in names]
     extras: dict[str, np.ndarray | list[str]] = {}
     for j, key in enumerate(keys):
-        vals = [t[3 * j + 2] for t in toks]
+        vals = cols[3 * j + 2]
         if key == "docid":
-            col = [""] * n
-            for r, v in zip(has.tolist(), vals):
-                col[r] = v.decode("utf-8", "surrogateescape")
-            extras[key] = col
+            text = b"\n".join(vals).decode("utf-8", "surrogateescape").split("\n")
+            if len(has) == n:
+                extras[key] = text
+            else:
+                col = [""] * n
+                for r, v in zip(has.tolist(), text):
+                    col[r] = v
+                extras[key] = col
             continue
         blob = b" ".join(vals) + b" "
         vb = np.frombuffer(blob, dtype=np.uint8)
@@ -262,7 +263,7 @@ def _comments(
     return keys, extras
 
 
-def _floats(tokens: list[bytes]) -> np.ndarray | None:
+def _floats(tokens: Sequence[bytes]) -> np.ndarray | None:
     """``float()`` of each token if every one is a decimal number (with an exponent, or more
     digits than :func:`_decimals` takes); ``None`` otherwise.
 

@@ -51,9 +51,17 @@ own query, the k-th block of ``Q`` getting the id ``Q#k`` (k ≥ 2).
 **Speed and memory.** Parsing runs in a Numba tokenizer over 64 MiB blocks of bytes and fills
 float32 arrays directly (no Python object per token; one string per document only for doc ids).
 Peak memory is about twice the float32 feature matrix for multi-block files, less in resident
-pages. ``cache=True`` keeps a binary copy (``.npz``, in :func:`default_cache_dir`, never beside
-the data) that reloads in seconds; it is used only when the source file's size, modification
-time and sha256 all match, and so do those of the query file it depends on (always hashed).
+pages. A file of at most 32 MiB (after decompression) in the common shape is first tried by a
+NumPy reader: one ``label qid:ID index:value ...`` line per document, plain decimals, indices in
+increasing order, the same ``key = value`` keys in every comment (:mod:`._letor_numpy` lists the
+rules). It gives the same dataset bit for bit without loading Numba, which costs about a second
+in a fresh process and several seconds while Numba's cache is cold. It reports no error itself:
+any line outside that shape sends the whole file to the Numba tokenizer, which applies and
+reports every rule above. Its peak memory is about 14 times the file's size.
+
+``cache=True`` keeps a binary copy (``.npz``, in :func:`default_cache_dir`, never beside the
+data) that reloads in seconds; it is used only when the source file's size, modification time
+and sha256 all match, and so do those of the query file it depends on (always hashed).
 """
 
 from __future__ import annotations
