@@ -262,6 +262,14 @@ def test_lines_outside_the_shape_are_declined(tmp_path, line):
     check(p)
 
 
+def test_an_index_of_ten_digits_is_refused_whatever_the_cap(tmp_path):
+    p = tmp_path / "d.txt"
+    p.write_text("0 qid:1000 1:0.5\n1 qid:1000 1234567890:1\n")
+    assert _letor_numpy.parse(p.read_bytes(), None, 10**12) is None
+    with pytest.raises(DataFormatError, match="more than 9 digits"):
+        read_letor(p, max_features=10**12)
+
+
 def test_a_file_over_the_size_limit_goes_to_the_numba_parser(tmp_path, monkeypatch):
     p = tmp_path / "d.txt"
     p.write_text("0 qid:1 1:0.5 2:1\n1 qid:1 1:0.25 2:0\n")
