@@ -94,8 +94,8 @@ def main() -> None:
         action="append",
         default=[],
         metavar="NAME=PATH",
-        help="also time 'ndcglab evaluate' from another source tree (e.g. an earlier commit's "
-        "src folder), in the same rounds; repeatable",
+        help="also time 'ndcglab evaluate' and 'ndcglab describe' (warm and cold) from another "
+        "source tree (e.g. an earlier commit's src folder), in the same rounds; repeatable",
     )
     args = ap.parse_args()
     rounds = 3 if args.quick else args.repeat
@@ -130,6 +130,8 @@ def main() -> None:
                 [*ours, "evaluate", "--qrels", qrels, "--run", run],
                 other,
             )
+            cases[f"ndcglab describe (warm) [{label}]"] = ([*ours, "describe", letor], other)
+            cases[f"ndcglab describe (cold) [{label}]"] = ([*ours, "describe", letor], other)
         try:
             import pytrec_eval  # noqa: F401
 
@@ -158,14 +160,14 @@ def main() -> None:
         print(f"load average after:  {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
         print("whole-process wall seconds")
         for name, vals in times.items():
-            print(f"  {name:26s} {stats(vals)}")
+            print(f"  {name:36s} {stats(vals)}")
         ref = times.get("pytrec_eval one call")
         if ref:
             print("\nratio to pytrec_eval's one call, same round")
             for name, vals in times.items():
                 if name.startswith("ndcglab") or name == "ir_measures":
                     ratios = [a / b for a, b in zip(vals, ref, strict=True)]
-                    print(f"  {name:26s} {stats(ratios)}")
+                    print(f"  {name:36s} {stats(ratios)}")
         print("\ntargets: evaluate <= 0.25 s warm, <= 1 s cold; describe likewise")
         for name in ("evaluate", "describe"):
             for kind, limit in (("warm", 0.25), ("cold", 1.0)):

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ndcglab.data import _letor_numpy, read_letor
+from ndcglab.data import _letor_numpy, letor, read_letor
 from ndcglab.errors import DataFormatError
 
 from .oracle_letor import random_letor
@@ -64,7 +64,12 @@ def read_both(path: Path, **kw: Any) -> tuple[bool, Any, Any]:
         except DataFormatError as exc:
             return exc
 
-    default = read()
+    loaded = letor._numba_parser_loaded
+    letor._numba_parser_loaded = lambda: False  # the NumPy reader first, as in a fresh process
+    try:
+        default = read()
+    finally:
+        letor._numba_parser_loaded = loaded
     keep = _letor_numpy.MAX_BYTES
     _letor_numpy.MAX_BYTES = -1
     try:
@@ -229,16 +234,19 @@ def test_other_and_damaged_files_are_declined_or_read_identically(tmp_path):
 @pytest.mark.parametrize(
     "line",
     [
-        "1 qid:1 1:+0.5",  # signs, exponents and words are the Numba parser's to read
-        "1 qid:1 1:1e-3",
-        "1 qid:1 1:.5",
-        "1 qid:1 1:5.",
-        "1 qid:1 1:nan",
+        "1 qid:1 1:nan",  # words are the Numba parser's to read
         "1 qid:1 1:inf",
         "1 qid:1 1:-NULL",
         "1 qid:1 1:0.1234567890123456789",  # nineteen digits
+        "1 qid:1 1:9999999999999999999",  # nineteen digits, beyond int64
         "1 qid:1 1:9007199254740993",  # 2^53 + 1: not exact in float64
         "1 qid:1 1:0.99999999999999999",
+        "1 qid:1 1:1e23",  # 10^23: not exact
+        "1 qid:1 1:1.5e-22",
+        "1 qid:1 1:12345678901234567890e-10",
+        "1 qid:1 1:1e123456",
+        "1 qid:1 1:.",
+        "1 qid:1 1:e5",
         "1 qid:1 2:1 1:2",  # indices out of order
         "1 qid:1 1:1 1:2",  # a repeated index
         "1 qid:1 0:1",
@@ -270,6 +278,55 @@ def test_an_index_of_ten_digits_is_refused_whatever_the_cap(tmp_path):
         read_letor(p, max_features=10**12)
 
 
+@pytest.mark.parametrize(
+    "value",
+    ["+0.5", "1e-3", ".5", "5.", "-4.4184903e-6", "1E+2", "0e99999", "-0e5", "-.0", "1e22",
+     "9007199254740992e-22", "0.000000000000000001234", "1234567890123456e-5"],
+)  # fmt: skip
+def test_numbers_the_numba_parser_reads_exactly_are_taken_one_by_one(tmp_path, value):
+    """A few tokens outside the plain-decimal shape (an exponent, a sign, a point at an end)
+    are read one by one when the Numba parser reads them exactly, as ndcglab's own writer
+    writes small values (``-4.4184903e-6``); the dataset must not change."""
+    p = tmp_path / "d.txt"
+    p.write_text(f"0 qid:1 1:0.5 2:{value}\n1 qid:1 1:0.25 2:1\n")
+    assert check(p)
+    assert read_letor(p).features[0, 1] == np.float32(float(value))
+
+
+def test_many_numbers_outside_the_shape_go_to_the_numba_parser(tmp_path):
+    p = tmp_path / "d.txt"
+    p.write_text("".join(f"0 qid:1 1:{i}e-3 2:0.5\n" for i in range(3000)))
+    assert _letor_numpy.parse(p.read_bytes(), None, 1000) is None
+    assert not check(p)
+
+
+def test_the_numpy_reader_is_tried_until_the_numba_parser_has_read_a_file(tmp_path):
+    """In a fresh process the NumPy reader reads a well-formed file without loading Numba's
+    kernels; once the Numba parser has read a file, it reads the next ones (it is faster then)."""
+    import subprocess
+    import sys
+
+    p = tmp_path / "d.txt"
+    p.write_text("0 qid:1 1:0.5 2:1\n1 qid:1 1:0.25 2:0\n")
+    bad = tmp_path / "e.txt"
+    bad.write_text("0 qid:1 1:0.5 2:1e-3\n1 qid:1 1:0.25 2:+inf0\n")
+    code = (
+        "import sys\n"
+        "from ndcglab.data import letor, read_letor\n"
+        "read_letor(sys.argv[1])\n"
+        "print(letor._numba_parser_loaded())\n"
+        "try:\n"
+        "    read_letor(sys.argv[2])\n"
+        "except Exception:\n"
+        "    pass\n"
+        "print(letor._numba_parser_loaded())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(p), str(bad)], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["False", "True"]
+
+
 def test_a_file_over_the_size_limit_goes_to_the_numba_parser(tmp_path, monkeypatch):
     p = tmp_path / "d.txt"
     p.write_text("0 qid:1 1:0.5 2:1\n1 qid:1 1:0.25 2:0\n")
@@ -281,6 +338,7 @@ def test_a_file_over_the_size_limit_goes_to_the_numba_parser(tmp_path, monkeypat
         return parse(*args)
 
     monkeypatch.setattr(_letor_numpy, "parse", counting)
+    monkeypatch.setattr(letor, "_numba_parser_loaded", lambda: False)
     read_letor(p)
     assert calls == [1]
     monkeypatch.setattr(_letor_numpy, "MAX_BYTES", p.stat().st_size - 1)

@@ -3,9 +3,10 @@
 The Numba parser (:mod:`._parse_kernels`) reads every LETOR/SVMlight file and reports every
 malformed line, but a fresh process first pays about a second to load Numba and its cached
 kernels (several seconds when the cache is cold). For a file of ordinary size in the most common
-shape, this module gives the same arrays, bit for bit, with NumPy alone. It never reports an
-error: whenever a file leaves that shape, :func:`parse` returns ``None`` and the caller reads the
-file with the Numba parser, which applies and reports every rule.
+shape, this module gives the same arrays, bit for bit, with NumPy alone; the reader uses it
+until the Numba parser has read a file in the process (then the compiled kernels are faster). It
+never reports an error: whenever a file leaves that shape, :func:`parse` returns ``None`` and
+the caller reads the file with the Numba parser, which applies and reports every rule.
 
 The shape taken here (anything else is declined):
 
@@ -14,12 +15,15 @@ The shape taken here (anything else is declined):
 * every line that is not blank or a comment is ``LABEL qid:QID INDEX:VALUE ... [# COMMENT]``,
   fields separated by the Numba parser's blanks (space, tab, CR, VT, FF); ``QID`` is 1 to 18
   digits;
-* ``LABEL`` and every ``VALUE`` are plain decimals, ``-?D+(.D+)?`` with at most 18 digits in
-  all, so that each is ``m / 10^f`` with ``f <= 17``; when ``m <= 2^53`` one correctly rounded
-  division gives exactly what ``float()`` gives, as the Numba parser's exact path does. Features
-  are then rounded to float32, as there. A ``VALUE`` may also be ``NULL`` (any case, no sign), a
-  missing value (NaN); a ``LABEL`` may be any other finite decimal number, read with ``float()``
-  as the Numba parser reads it;
+* ``LABEL`` and every ``VALUE`` are decimal numbers. Plain decimals, ``-?D+(.D+)?`` with at
+  most 18 digits whose integer ``m`` is at most ``2^53``, are read in bulk: ``m / 10^f`` with
+  ``f <= 17`` is one correctly rounded division, exactly what ``float()`` gives and what the
+  Numba parser's exact path gives. Other spellings (an exponent, a ``+``, a point at an end) are
+  read one by one with ``float()``: any finite one for a ``LABEL`` (the Numba parser reads labels
+  it cannot round exactly with ``float()`` too), for a ``VALUE`` only one the Numba parser reads
+  exactly (at most 18 significant digits, ``m <= 2^53``, a power of ten within ``10^±22``), and
+  at most one ``VALUE`` in twenty so spelled. Features are then rounded to float32, as there. A
+  ``VALUE`` may also be ``NULL`` (any case, no sign), a missing value (NaN);
 * every ``INDEX`` is 1 to 9 digits, at least 1, and the indices of a line strictly increase (so
   none repeats); without ``n_features`` the width is the largest index, which must not exceed
   the cap; with ``n_features`` no index may exceed it;
@@ -32,7 +36,6 @@ The shape taken here (anything else is declined):
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,7 +49,8 @@ _TWO53 = 1 << 53
 _SEP = np.zeros(256, dtype=np.bool_)
 _SEP[[9, 10, 11, 12, 13, 32, 35]] = True  # blanks (as the Numba parser's), newline and '#'
 
-_NUMBER = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NUMBER = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,5})?")
+_PARTS = re.compile(rb"[+-]?([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]{1,5}))?")
 _NULL = np.frombuffer(b"null", dtype=np.uint8)
 _POW10 = np.array([10.0**i for i in range(_MAX_DIGITS + 1)])
 
@@ -77,8 +81,6 @@ def parse(data: bytes, n_features: int | None, limit: int) -> Parsed | None:
         if data.endswith(b"\r"):
             return None
         data += b"\n"
-    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
-        return None  # a bare carriage return: the Numba parser refuses it with its line
     buf = np.frombuffer(data, dtype=np.uint8)
     # ---- every byte <= '#': blanks, newlines and comment marks; any other such byte (a
     # control character, '!' or '"') is declined, as the Numba parser reads it as part of a token
@@ -86,6 +88,9 @@ def parse(data: bytes, n_features: int | None, limit: int) -> Parsed | None:
     kind = buf[pos]
     if not _SEP[kind].all():
         return None
+    cr = pos[kind == 13]
+    if len(cr) and not (buf[cr + 1] == 10).all():
+        return None  # a bare carriage return: the Numba parser refuses it with its line
     nl = pos[kind == 10]
     n = len(nl)
     line_start = np.empty(n, dtype=np.int64)
@@ -133,12 +138,9 @@ def parse(data: bytes, n_features: int | None, limit: int) -> Parsed | None:
     first_tok = np.zeros(n, dtype=np.int64)
     np.cumsum(counts[:-1], out=first_tok[1:])
     # ---- labels
-    ls, le = ds[first_tok], de[first_tok]
-    labels = _decimals(buf, ls, le)
-    if labels is None:
-        labels = _floats([data[a:b] for a, b in zip(ls.tolist(), le.tolist())])
-        if labels is None or not np.isfinite(labels).all():
-            return None
+    labels = _numbers(data, buf, ds[first_tok], de[first_tok])
+    if labels is None or not np.isfinite(labels).all():
+        return None
     # ---- qids: 'qid:' and 1 to 18 digits
     qs, qe = ds[first_tok + 1], de[first_tok + 1]
     if not (
@@ -196,10 +198,10 @@ def parse(data: bytes, n_features: int | None, limit: int) -> Parsed | None:
     keys: list[str] = []
     extras: dict[str, np.ndarray | list[str]] = {}
     if len(hashes):
-        got = _comments(data, buf, cstart, nl)
-        if got is None:
+        pairs = _comments(data, buf, cstart, nl)
+        if pairs is None:
             return None
-        keys, extras = got
+        keys, extras = pairs
     if dense and width == top:
         X = values.astype(np.float32).reshape(n, width)
     else:
@@ -245,31 +247,32 @@ def _comments(
                 extras[key] = col
             continue
         blob = b" ".join(vals) + b" "
-        vb = np.frombuffer(blob, dtype=np.uint8)
         lens = np.fromiter(map(len, vals), dtype=np.int64, count=len(vals))
         vs = np.zeros(len(vals), dtype=np.int64)
         np.cumsum(lens[:-1] + 1, out=vs[1:])
-        parsed = _decimals(vb, vs, vs + lens)
+        parsed = _numbers(blob, np.frombuffer(blob, dtype=np.uint8), vs, vs + lens)
         if parsed is None:
-            parsed = _floats(vals)
-            if parsed is None:
-                return None
+            return None
         full = np.full(n, np.nan)
         full[has] = parsed
         extras[key] = full
     return keys, extras
 
 
-def _floats(tokens: Sequence[bytes]) -> np.ndarray | None:
-    """``float()`` of each token if every one is a decimal number (with an exponent, or more
-    digits than :func:`_decimals` takes); ``None`` otherwise.
+def _numbers(data: bytes, buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray | None:
+    """Labels and comment values: ``float()`` of each token ``data[s:e]`` if every one is a
+    decimal number; ``None`` otherwise.
 
     For such tokens the Numba parser gives exactly this: its exact path is correctly rounded,
-    and the values it cannot round exactly are read again with ``float()`` (labels and comment
-    values, not features)."""
-    if not all(_NUMBER.fullmatch(t) for t in tokens):
-        return None
-    return np.array([float(t) for t in tokens], dtype=np.float64)
+    and the values it cannot round exactly it reads again with ``float()`` (labels and comment
+    values; not features). Plain decimals are read by :func:`_decimals`, the rest one by one."""
+    out, failed = _decimals(buf, s, e)
+    for r in failed.tolist():
+        tok = data[s[r] : e[r]]
+        if not _NUMBER.fullmatch(tok):
+            return None
+        out[r] = float(tok)
+    return out
 
 
 def _dense(idx: np.ndarray, per_line: np.ndarray) -> bool:
@@ -322,86 +325,114 @@ def _integers(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray | Non
 
 
 def _values(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, int] | None:
-    """Feature values: :func:`_decimals`, and ``NULL`` (any case, no sign) as NaN; returns the
-    values and the number of NULLs, or ``None``."""
-    cand = np.flatnonzero(e - s == 4)
-    if len(cand):
-        hit = cand[((_rows(buf, s[cand], 4) | 0x20) == _NULL).all(axis=1)]
-        if len(hit):
-            rest = np.ones(len(s), dtype=np.bool_)
-            rest[hit] = False
-            got = _decimals(buf, s[rest], e[rest])
-            if got is None:
-                return None
-            out = np.full(len(s), np.nan)
-            out[rest] = got
-            return out, len(hit)
-    got = _decimals(buf, s, e)
-    return None if got is None else (got, 0)
+    """Feature values and the number of NULLs (any case, no sign: NaN), or ``None``.
+
+    Plain decimals are read by :func:`_decimals`; the few other tokens (an exponent, a sign
+    ``+``, a point at an end) one by one by :func:`_exact_float`, which takes only those the
+    Numba parser reads exactly. A file with many such tokens is left to the Numba parser."""
+    out, failed = _decimals(buf, s, e)
+    n_null = 0
+    four = failed[e[failed] - s[failed] == 4]
+    if len(four):
+        null = four[((_rows(buf, s[four], 4) | 0x20) == _NULL).all(axis=1)]
+        if len(null):
+            n_null = len(null)  # NaN in ``out`` already
+            failed = np.setdiff1d(failed, null, assume_unique=True)
+    if len(failed) > max(1000, len(s) // 20):
+        return None
+    for r in failed.tolist():
+        v = _exact_float(bytes(buf[s[r] : e[r]]))
+        if v is None:
+            return None
+        out[r] = v
+    return out, n_null
 
 
-def _decimals(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray | None:
+def _exact_float(tok: bytes) -> float | None:
+    """``float(tok)`` when the Numba parser reads ``tok`` on its exact path (at most 18
+    significant digits ``m``, ``m <= 2^53`` and ``m · 10^x`` with ``|x| <= 22``, or ``m = 0``),
+    so both give the correctly rounded value; ``None`` for any other token."""
+    got = _PARTS.fullmatch(tok)
+    if got is None:
+        return None
+    whole, frac, exp = got.group(1), got.group(2) or b"", got.group(3)
+    if not whole and not frac:
+        return None
+    digits = (whole + frac).lstrip(b"0")  # more than 18 of them exceed 2^53
+    x = (int(exp) if exp else 0) - len(frac)
+    if digits and (int(digits) > _TWO53 or not -22 <= x <= 22):
+        return None
+    return float(tok)
+
+
+def _decimals(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Values of the plain decimals ``buf[s:e]`` (``-?D+(.D+)?``, at most 18 digits that read
-    as an integer ``m <= 2^53``), as float64 equal to ``float()`` of each; ``None`` if any token
-    is not one."""
+    as an integer ``m <= 2^53``), as float64 equal to ``float()`` of each, and the indices of
+    the tokens that are not such decimals (their values are NaN or meaningless: the caller
+    replaces them or declines the file)."""
+    out = np.full(len(s), np.nan)
     if len(s) == 0:
-        return np.empty(0, dtype=np.float64)
-    neg: np.ndarray | None = buf[s] == 45
+        return out, np.zeros(0, dtype=np.int64)
+    neg = buf[s] == 45
     if neg.any():
         s = s + neg
-    else:
-        neg = None
     lens = e - s
-    if lens.min() < 1 or lens.max() > _MAX_DIGITS + 1:
-        return None
-    by_length = _by_length(lens)
-    out = np.empty(len(s), dtype=np.float64) if len(by_length) > 1 else None
-    for L, rows in by_length:
-        D = _rows(buf, s if rows is None else s[rows], L) - 48
+    failed: list[np.ndarray] = []
+    for L, rows in _by_length(lens):
+        idx = np.arange(len(s)) if rows is None else rows
+        if L < 1 or L > _MAX_DIGITS + 1:
+            failed.append(idx)
+            continue
+        D = _rows(buf, s[idx], L) - 48
         bad = D >= 10
         dot = D == 254  # '.' - '0' in uint8
         q0 = int(np.argmax(dot[0])) if dot[0].any() else -1
-        groups: list[tuple[int, np.ndarray | None]]
         if 0 < q0 < L - 1 and dot[:, q0].all() and np.count_nonzero(bad) == len(D):
-            groups = [(q0, None)]  # one point, in the same place in every token
-        elif L > 2:
-            inner = dot[:, 1:-1]
-            if (bad[:, 0] | bad[:, -1]).any() or not np.array_equal(bad[:, 1:-1], inner):
-                return None
-            where = np.argmax(inner, axis=1) + 1
-            has = inner[np.arange(len(where)), where - 1]
-            if np.count_nonzero(inner) != np.count_nonzero(has):
-                return None  # two points in one token
-            where[~has] = L
-            groups = _by_length(where)
+            where = None  # one point, in the same place in every token
+            groups: list[tuple[int, np.ndarray | None]] = [(q0, None)]
         else:
-            if bad.any():
-                return None
-            groups = [(L, None)]
-        vals = np.empty(len(D), dtype=np.float64) if len(groups) > 1 else None
-        m = vals
+            where = np.full(len(D), L)
+            rowbad: np.ndarray = np.asarray(bad.any(axis=1))
+            if L > 2:
+                inner = dot[:, 1:-1]
+                ndot = np.count_nonzero(inner, axis=1)
+                # one point, inside, and no other byte that is not a digit
+                one = (ndot == 1) & (np.count_nonzero(bad, axis=1) == 1)
+                where[one] = np.argmax(inner[one], axis=1) + 1
+                rowbad &= ~one
+            if rowbad.any():
+                failed.append(idx[rowbad])
+            groups = [(q, sub[~rowbad[sub]]) for q, sub in _groups_of(where)]
         for q, sub in groups:
-            if q == L > _MAX_DIGITS:
-                return None  # nineteen digits
             Dq = D if sub is None else D[sub]
+            if len(Dq) == 0:
+                continue
+            at = idx if sub is None else idx[sub]
+            if q == L > _MAX_DIGITS:
+                failed.append(at)  # nineteen digits
+                continue
             mant = Dq[:, 0].astype(np.int64)
             for k in range(1, L):
                 if k != q:
                     mant *= 10
                     mant += Dq[:, k]
-            if L > 15 and mant.max() > _TWO53:
-                return None  # not exact in float64: the Numba parser's approximate path
+            if L > 15:
+                big = mant > _TWO53  # not exact in float64: the Numba parser's approximate path
+                if big.any():
+                    failed.append(at[big])
             m = mant.astype(np.float64)
             if q < L - 1:
                 m /= _POW10[L - 1 - q]
-            if vals is None:
-                vals = m
+            if rows is None and sub is None:
+                out = m
             else:
-                vals[sub] = m
-        if out is None:
-            out = vals
-        else:
-            out[rows] = vals
-    if neg is not None:
-        np.negative(out, out=out, where=neg)
-    return out
+                out[at] = m
+    np.negative(out, out=out, where=neg)
+    bad_rows = np.concatenate(failed) if failed else np.zeros(0, dtype=np.int64)
+    return out, np.sort(bad_rows)
+
+
+def _groups_of(where: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """``(value, indices)`` for each value in the small non-negative integer array ``where``."""
+    counts = np.bincount(where)
+    return [(int(q), np.flatnonzero(where == q)) for q in np.flatnonzero(counts)]

@@ -51,13 +51,14 @@ own query, the k-th block of ``Q`` getting the id ``Q#k`` (k ≥ 2).
 **Speed and memory.** Parsing runs in a Numba tokenizer over 64 MiB blocks of bytes and fills
 float32 arrays directly (no Python object per token; one string per document only for doc ids).
 Peak memory is about twice the float32 feature matrix for multi-block files, less in resident
-pages. A file of at most 32 MiB (after decompression) in the common shape is first tried by a
-NumPy reader: one ``label qid:ID index:value ...`` line per document, plain decimals, indices in
-increasing order, the same ``key = value`` keys in every comment (:mod:`._letor_numpy` lists the
-rules). It gives the same dataset bit for bit without loading Numba, which costs about a second
-in a fresh process and several seconds while Numba's cache is cold. It reports no error itself:
-any line outside that shape sends the whole file to the Numba tokenizer, which applies and
-reports every rule above. Its peak memory is about 14 times the file's size.
+pages. Loading the tokenizer costs about a second in a fresh process (several seconds while
+Numba's cache is cold), so until it has read a file in the process, a file of at most 32 MiB
+(after decompression) in the common shape is first tried by a NumPy reader: one
+``label qid:ID index:value ...`` line per document, decimal numbers, indices in increasing order,
+the same ``key = value`` keys in every comment (:mod:`._letor_numpy` lists the rules). It gives
+the same dataset bit for bit, reports no error itself, and sends the whole file to the tokenizer
+at the first line outside that shape; the tokenizer applies and reports every rule above. Its
+peak memory is about 14 times the file's size.
 
 ``cache=True`` keeps a binary copy (``.npz``, in :func:`default_cache_dir`, never beside the
 data) that reloads in seconds; it is used only when the source file's size, modification time
@@ -71,7 +72,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -267,6 +268,8 @@ _FIXES = {
 class _Parser:
     """Stateful block parser: feeds 64 MiB blocks of whole lines to the Numba kernel."""
 
+    loaded: ClassVar[bool] = False  # whether one has fed a block in this process
+
     def __init__(
         self, path: Path, n_features: int | None, query_file: Path | None, limit: int
     ) -> None:
@@ -348,6 +351,7 @@ class _Parser:
     # ---------------------------------------------------------------- one block
     def feed(self, arr: np.ndarray) -> None:
         K = self.K
+        _Parser.loaded = True
         n_lines, bare_cr = (int(v) for v in K.scan_lines(arr))
         if bare_cr >= 0:
             line = self.line_offset + int(np.count_nonzero(arr[:bare_cr] == 10)) + 1
@@ -560,10 +564,18 @@ def _feed_blocks(path: Path, feed: Any) -> None:
             feed(np.frombuffer(buf, dtype=np.uint8, count=start))
 
 
+def _numba_parser_loaded() -> bool:
+    """Whether the Numba parser has read a file in this process: its compiled kernels are then
+    loaded, and they read faster than the NumPy reader."""
+    return _Parser.loaded
+
+
 def _read_with_numpy(path: Path, n_features: int | None, limit: int) -> _letor_numpy.Parsed | None:
     """The NumPy reader's result for a file that fits one block (at most
-    :data:`._letor_numpy.MAX_BYTES` after decompression) and has the shape it takes; ``None``
-    otherwise."""
+    :data:`._letor_numpy.MAX_BYTES` after decompression) and has the shape it takes, while the
+    Numba parser is not loaded; ``None`` otherwise."""
+    if _numba_parser_loaded():
+        return None
     most = min(_letor_numpy.MAX_BYTES, _CHUNK)
     with open_binary(path) as f:
         if not isinstance(f, gzip.GzipFile) and os.fstat(f.fileno()).st_size > most:
