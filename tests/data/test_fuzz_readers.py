@@ -357,6 +357,19 @@ def _check(report: FuzzReport, label: str, read: Any, ref: Any, same: Any) -> No
         report.ok += 1
 
 
+def read_letor_fresh(path: Path) -> Any:
+    """:func:`read_letor` as in a fresh process: the NumPy reader first, the Numba parser for
+    what it declines (once the Numba parser has read a file, it reads every later one)."""
+    from ndcglab.data import letor
+
+    loaded = letor._numba_parser_loaded
+    letor._numba_parser_loaded = lambda: False
+    try:
+        return letor.read_letor(path)
+    finally:
+        letor._numba_parser_loaded = loaded
+
+
 def run_fuzz(
     seed: int,
     *,
@@ -365,7 +378,9 @@ def run_fuzz(
     formats: tuple[str, ...] = ("letor", "qrels", "run"),
 ) -> FuzzReport:
     """Mutate valid files of ``formats`` (LETOR three times as often as each TREC kind) for
-    ``seconds`` (or ``max_cases``)."""
+    ``seconds`` (or ``max_cases``). Every other LETOR file is read as in a fresh process (the
+    NumPy reader first), the others as :func:`read_letor` reads them here (by the Numba parser
+    once it has read a file in the process)."""
     from ndcglab.data import read_letor
     from ndcglab.data.trec import read_qrels, read_run
 
@@ -389,7 +404,7 @@ def run_fuzz(
             path.write_bytes(data)
             label = f"case {k} ({which}, {kind}, {data[:400]!r})"
             read, ref, same = {
-                "letor": (read_letor, ref_letor, same_letor),
+                "letor": (read_letor if k % 2 else read_letor_fresh, ref_letor, same_letor),
                 "qrels": (read_qrels, ref_qrels, operator.eq),
                 "run": (read_run, ref_run, operator.eq),
             }[which]
