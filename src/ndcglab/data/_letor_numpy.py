@@ -11,7 +11,9 @@ the caller reads the file with the Numba parser, which applies and reports every
 The shape taken here (anything else is declined):
 
 * the whole file fits in memory at once (at most :data:`MAX_BYTES`, after decompression);
-* lines end with ``\\n`` or ``\\r\\n`` (a last line may lack its newline);
+* lines end with ``\\n`` or ``\\r\\n`` (a last line may lack its newline); no control
+  character other than those and the blanks below, and no ``!`` or ``"``, anywhere (comments
+  included);
 * every line that is not blank or a comment is ``LABEL qid:QID INDEX:VALUE ... [# COMMENT]``,
   fields separated by the Numba parser's blanks (space, tab, CR, VT, FF); ``QID`` is 1 to 18
   digits;
