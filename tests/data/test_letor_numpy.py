@@ -95,7 +95,7 @@ def check(path: Path, **kw: Any) -> bool:
 
 # ----------------------------------------------------------------------- well-formed files
 def _number(rng: random.Random) -> str:
-    k = rng.randrange(9)
+    k = rng.randrange(10)
     if k == 0:
         return str(rng.randint(-50, 50))
     if k == 1:
@@ -103,11 +103,13 @@ def _number(rng: random.Random) -> str:
     if k == 2:
         return rng.choice(["0", "-0", "-0.000", "0.0", "007", "-00.50"])
     if k == 3:
-        return f"{rng.random():.15f}"[: rng.randint(3, 17)]  # up to 15 digits
+        return f"{rng.random():.15f}"[: rng.randint(3, 17)]  # up to 16 digits
     if k == 4:
         return f"{rng.uniform(0, 1e9):.6f}"[:16]
     if k == 5:
         return rng.choice(["NULL", "null", "Null"])
+    if k == 6 and rng.random() < 0.1:
+        return f"{rng.uniform(-1, 1) * 1e-5:.7e}"  # as ndcglab's writer spells small values
     return f"{rng.random():.6f}"
 
 
