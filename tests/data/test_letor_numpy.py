@@ -329,6 +329,29 @@ def test_the_numpy_reader_is_tried_until_the_numba_parser_has_read_a_file(tmp_pa
     assert out.stdout.split() == ["False", "True"]
 
 
+def test_a_gzip_file_over_the_size_limit_is_not_decompressed_twice(tmp_path, monkeypatch):
+    """Its trailer's size sends it straight to the Numba parser, which reads it in blocks: the
+    NumPy reader's whole-file read (of the size limit plus one byte) never happens."""
+    p = tmp_path / "d.txt.gz"
+    text = "".join(f"{i % 3} qid:{i // 10} 1:0.5 2:0.25\n" for i in range(200))
+    p.write_bytes(gzip.compress(text.encode()))
+    monkeypatch.setattr(letor, "_numba_parser_loaded", lambda: False)
+    reads: list[int] = []
+    real = gzip.GzipFile.read
+
+    def counting(self: Any, size: int = -1) -> Any:
+        reads.append(size)
+        return real(self, size)
+
+    monkeypatch.setattr(gzip.GzipFile, "read", counting)
+    ds = read_letor(p)
+    assert reads == [_letor_numpy.MAX_BYTES + 1]  # the NumPy reader read it whole
+    monkeypatch.setattr(_letor_numpy, "MAX_BYTES", len(text) - 1)
+    reads.clear()
+    assert_same_dataset(read_letor(p), ds)
+    assert reads and len(text) not in reads  # blocks of the Numba parser only
+
+
 def test_a_file_over_the_size_limit_goes_to_the_numba_parser(tmp_path, monkeypatch):
     p = tmp_path / "d.txt"
     p.write_text("0 qid:1 1:0.5 2:1\n1 qid:1 1:0.25 2:0\n")

@@ -578,7 +578,10 @@ def _read_with_numpy(path: Path, n_features: int | None, limit: int) -> _letor_n
         return None
     most = min(_letor_numpy.MAX_BYTES, _CHUNK)
     with open_binary(path) as f:
-        if not isinstance(f, gzip.GzipFile) and os.fstat(f.fileno()).st_size > most:
+        if isinstance(f, gzip.GzipFile):
+            if _gzip_size_hint(path) > most:
+                return None
+        elif os.fstat(f.fileno()).st_size > most:
             return None
         data = f.read(most + 1)
     if len(data) > most:
@@ -587,6 +590,17 @@ def _read_with_numpy(path: Path, n_features: int | None, limit: int) -> _letor_n
         return _letor_numpy.parse(data, n_features, limit)
     except Exception:  # pragma: no cover - a shortcut that fails leaves the file to the parser
         return None
+
+
+def _gzip_size_hint(path: Path) -> int:
+    """The uncompressed size a gzip file's trailer records (its last member's size modulo
+    2^32: a hint, never trusted to read less; 0 when it cannot be read)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(-4, os.SEEK_END)
+            return int.from_bytes(f.read(4), "little")
+    except OSError:
+        return 0
 
 
 def _find_query_file(path: Path) -> Path | None:
