@@ -292,7 +292,8 @@ def _rows(buf: np.ndarray, s: np.ndarray, width: int) -> np.ndarray:
 
 
 def _by_length(lens: np.ndarray) -> list[tuple[int, np.ndarray | None]]:
-    """``(length, rows)`` for each length in ``lens`` (``rows`` is ``None`` when all share it)."""
+    """``(value, rows)`` for each value in the small non-negative integer array ``lens`` (token
+    lengths, point positions); ``rows`` is ``None`` when all share it, none for an empty one."""
     counts = np.bincount(lens)
     present = np.flatnonzero(counts)
     if len(present) == 1:
@@ -390,8 +391,7 @@ def _decimals(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray
         dot = D == 254  # '.' - '0' in uint8
         q0 = int(np.argmax(dot[0])) if dot[0].any() else -1
         if 0 < q0 < L - 1 and dot[:, q0].all() and np.count_nonzero(bad) == len(D):
-            where = None  # one point, in the same place in every token
-            groups: list[tuple[int, np.ndarray | None]] = [(q0, None)]
+            groups: list[tuple[int, np.ndarray | None]] = [(q0, None)]  # one point, one place
         else:
             where = np.full(len(D), L)
             rowbad: np.ndarray = np.asarray(bad.any(axis=1))
@@ -404,11 +404,10 @@ def _decimals(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray
                 rowbad &= ~one
             if rowbad.any():
                 failed.append(idx[rowbad])
-            groups = [(q, sub[~rowbad[sub]]) for q, sub in _groups_of(where)]
+            good = np.flatnonzero(~rowbad)
+            groups = [(q, good if sub is None else good[sub]) for q, sub in _by_length(where[good])]
         for q, sub in groups:
             Dq = D if sub is None else D[sub]
-            if len(Dq) == 0:
-                continue
             at = idx if sub is None else idx[sub]
             if q == L > _MAX_DIGITS:
                 failed.append(at)  # nineteen digits
@@ -432,9 +431,3 @@ def _decimals(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray
     np.negative(out, out=out, where=neg)
     bad_rows = np.concatenate(failed) if failed else np.zeros(0, dtype=np.int64)
     return out, np.sort(bad_rows)
-
-
-def _groups_of(where: np.ndarray) -> list[tuple[int, np.ndarray]]:
-    """``(value, indices)`` for each value in the small non-negative integer array ``where``."""
-    counts = np.bincount(where)
-    return [(int(q), np.flatnonzero(where == q)) for q in np.flatnonzero(counts)]
