@@ -191,7 +191,8 @@ def test_masked_logcumsumexp_takes_the_cumsum_path_without_underflow(
 def test_listmle_order_sorts_once_when_real_documents_come_first(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # the documented short cut: one sort with the usual padding, two otherwise
+    # the documented short cuts: with whole-number labels on the CPU, NumPy and no torch
+    # sort; otherwise one sort with the usual padding, two with any other padding
     calls = []
     argsort = _ops.torch.argsort
 
@@ -200,8 +201,11 @@ def test_listmle_order_sorts_once_when_real_documents_come_first(
         return argsort(*args, **kwargs)
 
     monkeypatch.setattr(_ops.torch, "argsort", counting)
-    y = torch.tensor([[2.0, 0.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0]])
     prefix = torch.tensor([[True, True, True, False], [True, True, False, False]])
+    whole = torch.tensor([[2.0, 0.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0]])
+    listmle_order(whole, prefix, torch.Generator().manual_seed(0))
+    assert not calls
+    y = whole * 0.5  # labels 0.5: the torch path
     listmle_order(y, prefix, torch.Generator().manual_seed(0))
     assert len(calls) == 1
     calls.clear()
@@ -268,3 +272,140 @@ def test_lambdarank_delta_without_a_mask_on_cuda() -> None:  # pragma: no cover
     got = lambdarank_delta(s.cuda(), y.cuda(), k=3)
     assert got.device.type == "cuda"
     torch.testing.assert_close(got.cpu(), lambdarank_delta(s, y, k=3), rtol=1e-12, atol=0)
+
+
+# ------------------------------------------------------------------ ListMLE on the CPU
+def _listmle_case(dtype: torch.dtype, spread: float = 4.0):
+    g = torch.Generator().manual_seed(11)
+    s = (torch.randn(7, 12, generator=g, dtype=torch.float64) * spread).to(dtype)
+    y = torch.randint(0, 4, (7, 12), generator=g).to(dtype)
+    lengths = torch.tensor([12, 9, 5, 1, 0, 12, 3])  # a one-document and an empty list
+    mask = torch.arange(12) < lengths[:, None]
+    s = torch.where(mask, s, torch.tensor(float("nan"), dtype=dtype))  # junk in the padding
+    return s, y, mask
+
+
+def _listmle_by_logcumsumexp(s: torch.Tensor, y: torch.Tensor, mask: torch.Tensor, seed: int):
+    """ListMLE written independently: the documented order, then ``torch.logcumsumexp`` of the
+    padded row (the form used off the CPU), by autograd."""
+    order = listmle_order(y, mask, torch.Generator().manual_seed(seed))
+    m = mask.gather(-1, order)
+    ss = s.gather(-1, order)
+    suffix = _ops.padded_suffix_logsumexp(ss, m)
+    return torch.where(mask.any(-1), torch.where(m, suffix - ss, 0.0).sum(-1), 0.0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_listmle_closed_form_gradient_matches_autograd_of_logcumsumexp(dtype) -> None:
+    """On the CPU ListMLE's value and gradient come from :mod:`._plackett_luce` (a closed-form
+    backward); both must equal autograd of the logcumsumexp form to the dtype's rounding, with
+    no gradient reaching the padding, and its second derivative (a Hessian-vector product
+    through ``create_graph=True``) must match too."""
+
+    s, y, mask = _listmle_case(dtype)
+    loss = get_loss("listmle")
+    a = s.clone().requires_grad_(True)
+    b = s.clone().requires_grad_(True)
+    got = loss(a, y, mask, generator=torch.Generator().manual_seed(5))
+    want = _listmle_by_logcumsumexp(b, y, mask, 5)
+    node = got.grad_fn.next_functions[0][0]  # where(has, value, 0) <- the ListMLE value
+    assert type(node).__name__ == "_SortedNLLBackward"
+    tol = 1e-12 if dtype == torch.float64 else 2e-5
+    torch.testing.assert_close(got, want, rtol=tol, atol=tol)
+    w = torch.rand(7, generator=torch.Generator().manual_seed(2), dtype=torch.float64).to(dtype)
+    (ga,) = torch.autograd.grad((got * w).sum(), a, create_graph=True)
+    (gb,) = torch.autograd.grad((want * w).sum(), b, create_graph=True)
+    torch.testing.assert_close(ga, gb, rtol=tol, atol=tol)
+    assert (ga[~mask] == 0).all() and torch.isfinite(ga).all()
+    v = torch.randn(7, 12, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    v = v.to(dtype)
+    (ha,) = torch.autograd.grad((ga * v).sum(), a)
+    (hb,) = torch.autograd.grad((gb * v).sum(), b)
+    torch.testing.assert_close(ha, hb, rtol=10 * tol, atol=10 * tol)
+    assert (ha[~mask] == 0).all()
+
+
+@pytest.mark.parametrize(("dtype", "spread"), [(torch.float64, 400.0), (torch.float32, 40.0)])
+def test_listmle_wide_score_range_takes_the_stable_form(dtype, spread: float) -> None:
+    """Scores far apart underflow the shifted sums: :func:`sorted_nll` declines and the loss is
+    computed with logcumsumexp, so values and gradients stay finite and exact."""
+    from ndcglab.losses import _plackett_luce
+
+    s, y, mask = _listmle_case(dtype, spread)
+    order = listmle_order(y, mask, torch.Generator().manual_seed(5))
+    assert _plackett_luce.sorted_nll(s.gather(-1, order), mask.gather(-1, order)) is None
+    a = s.clone().requires_grad_(True)
+    b = s.clone().requires_grad_(True)
+    got = get_loss("listmle")(a, y, mask, generator=torch.Generator().manual_seed(5))
+    want = _listmle_by_logcumsumexp(b, y, mask, 5)
+    torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
+    (ga,) = torch.autograd.grad(got.sum(), a)
+    (gb,) = torch.autograd.grad(want.sum(), b)
+    torch.testing.assert_close(ga, gb, rtol=1e-6, atol=1e-6)
+    assert torch.isfinite(got).all() and torch.isfinite(ga).all()
+
+
+def test_sorted_nll_declines_a_nan_score() -> None:
+    from ndcglab.losses import _plackett_luce
+
+    s = torch.tensor([[0.5, float("nan"), -1.0]], dtype=torch.float64)
+    assert _plackett_luce.sorted_nll(s, torch.ones(1, 3, dtype=torch.bool)) is None
+    assert _plackett_luce.sorted_nll(s[:, :0], torch.ones(1, 0, dtype=torch.bool)) is None
+
+
+def test_listmle_order_numpy_path_equals_the_torch_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The NumPy order (whole-number labels, real documents first, on the CPU) against the torch
+    path on 400 random batches of both layouts and both label kinds, labels up to the limit."""
+    import ndcglab.losses.listwise as lw
+
+    rng = np.random.default_rng(0)
+    taken = 0
+    for trial in range(400):
+        b, m = int(rng.integers(1, 6)), int(rng.integers(1, 25))
+        lengths = rng.integers(0, m + 1, b)
+        mask = torch.as_tensor(np.arange(m)[None, :] < lengths[:, None])
+        if trial % 5 == 0:
+            mask = torch.as_tensor(rng.random((b, m)) < 0.6)
+        top = [2, 5, 2**31 - 1, 2**31][trial % 4]
+        y = torch.as_tensor(rng.integers(0, top + 1, (b, m))).to(torch.float64)
+        if trial % 7 == 0:
+            y = y * 0.5
+        junk = torch.as_tensor(rng.integers(-3, 9, (b, m))).to(y.dtype)
+        y = torch.where(mask, y, junk).to([torch.float32, torch.float64][trial % 2])
+        fast = lw._order_integer_labels(y, mask, rng.random(m))
+        taken += fast is not None
+        got = listmle_order(y, mask, torch.Generator().manual_seed(trial))
+        with monkeypatch.context() as mp:
+            mp.setattr(lw, "_order_integer_labels", lambda *args: None)
+            want = listmle_order(y, mask, torch.Generator().manual_seed(trial))
+        assert torch.equal(got, want), trial
+    assert taken > 150
+
+
+def test_sorted_nll_with_padding_between_real_documents() -> None:
+    """:func:`sorted_nll` takes any mask (ListMLE's own rows have their padding last): value,
+    gradient and a Hessian-vector product against autograd of the masked form, all finite."""
+    from ndcglab.losses import _plackett_luce
+
+    g = torch.Generator().manual_seed(8)
+    s = torch.randn(4, 10, generator=g, dtype=torch.float64) * 3
+    m = torch.rand(4, 10, generator=g) < 0.6
+    m[:, 0] = False  # padding before every list's real documents
+    m[:, -1] = True
+    s = torch.where(m, s, torch.tensor(float("nan"), dtype=s.dtype))
+    a = s.clone().requires_grad_(True)
+    b = s.clone().requires_grad_(True)
+    got = _plackett_luce.sorted_nll(a, m)
+    assert got is not None
+    suffix = _ops.masked_logcumsumexp(b, m, reverse=True)
+    want = torch.where(m, suffix - b, 0.0).sum(-1)
+    torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+    (ga,) = torch.autograd.grad(got.sum(), a, create_graph=True)
+    (gb,) = torch.autograd.grad(want.sum(), b, create_graph=True)
+    torch.testing.assert_close(ga, gb, rtol=1e-12, atol=1e-12)
+    v = torch.randn(4, 10, generator=g, dtype=torch.float64)
+    (ha,) = torch.autograd.grad((ga * v).sum(), a)
+    (hb,) = torch.autograd.grad((gb * v).sum(), b)
+    assert torch.isfinite(ha).all()
+    torch.testing.assert_close(ha, hb, rtol=1e-10, atol=1e-10)
+    assert (ga[~m] == 0).all() and (ha[~m] == 0).all()

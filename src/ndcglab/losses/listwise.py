@@ -146,6 +146,10 @@ def listmle_order(y: Tensor, mask: Tensor, generator: Generator | None = None) -
     gdev = generator.device if generator is not None else "cpu"
     seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=gdev).item())
     keys = np.random.default_rng(seed).random(m)
+    if y.device.type == "cpu":
+        fast = _order_integer_labels(y, mask, keys)
+        if fast is not None:
+            return fast
     neg_inf = y.new_full((), -math.inf)
     pos = torch.arange(m, device=y.device)
     real_first = pos < mask.sum(dim=-1, keepdim=True)
@@ -165,6 +169,33 @@ def listmle_order(y: Tensor, mask: Tensor, generator: Generator | None = None) -
     y_by_key = torch.where(mask, y, neg_inf).gather(-1, by_key)
     by_label = torch.argsort(y_by_key, dim=-1, descending=True, stable=True)
     return by_key.gather(-1, by_label)
+
+
+def _order_integer_labels(y: Tensor, mask: Tensor, keys: np.ndarray) -> Tensor | None:
+    """:func:`listmle_order` for the usual batch, in NumPy: CPU tensors, real documents first,
+    labels whole numbers in ``[0, 2^31)`` (``None`` otherwise). The same order as the general
+    path: each real document t gets the key ``(top − label) · M + rank of κ_t`` and each padded
+    cell ``(top + 1) · M + position``; the keys are distinct, so one plain sort of them gives
+    the order, read back as ``key mod M`` (no stable comparison sort of the float labels)."""
+    yn = y.detach().numpy()
+    m = yn.shape[1]
+    pos = np.arange(m)
+    real_first = pos < mask.sum(dim=-1, keepdim=True).numpy()
+    if not np.array_equal(mask.numpy(), real_first):
+        return None
+    real = yn[real_first]
+    if real.size == 0:
+        return None
+    top = real.max()
+    if not (real.min() >= 0 and top < 2**31 and np.array_equal(real, np.floor(real))):
+        return None
+    perm = np.argsort(keys, kind="stable")  # perm[r] = the document whose κ has rank r
+    rank = np.empty(m, np.int64)
+    rank[perm] = pos
+    key = np.where(real_first, (top - yn).astype(np.int64) * m + rank, (int(top) + 1) * m + pos)
+    key.sort(axis=1)
+    r = key % m
+    return torch.from_numpy(np.where(real_first, perm[r], r))
 
 
 @dataclass
@@ -229,6 +260,12 @@ class ListMLE(Loss):
         order = listmle_order(y, mask, generator)
         m_sorted = mask.gather(-1, order)
         s_sorted = s.gather(-1, order)
+        if s.device.type == "cpu":
+            from ._plackett_luce import sorted_nll
+
+            fused = sorted_nll(s_sorted, m_sorted)
+            if fused is not None:
+                return fused, mask.any(dim=-1)
         suffix = _ops.masked_suffix_logsumexp(s_sorted, m_sorted)
         terms = torch.where(m_sorted, suffix - s_sorted, 0.0)
         return terms.sum(dim=-1), mask.any(dim=-1)

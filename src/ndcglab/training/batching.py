@@ -58,9 +58,12 @@ class Batch:
     def features(self, x: Any) -> Any:
         return x[self.lo : self.hi] if self.doc_index is None else x[self.doc_index]
 
-    def pad(self, flat_scores: Any) -> Any:
-        """Scatter flat scores ``(n,)`` into ``(B, M)``; padded cells are 0, with no gradient."""
-        return torch.where(self.mask, flat_scores[self.pad_index], 0.0)
+    def pad(self, flat_scores: Any, *, zero: bool = True) -> Any:
+        """Scatter flat scores ``(n,)`` into ``(B, M)``; padded cells are 0, with no gradient.
+        ``zero=False`` leaves the padded cells holding some real document's score (one
+        operation less, for a loss that masks padding itself: ``Loss.masks_padding``)."""
+        padded = flat_scores[self.pad_index]
+        return torch.where(self.mask, padded, 0.0) if zero else padded
 
 
 class BatchPlan:

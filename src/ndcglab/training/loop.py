@@ -213,7 +213,7 @@ class GradientRun:
     # ------------------------------------------------------------------ one epoch
     def _batch_losses(self, batch: Any) -> Any:
         return self.loss(
-            batch.pad(self.model(batch.features(self.plan.x))),
+            batch.pad(self.model(batch.features(self.plan.x)), zero=not self.loss.masks_padding),
             batch.labels,
             batch.mask,
             generator=self.gen,
