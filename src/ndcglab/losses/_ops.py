@@ -66,13 +66,18 @@ def lengths(mask: Tensor) -> Tensor:
     return mask.sum(dim=-1)
 
 
-def masked_gains(gain: Gain, y: Tensor, mask: Tensor) -> Tensor:
-    """``G(y)`` on real documents, 0 on padding (a :mod:`ndcglab.measures.gains` object)."""
+def gains(gain: Gain, y: Tensor) -> Tensor:
+    """``G(y)`` of every entry, padding included (a :mod:`ndcglab.measures.gains` object), in
+    ``y``'s dtype and on its device; for a caller that masks the padding itself."""
     g = gain(y)
     if not isinstance(g, torch.Tensor):
         g = torch.as_tensor(np.asarray(g), device=y.device)
-    g = g.to(dtype=y.dtype, device=y.device)
-    return torch.where(mask, g, y.new_zeros(()))
+    return g.to(dtype=y.dtype, device=y.device)
+
+
+def masked_gains(gain: Gain, y: Tensor, mask: Tensor) -> Tensor:
+    """``G(y)`` on real documents, 0 on padding (a :mod:`ndcglab.measures.gains` object)."""
+    return torch.where(mask, gains(gain, y), y.new_zeros(()))
 
 
 def discount_rows(discount: Discount, m: int, n: Tensor, like: Tensor) -> Tensor:

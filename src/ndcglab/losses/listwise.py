@@ -117,7 +117,7 @@ class ListNet(_GainLoss):
         their log-probabilities are replaced by 0, so neither a value nor a gradient reaches
         them."""
         fill = _ops.fill_value(s.dtype)
-        p = torch.softmax(torch.where(mask, self._gains(y, mask), fill), dim=-1)
+        p = torch.softmax(torch.where(mask, _ops.gains(self.params["gain"], y), fill), dim=-1)
         logq = torch.log_softmax(torch.where(mask, s, fill), dim=-1)
         return -(p * torch.where(mask, logq, 0.0)).sum(dim=-1), mask.any(dim=-1)
 
