@@ -405,3 +405,26 @@ def test_order_based_tie_rules_bound_the_rank_family() -> None:
         assert (lo.per_query[a] <= mid.per_query[m] + 1e-12).all(), a
         assert (mid.per_query[m] <= hi.per_query[c] + 1e-12).all(), c
     assert any((lo.per_query[a] < hi.per_query[c]).any() for a, c in zip(lo.names, hi.names))
+
+
+def test_values_and_names_of_any_type_are_converted_as_float_and_str() -> None:
+    """evaluate_trec takes pytrec_eval's dicts as users build them: integer relevance, NumPy
+    scores, integer document names. Each is converted with ``float`` / ``str``, so the result
+    equals that of the same dicts written with floats and strings (ties by docno compare the
+    names as text: "9" before "10"), and a label given as text is read as ``float`` reads it."""
+    qrels = {"1": {9: 1, 10: 0, 3: 0, 4: "2"}, "2": {5: 1}}
+    run = {
+        "1": {9: np.float32(0.5), 10: np.float32(0.5), 3: 2, 7: 0.1},
+        "2": {5: np.float64(1.0), 6: 0.3},
+    }
+    as_text = {q: {str(d): float(v) for d, v in docs.items()} for q, docs in qrels.items()}
+    run_text = {q: {str(d): float(v) for d, v in docs.items()} for q, docs in run.items()}
+    spec = ["map", "p@2", "ndcg", "ndcg@2", "mrr"]
+    got = evaluate_trec(qrels, run, spec)
+    want = evaluate_trec(as_text, run_text, spec)
+    assert got.mean == want.mean
+    for name in got.per_query:
+        assert np.array_equal(got.per_query[name], want.per_query[name])
+    # the tie between 9 and 10 is broken by docno as text, descending: "9" > "10" (as numbers,
+    # 10 would come first and the first relevant document would sit at rank 3)
+    assert got.per_query["mrr"][0] == 1.0 / 2  # doc 3 first (score 2), then "9" (relevant)

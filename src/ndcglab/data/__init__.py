@@ -1,9 +1,12 @@
 """Data: the in-memory ranking dataset, readers and writers of LETOR/SVMlight, TREC and score files,
 fold loaders, the seeded synthetic generator, padding of lists and feature normalisation.
 
-Importing this package is light (NumPy only); the Numba tokenizer loads on the first read, the
-synthetic generator on first use of one of its names.
+Importing this package is light (NumPy only): the readers, writers, fold loader, normaliser and
+synthetic generator load on first use of one of their names, and the Numba tokenizer on the first
+read that needs it.
 """
+
+from typing import TYPE_CHECKING
 
 from .._compat import lazy_names
 from ._files import file_sha256, open_binary
@@ -13,20 +16,32 @@ from .dataset import (
     boundaries_from_group,
     boundaries_from_qids,
 )
-from .folds import Fold, load_letor_folder
-from .letor import default_cache_dir, read_letor, read_query_file
-from .load import load_dataset
-from .normalize import NORMALIZATIONS, Normalizer
 from .padding import length_buckets, pad_layout, pad_mask, pad_segments, segment_index
-from .trec import (
-    dataset_to_qrels,
-    document_names,
-    read_qrels,
-    read_run,
-    read_trec,
-    write_run,
-)
-from .writers import read_scores, write_scores, write_svmlight
+
+if TYPE_CHECKING:  # the lazily loaded names (see _LAZY below), for type checkers
+    from .folds import Fold, load_letor_folder
+    from .letor import default_cache_dir, read_letor, read_query_file
+    from .load import load_dataset
+    from .normalize import NORMALIZATIONS, Normalizer
+    from .synthetic import (
+        SYNTHETIC_PREFIX,
+        SYNTHETIC_SETS,
+        SyntheticParams,
+        format_synthetic_spec,
+        is_synthetic_spec,
+        make_synthetic,
+        parse_synthetic_spec,
+        synthetic_params,
+    )
+    from .trec import (
+        dataset_to_qrels,
+        document_names,
+        read_qrels,
+        read_run,
+        read_trec,
+        write_run,
+    )
+    from .writers import read_scores, write_scores, write_svmlight
 
 __all__ = [
     "NORMALIZATIONS",
@@ -77,6 +92,25 @@ _SYNTHETIC = (
     "parse_synthetic_spec",
     "synthetic_params",
 )
-__getattr__, __dir__ = lazy_names(
-    __name__, dict.fromkeys(_SYNTHETIC, "ndcglab.data.synthetic"), __all__
-)
+#: names whose modules load on first use: a command that reads only TREC files, or none, does
+#: not import the LETOR reader, the fold loader or the generator
+_LAZY = {
+    **dict.fromkeys(_SYNTHETIC, "ndcglab.data.synthetic"),
+    **dict.fromkeys(("Fold", "load_letor_folder"), "ndcglab.data.folds"),
+    **dict.fromkeys(("default_cache_dir", "read_letor", "read_query_file"), "ndcglab.data.letor"),
+    "load_dataset": "ndcglab.data.load",
+    **dict.fromkeys(("NORMALIZATIONS", "Normalizer"), "ndcglab.data.normalize"),
+    **dict.fromkeys(
+        (
+            "dataset_to_qrels",
+            "document_names",
+            "read_qrels",
+            "read_run",
+            "read_trec",
+            "write_run",
+        ),
+        "ndcglab.data.trec",
+    ),
+    **dict.fromkeys(("read_scores", "write_scores", "write_svmlight"), "ndcglab.data.writers"),
+}
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)

@@ -107,8 +107,7 @@ def _cum(prod: np.ndarray) -> np.ndarray:
 
 
 def rel_stats(
-    scores: np.ndarray,
-    tkey: np.ndarray,
+    ranked: tuple[np.ndarray, np.ndarray],
     bnd: np.ndarray,
     rend: np.ndarray,
     relv: np.ndarray,
@@ -123,13 +122,14 @@ def rel_stats(
     topg: np.ndarray,
     idealg: np.ndarray,
 ) -> None:
-    """:func:`._rel_kernels.rank_rel_kernel` over all queries, with per-document gains ``gv``
-    (empty when no gain group shares the sort). For the gain group it writes the gains of the
-    top ``kmax`` ranked documents (``topg``) and the ``kmax`` largest gains (``idealg``), from
-    which :func:`ndcglab.measures.compute._ndcg_from_top` sums DCG@k and IDCG@k."""
+    """:func:`._rel_kernels.rank_rel_kernel` over all queries, from their ranking ``ranked``
+    (:func:`rank_matrix`), with per-document gains ``gv`` (empty when no gain group shares the
+    sort). For the gain group it writes the gains of the top ``kmax`` ranked documents
+    (``topg``) and the ``kmax`` largest gains (``idealg``), from which
+    :func:`ndcglab.measures.compute._ndcg_from_top` sums DCG@k and IDCG@k."""
     nq = len(bnd) - 1
     n = rend - bnd[:-1]
-    order, valid = rank_matrix(scores, tkey, bnd, rend)
+    order, valid = ranked
     x = _gather(relv, order, valid)
     hc = _cum(x)
     pos = np.arange(1, x.shape[1] + 1, dtype=np.int64)
@@ -156,8 +156,7 @@ def rel_stats(
 
 
 def gain_stats(
-    scores: np.ndarray,
-    tkey: np.ndarray,
+    ranked: tuple[np.ndarray, np.ndarray],
     bnd: np.ndarray,
     rend: np.ndarray,
     gains: np.ndarray,
@@ -168,12 +167,12 @@ def gain_stats(
     idcg: np.ndarray,
 ) -> None:
     """DCG@k and IDCG@k as :func:`._gain_kernels.full_gain_kernel` (and ``topk_gain_kernel``)
-    computes them for an order-based tie rule without MeanNDCG: ``gains`` per document,
-    ``D(r) = darr[doff[q] + r - 1]``."""
+    computes them for an order-based tie rule without MeanNDCG, from the ranking ``ranked``
+    (:func:`rank_matrix`): ``gains`` per document, ``D(r) = darr[doff[q] + r - 1]``."""
     nq = len(bnd) - 1
     n = rend - bnd[:-1]
     nall = np.diff(bnd)
-    order, valid = rank_matrix(scores, tkey, bnd, rend)
+    order, valid = ranked
     ideal = _top_values(gains, bnd, order.shape[1])
     width = ideal.shape[1]
     cols = np.arange(width, dtype=np.int64)

@@ -187,6 +187,14 @@ def compute_per_query(
 
     tkeys: dict[str, tuple[np.ndarray, bool]] = {}
     small = _small.fits(b)  # NumPy instead of the Numba kernels (no compiled code to load)
+    rankings: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # NumPy path: one sort per tie rule
+
+    def ranking_of(ties: str, tkey: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if ties in ("pessimistic", "optimistic"):  # the key depends on the family's values
+            return _small.rank_matrix(s, tkey, b, re)
+        if ties not in rankings:
+            rankings[ties] = _small.rank_matrix(s, tkey, b, re)
+        return rankings[ties]
 
     def key_of(ties: str, values: Callable[[], np.ndarray]) -> tuple[np.ndarray, bool]:
         if ties in ("pessimistic", "optimistic"):  # depends on the family's values
@@ -238,7 +246,8 @@ def compute_per_query(
                 kmax = min(kmax, max(int(n_all.max(initial=1)), 1))
                 topg, idealg = np.zeros((nq, kmax)), np.zeros((nq, kmax))
                 gv = document_gains(get_gain(mine[0]), y) if mine is not None else EMPTY_F
-                _small.rel_stats(s, tkey, b, re, relv, gv, *cuts, *rel_out, topg, idealg)
+                ranked = ranking_of(ties, tkey)
+                _small.rel_stats(ranked, b, re, relv, gv, *cuts, *rel_out, topg, idealg)
                 if mine is not None:
                     _ndcg_from_top(
                         topg, idealg, get_discount(mine[1]), n_ranked, n_all, gain_stages[mine]
@@ -275,8 +284,9 @@ def compute_per_query(
             darr, doff = discount_inputs(disc, n_all)
             if small and not average and not stage["want_mean"]:
                 gains = document_gains(gain, y)
+                ranked = ranking_of(ties, tkey)
                 _small.gain_stats(
-                    s, tkey, b, re, gains, darr, doff, stage["ks"], stage["dcg"], stage["idcg"]
+                    ranked, b, re, gains, darr, doff, stage["ks"], stage["dcg"], stage["idcg"]
                 )
                 out.update(_gain_results(group, stage, n_ranked, query_ids))
                 continue

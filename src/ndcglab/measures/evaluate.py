@@ -426,9 +426,9 @@ def evaluate_trec(
         raise ConventionError(f"depth={max_docs} must be a positive integer (trec_eval -M N)")
     precision = canonical_precision(score_precision or p.score_precision)
     qids = sorted(q for q in run if q in qrels)
-    labels: list[float] = []
-    scores: list[float] = []
-    docs: list[str] = []
+    labels: list[Any] = []
+    scores: list[Any] = []
+    docs: list[Any] = []
     known: list[bool] = []
     bnd = [0]
     rend: list[int] = []
@@ -465,26 +465,29 @@ def evaluate_trec(
 
 
 def _gather_query(
-    judged: Mapping[str, float],
-    ranked: Mapping[str, float],
-    labels: list[float],
-    scores: list[float],
-    docs: list[str],
+    judged: Mapping[str, Any],
+    ranked: Mapping[str, Any],
+    labels: list[Any],
+    scores: list[Any],
+    docs: list[Any],
     known: list[bool],
 ) -> None:
     """Append one query's documents to the columns of :func:`evaluate_trec`: the ranked ones
     in run order (label from the qrels, 0 when unjudged), then the judged ones the run did not
-    retrieve (score 0), in qrels order. Whole-column ``map`` calls, no per-document Python loop.
-    """
+    retrieve (score 0), in qrels order. Values and names are appended as given: NumPy converts
+    the values to float64 afterwards (:func:`~ndcglab.measures.compute.check_inputs`, the same
+    numbers as ``float``), and the docno tie key compares the names as text
+    (:func:`~ndcglab.measures.conventions.tie_key`). Whole-column ``map`` calls, no
+    per-document Python loop."""
     from itertools import repeat
 
     rest = [d for d in judged if d not in ranked]
-    labels += map(float, map(judged.get, ranked, repeat(0.0)))
-    labels += map(float, map(judged.__getitem__, rest))
-    scores += map(float, ranked.values())
+    labels += map(judged.get, ranked, repeat(0.0))
+    labels += map(judged.__getitem__, rest)
+    scores += ranked.values()
     scores += repeat(0.0, len(rest))
-    docs += map(str, ranked)
-    docs += map(str, rest)
+    docs += ranked
+    docs += rest
     known += map(judged.__contains__, ranked)
     known += repeat(True, len(rest))
 
