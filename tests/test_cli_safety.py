@@ -469,3 +469,20 @@ def test_compare_export_escapes_markdown_html_and_csv_formulas(case):
         for line in csv_text.splitlines()
         for cell in line.split(",")
     )
+
+
+def test_python_dash_m_ndcglab_is_the_command_line(tmp_path: Path) -> None:
+    """``python -m ndcglab`` runs the same command line: its version, and an error as one line
+    with exit status 2."""
+    ok = subprocess.run(
+        [sys.executable, "-m", "ndcglab", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert ok.returncode == 0 and ok.stdout.startswith("ndcglab "), ok.stdout + ok.stderr
+    bad = subprocess.run(
+        [sys.executable, "-m", "ndcglab", "evaluate", "--qrels", str(tmp_path / "none.txt")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert bad.stderr.count("\n") == 1 and bad.stderr.startswith("ndcglab: error:"), bad.stderr
