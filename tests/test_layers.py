@@ -11,6 +11,7 @@ The order (docs/DESIGN.md, "Layers"): imports point down, or sideways within one
     6  estimator, analysis
     7  reproduce
     8  cli
+    9  __main__                (``python -m ndcglab``: calls the command line)
 
 `ndcglab/__init__.py` imports `data` and `errors` only (it sits on layer 1); its metadata
 (`from ndcglab import __version__`, a constant set before any import) may be read anywhere.
@@ -51,7 +52,7 @@ LAYERS: dict[str, int] = {
     "analysis": 6,
     "reproduce": 7,
     "cli": 8,
-    "__main__": 8,
+    "__main__": 9,
 }
 SIDEWAYS_ALLOWED = frozenset({("gbdt", "training")})  # (importer, imported) on the same layer
 ROOT_MAY_IMPORT = frozenset({"data", "errors"})
