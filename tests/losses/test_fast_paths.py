@@ -409,3 +409,17 @@ def test_sorted_nll_with_padding_between_real_documents() -> None:
     assert torch.isfinite(ha).all()
     torch.testing.assert_close(ha, hb, rtol=1e-10, atol=1e-10)
     assert (ga[~m] == 0).all() and (ha[~m] == 0).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_listmle_with_half_precision_labels_and_scores(dtype: torch.dtype) -> None:
+    """Half-precision batches (no NumPy view for bfloat16) take the torch order: the loss is
+    finite and its tie order is the documented one."""
+    y = torch.tensor([[2.0, 0.0, 1.0, 1.0], [1.0, 1.0, 0.0, 0.0]], dtype=dtype)
+    mask = torch.tensor([[True, True, True, False], [True, True, True, True]])
+    got = listmle_order(y, mask, torch.Generator().manual_seed(4))
+    assert got.tolist() == reference_order(y.float(), mask, 4)
+    s = torch.randn(2, 4).to(dtype).requires_grad_(True)
+    value = get_loss("listmle")(s, y, mask, generator=torch.Generator().manual_seed(4))
+    value.sum().backward()
+    assert torch.isfinite(value).all() and torch.isfinite(s.grad).all()

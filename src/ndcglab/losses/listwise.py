@@ -146,7 +146,7 @@ def listmle_order(y: Tensor, mask: Tensor, generator: Generator | None = None) -
     gdev = generator.device if generator is not None else "cpu"
     seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=gdev).item())
     keys = np.random.default_rng(seed).random(m)
-    if y.device.type == "cpu":
+    if y.device.type == "cpu" and y.dtype in (torch.float32, torch.float64):
         fast = _order_integer_labels(y, mask, keys)
         if fast is not None:
             return fast
@@ -172,8 +172,9 @@ def listmle_order(y: Tensor, mask: Tensor, generator: Generator | None = None) -
 
 
 def _order_integer_labels(y: Tensor, mask: Tensor, keys: np.ndarray) -> Tensor | None:
-    """:func:`listmle_order` for the usual batch, in NumPy: CPU tensors, real documents first,
-    labels whole numbers in ``[0, 2^31)`` (``None`` otherwise). The same order as the general
+    """:func:`listmle_order` for the usual batch, in NumPy: float32/float64 labels on the CPU,
+    real documents first, labels whole numbers in ``[0, 2^31)`` (the caller checks the dtype and
+    device; ``None`` for anything else). The same order as the general
     path: each real document t gets the key ``(top − label) · M + rank of κ_t`` and each padded
     cell ``(top + 1) · M + position``; the keys are distinct, so one plain sort of them gives
     the order, read back as ``key mod M`` (no stable comparison sort of the float labels)."""
