@@ -140,16 +140,22 @@ def listmle_order(y: Tensor, mask: Tensor, generator: Generator | None = None) -
     does not depend on padding or on the other lists of the batch. (Lists of one batch share
     the keys, so their tie orders are correlated; each list's own order is uniform.)
     """
+    return _order_and_mask(y, mask, generator)[0]
+
+
+def _order_and_mask(y: Tensor, mask: Tensor, generator: Generator | None) -> tuple[Tensor, Tensor]:
+    """``(order, mask in that order)`` (see :func:`listmle_order`). The order puts every real
+    document first, so when ``mask`` already does, the mask in that order is ``mask`` itself."""
     b, m = y.shape
     if m == 0:
-        return torch.zeros((b, 0), dtype=torch.long, device=y.device)
+        return torch.zeros((b, 0), dtype=torch.long, device=y.device), mask
     gdev = generator.device if generator is not None else "cpu"
     seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=gdev).item())
     keys = np.random.default_rng(seed).random(m)
     if y.device.type == "cpu" and y.dtype in (torch.float32, torch.float64):
         fast = _order_integer_labels(y, mask, keys)
         if fast is not None:
-            return fast
+            return fast, mask
     neg_inf = y.new_full((), -math.inf)
     pos = torch.arange(m, device=y.device)
     real_first = pos < mask.sum(dim=-1, keepdim=True)
@@ -161,14 +167,15 @@ def listmle_order(y: Tensor, mask: Tensor, generator: Generator | None = None) -
         by_label = torch.argsort(
             torch.where(mask, y, neg_inf)[:, perm], dim=-1, descending=True, stable=True
         )
-        return torch.where(real_first, perm[by_label], pos)
+        return torch.where(real_first, perm[by_label], pos), mask
     rank_in_list = (torch.cumsum(mask.long(), dim=-1) - 1).clamp_min(0)
     keys_t = torch.as_tensor(keys, dtype=torch.float64, device=y.device)
     key = torch.where(mask, keys_t[rank_in_list], keys_t.new_full((), 2.0))
     by_key = torch.argsort(key, dim=-1, stable=True)
     y_by_key = torch.where(mask, y, neg_inf).gather(-1, by_key)
     by_label = torch.argsort(y_by_key, dim=-1, descending=True, stable=True)
-    return by_key.gather(-1, by_label)
+    order = by_key.gather(-1, by_label)
+    return order, mask.gather(-1, order)
 
 
 def _order_integer_labels(y: Tensor, mask: Tensor, keys: np.ndarray) -> Tensor | None:
@@ -244,7 +251,9 @@ class ListMLE(Loss):
     where (i) is the i-th document when the list is sorted by label, descending. Ties in labels are
     broken at random with the ``generator`` passed to the call (see :func:`listmle_order`): random
     per call, deterministic given the generator. The suffix log-sum-exps are numerically stable for
-    any score range (:func:`ndcglab.losses._ops.masked_suffix_logsumexp`). Conventions: a
+    any score range (:func:`ndcglab.losses._ops.masked_suffix_logsumexp`); on the CPU the value
+    and its gradient come from :mod:`ndcglab.losses._plackett_luce` (the same numbers as
+    autograd of that form, in fewer operations). Conventions: a
     one-document list has loss 0; empty lists have no loss. Not analysed by Ravikumar et al.
     """
 
@@ -258,8 +267,7 @@ class ListMLE(Loss):
     ) -> tuple[Tensor, Tensor]:
         """On uncleaned inputs: the order reads labels through the mask, and padded scores
         are masked inside the suffix sums and in the terms."""
-        order = listmle_order(y, mask, generator)
-        m_sorted = mask.gather(-1, order)
+        order, m_sorted = _order_and_mask(y, mask, generator)
         s_sorted = s.gather(-1, order)
         if s.device.type == "cpu":
             from ._plackett_luce import sorted_nll
