@@ -15,6 +15,11 @@ loop avoids it by scoring the flat ``(N, F)`` rows and padding only the scores.
 
     python benchmarks/bench_training.py [--quick] [--epochs 4] [--threads N] [--skip-mslr]
     python benchmarks/bench_training.py --overhead [--quick] [--repeats 5]
+    python benchmarks/bench_training.py --loss-only [--mslr-queries 3000] [--repeats 5]
+
+``--loss-only``: the loss alone (forward and backward of ListNet and ListMLE on the same padded
+batches, one thread) against allRank's formulas, interleaved and repeated; printed: min/median/max
+of the ratio and the load average.
 
 ``--overhead``: per-batch overhead against a plain PyTorch loop written here. Both train the same
 linear model with Adam (minibatches of 64 queries) on the same batches — the padding and the
@@ -32,6 +37,7 @@ import argparse
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -171,6 +177,69 @@ def overhead(sets, epochs: int, repeats: int) -> None:
             )
 
 
+def _ndcglab_loss(loss, gen, s, y, mask):
+    return loss(s, y, mask, generator=gen)
+
+
+def _best_pass(fn, batches, passes: int = 5) -> float:
+    """Seconds of the fastest of ``passes`` passes of forward and backward over ``batches``."""
+    times = []
+    for _ in range(passes):
+        t0 = time.perf_counter()
+        for s0, y, m in batches:
+            s = s0.clone().requires_grad_(True)
+            fn(s, y, m).mean().backward()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def loss_overhead(sets, repeats: int, max_batches: int = 24) -> None:
+    """The loss alone: forward and backward of ndcglab's ListNet/ListMLE against allRank's
+    formulas on the same padded batches (one epoch's batches of :class:`BatchPlan`, at most
+    ``max_batches``, scores of a fixed random linear model), one thread, interleaved and
+    repeated; each timing is the best of 5 passes over the batches."""
+    import os
+
+    import torch
+
+    from ndcglab.losses import get_loss
+    from ndcglab.training.batching import BatchPlan
+    from ndcglab.training.prepare import informative_queries
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for name, ds in sets:
+            keep = informative_queries(ds.labels, ds.boundaries)
+            sub = ds.subset(keep)
+            plan = BatchPlan(sub.features, sub.labels, sub.boundaries, batch_size=64, seed=0)
+            torch.manual_seed(0)
+            model = torch.nn.Linear(ds.n_features, 1)
+            with torch.no_grad():
+                batches = [
+                    (model(b.features(plan.x)).squeeze(-1)[b.pad_index], b.labels, b.mask)
+                    for b in list(plan.epoch_batches(0))[:max_batches]
+                ]
+            gen = torch.Generator().manual_seed(0)
+            for loss in ("listnet", "listmle"):
+                ours = partial(_ndcglab_loss, get_loss(loss), gen)
+                plain = partial(_allrank_listnet if loss == "listnet" else _allrank_listmle, torch)
+                _best_pass(ours, batches), _best_pass(plain, batches)  # warm-up
+                ratios, loads = [], [os.getloadavg()[0]]
+                for _ in range(repeats):
+                    ratios.append(_best_pass(ours, batches) / _best_pass(plain, batches))
+                    loads.append(os.getloadavg()[0])
+                print(
+                    f"  {name:34s} {loss:8s} loss fwd+bwd ndcglab / allRank: min "
+                    f"{min(ratios):.2f}  median {statistics.median(ratios):.2f}  max "
+                    f"{max(ratios):.2f}   ({len(batches)} batches, 1 thread; load "
+                    f"{min(loads):.2f}..{max(loads):.2f}; {repeats} repeats)",
+                    flush=True,
+                )
+    finally:
+        torch.set_num_threads(threads)
+
+
 def row(name: str, ds, label: str, times: list[float]) -> list[str]:
     t = statistics.median(times[1:] if len(times) > 1 else times)
     return [name, label, f"{ds.n_queries}", f"{ds.n_docs}", f"{t:.4f}", f"{ds.n_docs / t:,.0f}"]
@@ -184,7 +253,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-mslr", action="store_true", help="only MQ2008")
     ap.add_argument("--mslr-queries", type=int, default=None, help="subset size for the MSLR set")
     ap.add_argument("--overhead", action="store_true", help="ndcglab vs a plain PyTorch loop")
-    ap.add_argument("--repeats", type=int, default=5, help="--overhead: interleaved repeats")
+    ap.add_argument(
+        "--loss-only",
+        action="store_true",
+        help="the loss's forward and backward alone vs allRank's formulas (same batches)",
+    )
+    ap.add_argument(
+        "--repeats", type=int, default=5, help="--overhead, --loss-only: interleaved repeats"
+    )
     args = ap.parse_args(argv)
 
     import torch
@@ -224,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.overhead:
         overhead(sets, max(args.epochs, 3), 3 if args.quick else args.repeats)
+        return 0
+    if args.loss_only:
+        loss_overhead(sets, args.repeats)
         return 0
 
     for name, ds in sets:
