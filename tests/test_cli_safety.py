@@ -486,3 +486,40 @@ def test_python_dash_m_ndcglab_is_the_command_line(tmp_path: Path) -> None:
     )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert bad.stderr.count("\n") == 1 and bad.stderr.startswith("ndcglab: error:"), bad.stderr
+
+
+def test_a_missing_file_gets_the_fix_of_its_kind(tmp_path: Path) -> None:
+    """A missing LETOR file points to the Fold1..Fold5 layout; a missing TREC file or scores
+    file gets a plain "check the path" (no LETOR hint where it does not apply)."""
+    run = tmp_path / "run.txt"
+    run.write_text("1 Q0 d1 1 0.5 t\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 d1 1\n")
+    letor = tmp_path / "data.txt"
+    letor.write_text(DATA)
+    trec = error_line(
+        ndcglab("evaluate", "--qrels", tmp_path / "none.txt", "--run", run, cwd=tmp_path),
+        "none.txt",
+        "file not found",
+        "check the path",
+    )
+    assert "Fold" not in trec
+    error_line(
+        ndcglab("evaluate", "--qrels", qrels, "--run", tmp_path / "gone.txt", cwd=tmp_path),
+        "gone.txt",
+        "check the path",
+    )
+    scores = error_line(
+        ndcglab("evaluate", letor, "--scores", tmp_path / "s.txt", cwd=tmp_path), "s.txt"
+    )
+    assert "Fold" not in scores
+    error_line(
+        ndcglab("describe", tmp_path / "missing.txt", cwd=tmp_path),
+        "missing.txt",
+        "LETOR folds live in Fold1..Fold5",
+    )
+    folder = error_line(
+        ndcglab("evaluate", "--qrels", tmp_path, "--run", run, cwd=tmp_path),
+        "is a directory",
+    )
+    assert "load_letor_folder" not in folder

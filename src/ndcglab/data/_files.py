@@ -83,24 +83,21 @@ class _CheckedGzipFile(gzip.GzipFile):
             raise self._fail(exc) from None
 
 
-def open_binary(path: PathLike) -> io.BufferedIOBase:
+def open_binary(path: PathLike, *, letor: bool = False) -> io.BufferedIOBase:
     """Open a data file for binary reading, decompressing gzip transparently.
 
     Raises :class:`DataFormatError` (not ``FileNotFoundError``) when the file is missing, so the
     CLI reports it as a data problem with a fix; a truncated or corrupt gzip stream also raises
-    :class:`DataFormatError` (when it is read), as does a file that cannot be opened.
+    :class:`DataFormatError` (when it is read), as does a file that cannot be opened. With
+    ``letor=True`` (the LETOR readers) the fixes also point to the ``Fold1..Fold5`` layout.
     """
     p = Path(path)
     if not p.exists():
-        raise DataFormatError(
-            "file not found", path=p, fix="check the path (LETOR folds live in Fold1..Fold5)"
-        )
+        hint = " (LETOR folds live in Fold1..Fold5)" if letor else ""
+        raise DataFormatError("file not found", path=p, fix=f"check the path{hint}")
     if p.is_dir():
-        raise DataFormatError(
-            "is a directory, not a data file",
-            path=p,
-            fix="give a file, or use load_letor_folder() for a Fold1..Fold5 tree",
-        )
+        tree = ", or use load_letor_folder() for a Fold1..Fold5 tree" if letor else ""
+        raise DataFormatError("is a directory, not a data file", path=p, fix=f"give a file{tree}")
     try:
         if is_gzip(p):
             return _CheckedGzipFile(p, "rb")

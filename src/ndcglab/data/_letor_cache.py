@@ -70,7 +70,7 @@ def read_cached(
     (size, modification time and sha256, always), else ``read()`` and a new entry (an entry
     that cannot be written only warns)."""
     if not path.is_file():
-        open_binary(path).close()  # raises the usual "file not found" error
+        open_binary(path, letor=True).close()  # raises the usual "file not found" error
     ident = file_identity(path)
     sha = file_sha256(path) if verify else None
     deps = [{**file_identity(d), "sha256": file_sha256(d)} for d in depends]

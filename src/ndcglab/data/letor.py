@@ -217,7 +217,7 @@ def read_query_file(path: PathLike) -> np.ndarray:
     """Read a LightGBM ``.query`` group file: one non-negative list size per line → int64 array."""
     p = Path(path)
     sizes: list[int] = []
-    with open_binary(p) as f:
+    with open_binary(p, letor=True) as f:
         text = f.read().decode("utf-8", "replace")
     lines = split_lines(text)
     while lines and not lines[-1].strip():
@@ -530,7 +530,7 @@ def _feed_blocks(path: Path, feed: Any) -> None:
     plain files) and doubles while it keeps filling up, to at most ``_CHUNK`` bytes (more only
     for a line longer than that). ``feed`` must not keep a reference to ``arr``.
     """
-    with open_binary(path) as f:
+    with open_binary(path, letor=True) as f:
         size = _CHUNK
         if not isinstance(f, gzip.GzipFile):
             size = min(_CHUNK, os.fstat(f.fileno()).st_size + 1)
@@ -577,7 +577,7 @@ def _read_with_numpy(path: Path, n_features: int | None, limit: int) -> _letor_n
     if _numba_parser_loaded():
         return None
     most = min(_letor_numpy.MAX_BYTES, _CHUNK)
-    with open_binary(path) as f:
+    with open_binary(path, letor=True) as f:
         if isinstance(f, gzip.GzipFile):
             if _gzip_size_hint(path) > most:
                 return None
