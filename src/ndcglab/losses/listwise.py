@@ -223,8 +223,7 @@ class ListMLEForm(ClosedForm):
         self, scores: Tensor, generator: Generator | None = None
     ) -> tuple[Tensor, Tensor]:
         mask = self.mask
-        order = listmle_order(self.labels, mask, generator)
-        m = mask.gather(-1, order)
+        order, m = _order_and_mask(self.labels, mask, generator)
         ss = torch.where(m, scores.gather(-1, order), -math.inf)
         lse = torch.flip(torch.logcumsumexp(torch.flip(ss, [-1]), dim=-1), [-1])  # LSE_i
         neg = torch.where(m, -lse, -math.inf)

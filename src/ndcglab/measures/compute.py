@@ -190,7 +190,7 @@ def compute_per_query(
     rankings: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # NumPy path: one sort per tie rule
 
     def ranking_of(ties: str, tkey: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if ties in ("pessimistic", "optimistic"):  # the key depends on the family's values
+        if tkeys.get(ties, (None,))[0] is not tkey:  # a key of one family's values: not shared
             return _small.rank_matrix(s, tkey, b, re)
         if ties not in rankings:
             rankings[ties] = _small.rank_matrix(s, tkey, b, re)
