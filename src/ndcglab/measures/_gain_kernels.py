@@ -13,7 +13,8 @@ know no gain or discount formula):
 * discount: ``D(r)`` of 1-based position ``r`` is ``darr[off + r − 1]``, with ``off`` the
   query's (or prefix's) offset ``doff`` into the table — 0 for a discount that ignores the list's
   length, the start of that length's table otherwise (``topk_gain_kernel``: offset 0).
-* ranking: :func:`._kernels.msort` (score descending, ``tkey`` ascending, index ascending).
+* ranking: :func:`._kernels.msort` (score descending, ``tkey`` ascending, index ascending);
+  when few documents have a gain, :func:`._kernels.positions` places only those (same order).
   ``average``: documents with equal scores form a group; each position of the group gets the
   group's mean gain, the expectation over all orders of the group (:func:`_ranked_dcg`).
 * DCG@k sums over the ranked documents, ``cum[min(k, n)]``; ideal DCG@k over the top ``k`` gains
@@ -26,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kernels import msort
+from ._kernels import count_budget, msort, positions
 
 __all__ = ["full_gain_kernel", "prefix_gain_kernel", "topk_dcg", "topk_gain_kernel"]
 
@@ -57,6 +58,16 @@ def _cum_dcg(g, n, darr, off, cum):  # pragma: no cover - compiled
     cum[0] = 0.0
     for p in range(n):
         cum[p + 1] = cum[p] + g[p] * darr[off + p]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scatter_gains(g, n, gq, which, na, pos):  # pragma: no cover - compiled
+    """``g[:n]`` = the gains in ranking order when only the documents ``which[:na]`` (local
+    indices into ``gq``) have a gain, at positions ``pos[:na]``: zeros elsewhere."""
+    for p in range(n):
+        g[p] = 0.0
+    for a in range(na):
+        g[pos[a]] = gq[which[a]]
 
 
 @njit(cache=True, nogil=True)
@@ -199,6 +210,8 @@ def full_gain_kernel(
         maxn = max(maxn, bnd[q + 1] - bnd[q])
     idx = np.empty(maxn, np.int64)
     tmp = np.empty(maxn, np.int64)
+    which = np.empty(maxn, np.int64)
+    pos = np.empty(maxn, np.int64)
     gq = np.empty(maxn)
     g = np.empty(maxn)
     zk = np.zeros(maxn)
@@ -222,19 +235,35 @@ def full_gain_kernel(
                 idcg[q, j] = 0.0
             mean[q] = 0.0
             continue
-        # ranking
-        for p in range(n):
-            idx[p] = lo + p
-        msort(idx, n, scores, tkey, tmp)
-        for p in range(n):
-            g[p] = gq[idx[p] - lo]
+        # ranking: only the documents with a gain need a position (the others add zeros)
+        na = 0
+        for i in range(n):
+            which[na] = i
+            na += np.int64(gq[i] != 0.0)
+        budget = count_budget(n)
+        if not average and na <= budget and positions(scores, tkey, lo, n, which, na, pos, budget):
+            _scatter_gains(g, n, gq, which, na, pos)
+        else:
+            for p in range(n):
+                idx[p] = lo + p
+            msort(idx, n, scores, tkey, tmp)
+            for p in range(n):
+                g[p] = gq[idx[p] - lo]
         _ranked_dcg(g, idx, n, scores, average, darr, doff[q], cum)
         # ideal: all gains, descending
-        for p in range(nall):
-            idx[p] = p
-        msort(idx, nall, gq, zk, tmp)
-        for p in range(nall):
-            g[p] = gq[idx[p]]
+        na = 0
+        for i in range(nall):
+            which[na] = i
+            na += np.int64(gq[i] != 0.0)
+        budget = count_budget(nall)
+        if na <= budget and positions(gq, zk, 0, nall, which, na, pos, budget):
+            _scatter_gains(g, nall, gq, which, na, pos)
+        else:
+            for p in range(nall):
+                idx[p] = p
+            msort(idx, nall, gq, zk, tmp)
+            for p in range(nall):
+                g[p] = gq[idx[p]]
         _ranked_dcg(g, idx, nall, gq, False, darr, doff[q], icum)
         if want_mean and n > 0:
             acc = 0.0

@@ -27,8 +27,10 @@ import numpy as np
 from numba import njit
 
 __all__ = [
+    "count_budget",
     "msort",
     "pairwise_kernel",
+    "positions",
     "rank_order_kernel",
     "ranked_order_kernel",
     "tie_flags_kernel",
@@ -92,6 +94,55 @@ def msort(idx, n, s, t, tmp):  # pragma: no cover - compiled
     if not in_idx:
         for i in range(n):
             idx[i] = tmp[i]
+
+
+@njit(cache=True, nogil=True)
+def count_budget(n):  # pragma: no cover - compiled
+    """How many passes over an ``n``-document list :func:`positions` may make before a sort
+    (:func:`msort`) would have been cheaper: ``32 * ceil(log2 n)``. A pass is one vectorised
+    scan of the list; the sort costs ~n * log2(n) unpredictable branches, about 40 passes per
+    halving on the lists of ``benchmarks/bench_measures.py``. Either way the ranking is the
+    same; only the time differs."""
+    lg = 1
+    while (1 << lg) < n:
+        lg += 1
+    return 32 * lg
+
+
+@njit(cache=True, nogil=True)
+def positions(scores, tkey, lo, n, which, na, pos, budget):  # pragma: no cover - compiled
+    """``pos[a]`` = 0-based position of document ``lo + which[a]`` (a < ``na``) in the ranking
+    of documents ``lo : lo + n`` by :func:`msort`'s order (score descending, ``tkey``
+    ascending, index ascending): the number of documents ranked before it, counted with
+    branch-free comparisons that the compiler vectorises — one pass over the list per document,
+    two more when its score is tied. Returns False, its work unfinished, as soon as it would
+    exceed ``budget`` passes (many tied scores) or meets a NaN key: the caller then sorts the
+    list."""
+    s = scores[lo : lo + n]
+    used = 0
+    for a in range(na):
+        i = which[a]
+        si = s[i]
+        c = np.int32(0)
+        e = np.int32(0)
+        for j in range(n):
+            c += np.int32(s[j] > si)
+            e += np.int32(s[j] == si)
+        used += 1
+        if e == 0:  # a NaN key ranks nowhere: let the sort decide, as it always has
+            return False
+        if e > 1:
+            t = tkey[lo : lo + n]
+            ti = t[i]
+            for j in range(n):
+                c += np.int32((s[j] == si) & (t[j] < ti))
+            for j in range(i):
+                c += np.int32((s[j] == si) & (t[j] == ti))
+            used += 2
+        pos[a] = c
+        if a < na - 1 and used + (na - a - 1) > budget:
+            return False
+    return True
 
 
 @njit(cache=True, nogil=True)

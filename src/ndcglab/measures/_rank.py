@@ -181,7 +181,7 @@ def rank_per_query(
     in_qrels: np.ndarray,
     rel: str | None,
     tkey: np.ndarray,
-    query_ids: Sequence[str] | None,
+    query_ids: Sequence[str] | np.ndarray | None,
 ) -> dict[Any, tuple[np.ndarray, np.ndarray]]:
     """``{measure: (values, empty)}`` for resolved measures of the rank family that share one
     ranking (tie key ``tkey``) and one relevance rule ``rel`` (``None`` when none of them uses
@@ -260,7 +260,7 @@ def _iprec(rk: _Ranking, levels: Sequence[float]) -> np.ndarray:
 
 
 def _err(
-    m: Any, rk: _Ranking, k: np.ndarray, query_ids: Sequence[str] | None
+    m: Any, rk: _Ranking, k: np.ndarray, query_ids: Sequence[str] | np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
     """ERR@k with stop probabilities (2^g − 1) / 2^g_max, g = max(label, 0)."""
     gmax = float(m.get("max_grade"))

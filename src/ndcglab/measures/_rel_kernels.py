@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from ._gain_kernels import _fill_gains, topk_dcg
-from ._kernels import msort
+from ._kernels import count_budget, msort, positions
 
 __all__ = ["rank_rel_kernel", "rel_average_kernel"]
 
@@ -45,7 +45,7 @@ def rank_rel_kernel(
     idcg,
     miss,
 ):  # pragma: no cover - compiled
-    """Sort every query once and compute the binary-relevance statistics from that ranking
+    """Rank every query once and compute the binary-relevance statistics from that ranking
     (order-based tie rules; ``rel_average_kernel`` does ``average``), plus — when the gain
     cut-offs ``ks`` ``(Q, C)`` have columns — DCG@k and ideal DCG@k from the same sort, as
     :func:`._gain_kernels.topk_gain_kernel` computes them (a discount that ignores the list's
@@ -53,8 +53,11 @@ def rank_rel_kernel(
     other label sets ``miss[0]`` and the caller runs the kernel again with per-document gains
     ``garr`` and an empty ``gtab``).
 
-    ``relv``: relevance (0/1) per document. A query with no relevant ranked document (and, with
-    gain cut-offs, no ranked gain) is not sorted. For the ``(Q, C)`` cut-offs ``pk``, ``ak``,
+    ``relv``: relevance (0/1) per document. Only the ranked documents that are relevant or have
+    a non-zero gain need a position (the others add zeros): when there are few of them
+    (:func:`._kernels.count_budget`) :func:`._kernels.positions` counts, for each, the
+    documents ranked before it; otherwise :func:`._kernels.msort` sorts the list. A query with
+    none is not ranked. For the ``(Q, C)`` cut-offs ``pk``, ``ak``,
     ``rk`` it writes ``hits`` (relevant docs in the top min(k, n)), ``apsum`` (sum of P@r over
     relevant positions r <= k), ``rr`` (1/position of the first relevant doc if <= k), and
     ``nrel`` (relevant documents of the query, ranked or not).
@@ -65,6 +68,9 @@ def rank_rel_kernel(
         maxn = max(maxn, bnd[q + 1] - bnd[q])
     idx = np.empty(maxn, np.int64)
     tmp = np.empty(maxn, np.int64)
+    which = np.empty(maxn, np.int64)
+    pos = np.empty(maxn, np.int64)
+    v = np.empty(maxn)
     hc = np.zeros(maxn + 1)
     apc = np.zeros(maxn + 1)
     gsize = maxn if nc > 0 else 0
@@ -85,26 +91,47 @@ def rank_rel_kernel(
         if nc > 0:
             _fill_gains(labels, lo, nall, gtab, garr, gq, miss)
         tot = 0.0
-        alive = False
+        na = 0  # ranked documents that are relevant or have a gain the cut-offs need
         for i in range(lo, hi):
             tot += relv[i]
-            if i < re and (relv[i] != 0.0 or (kq > 0 and gq[i - lo] != 0.0)):
-                alive = True
+        if kq > 0:  # (branch-free: relevance is unpredictable)
+            for i in range(n):
+                which[na] = i
+                na += np.int64((relv[lo + i] != 0.0) | (gq[i] != 0.0))
+        else:
+            for i in range(n):
+                which[na] = i
+                na += np.int64(relv[lo + i] != 0.0)
         nrel[q] = tot
         first = 0
         kr = min(kq, n)
-        if alive:
+        if na > 0:
+            budget = count_budget(n)
+            if na <= budget and positions(scores, tkey, lo, n, which, na, pos, budget):
+                # placed only those documents; the rest add zeros
+                for p in range(n):
+                    v[p] = 0.0
+                for p in range(kr):
+                    g[p] = 0.0
+                for a in range(na):
+                    p = pos[a]
+                    v[p] = relv[lo + which[a]]
+                    if p < kr:
+                        g[p] = gq[which[a]]
+            else:
+                for p in range(n):
+                    idx[p] = lo + p
+                msort(idx, n, scores, tkey, tmp)
+                for p in range(n):
+                    v[p] = relv[idx[p]]
+                for p in range(kr):
+                    g[p] = gq[idx[p] - lo]
             for p in range(n):
-                idx[p] = lo + p
-            msort(idx, n, scores, tkey, tmp)
-            for p in range(n):
-                x = relv[idx[p]]
+                x = v[p]
                 hc[p + 1] = hc[p] + x
                 apc[p + 1] = apc[p] + x * hc[p + 1] / (p + 1)
                 if first == 0 and x > 0.0:
                     first = p + 1
-            for p in range(kr):
-                g[p] = gq[idx[p] - lo]
         else:
             for p in range(n):
                 hc[p + 1] = 0.0

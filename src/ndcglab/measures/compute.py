@@ -133,7 +133,7 @@ def compute_per_query(
     *,
     ranked_end: np.ndarray | None = None,
     doc_ids: np.ndarray | None = None,
-    query_ids: Sequence[str] | None = None,
+    query_ids: Sequence[str] | np.ndarray | None = None,
     in_qrels: np.ndarray | None = None,
 ) -> dict[Measure, PerQuery]:
     """Values of *resolved* measures for every query (see the module docstring).
@@ -424,7 +424,10 @@ def _ndcg_from_top(
 
 
 def _gain_results(
-    group: list[Measure], st: dict[str, Any], n_ranked: np.ndarray, query_ids: Sequence[str] | None
+    group: list[Measure],
+    st: dict[str, Any],
+    n_ranked: np.ndarray,
+    query_ids: Sequence[str] | np.ndarray | None,
 ) -> dict[Measure, PerQuery]:
     out: dict[Measure, PerQuery] = {}
     nq = len(n_ranked)
@@ -454,7 +457,10 @@ def _gain_results(
 
 
 def _rel_results(
-    group: list[Measure], st: dict[str, Any], n_ranked: np.ndarray, query_ids: Sequence[str] | None
+    group: list[Measure],
+    st: dict[str, Any],
+    n_ranked: np.ndarray,
+    query_ids: Sequence[str] | np.ndarray | None,
 ) -> dict[Measure, PerQuery]:
     out: dict[Measure, PerQuery] = {}
     nq = len(n_ranked)

@@ -234,7 +234,7 @@ def _finish(
         boundaries,
         ranked_end=ranked_end,
         doc_ids=doc_ids,
-        query_ids=[str(q) for q in query_ids],
+        query_ids=query_ids,
         in_qrels=in_qrels,
     )
     per_query: dict[str, np.ndarray] = {}

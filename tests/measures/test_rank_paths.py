@@ -1,0 +1,105 @@
+"""The kernels rank a list in one of two ways — counting, for each document that matters, the
+documents ranked before it (:func:`~ndcglab.measures._kernels.positions`), or sorting the whole
+list (:func:`~ndcglab.measures._kernels.msort`) — and both must give the same ranking, so every
+value is the same whichever one runs. Oracles: the sort (for the positions), and the NumPy path
+for small inputs (``numpy.lexsort``; for the measures), bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ndcglab.measures import _kernels as K
+from ndcglab.measures import _small, get_preset, parse_measures
+from ndcglab.measures.compute import check_inputs, compute_per_query
+
+
+def _sorted_positions(s: np.ndarray, t: np.ndarray) -> np.ndarray:
+    n = len(s)
+    idx = np.arange(n, dtype=np.int64)
+    K.msort(idx, n, s, t, np.empty(n, np.int64))
+    pos = np.empty(n, np.int64)
+    pos[idx] = np.arange(n)
+    return pos
+
+
+def _list(rng: np.random.Generator, n: int, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    s = rng.standard_normal(n) if kind == "distinct" else rng.integers(0, 4, n).astype(float)
+    if kind == "signed-zero":
+        s = np.where(s == 0, -0.0, s)
+        s[::3] = 0.0
+    t = np.zeros(n) if rng.random() < 0.5 else rng.integers(-3, 3, n).astype(float)
+    return s, t
+
+
+@pytest.mark.parametrize("kind", ["distinct", "tied", "signed-zero"])
+def test_counted_positions_are_the_sorted_ones(kind: str) -> None:
+    rng = np.random.default_rng(3)
+    for n in [1, 2, 3, 17, 64, 301]:
+        for _ in range(5):
+            s, t = _list(rng, n, kind)
+            which = np.flatnonzero(rng.random(n) < 0.6).astype(np.int64)
+            pos = np.empty(n, np.int64)
+            assert K.positions(s, t, 0, n, which, len(which), pos, 1 << 40)
+            np.testing.assert_array_equal(pos[: len(which)], _sorted_positions(s, t)[which])
+
+
+def test_positions_work_inside_a_longer_array() -> None:
+    rng = np.random.default_rng(4)
+    s, t = rng.integers(0, 3, 50).astype(float), rng.integers(0, 2, 50).astype(float)
+    which = np.arange(20, dtype=np.int64)
+    pos = np.empty(20, np.int64)
+    assert K.positions(s, t, 10, 20, which, 20, pos, 1 << 40)
+    np.testing.assert_array_equal(pos, _sorted_positions(s[10:30], t[10:30]))
+
+
+def test_positions_give_up_past_the_budget_and_on_nan() -> None:
+    s = np.zeros(100)  # every score tied: three passes per document
+    which = np.arange(100, dtype=np.int64)
+    pos = np.empty(100, np.int64)
+    assert not K.positions(s, np.zeros(100), 0, 100, which, 100, pos, 150)
+    assert K.positions(s, np.zeros(100), 0, 100, which, 100, pos, 300)
+    np.testing.assert_array_equal(pos, np.arange(100))
+    s = np.array([1.0, np.nan, 0.5])
+    assert not K.positions(s, np.zeros(3), 0, 3, np.arange(3), 3, np.empty(3, np.int64), 99)
+
+
+def test_count_budget_grows_with_the_log_of_the_length() -> None:
+    assert [K.count_budget(n) for n in (1, 2, 3, 4, 5, 1024, 1025)] == [
+        32,
+        32,
+        64,
+        64,
+        96,
+        320,
+        352,
+    ]
+
+
+SPECS = ["map", "map@100", "p@5", "mrr", "ndcg@3", "ndcg@10", "ndcg", "ndcg@0.5n"]
+
+
+@pytest.mark.parametrize("preset", ["standard", "trec_eval", "letor4"])
+def test_long_lists_same_values_by_counting_or_sorting(
+    preset: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lists long enough that the kernels sort some (many relevant documents, or tied scores past
+    the budget) and count in others (few relevant documents, distinct scores)."""
+    rng = np.random.default_rng(17)
+    lens = np.array([1, 2, 40, 300, 700, 1500, 2500, 3000])
+    b = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+    n = int(b[-1])
+    measures = [m.resolve(get_preset(preset)) for m in parse_measures(SPECS)]
+    for trial in range(4):
+        rel_frac = np.repeat(rng.choice([0.02, 0.3, 0.9], len(lens)), lens)
+        y = np.where(rng.random(n) < rel_frac, rng.integers(1, 5, n), 0).astype(float)
+        s = rng.standard_normal(n) if trial % 2 == 0 else rng.integers(0, 6, n).astype(float)
+        ids = np.array([f"d{i % 997}" for i in range(n)], dtype=object)
+        rend = b[:-1] + (lens * 0.8).astype(np.int64) if trial == 3 else None
+        yy, ss, bb, rr = check_inputs(y, s, b, rend)
+        monkeypatch.setattr(_small, "SMALL_DOCS", 10**9)
+        numpy_path = compute_per_query(measures, yy, ss, bb, ranked_end=rr, doc_ids=ids)
+        monkeypatch.setattr(_small, "SMALL_DOCS", 0)
+        kernels = compute_per_query(measures, yy, ss, bb, ranked_end=rr, doc_ids=ids)
+        for m in measures:
+            assert numpy_path[m].values.tobytes() == kernels[m].values.tobytes(), (trial, str(m))
