@@ -523,3 +523,12 @@ def test_a_missing_file_gets_the_fix_of_its_kind(tmp_path: Path) -> None:
         "is a directory",
     )
     assert "load_letor_folder" not in folder
+    # LETOR distributions ship train.txt.gz: a missing train.txt beside one points to it
+    with gzip.open(tmp_path / "train.txt.gz", "wt") as f:
+        f.write(DATA)
+    error_line(
+        ndcglab("describe", tmp_path / "train.txt", cwd=tmp_path),
+        "train.txt",
+        "file not found",
+        f"did you mean {tmp_path / 'train.txt.gz'}?",
+    )

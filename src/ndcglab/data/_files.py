@@ -93,6 +93,9 @@ def open_binary(path: PathLike, *, letor: bool = False) -> io.BufferedIOBase:
     """
     p = Path(path)
     if not p.exists():
+        gz = p.with_name(p.name + ".gz")
+        if gz.is_file():  # a compressed copy beside it: the likeliest meaning
+            raise DataFormatError("file not found", path=p, fix=f"did you mean {gz}?")
         hint = " (LETOR folds live in Fold1..Fold5)" if letor else ""
         raise DataFormatError("file not found", path=p, fix=f"check the path{hint}")
     if p.is_dir():
