@@ -382,6 +382,27 @@ def test_listmle_order_numpy_path_equals_the_torch_path(monkeypatch: pytest.Monk
     assert taken > 150
 
 
+def test_listmle_order_numpy_keys_that_would_not_fit_take_the_torch_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The NumPy keys pack label, tie rank and position into 63 bits: a long list with labels
+    near 2^31 does not fit and goes to the torch path; a long list with small labels fits.
+    Both give the documented order."""
+    import ndcglab.losses.listwise as lw
+
+    m = (1 << 16) + 1  # 17 bits per position
+    rng = np.random.default_rng(1)
+    for top, fits in ((3, True), (2**31 - 1, False)):
+        y = torch.as_tensor(rng.integers(0, top + 1, (2, m))).to(torch.float64)
+        mask = torch.as_tensor(np.arange(m)[None, :] < np.array([[m], [m // 3]]))
+        assert (lw._order_integer_labels(y, mask, rng.random(m)) is not None) == fits
+        got = listmle_order(y, mask, torch.Generator().manual_seed(4))
+        with monkeypatch.context() as mp:
+            mp.setattr(lw, "_order_integer_labels", lambda *args: None)
+            want = listmle_order(y, mask, torch.Generator().manual_seed(4))
+        assert torch.equal(got, want)
+
+
 def test_sorted_nll_with_padding_between_real_documents() -> None:
     """:func:`sorted_nll` takes any mask (ListMLE's own rows have their padding last): value,
     gradient and a Hessian-vector product against autograd of the masked form, all finite."""

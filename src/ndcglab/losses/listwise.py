@@ -181,15 +181,17 @@ def _order_and_mask(y: Tensor, mask: Tensor, generator: Generator | None) -> tup
 def _order_integer_labels(y: Tensor, mask: Tensor, keys: np.ndarray) -> Tensor | None:
     """:func:`listmle_order` for the usual batch, in NumPy: float32/float64 labels on the CPU,
     real documents first, labels whole numbers in ``[0, 2^31)`` (the caller checks the dtype and
-    device; ``None`` for anything else). The same order as the general
-    path: each real document t gets the key ``(top − label) · M + rank of κ_t`` and each padded
-    cell ``(top + 1) · M + position``; the keys are distinct, so one plain sort of them gives
-    the order, read back as ``key mod M`` (no stable comparison sort of the float labels)."""
+    device; ``None`` for anything else). The same order as the general path, from one sort of
+    distinct integer keys: with ``2^b >= M``, real document ``t`` gets
+    ``(top − label) · 2^2b + rank(κ_t) · 2^b + t`` and padded cell ``t``
+    ``(top + 1) · 2^2b + t · 2^b + t``; the low ``b`` bits of the sorted keys are the order (no
+    stable comparison sort of the float labels, no division)."""
     yn = y.detach().numpy()
+    mn = mask.numpy()
     m = yn.shape[1]
     pos = np.arange(m)
-    real_first = pos < mask.sum(dim=-1, keepdim=True).numpy()
-    if not np.array_equal(mask.numpy(), real_first):
+    real_first = pos < mn.sum(axis=1, keepdims=True)
+    if not np.array_equal(mn, real_first):
         return None
     real = yn[real_first]
     if real.size == 0:
@@ -197,13 +199,17 @@ def _order_integer_labels(y: Tensor, mask: Tensor, keys: np.ndarray) -> Tensor |
     top = real.max()
     if not (real.min() >= 0 and top < 2**31 and np.array_equal(real, np.floor(real))):
         return None
-    perm = np.argsort(keys, kind="stable")  # perm[r] = the document whose κ has rank r
+    bits = max(1, (m - 1).bit_length())
+    if int(top).bit_length() + 1 + 2 * bits > 62:
+        return None  # keys would not fit in int64: the general path
     rank = np.empty(m, np.int64)
-    rank[perm] = pos
-    key = np.where(real_first, (top - yn).astype(np.int64) * m + rank, (int(top) + 1) * m + pos)
+    rank[np.argsort(keys, kind="stable")] = pos  # rank[t] = the rank of κ_t
+    low = (rank << bits) | pos
+    pad = ((int(top) + 1) << (2 * bits)) | (pos << bits) | pos
+    key = np.where(real_first, ((top - yn).astype(np.int64) << (2 * bits)) | low, pad)
     key.sort(axis=1)
-    r = key % m
-    return torch.from_numpy(np.where(real_first, perm[r], r))
+    key &= (1 << bits) - 1
+    return torch.from_numpy(key)
 
 
 @dataclass
