@@ -17,8 +17,10 @@ of :func:`ndcglab.measures.conventions.tie_key`.
   disjoint query ranges on several threads (``nogil``, :func:`._parallel.run_kernel`). Scratch
   buffers are allocated once per call.
 
-Compile time matters (a fresh process compiles on first use, target < 2 s per entry point):
-the kernels are few, call only small helpers, and use no NumPy sorting routines.
+Compile time matters (a fresh process with an empty cache compiles on first use: NDCG@1..10 +
+MAP takes about 3 s, 0.7 s of it for the vectorised counting of :func:`positions`; inputs under
+200,000 documents never compile, they take the NumPy path): the kernels are few, call only small
+helpers, and use no NumPy sorting routines.
 """
 
 from __future__ import annotations
