@@ -102,9 +102,9 @@ def msort(idx, n, s, t, tmp):  # pragma: no cover - compiled
 def count_budget(n):  # pragma: no cover - compiled
     """How many passes over an ``n``-document list :func:`positions` may make before a sort
     (:func:`msort`) would have been cheaper: ``32 * ceil(log2 n)``. A pass is one vectorised
-    scan of the list; the sort costs ~n * log2(n) unpredictable branches, about 40 passes per
-    halving on the lists of ``benchmarks/bench_measures.py``. Either way the ranking is the
-    same; only the time differs."""
+    scan of the list; the sort costs ~n * log2(n) unpredictable branches, measured at about
+    ``40 * log2(n)`` passes (AVX-512, the lists of ``benchmarks/bench_measures.py``). Either
+    way the ranking is the same; only the time differs."""
     lg = 1
     while (1 << lg) < n:
         lg += 1
