@@ -11,7 +11,8 @@ interleaved round by round:
 * ``ndcglab evaluate --qrels Q --run R`` (preset ``trec_eval``: MAP, P@5, P@10, NDCG, NDCG@10),
   with the Numba cache as it is (warm) and with an empty one (``NUMBA_CACHE_DIR`` set to a new
   folder: cold);
-* ``ndcglab describe LETORFILE``, warm and cold; and ``ndcglab describe`` of MQ2008 Fold1's
+* ``ndcglab describe LETORFILE``, warm and cold, and with ``--cache`` once the binary copy
+  exists (the warm-up run writes it); and ``ndcglab describe`` of MQ2008 Fold1's
   ``train.txt.gz`` (a real LETOR file, 5.9 MB once decompressed) when ``../shared/data`` (or
   ``NDCGLAB_SHARED_DATA``) holds it;
 * ``python -c "import pytrec_eval; ..."``: parse both files with pytrec_eval's own readers,
@@ -126,6 +127,11 @@ def main() -> None:
             "ndcglab describe (warm)": ([*ours, "describe", letor], env),
             "ndcglab describe (cold)": ([*ours, "describe", letor], cold_env),
         }
+        cached_env = dict(env, NDCGLAB_CACHE_DIR=os.path.join(tmp, "letor-cache"))
+        cases["ndcglab describe --cache (filled)"] = (
+            [*ours, "describe", letor, "--cache"],
+            cached_env,
+        )
         if os.path.isfile(MQ2008_TRAIN):
             cases["ndcglab describe MQ2008 train (warm)"] = ([*ours, "describe", MQ2008_TRAIN], env)
         else:

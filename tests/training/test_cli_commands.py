@@ -196,6 +196,58 @@ def test_describe_a_letor_folder_per_fold_and_in_total(letor_dir: Path) -> None:
     assert t.returncode == 0 and "Fold2/test" in t.stdout and "total" in t.stdout
 
 
+def _cached_run(cache: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NDCGLAB_CACHE_DIR": str(cache)}
+    return subprocess.run(
+        [sys.executable, "-m", "ndcglab.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+
+
+def test_cache_option_keeps_a_binary_copy_and_reads_it_while_the_file_is_unchanged(
+    letor_dir: Path, tmp_path: Path
+) -> None:
+    """``--cache`` writes one entry per file read, reads it back while the file is unchanged
+    (the entry is not rewritten and the output is the same) and rebuilds it when the file
+    changes; without ``--cache`` nothing is written; synthetic data has nothing to cache."""
+    data = tmp_path / "train.txt"
+    data.write_bytes((letor_dir / "Fold1" / "train.txt").read_bytes())
+    cache = tmp_path / "cache"
+    plain = _cached_run(cache, "describe", str(data), "--format", "json")
+    assert plain.returncode == 0, plain.stderr
+    assert not cache.exists()
+    first = _cached_run(cache, "describe", str(data), "--format", "json", "--cache")
+    assert first.returncode == 0, first.stderr
+    (entry,) = cache.iterdir()
+    assert entry.name.startswith("train.txt.") and entry.name.endswith(".ndcglab-cache.npz")
+    stamp = entry.stat().st_mtime_ns
+    again = _cached_run(cache, "describe", str(data), "--format", "json", "--cache")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == first.stdout == plain.stdout
+    assert entry.stat().st_mtime_ns == stamp  # read, not rewritten
+    with data.open("a") as f:
+        f.write("2 qid:999 1:0.5 2:0.25\n")
+    changed = _cached_run(cache, "describe", str(data), "--format", "json", "--cache")
+    assert changed.returncode == 0, changed.stderr
+    docs = json.loads(changed.stdout)["documents"]
+    assert docs == json.loads(first.stdout)["documents"] + 1
+    assert entry.stat().st_mtime_ns != stamp  # rebuilt for the new content
+    # train (a fold folder: one entry per part it reads) and evaluate take it too
+    model = tmp_path / "m.ndcg"
+    r = _cached_run(
+        cache, "train", str(letor_dir / "Fold1"), "--out", str(model), "--cache", *TRAIN_OPTS
+    )
+    assert r.returncode == 0, r.stderr
+    names = sorted(e.name.split(".")[0] for e in cache.iterdir())
+    assert names == ["train", "train", "vali"]
+    r = _cached_run(cache, "evaluate", "synthetic:small", "--feature", "1", "--cache")
+    assert r.returncode == 0, r.stderr
+    assert len(list(cache.iterdir())) == 3
+
+
 def test_describe_counts_a_query_in_several_folds_once(tmp_path: Path) -> None:
     src = load_dataset("synthetic:small")
     from ndcglab.data import write_svmlight

@@ -25,6 +25,7 @@ from .._tables import format_table
 __all__ = [
     "INPUT_OPTIONS",
     "OUTPUT_OPTIONS",
+    "add_cache_argument",
     "add_format_argument",
     "add_systems_arguments",
     "add_systems_parser",
@@ -32,6 +33,7 @@ __all__ = [
     "format_table",
     "positive_int",
     "progress",
+    "read_options",
     "read_systems",
     "refuse_output_over_input",
     "system_names",
@@ -157,6 +159,28 @@ def progress(
     return tqdm(iterable, desc=desc, total=total, file=sys.stderr, leave=False)
 
 
+def add_cache_argument(parser: argparse.ArgumentParser) -> None:
+    """``--cache``: keep a binary copy of every LETOR file the command reads, and read that copy
+    instead while the file is unchanged (:func:`ndcglab.data.read_letor`'s ``cache=True``)."""
+    parser.add_argument(
+        "--cache",
+        action="store_true",
+        help="keep a binary copy of each LETOR file read (in $NDCGLAB_CACHE_DIR, default "
+        "~/.cache/ndcglab) and read it instead next time, while the file's size, modification "
+        "time and sha256 are unchanged",
+    )
+
+
+def read_options(args: argparse.Namespace, spec: Any) -> dict[str, Any]:
+    """The read options for the dataset ``spec`` from the command line: ``cache=True`` with
+    ``--cache`` for a file or folder (synthetic data is generated, never read: none)."""
+    from ..data import is_synthetic_spec
+
+    if not getattr(args, "cache", False) or is_synthetic_spec(str(spec)):
+        return {}
+    return {"cache": True}
+
+
 def add_systems_parser(
     subparsers: Any,
     name: str,
@@ -197,6 +221,7 @@ def add_systems_arguments(p: argparse.ArgumentParser, *, noun: str = "system") -
         metavar="NAME",
         help=f"{noun} name, once per --scores in the same order (default: the file names)",
     )
+    add_cache_argument(p)
 
 
 def system_names(files: list[str], names: list[str] | None) -> list[str]:
@@ -229,6 +254,6 @@ def read_systems(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     to hold one score per document)."""
     from ..data import load_dataset, read_scores
 
-    ds = load_dataset(args.data)
+    ds = load_dataset(args.data, **read_options(args, args.data))
     names = system_names(args.scores, args.name)
     return ds, {n: read_scores(f, n_expected=ds.n_docs) for n, f in zip(names, args.scores)}

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import NdcglabError, SpecError
-from ._common import add_format_argument, emit, format_table
+from ._common import add_cache_argument, add_format_argument, emit, format_table, read_options
 from ._help import description
 from .train import add_training_arguments, config_from_args, tune_settings, tuning_text
 
@@ -72,6 +72,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     add_training_arguments(p, single_loss=False)
     add_format_argument(p)
+    add_cache_argument(p)
     p.set_defaults(func=run)
     return p
 
@@ -239,7 +240,7 @@ def _run(args: argparse.Namespace) -> int:
         configs[spec or cfg.loss] = cfg
     losses = list(configs)
     tuning = tune_settings(args)
-    folds = select_folds(load_letor_folder(args.data), args.folds)
+    folds = select_folds(load_letor_folder(args.data, **read_options(args, args.data)), args.folds)
     if not folds:
         raise NdcglabError(f"{args.data} holds no folds. Fix: give a folder with Fold1..Fold5")
     preset = configs[losses[0]].preset

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import add_format_argument, emit, format_table
+from ._common import add_cache_argument, add_format_argument, emit, format_table, read_options
 
 
 def add_parser(subparsers: Any) -> None:
@@ -40,6 +40,7 @@ def add_parser(subparsers: Any) -> None:
         help="LightGBM .query group file for data without qid: (default: DATA.query if present)",
     )
     add_format_argument(p)
+    add_cache_argument(p)
     p.set_defaults(func=run)
 
 
@@ -94,12 +95,13 @@ def _text(d: dict[str, Any]) -> str:
     return format_table(["", "value"], rows)
 
 
-def describe_folder(path: str) -> dict[str, Any]:
-    """The summary of a LETOR folder: per fold and part, and in total (distinct query ids)."""
+def describe_folder(path: str, **options: Any) -> dict[str, Any]:
+    """The summary of a LETOR folder: per fold and part, and in total (distinct query ids);
+    ``options`` go to :func:`ndcglab.data.read_letor`."""
     from ..data import load_letor_folder
     from ..data.dataset import RankingDataset, boundaries_from_group
 
-    folds = load_letor_folder(path)
+    folds = load_letor_folder(path, **options)
     out: dict[str, Any] = {"source": str(path), "folds": []}
     seen: set[str] = set()
     parts_new: list[RankingDataset] = []
@@ -169,12 +171,12 @@ def run(args: argparse.Namespace) -> int:
     from ..data import load_dataset
 
     if Path(args.data).is_dir():
-        d = describe_folder(args.data)
+        d = describe_folder(args.data, **read_options(args, args.data))
         emit(args, d, lambda: _folder_text(d))
         return 0
 
     opts = {} if args.query_file is None else {"query_file": args.query_file}
-    ds = load_dataset(args.data, **opts)
+    ds = load_dataset(args.data, **opts, **read_options(args, args.data))
     d = describe(ds)
     emit(args, d, lambda: _text(d))
     return 0

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import NdcglabError
-from ._common import add_format_argument, emit
+from ._common import add_cache_argument, add_format_argument, emit, read_options
 from ._help import description
 
 __all__ = ["add_parser", "add_ranking_arguments", "read_ranking", "run"]
@@ -131,7 +131,7 @@ def _with_rel(preset: str, level: str) -> str:
 
 def add_ranking_arguments(p: argparse.ArgumentParser) -> None:
     """The ranking to measure: ``DATA`` with ``--scores FILE`` or ``--feature N`` (and
-    ``--missing``), or ``--qrels FILE --run FILE``; read by :func:`read_ranking`."""
+    ``--missing``, ``--cache``), or ``--qrels FILE --run FILE``; read by :func:`read_ranking`."""
     p.add_argument(
         "data",
         nargs="?",
@@ -159,6 +159,7 @@ def add_ranking_arguments(p: argparse.ArgumentParser) -> None:
         help="missing feature values (NULL) when reading DATA: kept as NaN (default), "
         "per-query minimum, or 0; matters for --feature",
     )
+    add_cache_argument(p)
 
 
 def read_ranking(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -191,7 +192,7 @@ def read_ranking(args: argparse.Namespace) -> tuple[Any, Any]:
     from ..data import is_synthetic_spec, load_dataset, read_scores
 
     read_opts = {} if is_synthetic_spec(args.data) else {"missing": args.missing}
-    ds = load_dataset(args.data, **read_opts)
+    ds = load_dataset(args.data, **read_opts, **read_options(args, args.data))
     if args.feature is not None:
         n = int(args.feature)
         if not 1 <= n <= ds.n_features:

@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 from ..errors import SpecError
-from ._common import emit, format_table
+from ._common import add_cache_argument, emit, format_table, read_options
 from ._help import description
 
 __all__ = ["add_parser", "run"]
@@ -49,6 +49,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--tag", default="ndcglab", help="run tag, the last field of a TREC run (default ndcglab)"
     )
+    add_cache_argument(p)
     p.set_defaults(func=run)
     return p
 
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             "--format trec to print a TREC run"
         )
     model = load_trained(args.model)
-    ds = load_dataset(args.data)
+    ds = load_dataset(args.data, **read_options(args, args.data))
     scores = model.predict(ds)
     if trec:
         if args.out in (None, "-"):

@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NdcglabError
-from ._common import add_format_argument, emit, format_table, positive_int
+from ._common import (
+    add_cache_argument,
+    add_format_argument,
+    emit,
+    format_table,
+    positive_int,
+    read_options,
+)
 from ._help import description
 
 __all__ = [
@@ -301,15 +308,21 @@ def _concat(parts: list[Any]) -> Any:
     )
 
 
-def load_training_data(paths: list[str], validation: str | None) -> tuple[Any, Any]:
-    """(train, validation) datasets from ``train``'s DATA arguments (see the module docstring)."""
+def load_training_data(
+    paths: list[str], validation: str | None, args: argparse.Namespace | None = None
+) -> tuple[Any, Any]:
+    """(train, validation) datasets from ``train``'s DATA arguments (see the module docstring);
+    ``args`` carries the read options (``--cache``)."""
     from ..data import load_dataset
+
+    def opts(spec: str) -> dict[str, Any]:
+        return {} if args is None else read_options(args, spec)
 
     valid = None
     if len(paths) == 1 and Path(paths[0]).is_dir():
         from ..data import load_letor_folder
 
-        folds = load_letor_folder(paths[0])
+        folds = load_letor_folder(paths[0], **opts(paths[0]))
         if len(folds) != 1:
             names = ", ".join(f.name for f in folds)
             raise NdcglabError(
@@ -321,9 +334,9 @@ def load_training_data(paths: list[str], validation: str | None) -> tuple[Any, A
         if validation is None and getattr(fold, "vali_path", None) is not None:
             valid = fold.vali
     else:
-        train = _concat([load_dataset(p) for p in paths])
+        train = _concat([load_dataset(p, **opts(p)) for p in paths])
     if validation is not None:
-        valid = load_dataset(validation)
+        valid = load_dataset(validation, **opts(validation))
     return train, valid
 
 
@@ -359,6 +372,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     add_training_arguments(p)
     add_format_argument(p)
+    add_cache_argument(p)
     p.set_defaults(func=run)
     return p
 
@@ -424,7 +438,7 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
         check_training_arguments(args)
     cfg = config_from_args(args, args.loss)
     tuning = tune_settings(args)
-    train_ds, valid_ds = load_training_data(args.data, args.validation)
+    train_ds, valid_ds = load_training_data(args.data, args.validation, args)
     if tuning is not None and valid_ds is None:
         raise NdcglabError(
             "--tune chooses hyper-parameters on a validation set and none was found. Fix: give "
