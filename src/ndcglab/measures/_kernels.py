@@ -104,7 +104,10 @@ def count_budget(n):  # pragma: no cover - compiled
     (:func:`msort`) would have been cheaper: ``32 * ceil(log2 n)``. A pass is one vectorised
     scan of the list; the sort costs ~n * log2(n) unpredictable branches, measured at about
     ``40 * log2(n)`` passes (AVX-512, the lists of ``benchmarks/bench_measures.py``). Either
-    way the ranking is the same; only the time differs."""
+    way the ranking is the same; only the time differs. A list of 2^31 documents or more gets
+    -1 (always sorted: the counts are 32-bit)."""
+    if n >= 1 << 31:
+        return -1
     lg = 1
     while (1 << lg) < n:
         lg += 1
