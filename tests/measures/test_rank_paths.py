@@ -1,8 +1,9 @@
 """The kernels rank a list in one of two ways — counting, for each document that matters, the
 documents ranked before it (:func:`~ndcglab.measures._kernels.positions`), or sorting the whole
 list (:func:`~ndcglab.measures._kernels.msort`) — and both must give the same ranking, so every
-value is the same whichever one runs. Oracles: the sort (for the positions), and the NumPy path
-for small inputs (``numpy.lexsort``; for the measures), bit for bit."""
+value is the same whichever one runs; the ideal ranking of whole-list NDCG is likewise counted
+from the labels when the gains come from a table. Oracles: the sort (for the positions), and the
+NumPy path for small inputs (``numpy.lexsort``; for the measures), bit for bit."""
 
 from __future__ import annotations
 
@@ -69,7 +70,17 @@ def test_count_budget_grows_with_the_log_of_the_length() -> None:
     assert got == [32, 32, 64, 64, 96, 320, 352, 992, -1]  # past int32: always sorted
 
 
-SPECS = ["map", "map@100", "p@5", "mrr", "ndcg@3", "ndcg@10", "ndcg", "ndcg@0.5n"]
+SPECS = [
+    "map",
+    "map@100",
+    "p@5",
+    "mrr",
+    "ndcg@3",
+    "ndcg@10",
+    "ndcg",
+    "ndcg@0.5n",
+    "ndcg(gain=table:0=0;1=3;2=1;3=3;4=-1)",  # a table out of order, tied and negative
+]
 
 
 @pytest.mark.parametrize("preset", ["standard", "trec_eval", "letor4"])

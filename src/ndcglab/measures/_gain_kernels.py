@@ -71,6 +71,31 @@ def _scatter_gains(g, n, gq, which, na, pos):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _ideal_by_label(labels, lo, nall, gtab, tab_order, hist, g):  # pragma: no cover - compiled
+    """``g[:nall]`` = the gains of documents ``lo : lo + nall`` in descending order, from the
+    counts of their labels (each a whole number indexing ``gtab``; ``tab_order`` lists the
+    table's entries by gain, descending): a counting sort, the same values in the same order as
+    sorting the gains. False, ``g`` unfinished, when a label is not in the table."""
+    ntab = gtab.shape[0]
+    for j in range(ntab):
+        hist[j] = 0
+    for p in range(nall):
+        y = labels[lo + p]
+        yi = int(y)
+        if yi != y or yi < 0 or yi >= ntab:
+            return False
+        hist[yi] += 1
+    k = 0
+    for r in range(ntab):
+        j = tab_order[r]
+        v = gtab[j]
+        for _ in range(hist[j]):
+            g[k] = v
+            k += 1
+    return True
+
+
+@njit(cache=True, nogil=True)
 def _ranked_dcg(g, idx, n, scores, average, darr, off, cum):  # pragma: no cover - compiled
     """:func:`_cum_dcg` of a ranking (``g[p]`` the gain of ranked document ``idx[p]``); with
     ``average`` each group of equal ``scores`` first gets its mean gain at every one of its
@@ -203,7 +228,8 @@ def full_gain_kernel(
     list's length = whole list), any discount (``doff`` ``(Q,)``), any tie rule (``average``
     included); and the LETOR MeanNDCG ``(1/n) sum_{k=1..n} DCG@k / IDCG@k`` (0 where
     IDCG@k = 0) when ``want_mean``. DCG sums over ranked documents only; IDCG@k over the top k
-    gains of all documents."""
+    gains of all documents: counted from the labels when the gains come from ``gtab``
+    (:func:`_ideal_by_label`), else placed like the ranking."""
     nc = ks.shape[1]
     maxn = 1
     for q in range(q0, q1):
@@ -217,6 +243,14 @@ def full_gain_kernel(
     zk = np.zeros(maxn)
     cum = np.empty(maxn + 1)
     icum = np.empty(maxn + 1)
+    ntab = gtab.shape[0]
+    tab_order = np.arange(ntab)  # the table's entries by gain, descending
+    msort(tab_order, ntab, gtab, np.zeros(ntab), np.empty(ntab, np.int64))
+    hist = np.zeros(ntab, np.int64)
+    tab_ok = ntab > 0
+    for j in range(ntab):
+        if gtab[j] != gtab[j]:  # a NaN gain: leave the order to the sort, as always
+            tab_ok = False
     for q in range(q0, q1):
         lo = bnd[q]
         hi = bnd[q + 1]
@@ -250,13 +284,15 @@ def full_gain_kernel(
             for p in range(n):
                 g[p] = gq[idx[p] - lo]
         _ranked_dcg(g, idx, n, scores, average, darr, doff[q], cum)
-        # ideal: all gains, descending
+        # ideal: all gains, descending (by label counts when the gains come from the table)
         na = 0
         for i in range(nall):
             which[na] = i
             na += np.int64(gq[i] != 0.0)
         budget = count_budget(nall)
-        if na <= budget and positions(gq, zk, 0, nall, which, na, pos, budget):
+        if tab_ok and _ideal_by_label(labels, lo, nall, gtab, tab_order, hist, g):
+            pass
+        elif na <= budget and positions(gq, zk, 0, nall, which, na, pos, budget):
             _scatter_gains(g, nall, gq, which, na, pos)
         else:
             for p in range(nall):
