@@ -108,3 +108,28 @@ def test_ndcg_at_k_read_off_the_map_sort_equals_ndcg_alone(
                 assert runs[-1][m].values.tobytes() == alone[m].values.tobytes(), (trial, str(m))
         for m in rel + ndcgs:
             assert runs[0][m].values.tobytes() == runs[1][m].values.tobytes(), (trial, str(m))
+
+
+def test_while_numba_is_not_loaded_larger_inputs_take_the_numpy_path() -> None:
+    """300,000 documents: above ``SMALL_DOCS`` but within ``COLD_FACTOR`` times it. A fresh
+    process evaluates them without loading Numba; once Numba is loaded, the kernels run."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "from ndcglab.measures import evaluate_arrays\n"
+        "n = 300_000; rng = np.random.default_rng(0)\n"
+        "y = rng.integers(0, 3, n).astype(float); s = rng.random(n)\n"
+        "b = np.arange(0, n + 1, 100)\n"
+        "a = evaluate_arrays(y, s, b, ['ndcg@10', 'map']).per_query\n"
+        "print('numba' in sys.modules)\n"
+        "import numba\n"
+        "k = evaluate_arrays(y, s, b, ['ndcg@10', 'map']).per_query\n"
+        "print('ndcglab.measures._rel_kernels' in sys.modules)\n"
+        "print(all(a[m].tobytes() == k[m].tobytes() for m in a))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
+    ).stdout.split()
+    assert out == ["False", "True", "True"]
