@@ -133,3 +133,29 @@ def test_while_numba_is_not_loaded_larger_inputs_take_the_numpy_path() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
     ).stdout.split()
     assert out == ["False", "True", "True"]
+
+
+def test_the_cold_numpy_path_stops_once_it_has_cost_what_loading_numba_would(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ski rental: an input above the NumPy path's limits takes it while Numba is not loaded,
+    until the time spent so reaches ``NUMBA_LOAD_SECONDS``; then the kernels run. Inputs within
+    the limits always take it; Numba loaded, the limits are the plain ones."""
+    big = np.arange(0, 300_001, 100)  # 300,000 documents: over SMALL_DOCS, within 10x
+    small = np.arange(0, 1_001, 100)
+    monkeypatch.setattr(_small, "_numba_loaded", lambda: False)
+    monkeypatch.setattr(_small, "cold_seconds", 0.0)
+    assert _small.fits(small) and not _small.cold_extension(small)
+    assert _small.fits(big) and _small.cold_extension(big)
+    assert not _small.fits(np.arange(0, 3_000_001, 100))  # over 10x the limit
+    rng = np.random.default_rng(0)
+    y, s = rng.integers(0, 3, 300_000).astype(float), rng.random(300_000)
+    measures = [m.resolve(get_preset("standard")) for m in parse_measures(["ndcg@10"])]
+    monkeypatch.setattr(_small, "NUMBA_LOAD_SECONDS", 1e-9)
+    compute_per_query(measures, *check_inputs(y, s, big)[:3])
+    assert _small.cold_seconds > 0  # the time was counted ...
+    assert not _small.fits(big)  # ... and the budget is spent: the kernels from now on
+    assert _small.fits(small)
+    monkeypatch.setattr(_small, "cold_seconds", 0.0)
+    monkeypatch.setattr(_small, "_numba_loaded", lambda: True)
+    assert not _small.fits(big) and _small.fits(small)

@@ -19,8 +19,8 @@ of :func:`ndcglab.measures.conventions.tie_key`.
 
 Compile time matters (a fresh process with an empty cache compiles on first use: NDCG@1..10 +
 MAP takes about 3 s, 0.7 s of it for the vectorised counting of :func:`positions`; inputs under
-200,000 documents, 2 million while Numba is not loaded, never compile: they take the NumPy path
-of :mod:`._small`): the kernels are few, call only small
+200,000 documents — 2 million while Numba is not loaded, for a while (:func:`._small.fits`) —
+never compile: they take the NumPy path of :mod:`._small`): the kernels are few, call only small
 helpers, and use no NumPy sorting routines.
 """
 

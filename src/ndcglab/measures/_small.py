@@ -20,8 +20,10 @@ import numpy as np
 
 __all__ = [
     "COLD_FACTOR",
+    "NUMBA_LOAD_SECONDS",
     "SMALL_CELLS",
     "SMALL_DOCS",
+    "cold_extension",
     "fits",
     "gain_stats",
     "rank_matrix",
@@ -38,18 +40,48 @@ SMALL_CELLS = 2_000_000
 #: the kernels win back only past ~2.5 million documents (0.3 µs per document against the
 #: NumPy path's 0.6 µs; a TREC run of 1,000 queries x 1,000 documents: 0.63 s against 1.15 s)
 COLD_FACTOR = 10
+#: what loading Numba and the kernels costs, in seconds (measured on 2 cores, warm cache)
+NUMBA_LOAD_SECONDS = 0.8
+#: seconds this process has spent on the NumPy path for inputs that it took only because
+#: Numba was not loaded (:func:`cold_extension`); once they reach :data:`NUMBA_LOAD_SECONDS`,
+#: loading the kernels is the cheaper way (a training run that validates every epoch loads
+#: them after an epoch or two, a one-off command never does: at most twice the best cost)
+cold_seconds = 0.0
+
+
+def _sizes(bnd: np.ndarray) -> tuple[int, int, int]:
+    nq = len(bnd) - 1
+    longest = int(np.diff(bnd).max(initial=0)) if nq > 0 else 0
+    return nq, int(bnd[-1]), nq * max(longest, 1)
+
+
+def _numba_loaded() -> bool:
+    return "numba" in sys.modules
 
 
 def fits(bnd: np.ndarray) -> bool:
-    """True when the queries ``bnd`` are small enough for the NumPy path (larger while Numba
-    is not loaded in the process: :data:`COLD_FACTOR`)."""
-    nq = len(bnd) - 1
-    total = int(bnd[-1])
-    cold = "numba" not in sys.modules
-    if nq < 1 or total > SMALL_DOCS * (COLD_FACTOR if cold else 1):
+    """True when the queries ``bnd`` are small enough for the NumPy path: at most
+    :data:`SMALL_DOCS` documents and :data:`SMALL_CELLS` cells, or more under
+    :func:`cold_extension`."""
+    nq, total, cells = _sizes(bnd)
+    if nq < 1:
         return False
-    longest = int(np.diff(bnd).max(initial=0))
-    return nq * max(longest, 1) <= SMALL_CELLS * (2 if cold else 1)
+    return (total <= SMALL_DOCS and cells <= SMALL_CELLS) or cold_extension(bnd)
+
+
+def cold_extension(bnd: np.ndarray) -> bool:
+    """True when the queries ``bnd`` exceed the NumPy path's limits but it takes them anyway:
+    Numba is not loaded, the input is within :data:`COLD_FACTOR` times the document limit and
+    twice the cell limit, and :data:`cold_seconds` is below :data:`NUMBA_LOAD_SECONDS`."""
+    nq, total, cells = _sizes(bnd)
+    if nq < 1 or (total <= SMALL_DOCS and cells <= SMALL_CELLS):
+        return False
+    return (
+        not _numba_loaded()
+        and cold_seconds < NUMBA_LOAD_SECONDS
+        and total <= SMALL_DOCS * COLD_FACTOR
+        and cells <= SMALL_CELLS * 2
+    )
 
 
 def _query_of(bnd: np.ndarray) -> np.ndarray:
