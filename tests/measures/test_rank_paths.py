@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from ndcglab.measures import _kernels as K
-from ndcglab.measures import _small, get_preset, parse_measures
-from ndcglab.measures.compute import check_inputs, compute_per_query
+from ndcglab.measures import get_preset, parse_measures
+
+from .test_small_path import assert_paths_equal
 
 
 def _sorted_positions(s: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -100,10 +101,4 @@ def test_long_lists_same_values_by_counting_or_sorting(
         s = rng.standard_normal(n) if trial % 2 == 0 else rng.integers(0, 6, n).astype(float)
         ids = np.array([f"d{i % 997}" for i in range(n)], dtype=object)
         rend = b[:-1] + (lens * 0.8).astype(np.int64) if trial == 3 else None
-        yy, ss, bb, rr = check_inputs(y, s, b, rend)
-        monkeypatch.setattr(_small, "SMALL_DOCS", 10**9)
-        numpy_path = compute_per_query(measures, yy, ss, bb, ranked_end=rr, doc_ids=ids)
-        monkeypatch.setattr(_small, "SMALL_DOCS", 0)
-        kernels = compute_per_query(measures, yy, ss, bb, ranked_end=rr, doc_ids=ids)
-        for m in measures:
-            assert numpy_path[m].values.tobytes() == kernels[m].values.tobytes(), (trial, str(m))
+        assert_paths_equal(monkeypatch, measures, y, s, b, rend, ids, trial)

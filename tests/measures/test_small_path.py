@@ -49,20 +49,27 @@ def _case(rng: np.random.Generator, trial: int):
     return y, s, b, ids, ranked_end
 
 
+def assert_paths_equal(
+    monkeypatch: pytest.MonkeyPatch, measures: list, y, s, b, rend, ids, trial: int
+) -> None:
+    """The NumPy path and the kernels give the same values, bit for bit, and empty flags."""
+    yy, ss, bb, rr = check_inputs(y, s, b, rend)
+    monkeypatch.setattr(_small, "SMALL_DOCS", 10**9)
+    small = compute_per_query(measures, yy, ss, bb, ranked_end=rr, doc_ids=ids)
+    monkeypatch.setattr(_small, "SMALL_DOCS", 0)
+    kernels = compute_per_query(measures, yy, ss, bb, ranked_end=rr, doc_ids=ids)
+    for m in measures:
+        assert small[m].values.tobytes() == kernels[m].values.tobytes(), (trial, str(m))
+        assert np.array_equal(small[m].empty, kernels[m].empty)
+
+
 @pytest.mark.parametrize("preset", ["standard", "trec_eval", "letor4"])
 def test_numpy_path_equals_kernels(preset: str, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(11)
     measures = [m.resolve(get_preset(preset)) for m in parse_measures(SPECS)]
     for trial in range(12):
         y, s, b, ids, rend = _case(rng, trial)
-        yy, ss, bb, rr = check_inputs(y, s, b, rend)
-        monkeypatch.setattr(_small, "SMALL_DOCS", 10**9)
-        small = compute_per_query(measures, yy, ss, bb, ranked_end=rr, doc_ids=ids)
-        monkeypatch.setattr(_small, "SMALL_DOCS", 0)
-        kernels = compute_per_query(measures, yy, ss, bb, ranked_end=rr, doc_ids=ids)
-        for m in measures:
-            assert small[m].values.tobytes() == kernels[m].values.tobytes(), (trial, str(m))
-            assert np.array_equal(small[m].empty, kernels[m].empty)
+        assert_paths_equal(monkeypatch, measures, y, s, b, rend, ids, trial)
 
 
 def test_docid_keys_kept_per_array_change_nothing() -> None:

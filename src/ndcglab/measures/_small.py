@@ -14,7 +14,11 @@ instead. They give the same numbers as the kernels, bit for bit:
 
 from __future__ import annotations
 
+import functools
 import sys
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -24,6 +28,7 @@ __all__ = [
     "SMALL_CELLS",
     "SMALL_DOCS",
     "cold_extension",
+    "counts_cold_time",
     "fits",
     "gain_stats",
     "rank_matrix",
@@ -82,6 +87,27 @@ def cold_extension(bnd: np.ndarray) -> bool:
         and total <= SMALL_DOCS * COLD_FACTOR
         and cells <= SMALL_CELLS * 2
     )
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def counts_cold_time(fn: F) -> F:
+    """Decorate ``fn(measures, labels, scores, boundaries, ...)`` so that its time counts
+    towards :data:`cold_seconds` when :func:`cold_extension` holds for ``boundaries``."""
+
+    @functools.wraps(fn)
+    def timed(measures: Any, labels: Any, scores: Any, boundaries: Any, *a: Any, **kw: Any) -> Any:
+        global cold_seconds
+        cold = cold_extension(boundaries)
+        t0 = time.perf_counter()
+        try:
+            return fn(measures, labels, scores, boundaries, *a, **kw)
+        finally:
+            if cold:
+                cold_seconds += time.perf_counter() - t0
+
+    return cast(F, timed)
 
 
 def _query_of(bnd: np.ndarray) -> np.ndarray:

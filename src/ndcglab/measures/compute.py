@@ -15,7 +15,6 @@ do the sorting and the sums.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -126,6 +125,7 @@ def run_gain_kernel(
 
 
 # ------------------------------------------------------------------------------ main
+@_small.counts_cold_time
 def compute_per_query(
     measures: Sequence[Measure],
     labels: np.ndarray,
@@ -160,36 +160,6 @@ def compute_per_query(
     because Numba is not loaded (:func:`._small.cold_extension`) counts towards loading the
     kernels.
     """
-    timed = _small.cold_extension(boundaries)
-    t0 = time.perf_counter()
-    try:
-        return _compute_per_query(
-            measures,
-            labels,
-            scores,
-            boundaries,
-            ranked_end=ranked_end,
-            doc_ids=doc_ids,
-            query_ids=query_ids,
-            in_qrels=in_qrels,
-        )
-    finally:
-        if timed:
-            _small.cold_seconds += time.perf_counter() - t0
-
-
-def _compute_per_query(
-    measures: Sequence[Measure],
-    labels: np.ndarray,
-    scores: np.ndarray,
-    boundaries: np.ndarray,
-    *,
-    ranked_end: np.ndarray | None = None,
-    doc_ids: np.ndarray | None = None,
-    query_ids: Sequence[str] | np.ndarray | None = None,
-    in_qrels: np.ndarray | None = None,
-) -> dict[Measure, PerQuery]:
-    """:func:`compute_per_query` itself (see there)."""
     y, s, b = labels, scores, boundaries
     re = np.ascontiguousarray(b[1:]) if ranked_end is None else ranked_end
     nq = len(b) - 1
