@@ -60,7 +60,7 @@ def smooth_discount(discount: Discount, pos: Tensor, n: Tensor) -> Tensor:
     )
 
     if isinstance(discount, LogDiscount):
-        return math.log(discount.base) / torch.log1p(pos)
+        return math.log2(discount.base) / torch.log2(1.0 + pos)  # as LogDiscount computes it
     if isinstance(discount, PowerDiscount):
         return pos ** (-discount.beta)
     if isinstance(discount, ExponentialDiscount):

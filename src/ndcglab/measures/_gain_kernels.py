@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kernels import count_budget, msort, positions
+from ._kernels import count_budget, msort, nonzero_of, positions
 
 __all__ = ["full_gain_kernel", "prefix_gain_kernel", "topk_dcg", "topk_gain_kernel"]
 
@@ -60,14 +60,21 @@ def _cum_dcg(g, n, darr, off, cum):  # pragma: no cover - compiled
         cum[p + 1] = cum[p] + g[p] * darr[off + p]
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _scatter_gains(g, n, gq, which, na, pos):  # pragma: no cover - compiled
-    """``g[:n]`` = the gains in ranking order when only the documents ``which[:na]`` (local
-    indices into ``gq``) have a gain, at positions ``pos[:na]``: zeros elsewhere."""
+@njit(cache=True, nogil=True)
+def _placed(s, t, lo, n, gq, which, pos, g):  # pragma: no cover - compiled
+    """``g[:n]`` = the gains ``gq[:n]`` of documents ``lo : lo + n`` in the order of ``s``
+    descending, ``t`` ascending, index ascending, placing only the documents with a non-zero
+    gain (:func:`._kernels.positions`; the others are zeros wherever they land). False, ``g``
+    unfinished, when counting would cost more than a sort (the caller sorts)."""
+    na = nonzero_of(gq, 0, n, which)
+    budget = count_budget(n)
+    if na > budget or not positions(s, t, lo, n, which, na, pos, budget):
+        return False
     for p in range(n):
         g[p] = 0.0
     for a in range(na):
         g[pos[a]] = gq[which[a]]
+    return True
 
 
 @njit(cache=True, nogil=True)
@@ -269,15 +276,8 @@ def full_gain_kernel(
                 idcg[q, j] = 0.0
             mean[q] = 0.0
             continue
-        # ranking: only the documents with a gain need a position (the others add zeros)
-        na = 0
-        for i in range(n):
-            which[na] = i
-            na += np.int64(gq[i] != 0.0)
-        budget = count_budget(n)
-        if not average and na <= budget and positions(scores, tkey, lo, n, which, na, pos, budget):
-            _scatter_gains(g, n, gq, which, na, pos)
-        else:
+        # ranking: only the documents with a gain need a position (``average`` needs the groups)
+        if average or not _placed(scores, tkey, lo, n, gq, which, pos, g):
             for p in range(n):
                 idx[p] = lo + p
             msort(idx, n, scores, tkey, tmp)
@@ -285,16 +285,9 @@ def full_gain_kernel(
                 g[p] = gq[idx[p] - lo]
         _ranked_dcg(g, idx, n, scores, average, darr, doff[q], cum)
         # ideal: all gains, descending (by label counts when the gains come from the table)
-        na = 0
-        for i in range(nall):
-            which[na] = i
-            na += np.int64(gq[i] != 0.0)
-        budget = count_budget(nall)
-        if tab_ok and _ideal_by_label(labels, lo, nall, gtab, tab_order, hist, g):
-            pass
-        elif na <= budget and positions(gq, zk, 0, nall, which, na, pos, budget):
-            _scatter_gains(g, nall, gq, which, na, pos)
-        else:
+        if not (tab_ok and _ideal_by_label(labels, lo, nall, gtab, tab_order, hist, g)) and not (
+            _placed(gq, zk, 0, nall, gq, which, pos, g)
+        ):
             for p in range(nall):
                 idx[p] = p
             msort(idx, nall, gq, zk, tmp)

@@ -32,6 +32,7 @@ from numba import njit
 __all__ = [
     "count_budget",
     "msort",
+    "nonzero_of",
     "pairwise_kernel",
     "positions",
     "rank_order_kernel",
@@ -113,6 +114,17 @@ def count_budget(n):  # pragma: no cover - compiled
     while (1 << lg) < n:
         lg += 1
     return 32 * lg
+
+
+@njit(cache=True, nogil=True, inline="always")
+def nonzero_of(x, off, n, which):  # pragma: no cover - compiled
+    """``which[:na]`` = the ``i < n`` with ``x[off + i] != 0`` in order, written without a branch
+    (which of them are non-zero is unpredictable); returns ``na``."""
+    na = 0
+    for i in range(n):
+        which[na] = i
+        na += np.int64(x[off + i] != 0.0)
+    return na
 
 
 @njit(cache=True, nogil=True)

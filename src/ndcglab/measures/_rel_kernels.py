@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from ._gain_kernels import _fill_gains, topk_dcg
-from ._kernels import count_budget, msort, positions
+from ._kernels import count_budget, msort, nonzero_of, positions
 
 __all__ = ["rank_rel_kernel", "rel_average_kernel"]
 
@@ -99,9 +99,7 @@ def rank_rel_kernel(
                 which[na] = i
                 na += np.int64((relv[lo + i] != 0.0) | (gq[i] != 0.0))
         else:
-            for i in range(n):
-                which[na] = i
-                na += np.int64(relv[lo + i] != 0.0)
+            na = nonzero_of(relv, lo, n, which)
         nrel[q] = tot
         first = 0
         kr = min(kq, n)

@@ -60,9 +60,9 @@ class Discount:
 
 @dataclass(frozen=True)
 class LogDiscount(Discount):
-    """D(r) = 1 / log_base(1 + r); base 2 as ``1 / log2(1 + r)``, the expression of
-    scikit-learn, LightGBM and trec_eval (so that their values agree to the last bit wherever
-    NumPy's log2 is the C library's), any other base as ``ln(base) / ln(1 + r)``."""
+    """D(r) = 1 / log_base(1 + r), computed as ``log2(base) / log2(1 + r)``: for base 2 that is
+    ``1 / log2(1 + r)`` exactly, the expression of scikit-learn, LightGBM and trec_eval (so their
+    values agree to the last bit wherever NumPy's log2 is the C library's)."""
 
     base: float = 2.0
 
@@ -72,9 +72,7 @@ class LogDiscount(Discount):
 
     def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:
         r = np.asarray(ranks, dtype=np.float64)
-        if self.base == 2.0:
-            return 1.0 / np.log2(1.0 + r)
-        return math.log(self.base) / np.log1p(r)
+        return math.log2(self.base) / np.log2(1.0 + r)
 
 
 @dataclass(frozen=True)
