@@ -246,6 +246,13 @@ def test_cache_option_keeps_a_binary_copy_and_reads_it_while_the_file_is_unchang
     r = _cached_run(cache, "evaluate", "synthetic:small", "--feature", "1", "--cache")
     assert r.returncode == 0, r.stderr
     assert len(list(cache.iterdir())) == 3
+    # a cache folder that cannot be written: one warning with the fix, and the command works
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    r = _cached_run(blocked / "sub", "describe", str(data), "--cache")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("ndcglab: warning: could not write")
+    assert "Fix: set NDCGLAB_CACHE_DIR to a writable folder" in r.stderr
 
 
 def test_describe_counts_a_query_in_several_folds_once(tmp_path: Path) -> None:

@@ -95,7 +95,10 @@ def read_cached(
     try:
         _save_cache(cfile, ds, ident, sha, deps, notes)
     except OSError as exc:  # a cache that cannot be written is not an error
-        warn_user(f"could not write the binary cache {cfile}: {exc}")
+        warn_user(
+            f"could not write the binary cache {cfile}: {exc}; the file was read all the same. "
+            "Fix: set NDCGLAB_CACHE_DIR to a writable folder"
+        )
     return ds
 
 
