@@ -103,6 +103,91 @@ def test_padding_and_batch_do_not_change_value_or_gradient(spec, interleave):
         torch.testing.assert_close(v2, v1, rtol=0, atol=0)
 
 
+def _bound_value_and_grad(bound, s, seed=7):
+    s = s.detach().clone().requires_grad_(True)
+    v = bound(s, generator=_gen(seed))
+    (g,) = torch.autograd.grad(v.sum(), s, allow_unused=True)
+    g = torch.zeros_like(s) if g is None else g
+    return v.detach(), g
+
+
+def _integer_batch(seed: int, m: int = 12, b: int = 6):
+    """Whole-number labels (ties), real documents first, junk in the padding."""
+    g = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(0, m + 1, (b,), generator=g)
+    lengths[0] = m
+    mask = torch.arange(m)[None, :] < lengths[:, None]
+    y = torch.randint(0, 4, (b, m), generator=g).to(F64)
+    y = torch.where(mask, y, torch.tensor(float("nan"), dtype=F64))
+    s = torch.randn(b, m, generator=g, dtype=F64) * 3
+    return s, y, mask
+
+
+@pytest.mark.parametrize("spec", SPECS)
+@pytest.mark.parametrize("layout", ["integer labels, padding last", "padding between", "edge"])
+def test_bound_loss_equals_the_loss_exactly(spec, layout):
+    """``loss.bind(y, m)(s, generator=g)`` is ``loss(s, y, m, generator=g)``, values and
+    gradients bit for bit, over several calls with new scores (the label-only work is reused)
+    and the same generator draws; also in float32, where the bound loss prepares again."""
+    loss = get_loss(spec)
+    if layout == "edge":
+        s0, y, mask = _edge_batch()
+    elif layout == "padding between":
+        s0, y, mask, _ = _pad(_lists(5), 14, interleave=True)
+    else:
+        s0, y, mask = _integer_batch(5)
+    if "outer=exp" in spec:
+        s0 = s0.clamp(-3, 3)
+    bound = loss.bind(y, mask)
+    for dtype in (F64, torch.float32, F64):
+        for call in range(3):
+            s = (s0 * (1.0 + 0.25 * call)).to(dtype)
+            if "outer=exp" in spec:
+                s = s.clamp(-3, 3)
+            v, g = _value_and_grad(loss, s, y, mask, seed=call)
+            vb, gb = _bound_value_and_grad(bound, s, seed=call)
+            assert vb.dtype == v.dtype
+            torch.testing.assert_close(vb, v, rtol=0, atol=0, equal_nan=True)
+            torch.testing.assert_close(gb, g, rtol=0, atol=0, equal_nan=True)
+    for reduction in ("mean", "sum"):
+        torch.testing.assert_close(
+            bound(s0, generator=_gen(), reduction=reduction),
+            loss(s0, y, mask, generator=_gen(), reduction=reduction),
+            rtol=0,
+            atol=0,
+        )
+
+
+def test_bound_loss_sees_labels_changed_in_place():
+    """A bound loss prepares again when its labels or mask are modified in place (torch's
+    version counter), so it never uses stale label work."""
+    for spec in ("listmle", "listnet", "lambdarank@5", "squared"):
+        loss = get_loss(spec)
+        s, y, mask = _integer_batch(2)
+        bound = loss.bind(y, mask)
+        bound(s, generator=_gen())
+        y[0, :3] = torch.tensor([3.0, 0.0, 2.0], dtype=F64)
+        mask[1, 0] = not bool(mask[1, 0])
+        torch.testing.assert_close(
+            bound(s, generator=_gen()), loss(s, y, mask, generator=_gen()), rtol=0, atol=0
+        )
+
+
+def test_bound_loss_input_errors():
+    """Bad scores given to a bound loss raise the loss's own input errors."""
+    bound = get_loss("listmle").bind(torch.zeros(2, 3), torch.ones(2, 3, dtype=torch.bool))
+    with pytest.raises(LossInputError, match="scores must be a torch tensor"):
+        bound([[0.0, 1.0, 2.0]] * 2)
+    with pytest.raises(LossInputError, match="differs from scores shape"):
+        bound(torch.zeros(2, 4))
+    with pytest.raises(LossInputError, match="floating point"):
+        bound(torch.zeros(2, 3, dtype=torch.long))
+    with pytest.raises(ConventionError, match="unknown reduction"):
+        bound(torch.zeros(2, 3), reduction="avg")
+    with pytest.raises(NotDifferentiableError, match="boosting"):
+        get_loss("adarank").bind(torch.zeros(1, 3))
+
+
 @pytest.mark.parametrize("spec", SPECS)
 def test_batch_order_invariance(spec):
     loss = get_loss(spec)

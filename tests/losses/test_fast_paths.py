@@ -21,11 +21,10 @@ from ndcglab.losses.listwise import listmle_order  # noqa: E402
 
 
 def reference_order(y: torch.Tensor, mask: torch.Tensor, seed: int) -> list[list[int]]:
-    """The documented order, by a Python sort: draws the same seed from a generator seeded
-    with ``seed`` and the keys from NumPy exactly as the docstring of listmle_order says."""
+    """The documented order, by a Python sort: draws the keys from a generator seeded with
+    ``seed`` exactly as the docstring of listmle_order says."""
     g = torch.Generator().manual_seed(seed)
-    s = int(torch.randint(0, 2**62, (1,), generator=g).item())
-    keys = np.random.default_rng(s).random(y.shape[1])
+    keys = torch.rand(y.shape[1], generator=g, dtype=torch.float64).tolist()
     out = []
     for row_y, row_m in zip(y.tolist(), mask.tolist(), strict=True):
         real = [i for i, m in enumerate(row_m) if m]
@@ -55,6 +54,26 @@ def test_listmle_order_is_the_documented_order(labels: str, layout: str) -> None
         yt, mt = torch.as_tensor(y), torch.as_tensor(mask)
         got = listmle_order(yt, mt, torch.Generator().manual_seed(trial)).tolist()
         assert got == reference_order(yt, mt, trial), (labels, trial)
+
+
+def test_listmle_tie_keys_do_not_depend_on_the_padded_width() -> None:
+    """κ_t is the t-th double torch draws, whatever the width M: a list's tie order is the same
+    alone and padded into a wider batch (the keys of a narrow call are a prefix of a wide
+    one's), on the global generator too; and the draw moves the generator on."""
+    from ndcglab.losses.listwise import _tie_keys
+
+    for m, wide in ((1, 5), (7, 40), (30, 3000)):
+        narrow = _tie_keys(m, torch.Generator().manual_seed(3))
+        assert np.array_equal(narrow, _tie_keys(wide, torch.Generator().manual_seed(3))[:m])
+        torch.manual_seed(3)
+        assert np.array_equal(narrow, _tie_keys(m, None))
+    g = torch.Generator().manual_seed(3)
+    assert not np.array_equal(_tie_keys(5, g), _tie_keys(5, g))
+    y = torch.tensor([[1.0, 1.0, 1.0, 0.0, 1.0]])
+    alone = listmle_order(y, y >= 0, torch.Generator().manual_seed(9))
+    wide = torch.cat([y, torch.zeros(1, 20)], dim=1)
+    padded = listmle_order(wide, torch.arange(25)[None, :] < 5, torch.Generator().manual_seed(9))
+    assert torch.equal(padded[:, :5], alone)
 
 
 def test_listmle_order_of_an_empty_batch() -> None:
@@ -372,11 +391,11 @@ def test_listmle_order_numpy_path_equals_the_torch_path(monkeypatch: pytest.Monk
             y = y * 0.5
         junk = torch.as_tensor(rng.integers(-3, 9, (b, m))).to(y.dtype)
         y = torch.where(mask, y, junk).to([torch.float32, torch.float64][trial % 2])
-        fast = lw._order_integer_labels(y, mask, rng.random(m))
+        fast = lw._IntegerKeys.build(y, mask)
         taken += fast is not None
         got = listmle_order(y, mask, torch.Generator().manual_seed(trial))
         with monkeypatch.context() as mp:
-            mp.setattr(lw, "_order_integer_labels", lambda *args: None)
+            mp.setattr(lw._IntegerKeys, "build", classmethod(lambda cls, *args: None))
             want = listmle_order(y, mask, torch.Generator().manual_seed(trial))
         assert torch.equal(got, want), trial
     assert taken > 150
@@ -395,10 +414,10 @@ def test_listmle_order_numpy_keys_that_would_not_fit_take_the_torch_path(
     for top, fits in ((3, True), (2**31 - 1, False)):
         y = torch.as_tensor(rng.integers(0, top + 1, (2, m))).to(torch.float64)
         mask = torch.as_tensor(np.arange(m)[None, :] < np.array([[m], [m // 3]]))
-        assert (lw._order_integer_labels(y, mask, rng.random(m)) is not None) == fits
+        assert (lw._IntegerKeys.build(y, mask) is not None) == fits
         got = listmle_order(y, mask, torch.Generator().manual_seed(4))
         with monkeypatch.context() as mp:
-            mp.setattr(lw, "_order_integer_labels", lambda *args: None)
+            mp.setattr(lw._IntegerKeys, "build", classmethod(lambda cls, *args: None))
             want = listmle_order(y, mask, torch.Generator().manual_seed(4))
         assert torch.equal(got, want)
 

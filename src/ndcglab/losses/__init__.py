@@ -4,6 +4,8 @@
 >>> loss = get_loss("consistent_listnet(norm=z10)")
 >>> per_list = loss(scores, labels, mask)            # (B,) one value per list
 >>> total = loss(scores, labels, mask, reduction="mean")
+>>> bound = loss.bind(labels, mask)                  # label-only work done once
+>>> same = bound(scores, reduction="mean")           # == loss(scores, labels, mask, ...)
 
 Names and their one-line descriptions: :func:`available_losses`, :func:`describe_losses`; the
 formulas, parameters and conventions are in each loss's docstring and in ``docs/losses.md``.
@@ -27,6 +29,7 @@ from .base import (
     loss_class,
     register_loss,
 )
+from .bound import BoundLoss
 from .closed_form import ClosedForm
 from .consistent import bregman_divergence, get_potential, normalised_gains
 from .cs_listmle import cs_listmle_constant, cs_listmle_weights
@@ -34,6 +37,7 @@ from .listwise import listmle_order
 from .pairwise import lambdarank_delta
 
 __all__ = [
+    "BoundLoss",
     "ClosedForm",
     "Loss",
     "LossInputError",

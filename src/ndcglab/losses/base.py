@@ -35,6 +35,8 @@ from .closed_form import ClosedForm, closed_inputs
 if TYPE_CHECKING:  # pragma: no cover
     from torch import Generator, Tensor
 
+    from .bound import BoundLoss
+
 __all__ = [
     "Loss",
     "LossInputError",
@@ -253,14 +255,37 @@ class Loss:
     ) -> LossValues:
         """Per-list values and the ``has_loss`` flags (lists where the loss is defined)."""
         scores, labels, mask = check_inputs(scores, labels, mask, self.key)
-        if self.masks_padding:
-            s, y = scores, labels.to(dtype=scores.dtype)
-        else:
-            from ._ops import clean
-
-            s, y = clean(scores, labels, mask)
+        y = self._labels_for(labels, scores.dtype, mask)
+        s = scores if self.masks_padding else torch.where(mask, scores, scores.new_zeros(()))
         values, has = self._compute(s, y, mask, generator)
         return LossValues(torch.where(has, values, 0.0), has)
+
+    def bind(self, labels: Tensor, mask: Tensor | None = None) -> BoundLoss:
+        """This loss with ``labels`` and ``mask`` fixed: a
+        :class:`~ndcglab.losses.bound.BoundLoss`, called with the scores alone, which does the
+        label-only work once (see :mod:`ndcglab.losses.bound`). ``loss.bind(y, m)(s, generator=g)``
+        equals ``loss(s, y, m, generator=g)`` exactly."""
+        from .bound import BoundLoss
+
+        return BoundLoss(self, labels, mask)
+
+    def _labels_for(self, labels: Tensor, dtype: Any, mask: Tensor) -> Tensor:
+        """The labels as :meth:`_compute` receives them: in the scores' ``dtype``, and 0 on
+        padding unless the loss ``masks_padding``."""
+        y = labels.to(dtype=dtype)
+        return y if self.masks_padding else torch.where(mask, y, y.new_zeros(()))
+
+    def _prepare(self, y: Tensor, mask: Tensor) -> Any:
+        """The label-only part of :meth:`_compute`, done once by a bound loss and passed to
+        :meth:`_compute_prepared` (default: nothing)."""
+        return None
+
+    def _compute_prepared(
+        self, s: Tensor, y: Tensor, mask: Tensor, prepared: Any, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
+        """:meth:`_compute` given what :meth:`_prepare` made of the same ``y`` and ``mask``;
+        the same values and gradients (default: :meth:`_compute` itself)."""
+        return self._compute(s, y, mask, generator)
 
     def __call__(
         self,

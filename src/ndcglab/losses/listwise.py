@@ -116,10 +116,20 @@ class ListNet(_GainLoss):
         slots enter both softmaxes as :func:`_ops.fill_value` (so ``P`` is exactly 0 there) and
         their log-probabilities are replaced by 0, so neither a value nor a gradient reaches
         them."""
-        fill = _ops.fill_value(s.dtype)
+        return self._compute_prepared(s, y, mask, self._prepare(y, mask), generator)
+
+    def _prepare(self, y: Tensor, mask: Tensor) -> Any:
+        """The target distribution ``P`` and which lists have a loss."""
+        fill = _ops.fill_value(y.dtype)
         p = torch.softmax(torch.where(mask, _ops.gains(self.params["gain"], y), fill), dim=-1)
-        logq = torch.log_softmax(torch.where(mask, s, fill), dim=-1)
-        return -(p * torch.where(mask, logq, 0.0)).sum(dim=-1), mask.any(dim=-1)
+        return p, mask.any(dim=-1)
+
+    def _compute_prepared(
+        self, s: Tensor, y: Tensor, mask: Tensor, prepared: Any, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
+        p, has = prepared
+        logq = torch.log_softmax(torch.where(mask, s, _ops.fill_value(s.dtype)), dim=-1)
+        return -(p * torch.where(mask, logq, 0.0)).sum(dim=-1), has
 
     def _closed_form(self, y: Tensor, mask: Tensor) -> ClosedForm:
         """Softmax: ``g = σ − P``, ``h = σ(1 − σ)`` with σ = softmax(s), P = softmax(G(y)) (a
@@ -133,14 +143,24 @@ def listmle_order(y: Tensor, mask: Tensor, generator: Generator | None = None) -
     """The ListMLE order: indices ``(B, M)`` sorting each list by label, descending, real
     documents first, ties in labels broken at random.
 
-    The randomness is one seed drawn from ``generator`` (torch's global generator when None);
-    from it NumPy draws keys κ_1, κ_2, ... and the t-th real document of every list (in input
-    order) gets κ_t. So the order is deterministic given the generator's state, a fresh uniform
-    random permutation of each group of tied documents at each call (e.g. each epoch), and it
-    does not depend on padding or on the other lists of the batch. (Lists of one batch share
-    the keys, so their tie orders are correlated; each list's own order is uniform.)
+    The randomness is a key κ_t per position: ``torch.rand(M, dtype=float64)`` drawn from
+    ``generator`` (torch's global CPU generator when None; for a generator on another device, one
+    seed is drawn from it and a CPU generator seeded with it draws the keys), and the t-th real
+    document of every list (in input order) gets κ_t. torch draws CPU doubles one after another,
+    so κ_t does not depend on M. So the order is deterministic given the generator's state, a
+    fresh uniform random permutation of each group of tied documents at each call (e.g. each
+    epoch), and it does not depend on padding or on the other lists of the batch. (Lists of one
+    batch share the keys, so their tie orders are correlated; each list's own order is uniform.)
     """
     return _order_and_mask(y, mask, generator)[0]
+
+
+def _tie_keys(m: int, generator: Generator | None) -> np.ndarray:
+    """The tie-breaking keys κ_1..κ_m of one call (see :func:`listmle_order`), as NumPy."""
+    if generator is not None and generator.device.type != "cpu":
+        seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=generator.device))
+        generator = torch.Generator().manual_seed(seed)
+    return torch.rand(m, generator=generator, dtype=torch.float64).numpy()
 
 
 def _order_and_mask(y: Tensor, mask: Tensor, generator: Generator | None) -> tuple[Tensor, Tensor]:
@@ -149,13 +169,10 @@ def _order_and_mask(y: Tensor, mask: Tensor, generator: Generator | None) -> tup
     b, m = y.shape
     if m == 0:
         return torch.zeros((b, 0), dtype=torch.long, device=y.device), mask
-    gdev = generator.device if generator is not None else "cpu"
-    seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=gdev).item())
-    keys = np.random.default_rng(seed).random(m)
-    if y.device.type == "cpu" and y.dtype in (torch.float32, torch.float64):
-        fast = _order_integer_labels(y, mask, keys)
-        if fast is not None:
-            return fast, mask
+    keys = _tie_keys(m, generator)
+    fast = _IntegerKeys.build(y, mask)
+    if fast is not None:
+        return fast.order(keys), mask
     neg_inf = y.new_full((), -math.inf)
     pos = torch.arange(m, device=y.device)
     real_first = pos < mask.sum(dim=-1, keepdim=True)
@@ -178,38 +195,70 @@ def _order_and_mask(y: Tensor, mask: Tensor, generator: Generator | None) -> tup
     return order, mask.gather(-1, order)
 
 
-def _order_integer_labels(y: Tensor, mask: Tensor, keys: np.ndarray) -> Tensor | None:
-    """:func:`listmle_order` for the usual batch, in NumPy: float32/float64 labels on the CPU,
-    real documents first, labels whole numbers in ``[0, 2^31)`` (the caller checks the dtype and
-    device; ``None`` for anything else). The same order as the general path, from one sort of
-    distinct integer keys: with ``2^b >= M``, real document ``t`` gets
-    ``(top − label) · 2^2b + rank(κ_t) · 2^b + t`` and padded cell ``t``
-    ``(top + 1) · 2^2b + t · 2^b + t``; the low ``b`` bits of the sorted keys are the order (no
-    stable comparison sort of the float labels, no division)."""
-    yn = y.detach().numpy()
-    mn = mask.numpy()
-    m = yn.shape[1]
-    pos = np.arange(m)
-    real_first = pos < mn.sum(axis=1, keepdims=True)
-    if not np.array_equal(mn, real_first):
-        return None
-    real = yn[real_first]
-    if real.size == 0:
-        return None
-    top = real.max()
-    if not (real.min() >= 0 and top < 2**31 and np.array_equal(real, np.floor(real))):
-        return None
-    bits = max(1, (m - 1).bit_length())
-    if int(top).bit_length() + 1 + 2 * bits > 62:
-        return None  # keys would not fit in int64: the general path
-    rank = np.empty(m, np.int64)
-    rank[np.argsort(keys, kind="stable")] = pos  # rank[t] = the rank of κ_t
-    low = (rank << bits) | pos
-    pad = ((int(top) + 1) << (2 * bits)) | (pos << bits) | pos
-    key = np.where(real_first, ((top - yn).astype(np.int64) << (2 * bits)) | low, pad)
-    key.sort(axis=1)
-    key &= (1 << bits) - 1
-    return torch.from_numpy(key)
+@dataclass(frozen=True)
+class _IntegerKeys:
+    """The label part of :func:`listmle_order` for the usual batch, as NumPy integer keys:
+    float32/float64 labels on the CPU, real documents first, labels whole numbers in
+    ``[0, 2^31)``. With ``2^b >= M`` and the largest real label ``top``, ``base`` holds
+    ``(top − label) · 2^2b + t`` for real document ``t`` and ``(top + 1 + t) · 2^2b + t`` for
+    padded cell ``t``. A call adds the tie rank ``rank(κ_t) · 2^b`` to every cell, sorts each
+    row once and reads the order from the low ``b`` bits: labels descending, ties by κ, the
+    padding last in position order — the order of the general path, from one sort of distinct
+    integers (no stable comparison sort of float labels). Built once per batch by a bound loss
+    (:meth:`~ndcglab.losses.base.Loss.bind`), which leaves only :meth:`order` to each call."""
+
+    base: np.ndarray
+    bits: int
+
+    @classmethod
+    def build(cls, y: Tensor, mask: Tensor) -> _IntegerKeys | None:
+        """The keys of ``y``/``mask``, or ``None`` where they do not apply (another device or
+        dtype, padding before a real document, labels not whole numbers in ``[0, 2^31)``, or
+        keys that would not fit in 62 bits): the general path then orders the batch."""
+        if y.device.type != "cpu" or y.dtype not in (torch.float32, torch.float64):
+            return None
+        yn = y.detach().numpy()
+        mn = mask.numpy()
+        m = yn.shape[1]
+        pos = np.arange(m)
+        real_first = pos < mn.sum(axis=1, keepdims=True)
+        if not np.array_equal(mn, real_first):
+            return None
+        real = yn[real_first]
+        if real.size == 0:
+            return None
+        top = real.max()
+        if not (real.min() >= 0 and top < 2**31 and np.array_equal(real, np.floor(real))):
+            return None
+        bits = max(1, (m - 1).bit_length())
+        if int(top + m).bit_length() + 2 * bits > 62:
+            return None  # keys would not fit in int64: the general path
+        label_part = np.where(real_first, top - yn, top + 1 + pos).astype(np.int64)
+        return cls(base=(label_part << (2 * bits)) | pos, bits=bits)
+
+    def order(self, keys: np.ndarray) -> Tensor:
+        """The order ``(B, M)`` int64 for the tie-breaking keys κ ``(M,)``."""
+        m = self.base.shape[1]
+        rank = np.empty(m, np.int64)
+        rank[np.argsort(keys, kind="stable")] = np.arange(m)  # rank[t] = the rank of κ_t
+        key = self.base | (rank << self.bits)
+        key.sort(axis=1)
+        key &= (1 << self.bits) - 1
+        return torch.from_numpy(key)
+
+
+def _nll_in_order(s: Tensor, order: Tensor, m_sorted: Tensor) -> Tensor:
+    """ListMLE's per-list value of scores ``s`` taken in ``order`` (real documents
+    ``m_sorted`` in that order)."""
+    s_sorted = s.gather(-1, order)
+    if s.device.type == "cpu":
+        from ._plackett_luce import sorted_nll
+
+        fused = sorted_nll(s_sorted, m_sorted)
+        if fused is not None:
+            return fused
+    suffix = _ops.masked_suffix_logsumexp(s_sorted, m_sorted)
+    return torch.where(m_sorted, suffix - s_sorted, 0.0).sum(dim=-1)
 
 
 @dataclass
@@ -273,16 +322,21 @@ class ListMLE(Loss):
         """On uncleaned inputs: the order reads labels through the mask, and padded scores
         are masked inside the suffix sums and in the terms."""
         order, m_sorted = _order_and_mask(y, mask, generator)
-        s_sorted = s.gather(-1, order)
-        if s.device.type == "cpu":
-            from ._plackett_luce import sorted_nll
+        return _nll_in_order(s, order, m_sorted), mask.any(dim=-1)
 
-            fused = sorted_nll(s_sorted, m_sorted)
-            if fused is not None:
-                return fused, mask.any(dim=-1)
-        suffix = _ops.masked_suffix_logsumexp(s_sorted, m_sorted)
-        terms = torch.where(m_sorted, suffix - s_sorted, 0.0)
-        return terms.sum(dim=-1), mask.any(dim=-1)
+    def _prepare(self, y: Tensor, mask: Tensor) -> Any:
+        """The label keys of the order (:class:`_IntegerKeys`; None where they do not apply) and
+        which lists have a loss."""
+        return _IntegerKeys.build(y, mask), mask.any(dim=-1)
+
+    def _compute_prepared(
+        self, s: Tensor, y: Tensor, mask: Tensor, prepared: Any, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
+        keys, has = prepared
+        if keys is None:
+            return self._compute(s, y, mask, generator)
+        order = keys.order(_tie_keys(y.shape[1], generator))
+        return _nll_in_order(s, order, mask), has
 
     def _closed_form(self, y: Tensor, mask: Tensor) -> ClosedForm:
         """See :class:`ListMLEForm`."""

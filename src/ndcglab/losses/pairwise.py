@@ -363,3 +363,6 @@ class AdaRank(Loss):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.per_list(*args, **kwargs)
+
+    def bind(self, *args: Any, **kwargs: Any) -> Any:
+        return self.per_list(*args, **kwargs)

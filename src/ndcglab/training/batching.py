@@ -23,7 +23,7 @@ similar lengths keep the padding — and the O(M²) work of pairwise losses — 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -50,6 +50,9 @@ class Batch:
     lo: int = 0
     hi: int = 0
     doc_index: Any = None
+    #: the training loss bound to this batch's labels (:meth:`ndcglab.losses.Loss.bind`), kept
+    #: by the training loop across epochs
+    bound: Any = field(default=None, repr=False, compare=False)
 
     @property
     def n_queries(self) -> int:

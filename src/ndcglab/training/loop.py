@@ -212,12 +212,14 @@ class GradientRun:
 
     # ------------------------------------------------------------------ one epoch
     def _batch_losses(self, batch: Any) -> Any:
-        return self.loss(
-            batch.pad(self.model(batch.features(self.plan.x)), zero=not self.loss.masks_padding),
-            batch.labels,
-            batch.mask,
-            generator=self.gen,
+        """The batch's per-list losses; the loss is bound to the batch's labels once (a bucket
+        layout visits the same batches every epoch), so each call does only the scores' work."""
+        if batch.bound is None or batch.bound.loss is not self.loss:
+            batch.bound = self.loss.bind(batch.labels, batch.mask)
+        scores = batch.pad(
+            self.model(batch.features(self.plan.x)), zero=not self.loss.masks_padding
         )
+        return batch.bound(scores, generator=self.gen)
 
     def _penalty(self) -> Any:
         return self.l2 * sum((p * p).sum() for p in self.decay)
