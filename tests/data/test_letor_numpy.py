@@ -23,6 +23,17 @@ from .oracle_letor import random_letor
 from .test_fuzz_readers import mutate, valid_letor
 
 
+@pytest.fixture(autouse=True, params=["one pass", "in parts"])
+def reading(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test twice: the NumPy reader reading each file in one pass, and cutting every file
+    into up to four parts read by threads (as it does for large files on a machine with
+    cores to spare), so the joined parts are held to the same oracle."""
+    if request.param == "in parts":
+        monkeypatch.setattr(_letor_numpy, "SPLIT_BYTES", 1)
+        monkeypatch.setattr(_letor_numpy, "_cores", lambda: 4)
+    return str(request.param)
+
+
 def _bits(a: np.ndarray) -> np.ndarray:
     return a.view(f"u{a.dtype.itemsize}") if a.dtype.kind == "f" else a
 
@@ -385,3 +396,47 @@ def test_real_files_are_taken_and_read_identically(parts):
     from ..conftest import shared_path
 
     assert check(shared_path(*parts))
+
+
+def test_parts_are_joined_as_one_pass_reads_the_file(tmp_path: Path, monkeypatch) -> None:
+    """Files cut at every possible place into two and into several parts: a query across a cut,
+    blank and comment-only lines at the cuts, comments on some lines only, a part without any
+    comment, different largest indices per part, NULLs. Each gives the one-pass result (the
+    Numba parser's dataset), or is declined as a whole."""
+    lines = [
+        b"2 qid:7 1:0.5 3:1.25 # docid = a1 x = 3",
+        b"",
+        b"0 qid:7 2:0.25",
+        b"# a comment line",
+        b"1 qid:8 1:NULL 2:0.5 9:4",
+        b"1 qid:8 1:0.75",
+        b"0 qid:07 4:1 # docid = b2 x = 0.5",
+        b"3 qid:9 1:1 2:2 3:3",
+    ]
+    monkeypatch.setattr(_letor_numpy, "_cores", lambda: 4)
+    data = b"\n".join(lines) + b"\n"
+    whole = _letor_numpy.parse(data, None, 100)
+    assert whole is not None
+    monkeypatch.setattr(_letor_numpy, "SPLIT_BYTES", 1)
+    for k in (2, 3, 4):
+        monkeypatch.setattr(_letor_numpy, "MAX_PARTS", k)
+        for cut in range(1, len(lines)):
+            for rotated in (lines[cut:] + lines[:cut], lines[: cut + 1]):
+                text = b"\n".join(rotated) + b"\n"
+                p = tmp_path / f"r{k}_{cut}_{len(rotated)}.txt"
+                p.write_bytes(text)
+                taken, default, numba = read_both(p)
+                assert taken == (_letor_numpy.parse(text, None, 100) is not None)
+                if isinstance(numba, Exception):
+                    assert isinstance(default, Exception) and str(default) == str(numba)
+                else:
+                    assert_same_dataset(default, numba)
+
+
+def test_cut_gives_parts_that_end_at_line_ends() -> None:
+    data = b"".join(b"1 qid:%d 1:0.%d\n" % (i, i) for i in range(50))
+    for k in range(1, 9):
+        parts = _letor_numpy._cut(data, k)
+        assert b"".join(parts) == data and 1 <= len(parts) <= k
+        assert all(part and part.endswith(b"\n") for part in parts)
+    assert _letor_numpy._cut(b"1 qid:1 1:0\n", 4) == [b"1 qid:1 1:0\n"]

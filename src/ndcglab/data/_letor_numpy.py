@@ -46,6 +46,12 @@ MAX_BYTES = 32 << 20
 """Files (after decompression) larger than this go to the Numba parser: past this size its
 start-up cost is small next to the reading time, and it reads in blocks of bounded memory."""
 
+SPLIT_BYTES = 4 << 20
+"""Files of at least this size (times the number of parts) are read in parts by threads."""
+
+MAX_PARTS = 4
+"""At most this many parts (threads)."""
+
 _MAX_DIGITS = 18
 _TWO53 = 1 << 53
 _SEP = np.zeros(256, dtype=np.bool_)
@@ -70,12 +76,17 @@ class Parsed:
     extras: dict[str, np.ndarray | list[str]]
     width: int
     n_nan: int  # NULL feature values (NaN in X)
+    n_lines: int  # lines read, blank and comment lines included
 
 
 def parse(data: bytes, n_features: int | None, limit: int) -> Parsed | None:
     """Read ``data`` (a whole LETOR file) or return ``None`` if it is not in the shape above.
 
-    ``n_features`` fixes the width (``None``: the largest index, at most ``limit``).
+    ``n_features`` fixes the width (``None``: the largest index, at most ``limit``). A file of
+    at least :data:`SPLIT_BYTES` is cut at line ends into one part per available core (at most
+    :data:`MAX_PARTS`), the parts are read by as many threads (NumPy releases the GIL in its
+    array loops) and joined (:func:`_join`): the same result as one pass, and if any part is
+    declined the whole file is.
     """
     if not data:
         return None
@@ -83,6 +94,83 @@ def parse(data: bytes, n_features: int | None, limit: int) -> Parsed | None:
         if data.endswith(b"\r"):
             return None
         data += b"\n"
+    parts = _cut(data, min(_cores(), MAX_PARTS, len(data) // SPLIT_BYTES))
+    if len(parts) == 1:
+        return _parse_part(data, n_features, limit, 1)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(len(parts)) as pool:
+        got = list(pool.map(lambda part: _parse_part(part, n_features, limit, len(parts)), parts))
+    out = got[0]
+    for nxt in got[1:]:
+        if out is None or nxt is None:
+            return None
+        out = _join(out, nxt)
+    return out
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - platforms without affinity
+        return os.cpu_count() or 1
+
+
+def _cut(data: bytes, k: int) -> list[bytes]:
+    """``data`` (ending with a newline) cut into at most ``k`` parts, each ending at a line end
+    and none empty."""
+    parts, start = [], 0
+    for j in range(1, max(k, 1)):
+        at = data.find(b"\n", max(start, len(data) * j // k)) + 1
+        if at <= start or at >= len(data):
+            break
+        parts.append(data[start:at])
+        start = at
+    parts.append(data[start:])
+    return parts
+
+
+def _join(p: Parsed, q: Parsed) -> Parsed | None:
+    """The :class:`Parsed` of two consecutive parts of a file, as one pass over both reads it
+    (``None`` where the parts' comments disagree: the file is then declined as a whole)."""
+    if p.keys and q.keys and p.keys != q.keys:
+        return None
+    keys = p.keys or q.keys
+    n_p, n_q = len(p.labels), len(q.labels)
+    extras: dict[str, np.ndarray | list[str]] = {}
+    for key in keys:  # lines without a comment: NaN, or "" for docid (as in _comments)
+        a = p.extras.get(key, [""] * n_p if key == "docid" else np.full(n_p, np.nan))
+        b = q.extras.get(key, [""] * n_q if key == "docid" else np.full(n_q, np.nan))
+        if isinstance(a, list):
+            extras[key] = a + list(b)
+        else:
+            extras[key] = np.concatenate([a, np.asarray(b)])
+    width = max(p.width, q.width)
+    X = np.zeros((n_p + n_q, width), dtype=np.float32)
+    X[:n_p, : p.width] = p.X
+    X[n_p:, : q.width] = q.X
+    same = p.block_qids[-1] == q.block_qids[0]  # one query across the cut: one block
+    skip = 1 if same else 0
+    return Parsed(
+        X=X,
+        labels=np.concatenate([p.labels, q.labels]),
+        block_rows=np.concatenate([p.block_rows, q.block_rows[skip:] + n_p]),
+        block_qids=p.block_qids + q.block_qids[skip:],
+        block_lines=np.concatenate([p.block_lines, q.block_lines[skip:] + p.n_lines]),
+        keys=keys,
+        extras=extras,
+        width=width,
+        n_nan=p.n_nan + q.n_nan,
+        n_lines=p.n_lines + q.n_lines,
+    )
+
+
+def _parse_part(data: bytes, n_features: int | None, limit: int, parts: int) -> Parsed | None:
+    """:func:`parse` of ``data`` (ending with a newline) in one pass; ``data`` is one of
+    ``parts`` parts of the file (for :func:`_values`' allowance of slow tokens)."""
     buf = np.frombuffer(data, dtype=np.uint8)
     # ---- every byte <= '#': blanks, newlines and comment marks; any other such byte (a
     # control character, '!' or '"') is declined, as the Numba parser reads it as part of a token
@@ -94,7 +182,7 @@ def parse(data: bytes, n_features: int | None, limit: int) -> Parsed | None:
     if len(cr) and not (buf[cr + 1] == 10).all():
         return None  # a bare carriage return: the Numba parser refuses it with its line
     nl = pos[kind == 10]
-    n = len(nl)
+    n = n_lines = len(nl)
     line_start = np.empty(n, dtype=np.int64)
     line_start[0] = 0
     line_start[1:] = nl[:-1] + 1
@@ -173,7 +261,7 @@ def parse(data: bytes, n_features: int | None, limit: int) -> Parsed | None:
     if (pc - ps > 9).any():
         return None  # an index of ten digits or more: refused, whatever the cap
     idx = _integers(buf, ps, pc)
-    got = _values(buf, pc + 1, pe)
+    got = _values(buf, pc + 1, pe, parts)
     if idx is None or got is None or (len(idx) and idx.min() < 1):
         return None
     values, n_nan = got
@@ -213,7 +301,9 @@ def parse(data: bytes, n_features: int | None, limit: int) -> Parsed | None:
         else:
             X[row_of, idx - 1] = values
     block_lines = (block_rows if line_no is None else line_no[block_rows]) + 1
-    return Parsed(X, labels, block_rows, block_qids, block_lines, keys, extras, width, n_nan)
+    return Parsed(
+        X, labels, block_rows, block_qids, block_lines, keys, extras, width, n_nan, n_lines
+    )
 
 
 def _comments(
@@ -327,12 +417,16 @@ def _integers(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray | Non
     return out
 
 
-def _values(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, int] | None:
+def _values(
+    buf: np.ndarray, s: np.ndarray, e: np.ndarray, parts: int = 1
+) -> tuple[np.ndarray, int] | None:
     """Feature values and the number of NULLs (any case, no sign: NaN), or ``None``.
 
     Plain decimals are read by :func:`_decimals`; the few other tokens (an exponent, a sign
     ``+``, a point at an end) one by one by :func:`_exact_float`, which takes only those the
-    Numba parser reads exactly. A file with many such tokens is left to the Numba parser."""
+    Numba parser reads exactly. A file with many such tokens (more than one in twenty, and
+    more than 1000) is left to the Numba parser; a part of a file read in ``parts`` parts is
+    allowed its share of the 1000."""
     out, failed = _decimals(buf, s, e)
     n_null = 0
     four = failed[e[failed] - s[failed] == 4]
@@ -341,7 +435,7 @@ def _values(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, 
         if len(null):
             n_null = len(null)  # NaN in ``out`` already
             failed = np.setdiff1d(failed, null, assume_unique=True)
-    if len(failed) > max(1000, len(s) // 20):
+    if len(failed) > max(1000 // parts, len(s) // 20):
         return None
     for r in failed.tolist():
         v = _exact_float(bytes(buf[s[r] : e[r]]))
