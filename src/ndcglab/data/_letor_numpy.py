@@ -97,10 +97,22 @@ def parse(data: bytes, n_features: int | None, limit: int) -> Parsed | None:
     parts = _cut(data, min(_cores(), MAX_PARTS, len(data) // SPLIT_BYTES))
     if len(parts) == 1:
         return _parse_part(data, n_features, limit, 1)
-    from concurrent.futures import ThreadPoolExecutor
+    import threading
 
-    with ThreadPoolExecutor(len(parts)) as pool:
-        got = list(pool.map(lambda part: _parse_part(part, n_features, limit, len(parts)), parts))
+    got: list[Parsed | None] = [None] * len(parts)
+
+    def read(i: int) -> None:
+        try:
+            got[i] = _parse_part(parts[i], n_features, limit, len(parts))
+        except Exception:  # pragma: no cover - declined, as a failure of one pass would be
+            got[i] = None
+
+    threads = [threading.Thread(target=read, args=(i,)) for i in range(1, len(parts))]
+    for th in threads:
+        th.start()
+    read(0)  # the calling thread reads the first part
+    for th in threads:
+        th.join()
     out = got[0]
     for nxt in got[1:]:
         if out is None or nxt is None:
