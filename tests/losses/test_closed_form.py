@@ -129,6 +129,32 @@ def test_listmle_closed_form_with_ties_uses_the_loss_draw() -> None:
         np.testing.assert_allclose(g.numpy(), (x.grad * m).numpy(), rtol=1e-9, atol=1e-11)
 
 
+def test_listmle_form_built_once_follows_the_loss_draw_at_every_call() -> None:
+    """A ListMLE form built once (as the boosting objective keeps it across rounds, with its
+    label keys) gives, at each later call, the gradient of the loss under the same draw: tied
+    labels, real documents first, several generator seeds, and a subset of the lists."""
+    loss = get_loss("listmle")
+    g0 = torch.Generator().manual_seed(5)
+    lengths = torch.tensor([9, 4, 9, 1, 0, 7])
+    m = torch.arange(9)[None, :] < lengths[:, None]
+    y = torch.where(m, torch.randint(0, 3, (6, 9), generator=g0).double(), 0.0)
+    s = torch.randn(6, 9, generator=g0, dtype=torch.float64)
+    form = loss.closed_form(y, m)
+    assert form is not None
+    for seed in range(4):
+        g = form.grad_hess(s, torch.Generator().manual_seed(seed))[0]
+        x = s.clone().requires_grad_(True)
+        loss(x, y, m, generator=torch.Generator().manual_seed(seed)).sum().backward()
+        assert x.grad is not None
+        np.testing.assert_allclose(g.numpy(), (x.grad * m).numpy(), rtol=1e-9, atol=1e-11)
+    sub = form.subset(3)
+    g = sub.grad_hess(s[:3], torch.Generator().manual_seed(1))[0]
+    x = s[:3].clone().requires_grad_(True)
+    loss(x, y[:3], m[:3], generator=torch.Generator().manual_seed(1)).sum().backward()
+    assert x.grad is not None
+    np.testing.assert_allclose(g.numpy(), (x.grad * m[:3]).numpy(), rtol=1e-9, atol=1e-11)
+
+
 READ_OFF = ["listnet", "listnet(gain=exp2)", "consistent_listnet", "squared", "consistent_squared"]
 
 

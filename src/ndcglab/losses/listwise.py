@@ -7,7 +7,7 @@ Ravikumar, Tewari and Yang (AISTATS 2011, Prop. 7) show that squared, cosine and
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -273,12 +273,24 @@ class ListMLEForm(ClosedForm):
 
     labels: Any
     mask: Any
+    #: the label keys of the order (:class:`_IntegerKeys`), built at the first call and kept
+    #: for the next ones (a boosting objective calls the form once per round); False where
+    #: they do not apply
+    _keys: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def _order(self, generator: Generator | None) -> tuple[Tensor, Tensor]:
+        """:func:`_order_and_mask` of the form's labels, the same draw from ``generator``."""
+        if self._keys is None:
+            self._keys = _IntegerKeys.build(self.labels, self.mask) or False
+        if self._keys:
+            return self._keys.order(_tie_keys(self.labels.shape[1], generator)), self.mask
+        return _order_and_mask(self.labels, self.mask, generator)
 
     def grad_hess(
         self, scores: Tensor, generator: Generator | None = None
     ) -> tuple[Tensor, Tensor]:
         mask = self.mask
-        order, m = _order_and_mask(self.labels, mask, generator)
+        order, m = self._order(generator)
         ss = torch.where(m, scores.gather(-1, order), -math.inf)
         lse = torch.flip(torch.logcumsumexp(torch.flip(ss, [-1]), dim=-1), [-1])  # LSE_i
         neg = torch.where(m, -lse, -math.inf)
