@@ -532,3 +532,18 @@ def test_a_missing_file_gets_the_fix_of_its_kind(tmp_path: Path) -> None:
         "file not found",
         f"did you mean {tmp_path / 'train.txt.gz'}?",
     )
+
+
+@pytest.mark.parametrize("label", ["1100", "1023"])
+def test_a_gain_that_overflows_is_one_line_and_no_warning(case: Path, label: str) -> None:
+    """Labels whose exp2 gain (label 1100), or whose DCG (four labels 1023), overflows double
+    precision: one error line naming the query or label, and no NumPy overflow warning before
+    it (the sums are checked after they are taken)."""
+    (case / "q.txt").write_text("".join(f"q1 0 d{i} {label}\n" for i in range(1, 5)))
+    (case / "r.txt").write_text("".join(f"q1 Q0 d{i} {i} {1 - i / 10} x\n" for i in range(1, 5)))
+    res = ndcglab(
+        "evaluate", "--qrels", "q.txt", "--run", "r.txt", "--measure", "ndcg",
+        "--preset", "standard", cwd=case,
+    )  # fmt: skip
+    error_line(res, "overflows", "Fix:")
+    assert "warning" not in res.stderr, res.stderr

@@ -281,7 +281,8 @@ def test_query_file_with_qids_must_agree(tmp_path):
         read_letor(p, query_file=bad)
     # an automatically found .query file is ignored when the lines have qid:
     write(tmp_path, "1\n1\n1\n", "d.txt.query")
-    assert read_letor(p).n_queries == 2
+    with pytest.warns(UserWarning, match="ignoring the query file"):
+        assert read_letor(p).n_queries == 2
 
 
 SPLIT = "1 qid:a 1:1\n0 qid:b 1:2\n2 qid:a 1:3\n0 qid:c 1:4\n1 qid:b 1:5\n"

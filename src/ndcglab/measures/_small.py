@@ -168,9 +168,12 @@ def _gather(values: np.ndarray, order: np.ndarray, valid: np.ndarray) -> np.ndar
 
 
 def _cum(prod: np.ndarray) -> np.ndarray:
+    """Prefix sums with a leading 0 column. A sum that overflows becomes inf silently: the
+    caller's check reports it (which query, and the fix), as the compiled kernels do."""
     out = np.empty((prod.shape[0], prod.shape[1] + 1))
     out[:, 0] = 0.0
-    np.cumsum(prod, axis=1, out=out[:, 1:])
+    with np.errstate(over="ignore"):
+        np.cumsum(prod, axis=1, out=out[:, 1:])
     return out
 
 
