@@ -547,3 +547,19 @@ def test_a_gain_that_overflows_is_one_line_and_no_warning(case: Path, label: str
     )  # fmt: skip
     error_line(res, "overflows", "Fix:")
     assert "warning" not in res.stderr, res.stderr
+
+
+def test_a_score_beyond_single_precision_names_query_and_document(case: Path) -> None:
+    """trec_eval's presets compare scores as C floats: a score beyond float32's range is one
+    error line naming the score, its document and its query, with no NumPy warning; the
+    float64 precision the fix names reads the same file."""
+    (case / "q.txt").write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n")
+    (case / "r.txt").write_text("q1 Q0 d1 1 1 x\nq1 Q0 d2 2 0 x\nq2 Q0 d3 1 -1e308 x\n")
+    res = ndcglab("evaluate", "--qrels", "q.txt", "--run", "r.txt", cwd=case)
+    error_line(res, "-1e+308", "'d3'", "'q2'", "float64")
+    assert "warning" not in res.stderr, res.stderr
+    ok = ndcglab(
+        "evaluate", "--qrels", "q.txt", "--run", "r.txt", "--score-precision", "float64",
+        cwd=case,
+    )  # fmt: skip
+    assert ok.returncode == 0, ok.stderr

@@ -204,12 +204,23 @@ def _finish(
         "score_precision": precision,
     }
     if precision == "float32":
-        scores = scores.astype(np.float32).astype(np.float64)
-        if not np.isfinite(scores).all():
+        with np.errstate(over="ignore"):  # reported below, with the query and the document
+            narrow = scores.astype(np.float32).astype(np.float64)
+        if not np.isfinite(narrow).all():
+            i = int(np.flatnonzero(~np.isfinite(narrow))[0])
+            qi = int(np.searchsorted(boundaries, i, side="right")) - 1
+            q = query_ids[qi]
+            doc = (
+                f"document {doc_ids[i]!r}"
+                if doc_ids is not None
+                else f"document {i - int(boundaries[qi]) + 1}"
+            )
             raise DataFormatError(
-                "a score is too large for single precision (score_precision=float32)",
+                f"score {float(scores[i])!r} of {doc} in query {str(q)!r} is too large for "
+                "single precision (score_precision=float32, as trec_eval 9 compares scores)",
                 fix="rescale the scores or use score_precision='float64'",
             )
+        scores = narrow
     if duplicates == "last" and doc_ids is not None and len(doc_ids):
         keep = _last_occurrence_mask(doc_ids, boundaries)
         dropped = int((~keep).sum())
