@@ -277,3 +277,40 @@ def test_the_one_pass_reader_equals_the_line_reader(tmp_path, monkeypatch, kind)
         assert list(one_pass) == list(by_line)
         for q in by_line:
             assert list(one_pass[q].items()) == list(by_line[q].items())
+
+
+@pytest.mark.parametrize("newline_at_end", [True, False])
+def test_the_one_pass_reader_takes_odd_spellings_as_the_line_reader(
+    tmp_path, monkeypatch, newline_at_end
+):
+    """Numbers in every spelling ``float``/``int`` take (exponents, signs, points at an end,
+    underscores in ranks, 19+ digits), document names longer than the fixed-width buffers and a
+    short name on the last line (bytes near the end of the file): the one-pass reader gives
+    the line reader's dict, value types included."""
+    from ndcglab.data import trec
+
+    long = "clueweb09-en0000-00-" + "x" * 70
+    run = (
+        f"q1 Q0 d1 1 1e-3 t\nq1 Q0 {long} +3 +0.5 t\nq1 Q0 doc-22 007 .5 t x\n"
+        "q1 Q0 d4 1_0 5. t\nq2 Q0 d5 -1 -0 t\nq2 Q0 d6 2 1E5 t\n"
+        "q2 Q0 d7 3 0.1234567890123456789 t\nq2 Q0 d8 4 -12345678901234567890 t\n"
+        "q3 Q0 z 9 2 t"
+    )
+    mid = "clueweb09-en0000-00-00001"  # fixed-width buffers; "z" ends within its width
+    qrels = f"q1 0 {mid} 1\nq1 0 d1 2.0\nq2 0 d5 -1\nq2 0 {mid[:-1]} 3e0\nq3 0 z 1"
+    for kind, text in (("run", run), ("qrels", qrels)):
+        path = tmp_path / f"{kind}.txt"
+        path.write_text(text + ("\n" if newline_at_end else ""))
+        reader = {"qrels": read_qrels, "run": read_run}[kind]
+        fast = {"qrels": lambda p: trec._read_qrels_fast(p, True), "run": trec._read_run_fast}
+        one_pass = fast[kind](path)
+        assert one_pass is not None
+        with monkeypatch.context() as m:
+            m.setattr(trec, f"_read_{kind}_fast", lambda *a: None)
+            by_line = reader(path, integer=True) if kind == "qrels" else reader(path)
+        assert list(one_pass) == list(by_line)
+        for q in by_line:
+            assert list(one_pass[q].items()) == list(by_line[q].items())
+            for v, w in zip(one_pass[q].values(), by_line[q].values(), strict=True):
+                assert type(v) is type(w) and repr(v) == repr(w)
+    assert by_line["q1"][mid] == 1

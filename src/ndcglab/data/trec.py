@@ -17,10 +17,12 @@ Document names for a :class:`RankingDataset` (:func:`document_names`) are its ``
 present and non-empty, else ``"{qid}-{i}"`` (``i`` = 0-based position in the list); a name
 repeated within a query gets ``#2``, ``#3``... appended so every document stays distinct.
 
-Speed: a well-formed ASCII file is read in one pass (one decode and split of the whole file, the
-field counts and comment lines found with NumPy, numbers converted column by column with Python's
-``float``/``int``); any file that pass cannot take as it is (non-ASCII bytes, a bad line, a
-repeated pair) is read again line by line, which applies every rule above and names the line.
+Speed: a well-formed ASCII file is read in one pass: the fields, their counts and the comment
+lines are found with NumPy from byte positions, only the fields used become Python strings
+(query and document names), and numbers are converted column by column (plain decimals in bulk,
+correctly rounded as ``float`` rounds them; other spellings with ``float``/``int`` one by one).
+Any file that pass cannot take as it is (non-ASCII or NUL bytes, a bad line, a repeated pair)
+is read again line by line, which applies every rule above and names the line.
 
 pytrec_eval insists on integer relevance: pass ``integer=True`` to :func:`read_qrels` /
 :func:`dataset_to_qrels` to get ``int`` values (an error names any non-integral label).
@@ -68,59 +70,130 @@ def _lines(p: Path) -> Iterator[tuple[int, str]]:
 _OTHER_BLANKS = (b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 
 
-def _fast_fields(p: Path, n_fields: int, exact: bool) -> list[list[str]] | None:
-    """The columns ``0..n_fields-1`` of every data line of ``p``, read in one pass, or ``None``
-    when the file needs the line-by-line reader (non-ASCII bytes, separators other than ASCII
-    blanks, a line with other than ``n_fields`` fields (``exact``) or fewer (not ``exact``), or
-    no data line).
+_CHUNK_ROWS = 1 << 16  # tokens converted to text at a time (bounds the fixed-width buffers)
+_MAX_WIDTH = 64  # longer tokens are cut out one by one rather than through a fixed-width buffer
 
-    One decode and one ``str.split()`` of the whole file; the fields of each line are found with
-    NumPy from the byte positions where fields start and where lines start, so comment lines
-    (first field starting with ``#``) are dropped and the field counts checked without a Python
-    loop. ``None`` means "fall back", never "bad file": the line-by-line reader then applies
-    (and reports) every rule.
+
+class _Columns:
+    """The fields of every data line of a well-formed TREC file, found in one pass with NumPy
+    (see :func:`_fast_columns`); columns are converted on demand, as text or as numbers, without
+    making a Python object of any field that is not asked for."""
+
+    def __init__(self, data: bytes, starts: np.ndarray, ends: np.ndarray) -> None:
+        self.data = data
+        self.buf = np.frombuffer(data, dtype=np.uint8)
+        self.starts = starts  # (lines, fields) byte offsets of each field
+        self.ends = ends
+
+    def _bytes(self, s: np.ndarray, e: np.ndarray, w: int) -> np.ndarray:
+        """``(len(s), w)`` uint8: each token's bytes, NUL after its end."""
+        view = np.ndarray(
+            shape=(len(self.buf) - w + 1,), dtype=f"S{w}", buffer=self.buf, strides=(1,)
+        )
+        last = len(self.buf) - w  # a token starting after this is read one by one below
+        rows = view[np.minimum(s, last)].view(np.uint8).reshape(len(s), w).copy()
+        rows[np.arange(w)[None, :] >= (e - s)[:, None]] = 0
+        for r in np.flatnonzero(s > last).tolist():
+            tok = self.data[int(s[r]) : int(e[r])]
+            rows[r] = 0
+            rows[r, : len(tok)] = np.frombuffer(tok, dtype=np.uint8)
+        return rows
+
+    def text(self, j: int) -> list[str]:
+        """Field ``j`` of every line, as ``str`` (the file is ASCII without NUL bytes)."""
+        s, e = self.starts[:, j], self.ends[:, j]
+        if len(s) == 0:
+            return []
+        w = int((e - s).max())
+        if w > _MAX_WIDTH:
+            d = self.data
+            return [d[a:b].decode("ascii") for a, b in zip(s.tolist(), e.tolist())]
+        out: list[str] = []
+        for lo in range(0, len(s), _CHUNK_ROWS):
+            hi = lo + _CHUNK_ROWS
+            rows = self._bytes(s[lo:hi], e[lo:hi], w)
+            out += rows.view(f"S{w}").ravel().astype(f"U{w}").tolist()
+        return out
+
+    def numbers(self, j: int) -> np.ndarray | None:
+        """Field ``j`` as float64, ``float()`` of each token, or ``None`` when a token is not a
+        finite number without ``_`` (the line-by-line reader then names it). Plain decimals are
+        read in bulk (correctly rounded, as ``float``); other spellings one by one."""
+        from ._letor_numpy import _decimals
+
+        s, e = self.starts[:, j], self.ends[:, j]
+        values, failed = _decimals(self.buf, s, e)
+        d = self.data
+        for r in failed.tolist():
+            tok = d[int(s[r]) : int(e[r])].decode("ascii")
+            try:
+                v = float(tok)
+            except ValueError:
+                return None
+            if not math.isfinite(v) or "_" in tok:
+                return None
+            values[r] = v
+        return values
+
+    def integers_ok(self, j: int) -> bool:
+        """Whether ``int()`` takes field ``j`` of every line (all digits, checked in bulk; any
+        other token is tried with ``int``)."""
+        s, e = self.starts[:, j], self.ends[:, j]
+        if len(s) == 0:
+            return True
+        w = int((e - s).max())
+        if w <= _MAX_WIDTH:
+            rows = self._bytes(s, e, w)
+            digit = ((rows >= 48) & (rows <= 57)) | (rows == 0)
+            odd = np.flatnonzero(~digit.all(axis=1))
+        else:
+            odd = np.arange(len(s))
+        d = self.data
+        for r in odd.tolist():
+            try:
+                int(d[int(s[r]) : int(e[r])].decode("ascii"))
+            except ValueError:
+                return False
+        return True
+
+
+def _fast_columns(p: Path, n_fields: int, exact: bool) -> _Columns | None:
+    """The first ``n_fields`` fields of every data line of ``p``, found in one pass, or
+    ``None`` when the file needs the line-by-line reader (non-ASCII or NUL bytes, separators
+    other than ASCII blanks, a line with other than ``n_fields`` fields (``exact``) or fewer (not
+    ``exact``), or no data line).
+
+    Fields are the runs of bytes between blanks (space, tab, newline, VT, FF; a CR is read as a
+    line end), found with NumPy from where fields start and end and where lines start, so
+    comment lines (first field starting with ``#``) are dropped and the field counts checked
+    without a Python loop. ``None`` means "fall back", never "bad file": the line-by-line reader
+    then applies (and reports) every rule.
     """
     with open_binary(p) as f:
         data = f.read()
-    if not data or not data.isascii() or any(c in data for c in _OTHER_BLANKS):
+    if not data or not data.isascii() or b"\x00" in data or any(c in data for c in _OTHER_BLANKS):
         return None
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    tokens = data.decode("ascii").split()
     b = np.frombuffer(data, dtype=np.uint8)
     # the ASCII blanks of str.split() left after the checks above: \t \n \v \f (9..12), space
-    blank = ((b - np.uint8(9)) <= np.uint8(3)) | (b == np.uint8(32))
-    starts = np.flatnonzero(blank[:-1] > blank[1:]) + 1  # a field starts after a blank
-    if not blank[0]:
-        starts = np.concatenate(([0], starts))
-    if len(starts) != len(tokens) or not tokens:
+    blank = np.empty(len(b) + 2, dtype=np.bool_)
+    blank[0] = blank[-1] = True  # as if the file began and ended with a blank
+    blank[1:-1] = ((b - np.uint8(9)) <= np.uint8(3)) | (b == np.uint8(32))
+    starts = np.flatnonzero(blank[:-2] > blank[1:-1])  # a field starts after a blank
+    ends = np.flatnonzero(blank[1:-1] < blank[2:]) + 1  # and ends before one
+    if not len(starts):
         return None
     line_begin = np.concatenate(([0], np.flatnonzero(b == np.uint8(10)) + 1))
     first = np.searchsorted(starts, line_begin)  # each line's first field (= next line's if none)
-    count = np.diff(np.append(first, len(tokens)))
+    count = np.diff(np.append(first, len(starts)))
     first, count = first[count > 0], count[count > 0]
     data_line = b[starts[first]] != ord("#")
     first, count = first[data_line], count[data_line]
     if (np.any(count != n_fields) if exact else np.any(count < n_fields)) or not len(first):
         return None
-    if len(first) * n_fields == len(tokens):  # every line has exactly n_fields fields
-        return [tokens[j::n_fields] for j in range(n_fields)]
-    idx = first.tolist()
-    return [[tokens[i + j] for i in idx] for j in range(n_fields)]
-
-
-def _floats(toks: list[str]) -> list[float] | None:
-    """``float`` of every token when each is a finite number without ``_`` (else ``None``)."""
-    try:
-        v = list(map(float, toks))
-    except ValueError:
-        return None
-    # a finite sum means every value is finite (an inf or a nan would carry through)
-    if not math.isfinite(sum(v)) and not np.all(np.isfinite(np.asarray(v, dtype=np.float64))):
-        return None
-    if "_" in "".join(toks):
-        return None
-    return v
+    at = first[:, None] + np.arange(n_fields)[None, :]
+    return _Columns(data, starts[at], ends[at])
 
 
 def _group(qids: list[str], docs: list[str], values: list[Any]) -> dict[str, dict[str, Any]] | None:
@@ -257,33 +330,29 @@ def read_run(path: PathLike, *, allow_empty: bool = False) -> dict[str, dict[str
 
 def _read_qrels_fast(p: Path, integer: bool) -> dict[str, dict[str, Any]] | None:
     """:func:`read_qrels` of a well-formed file in one pass (``None``: use the line reader)."""
-    cols = _fast_fields(p, 4, exact=True)
+    cols = _fast_columns(p, 4, exact=True)
     if cols is None:
         return None
-    values: list[Any] | None = _floats(cols[3])
-    if values is None:
+    rel = cols.numbers(3)
+    if rel is None:
         return None
+    values: list[Any] = rel.tolist()
     if integer:
         if not all(v.is_integer() for v in values):
             return None
         values = [int(v) for v in values]
-    return _group(cols[0], cols[2], values)
+    return _group(cols.text(0), cols.text(2), values)
 
 
 def _read_run_fast(p: Path) -> dict[str, dict[str, float]] | None:
     """:func:`read_run` of a well-formed file in one pass (``None``: use the line reader)."""
-    cols = _fast_fields(p, 6, exact=False)
-    if cols is None:
+    cols = _fast_columns(p, 6, exact=False)
+    if cols is None or not cols.integers_ok(3):
         return None
-    if not "".join(cols[3]).isdigit():  # else the exact test: ``int`` of each rank
-        try:
-            list(map(int, cols[3]))
-        except ValueError:
-            return None
-    values = _floats(cols[4])
-    if values is None:
+    scores = cols.numbers(4)
+    if scores is None:
         return None
-    return _group(cols[0], cols[2], values)
+    return _group(cols.text(0), cols.text(2), scores.tolist())
 
 
 def read_trec(
