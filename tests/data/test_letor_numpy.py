@@ -440,3 +440,29 @@ def test_cut_gives_parts_that_end_at_line_ends() -> None:
         assert b"".join(parts) == data and 1 <= len(parts) <= k
         assert all(part and part.endswith(b"\n") for part in parts)
     assert _letor_numpy._cut(b"1 qid:1 1:0\n", 4) == [b"1 qid:1 1:0\n"]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["1 qid:1 1:0.5 2:0.25 # docid = a", "0 qid:1 1:1 2:2 # docid = b"],  # the shortcut
+        ["1 qid:1 " + " ".join(f"{k}:0.{k}" for k in range(1, 13))] * 3,  # two-digit indices
+        ["1 qid:1 01:0.5 2:0.25", "0 qid:1 1:1 2:2"],  # a leading zero: the general path
+        ["1 qid:1 1:0.5 3:0.25", "0 qid:1 1:1 3:2"],  # a gap in the indices
+        ["1 qid:1 1:0.5 2:0.25", "0 qid:1 1:1"],  # lines of different lengths
+        ["1 qid:1 1:0.5 2:0.25 # url = http://x", "0 qid:1 1:1 2:2 # url = y"],  # ':' in a comment
+        ["1 qid:1 1:0.5 2:", "0 qid:1 1:1 2:2"],  # a pair without a value
+        ["1 qid:1 1:0.5 2::2", "0 qid:1 1:1 2:2"],  # two colons in a pair
+        ["1 qid:1 1:0.5 2;2", "0 qid:1 1:1 2:2"],  # no colon where it should be
+        ["1 qid:1 1:0.5 12:2", "0 qid:1 1:1 2:2"],  # an index with a digit too many
+    ],
+)
+def test_the_dense_shortcut_and_its_fallbacks_read_as_the_numba_parser(tmp_path, lines):
+    """Files of pairs ``1:V ... m:V`` are read without searching for colons; any line off that
+    shape (checked byte by byte) sends the file to the general path or to the Numba parser, with
+    the same dataset or the same error."""
+    p = tmp_path / "d.txt"
+    p.write_text("\n".join(lines) + "\n")
+    taken = check(p)
+    if ("#" in lines[0] and "url" not in lines[0]) or "12:0.12" in lines[0]:
+        assert taken  # the shortcut's own shape is taken

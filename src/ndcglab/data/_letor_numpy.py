@@ -266,22 +266,29 @@ def _parse_part(data: bytes, n_features: int | None, limit: int, parts: int) -> 
     is_pair[first_tok] = False
     is_pair[first_tok + 1] = False
     ps, pe = ds[is_pair], de[is_pair]
-    colons = np.flatnonzero(buf == 58)
-    pc = np.delete(colons, np.searchsorted(colons, qs + 3))
-    if len(pc) != len(ps) or not ((pc > ps) & (pc < pe - 1)).all():
-        return None  # a ':' in a comment, or a pair with none or several
-    if (pc - ps > 9).any():
-        return None  # an index of ten digits or more: refused, whatever the cap
-    idx = _integers(buf, ps, pc)
+    per_line = counts - 2
+    pc = _dense_colons(data, buf, ps, pe, per_line, cstart, nl if len(hashes) else None)
+    dense = pc is not None
+    idx = None
+    if pc is None:
+        colons = np.flatnonzero(buf == 58)
+        pc = np.delete(colons, np.searchsorted(colons, qs + 3))
+        if len(pc) != len(ps) or not ((pc > ps) & (pc < pe - 1)).all():
+            return None  # a ':' in a comment, or a pair with none or several
+        if (pc - ps > 9).any():
+            return None  # an index of ten digits or more: refused, whatever the cap
+        idx = _integers(buf, ps, pc)
+        if idx is None or (len(idx) and idx.min() < 1):
+            return None
+        dense = _dense(idx, per_line)
     got = _values(buf, pc + 1, pe, parts)
-    if idx is None or got is None or (len(idx) and idx.min() < 1):
+    if got is None:
         return None
     values, n_nan = got
-    per_line = counts - 2
-    dense = _dense(idx, per_line)
     if dense:
         top = int(per_line[0])
     else:
+        assert idx is not None  # the dense shortcut sets dense
         row_of = np.repeat(np.arange(n), per_line)
         if len(idx) > 1:
             step = idx[1:] - idx[:-1]
@@ -311,6 +318,7 @@ def _parse_part(data: bytes, n_features: int | None, limit: int, parts: int) -> 
         if dense:
             X[:, :top] = values.reshape(n, top)
         else:
+            assert idx is not None
             X[row_of, idx - 1] = values
     block_lines = (block_rows if line_no is None else line_no[block_rows]) + 1
     return Parsed(
@@ -377,6 +385,42 @@ def _numbers(data: bytes, buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.n
             return None
         out[r] = float(tok)
     return out
+
+
+def _dense_colons(
+    data: bytes,
+    buf: np.ndarray,
+    ps: np.ndarray,
+    pe: np.ndarray,
+    per_line: np.ndarray,
+    cstart: np.ndarray,
+    nl: np.ndarray | None,
+) -> np.ndarray | None:
+    """The common shape read without searching the file for ``:``: every line holds the pairs
+    ``1:V 2:V ... m:V`` (the same m), and no comment holds a ``:``. Then pair ``k`` of a line
+    starts with the digits of ``k`` and its ``:`` lies right after them; checking those bytes
+    (and that a value follows) is all the general path's colon search and index parsing would
+    find. Returns the colons' positions, or ``None`` when the file is not in that shape (the
+    general path then decides)."""
+    m = int(per_line[0]) if len(per_line) else 0
+    if m == 0 or m > 99_999 or (per_line != m).any():
+        return None
+    names = [str(k).encode() for k in range(1, m + 1)]
+    nd = np.array([len(k) for k in names], dtype=np.int64)
+    starts = ps.reshape(-1, m)
+    pc = starts + nd
+    if not ((pc < pe.reshape(-1, m) - 1).all() and (buf[pc] == 58).all()):
+        return None
+    for d in range(int(nd.max())):
+        cols = np.flatnonzero(nd > d)
+        want = np.array([names[c][d] for c in cols], dtype=np.uint8)
+        if not (buf[starts[:, cols] + d] == want).all():
+            return None
+    if nl is not None:  # comments: the general path refuses a ':' in one
+        for s, e in zip(cstart.tolist(), nl.tolist()):
+            if s < e and data.find(b":", s, e) >= 0:
+                return None
+    return pc.ravel()
 
 
 def _dense(idx: np.ndarray, per_line: np.ndarray) -> bool:
