@@ -4,7 +4,6 @@ newline-joined string blobs (token columns, cached id columns)."""
 from __future__ import annotations
 
 import gzip
-import hashlib
 import io
 import os
 import re
@@ -113,6 +112,8 @@ def open_binary(path: PathLike, *, letor: bool = False) -> io.BufferedIOBase:
 
 def file_sha256(path: PathLike, *, uncompressed: bool = False, chunk: int = 1 << 22) -> str:
     """Hex sha256 of a file's bytes; with ``uncompressed=True`` of its gunzipped content."""
+    import hashlib  # here, not at import: reading files needs no hash (a few ms of start-up)
+
     h = hashlib.sha256()
     opener = open_binary if uncompressed else (lambda p: open(p, "rb"))
     with opener(path) as f:

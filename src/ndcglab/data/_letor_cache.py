@@ -11,7 +11,6 @@ warning that says so.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import warnings
@@ -49,6 +48,8 @@ def _cache_file(path: Path, options: dict[str, Any], cache: bool | PathLike) -> 
         {"source": str(path.resolve()), "options": options, "version": CACHE_VERSION},
         sort_keys=True,
     )
+    import hashlib  # only where a cache is used: not a start-up cost of every read
+
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     name = f"{path.name}.{digest}.ndcglab-cache.npz"
     # cache=False never gets here (read_letor does not call the cache then)
