@@ -403,19 +403,21 @@ def _dense_colons(
     find. Returns the colons' positions, or ``None`` when the file is not in that shape (the
     general path then decides)."""
     m = int(per_line[0]) if len(per_line) else 0
-    if m == 0 or m > 99_999 or (per_line != m).any():
+    if m == 0 or m > 999 or (per_line != m).any():
         return None
-    names = [str(k).encode() for k in range(1, m + 1)]
-    nd = np.array([len(k) for k in names], dtype=np.int64)
+    # each pair's first bytes, read as one little-endian word: 'k' and ':' for k = 1..m
+    heads = [str(k).encode() + b":" for k in range(1, m + 1)]
+    want = np.array([int.from_bytes(h, "little") for h in heads], dtype=np.uint32)
+    keep = np.array([(1 << (8 * len(h))) - 1 for h in heads], dtype=np.uint32)
+    if len(ps) == 0 or int(ps.max()) > len(buf) - 4:
+        return None
+    words = np.ndarray(shape=(len(buf) - 3,), dtype="<u4", buffer=buf, strides=(1,))
     starts = ps.reshape(-1, m)
-    pc = starts + nd
-    if not ((pc < pe.reshape(-1, m) - 1).all() and (buf[pc] == 58).all()):
+    if not ((words[starts] & keep) == want).all():
         return None
-    for d in range(int(nd.max())):
-        cols = np.flatnonzero(nd > d)
-        want = np.array([names[c][d] for c in cols], dtype=np.uint8)
-        if not (buf[starts[:, cols] + d] == want).all():
-            return None
+    pc = starts + np.array([len(h) - 1 for h in heads], dtype=np.int64)
+    if not (pc < pe.reshape(-1, m) - 1).all():
+        return None  # a pair without a value
     if nl is not None:  # comments: the general path refuses a ':' in one
         for s, e in zip(cstart.tolist(), nl.tolist()):
             if s < e and data.find(b":", s, e) >= 0:
