@@ -525,20 +525,20 @@ def _decimals(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray
     as an integer ``m <= 2^53``), as float64 equal to ``float()`` of each, and the indices of
     the tokens that are not such decimals (their values are NaN or meaningless: the caller
     replaces them or declines the file)."""
-    out = np.full(len(s), np.nan)
     if len(s) == 0:
-        return out, np.zeros(0, dtype=np.int64)
+        return np.full(0, np.nan), np.zeros(0, dtype=np.int64)
+    out: np.ndarray | None = None  # NaN-filled when first needed (one group of one length: none)
     neg = buf[s] == 45
     if neg.any():
         s = s + neg
     lens = e - s
     failed: list[np.ndarray] = []
     for L, rows in _by_length(lens):
-        idx = np.arange(len(s)) if rows is None else rows
+        idx = rows  # the group's tokens; None: all of them (no index array made for that)
         if L < 1 or L > _MAX_DIGITS + 1:
-            failed.append(idx)
+            failed.append(np.arange(len(s)) if idx is None else idx)
             continue
-        D = _rows(buf, s[idx], L) - 48
+        D = _rows(buf, s if rows is None else s[idx], L) - 48
         bad = D >= 10
         dot = D == 254  # '.' - '0' in uint8
         q0 = int(np.argmax(dot[0])) if dot[0].any() else -1
@@ -555,14 +555,14 @@ def _decimals(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray
                 where[one] = np.argmax(inner[one], axis=1) + 1
                 rowbad &= ~one
             if rowbad.any():
-                failed.append(idx[rowbad])
+                failed.append(np.flatnonzero(rowbad) if idx is None else idx[rowbad])
             good = np.flatnonzero(~rowbad)
             groups = [(q, good if sub is None else good[sub]) for q, sub in _by_length(where[good])]
         for q, sub in groups:
             Dq = D if sub is None else D[sub]
-            at = idx if sub is None else idx[sub]
+            at = sub if idx is None else (idx if sub is None else idx[sub])  # None: all
             if q == L > _MAX_DIGITS:
-                failed.append(at)  # nineteen digits
+                failed.append(np.arange(len(s)) if at is None else at)  # nineteen digits
                 continue
             mant = Dq[:, 0].astype(np.int64)
             for k in range(1, L):
@@ -572,14 +572,18 @@ def _decimals(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray
             if L > 15:
                 big = mant > _TWO53  # not exact in float64: the Numba parser's approximate path
                 if big.any():
-                    failed.append(at[big])
+                    failed.append(np.flatnonzero(big) if at is None else at[big])
             m = mant.astype(np.float64)
             if q < L - 1:
                 m /= _POW10[L - 1 - q]
             if rows is None and sub is None:
                 out = m
             else:
+                if out is None:
+                    out = np.full(len(s), np.nan)
                 out[at] = m
+    if out is None:
+        out = np.full(len(s), np.nan)
     np.negative(out, out=out, where=neg)
     bad_rows = np.concatenate(failed) if failed else np.zeros(0, dtype=np.int64)
     return out, np.sort(bad_rows)
