@@ -9,6 +9,7 @@ once as :func:`read_letor` does by default, once with the NumPy reader switched 
 from __future__ import annotations
 
 import gzip
+import itertools
 import random
 from pathlib import Path
 from typing import Any
@@ -433,13 +434,14 @@ def test_parts_are_joined_as_one_pass_reads_the_file(tmp_path: Path, monkeypatch
                     assert_same_dataset(default, numba)
 
 
-def test_cut_gives_parts_that_end_at_line_ends() -> None:
+def test_cuts_give_parts_that_end_at_line_ends() -> None:
     data = b"".join(b"1 qid:%d 1:0.%d\n" % (i, i) for i in range(50))
     for k in range(1, 9):
-        parts = _letor_numpy._cut(data, k)
-        assert b"".join(parts) == data and 1 <= len(parts) <= k
+        cuts = _letor_numpy._cuts(data, k)
+        parts = [data[a:b] for a, b in itertools.pairwise(cuts)]
+        assert cuts[0] == 0 and cuts[-1] == len(data) and 1 <= len(parts) <= k
         assert all(part and part.endswith(b"\n") for part in parts)
-    assert _letor_numpy._cut(b"1 qid:1 1:0\n", 4) == [b"1 qid:1 1:0\n"]
+    assert _letor_numpy._cuts(b"1 qid:1 1:0\n", 4) == [0, 12]
 
 
 @pytest.mark.parametrize(

@@ -94,20 +94,21 @@ def parse(data: bytes, n_features: int | None, limit: int) -> Parsed | None:
         if data.endswith(b"\r"):
             return None
         data += b"\n"
-    parts = _cut(data, min(_cores(), MAX_PARTS, len(data) // SPLIT_BYTES))
-    if len(parts) == 1:
+    cuts = _cuts(data, min(_cores(), MAX_PARTS, len(data) // SPLIT_BYTES))
+    if len(cuts) == 2:
         return _parse_part(data, n_features, limit, 1)
     import threading
 
-    got: list[Parsed | None] = [None] * len(parts)
+    k = len(cuts) - 1
+    got: list[Parsed | None] = [None] * k
 
     def read(i: int) -> None:
-        try:
-            got[i] = _parse_part(parts[i], n_features, limit, len(parts))
+        try:  # each thread copies out its own part
+            got[i] = _parse_part(data[cuts[i] : cuts[i + 1]], n_features, limit, k)
         except Exception:  # pragma: no cover - declined, as a failure of one pass would be
             got[i] = None
 
-    threads = [threading.Thread(target=read, args=(i,)) for i in range(1, len(parts))]
+    threads = [threading.Thread(target=read, args=(i,)) for i in range(1, k)]
     for th in threads:
         th.start()
     read(0)  # the calling thread reads the first part
@@ -131,18 +132,17 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _cut(data: bytes, k: int) -> list[bytes]:
-    """``data`` (ending with a newline) cut into at most ``k`` parts, each ending at a line end
-    and none empty."""
-    parts, start = [], 0
+def _cuts(data: bytes, k: int) -> list[int]:
+    """Where to cut ``data`` (ending with a newline) into at most ``k`` parts: the offsets
+    ``0 = c_0 < c_1 < ... = len(data)``, each part ending at a line end and none empty."""
+    cuts = [0]
     for j in range(1, max(k, 1)):
-        at = data.find(b"\n", max(start, len(data) * j // k)) + 1
-        if at <= start or at >= len(data):
+        at = data.find(b"\n", max(cuts[-1], len(data) * j // k)) + 1
+        if at <= cuts[-1] or at >= len(data):
             break
-        parts.append(data[start:at])
-        start = at
-    parts.append(data[start:])
-    return parts
+        cuts.append(at)
+    cuts.append(len(data))
+    return cuts
 
 
 def _join(p: Parsed, q: Parsed) -> Parsed | None:
@@ -161,9 +161,12 @@ def _join(p: Parsed, q: Parsed) -> Parsed | None:
         else:
             extras[key] = np.concatenate([a, np.asarray(b)])
     width = max(p.width, q.width)
-    X = np.zeros((n_p + n_q, width), dtype=np.float32)
-    X[:n_p, : p.width] = p.X
-    X[n_p:, : q.width] = q.X
+    if p.width == q.width:
+        X = np.concatenate([p.X, q.X])
+    else:  # the narrower part's missing columns are 0, as in one pass
+        X = np.zeros((n_p + n_q, width), dtype=np.float32)
+        X[:n_p, : p.width] = p.X
+        X[n_p:, : q.width] = q.X
     same = p.block_qids[-1] == q.block_qids[0]  # one query across the cut: one block
     skip = 1 if same else 0
     return Parsed(
