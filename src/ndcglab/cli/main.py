@@ -62,7 +62,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser; with ``only``, just that sub-command's module is imported."""
+    """The argument parser; with ``only``, just that sub-command's module is imported (and,
+    when ``only`` names a sub-command, the others are left out: argparse would only look them
+    up for a help listing or an unknown name, which ``main`` builds the whole parser for)."""
     parser = _Parser(
         prog="ndcglab",
         description="Measure and optimise NDCG, with every convention stated.",
@@ -71,7 +73,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
         if only is not None and name != only:
-            sub.add_parser(name, help=help_text)
+            if only not in COMMANDS:
+                sub.add_parser(name, help=help_text)
             continue
         try:
             mod = importlib.import_module(f"{__package__}.{module}")
