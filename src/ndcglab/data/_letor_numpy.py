@@ -31,8 +31,10 @@ The shape taken here (anything else is declined):
   the cap; with ``n_features`` no index may exceed it;
 * a comment, if any, is ``KEY = VALUE`` pairs whose keys are the same, in the same order, on
   every line that has a comment, with no ``=`` inside a key and no ``:`` anywhere in the
-  comment; ``docid`` values are kept as strings, every other key's values must be decimal
-  numbers (read with ``float()``, as the Numba parser reads them).
+  comment (a file whose lines are not all ``1:V ... m:V`` is read by counting colons, so there
+  a ``:`` on a comment-only line is declined too); ``docid`` values are kept as strings, every
+  other key's values must be decimal numbers (read with ``float()``, as the Numba parser reads
+  them).
 """
 
 from __future__ import annotations
@@ -270,7 +272,7 @@ def _parse_part(data: bytes, n_features: int | None, limit: int, parts: int) -> 
     is_pair[first_tok + 1] = False
     ps, pe = ds[is_pair], de[is_pair]
     per_line = counts - 2
-    pc = _dense_colons(data, buf, ps, pe, per_line, cstart, nl if len(hashes) else None)
+    pc = _dense_colons(buf, ps, pe, per_line)
     dense = pc is not None
     idx = None
     if pc is None:
@@ -335,7 +337,10 @@ def _comments(
     has = np.flatnonzero(cstart < nl)
     if len(has) == 0:
         return [], {}  # comments on comment-only lines only
-    toks = [data[s + 1 : e].split() for s, e in zip(cstart[has].tolist(), nl[has].tolist())]
+    texts = [data[s + 1 : e] for s, e in zip(cstart[has].tolist(), nl[has].tolist())]
+    if any(b":" in text for text in texts):
+        return None  # a ':' in a comment: declined (the rule of the module docstring)
+    toks = [text.split() for text in texts]
     m = len(toks[0])
     if m == 0 or m % 3 or any(len(t) != m for t in toks):
         return None
@@ -391,20 +396,14 @@ def _numbers(data: bytes, buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.n
 
 
 def _dense_colons(
-    data: bytes,
-    buf: np.ndarray,
-    ps: np.ndarray,
-    pe: np.ndarray,
-    per_line: np.ndarray,
-    cstart: np.ndarray,
-    nl: np.ndarray | None,
+    buf: np.ndarray, ps: np.ndarray, pe: np.ndarray, per_line: np.ndarray
 ) -> np.ndarray | None:
     """The common shape read without searching the file for ``:``: every line holds the pairs
-    ``1:V 2:V ... m:V`` (the same m), and no comment holds a ``:``. Then pair ``k`` of a line
-    starts with the digits of ``k`` and its ``:`` lies right after them; checking those bytes
-    (and that a value follows) is all the general path's colon search and index parsing would
-    find. Returns the colons' positions, or ``None`` when the file is not in that shape (the
-    general path then decides)."""
+    ``1:V 2:V ... m:V`` (the same m). Then pair ``k`` of a line starts with the digits of ``k``
+    and its ``:`` lies right after them; checking those bytes (and that a value follows) is all
+    the general path's colon search and index parsing would find (a ``:`` in a comment is left
+    to :func:`_comments`). Returns the colons' positions, or ``None`` when the file is not in
+    that shape (the general path then decides)."""
     m = int(per_line[0]) if len(per_line) else 0
     if m == 0 or m > 999 or (per_line != m).any():
         return None
@@ -421,10 +420,6 @@ def _dense_colons(
     pc = starts + np.array([len(h) - 1 for h in heads], dtype=np.int64)
     if not (pc < pe.reshape(-1, m) - 1).all():
         return None  # a pair without a value
-    if nl is not None:  # comments: the general path refuses a ':' in one
-        for s, e in zip(cstart.tolist(), nl.tolist()):
-            if s < e and data.find(b":", s, e) >= 0:
-                return None
     return pc.ravel()
 
 

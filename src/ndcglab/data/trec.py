@@ -87,11 +87,10 @@ class _Columns:
 
     def _bytes(self, s: np.ndarray, e: np.ndarray, w: int) -> np.ndarray:
         """``(len(s), w)`` uint8: each token's bytes, NUL after its end."""
-        view = np.ndarray(
-            shape=(len(self.buf) - w + 1,), dtype=f"S{w}", buffer=self.buf, strides=(1,)
-        )
+        from ._letor_numpy import _rows
+
         last = len(self.buf) - w  # a token starting after this is read one by one below
-        rows = view[np.minimum(s, last)].view(np.uint8).reshape(len(s), w).copy()
+        rows = _rows(self.buf, np.minimum(s, last), w)  # a new array (an indexed gather)
         rows[np.arange(w)[None, :] >= (e - s)[:, None]] = 0
         for r in np.flatnonzero(s > last).tolist():
             tok = self.data[int(s[r]) : int(e[r])]
@@ -125,12 +124,8 @@ class _Columns:
         values, failed = _decimals(self.buf, s, e)
         d = self.data
         for r in failed.tolist():
-            tok = d[int(s[r]) : int(e[r])].decode("ascii")
-            try:
-                v = float(tok)
-            except ValueError:
-                return None
-            if not math.isfinite(v) or "_" in tok:
+            v = _finite_float(d[int(s[r]) : int(e[r])].decode("ascii"))
+            if v is None:
                 return None
             values[r] = v
         return values
@@ -215,12 +210,18 @@ def _refuse_empty(p: Path, what: str, fix: str) -> DataFormatError:
     return DataFormatError(f"no {what} in the file (empty, or only comments)", path=p, fix=fix)
 
 
-def _number(tok: str, p: Path, k: int, what: str, fix: str) -> float:
+def _finite_float(tok: str) -> float | None:
+    """``float(tok)`` when ``tok`` is an ASCII finite number without ``_``; else ``None``."""
     try:
         v = float(tok) if tok.isascii() else float("nan")
     except ValueError:
-        v = float("nan")
-    if not np.isfinite(v) or "_" in tok:
+        return None
+    return v if math.isfinite(v) and "_" not in tok else None
+
+
+def _number(tok: str, p: Path, k: int, what: str, fix: str) -> float:
+    v = _finite_float(tok)
+    if v is None:
         raise DataFormatError(f"{what} is not a finite number", path=p, line=k, token=tok, fix=fix)
     return v
 

@@ -53,12 +53,14 @@ torch: Any = _LazyTorch()
 PAIR_BUDGET = 1 << 22
 
 
+def zero_padding(x: Tensor, mask: Tensor) -> Tensor:
+    """``x`` with padded entries replaced by 0 (no value or gradient flows there)."""
+    return torch.where(mask, x, x.new_zeros(()))
+
+
 def clean(scores: Tensor, labels: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
-    """Scores and labels with padded entries replaced by 0 (no value or gradient flows there)."""
-    zero = scores.new_zeros(())
-    s = torch.where(mask, scores, zero)
-    y = torch.where(mask, labels.to(dtype=scores.dtype), zero)
-    return s, y
+    """Scores and labels (cast to the scores' dtype) with padded entries replaced by 0."""
+    return zero_padding(scores, mask), zero_padding(labels.to(dtype=scores.dtype), mask)
 
 
 def lengths(mask: Tensor) -> Tensor:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from .._spec import Cutoff, ParsedSpec, format_number, parse_spec
 from ..errors import ConventionError, NdcglabError, SpecError
-from ._ops import torch
+from ._ops import torch, zero_padding
 from .closed_form import ClosedForm, closed_inputs
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -256,8 +256,7 @@ class Loss:
         """Per-list values and the ``has_loss`` flags (lists where the loss is defined)."""
         scores, labels, mask = check_inputs(scores, labels, mask, self.key)
         y = self._labels_for(labels, scores.dtype, mask)
-        s = scores if self.masks_padding else torch.where(mask, scores, scores.new_zeros(()))
-        values, has = self._compute(s, y, mask, generator)
+        values, has = self._compute(self._scores_for(scores, mask), y, mask, generator)
         return LossValues(torch.where(has, values, 0.0), has)
 
     def bind(self, labels: Tensor, mask: Tensor | None = None) -> BoundLoss:
@@ -273,7 +272,12 @@ class Loss:
         """The labels as :meth:`_compute` receives them: in the scores' ``dtype``, and 0 on
         padding unless the loss ``masks_padding``."""
         y = labels.to(dtype=dtype)
-        return y if self.masks_padding else torch.where(mask, y, y.new_zeros(()))
+        return y if self.masks_padding else zero_padding(y, mask)
+
+    def _scores_for(self, scores: Tensor, mask: Tensor) -> Tensor:
+        """The scores as :meth:`_compute` receives them: 0 on padding (so no value or gradient
+        flows there) unless the loss ``masks_padding``."""
+        return scores if self.masks_padding else zero_padding(scores, mask)
 
     def _prepare(self, y: Tensor, mask: Tensor) -> Any:
         """The label-only part of :meth:`_compute`, done once by a bound loss and passed to

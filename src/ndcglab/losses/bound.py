@@ -68,7 +68,7 @@ class BoundLoss:
             self._m = mask
             self._prepared = loss._prepare(self._y, mask)
             self._key = self._current(scores)
-        s = scores if loss.masks_padding else torch.where(self._m, scores, scores.new_zeros(()))
+        s = loss._scores_for(scores, self._m)
         values, has = loss._compute_prepared(s, self._y, self._m, self._prepared, generator)
         return LossValues(torch.where(has, values, 0.0), has)
 

@@ -163,14 +163,22 @@ def _tie_keys(m: int, generator: Generator | None) -> np.ndarray:
     return torch.rand(m, generator=generator, dtype=torch.float64).numpy()
 
 
-def _order_and_mask(y: Tensor, mask: Tensor, generator: Generator | None) -> tuple[Tensor, Tensor]:
+_BUILD: Any = object()  # _order_and_mask's default: build the integer keys for this call
+
+
+def _order_and_mask(
+    y: Tensor, mask: Tensor, generator: Generator | None, fast: Any = _BUILD
+) -> tuple[Tensor, Tensor]:
     """``(order, mask in that order)`` (see :func:`listmle_order`). The order puts every real
-    document first, so when ``mask`` already does, the mask in that order is ``mask`` itself."""
+    document first, so when ``mask`` already does, the mask in that order is ``mask`` itself.
+    ``fast``: the :class:`_IntegerKeys` of ``y``/``mask`` already built (``None``: they do not
+    apply), for a caller that keeps them across calls; by default they are built here."""
     b, m = y.shape
     if m == 0:
         return torch.zeros((b, 0), dtype=torch.long, device=y.device), mask
     keys = _tie_keys(m, generator)
-    fast = _IntegerKeys.build(y, mask)
+    if fast is _BUILD:
+        fast = _IntegerKeys.build(y, mask)
     if fast is not None:
         return fast.order(keys), mask
     neg_inf = y.new_full((), -math.inf)
@@ -273,24 +281,18 @@ class ListMLEForm(ClosedForm):
 
     labels: Any
     mask: Any
-    #: the label keys of the order (:class:`_IntegerKeys`), built at the first call and kept
-    #: for the next ones (a boosting objective calls the form once per round); False where
-    #: they do not apply
-    _keys: Any = field(default=None, init=False, repr=False, compare=False)
-
-    def _order(self, generator: Generator | None) -> tuple[Tensor, Tensor]:
-        """:func:`_order_and_mask` of the form's labels, the same draw from ``generator``."""
-        if self._keys is None:
-            self._keys = _IntegerKeys.build(self.labels, self.mask) or False
-        if self._keys:
-            return self._keys.order(_tie_keys(self.labels.shape[1], generator)), self.mask
-        return _order_and_mask(self.labels, self.mask, generator)
+    #: the label keys of the order (:class:`_IntegerKeys`; None where they do not apply), built
+    #: at the first call and kept for the next ones (a boosting objective calls the form once
+    #: per round)
+    _keys: Any = field(default=_BUILD, init=False, repr=False, compare=False)
 
     def grad_hess(
         self, scores: Tensor, generator: Generator | None = None
     ) -> tuple[Tensor, Tensor]:
         mask = self.mask
-        order, m = self._order(generator)
+        if self._keys is _BUILD:
+            self._keys = _IntegerKeys.build(self.labels, mask)
+        order, m = _order_and_mask(self.labels, mask, generator, self._keys)
         ss = torch.where(m, scores.gather(-1, order), -math.inf)
         lse = torch.flip(torch.logcumsumexp(torch.flip(ss, [-1]), dim=-1), [-1])  # LSE_i
         neg = torch.where(m, -lse, -math.inf)
@@ -345,10 +347,8 @@ class ListMLE(Loss):
         self, s: Tensor, y: Tensor, mask: Tensor, prepared: Any, generator: Generator | None
     ) -> tuple[Tensor, Tensor]:
         keys, has = prepared
-        if keys is None:
-            return self._compute(s, y, mask, generator)
-        order = keys.order(_tie_keys(y.shape[1], generator))
-        return _nll_in_order(s, order, mask), has
+        order, m_sorted = _order_and_mask(y, mask, generator, keys)
+        return _nll_in_order(s, order, m_sorted), has
 
     def _closed_form(self, y: Tensor, mask: Tensor) -> ClosedForm:
         """See :class:`ListMLEForm`."""

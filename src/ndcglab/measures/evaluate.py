@@ -208,16 +208,12 @@ def _finish(
             narrow = scores.astype(np.float32).astype(np.float64)
         if not np.isfinite(narrow).all():
             i = int(np.flatnonzero(~np.isfinite(narrow))[0])
-            qi = int(np.searchsorted(boundaries, i, side="right")) - 1
-            q = query_ids[qi]
-            doc = (
-                f"document {doc_ids[i]!r}"
-                if doc_ids is not None
-                else f"document {i - int(boundaries[qi]) + 1}"
-            )
+            q, pos = _document_at(boundaries, i)
+            doc = f"document {doc_ids[i]!r}" if doc_ids is not None else f"document {pos}"
             raise DataFormatError(
-                f"score {float(scores[i])!r} of {doc} in query {str(q)!r} is too large for "
-                "single precision (score_precision=float32, as trec_eval 9 compares scores)",
+                f"score {float(scores[i])!r} of {doc} in query {str(query_ids[q])!r} is too "
+                "large for single precision (score_precision=float32, as trec_eval 9 compares "
+                "scores)",
                 fix="rescale the scores or use score_precision='float64'",
             )
         scores = narrow
@@ -288,6 +284,13 @@ def mean_of(m: Measure, values: np.ndarray) -> float:
     return math.exp(v) if m.name == "gm_map" else v
 
 
+def _document_at(boundaries: np.ndarray, i: int) -> tuple[int, int]:
+    """``(query index, 1-based position in its list)`` of the flat document ``i``, for error
+    messages."""
+    q = int(np.searchsorted(boundaries, i, side="right")) - 1
+    return q, i - int(boundaries[q]) + 1
+
+
 def check_negative(
     preset: Preset, labels: np.ndarray, boundaries: np.ndarray, query_ids: Any
 ) -> None:
@@ -299,9 +302,9 @@ def check_negative(
     neg = labels < 0.0
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
-        q = int(np.searchsorted(boundaries, i, side="right") - 1)
+        q, pos = _document_at(boundaries, i)
         raise ConventionError(
-            f"label {labels[i]:g} (query {query_ids[q]}, document {i - int(boundaries[q]) + 1}) "
+            f"label {labels[i]:g} (query {query_ids[q]}, document {pos}) "
             f"is negative, which preset {preset.name} refuses (as the tool it reproduces does). "
             "Fix: labels >= 0, or a preset that reads a negative label as 'judged, gain 0, not "
             "relevant' (standard, trec_eval, or "
