@@ -302,10 +302,7 @@ class Loss:
     ) -> Tensor:
         """The loss of each list ``(B,)`` (``reduction="none"``), or their mean over the lists
         that have a loss (``"mean"``; 0 if none has) or sum (``"sum"``)."""
-        if reduction not in REDUCTIONS:
-            raise ConventionError(
-                f"unknown reduction {reduction!r}; known: {', '.join(REDUCTIONS)}"
-            )
+        check_reduction(reduction)
         values, has = self.per_list(scores, labels, mask, generator=generator)
         return reduce(values, has, reduction)
 
@@ -357,6 +354,16 @@ class Loss:
         scores, labels, mask = check_inputs(scores, labels, mask, self.key)
         form = self.closed_form(labels.to(scores.dtype), mask)
         return None if form is None else form.grad_hess(scores, generator)
+
+
+def check_reduction(reduction: str) -> None:
+    """Raise :class:`ConventionError` for a reduction other than ``none``, ``mean``, ``sum``."""
+    if reduction not in REDUCTIONS:
+        raise ConventionError(
+            f"unknown reduction {reduction!r}; known: {', '.join(REDUCTIONS)}. Fix: "
+            "reduction='none' (one value per list), 'mean' (over the lists that have a loss) or "
+            "'sum'"
+        )
 
 
 def reduce(values: Tensor, has: Tensor, reduction: str) -> Tensor:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._ops import torch
-from .base import REDUCTIONS, LossValues, check_inputs, reduce
+from .base import LossValues, check_inputs, check_reduction, reduce
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch import Generator, Tensor
@@ -76,12 +76,7 @@ class BoundLoss:
         self, scores: Tensor, *, generator: Generator | None = None, reduction: str = "none"
     ) -> Tensor:
         """The loss of each list ``(B,)``, or their mean or sum (as :meth:`Loss.__call__`)."""
-        if reduction not in REDUCTIONS:
-            from ..errors import ConventionError
-
-            raise ConventionError(
-                f"unknown reduction {reduction!r}; known: {', '.join(REDUCTIONS)}"
-            )
+        check_reduction(reduction)
         values, has = self.per_list(scores, generator=generator)
         return reduce(values, has, reduction)
 
