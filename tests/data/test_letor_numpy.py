@@ -218,6 +218,26 @@ def test_labels_with_up_to_eighteen_digits(tmp_path):
     assert read_letor(p).labels.tolist() == [float(v) for v in labels]
 
 
+def test_numbers_on_either_side_of_nine_digits(tmp_path):
+    """Numbers of up to nine digits are accumulated in int32, longer ones in int64: values at
+    that boundary (and at int32's) read exactly as ``float()`` reads them, as labels and as
+    features, each length alone in a file (one group) and all mixed in one."""
+    values = [
+        "999999999", "-999999999", "9999999999", "2147483647", "2147483648", "4294967296",
+        "99999.9999", "999999.9999", "0.999999999", "0.9999999999", "12345678.9", "123456789.0",
+        "-0.123456789", "1234567890123", "99999999.99",
+    ]  # fmt: skip
+    for k, group in enumerate([[v] * 3 for v in values] + [values]):
+        text = "".join(f"{v} qid:{i // 4} 1:{v} 2:0.5\n" for i, v in enumerate(group))
+        p = tmp_path / f"n{k}.txt"
+        p.write_text(text)
+        assert check(p)
+        ds = read_letor(p)
+        assert ds.labels.tolist() == [float(v) for v in group]
+        want = np.array([float(v) for v in group]).astype(np.float32)
+        assert np.array_equal(_bits(ds.features[:, 0]), _bits(want))
+
+
 # ----------------------------------------------------------------------- everything else
 def test_other_and_damaged_files_are_declined_or_read_identically(tmp_path):
     """Random LETOR text in many spellings (exponents, long decimals, words, odd comments) and

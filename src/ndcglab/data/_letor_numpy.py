@@ -212,12 +212,18 @@ def _parse_part(data: bytes, n_features: int | None, limit: int, parts: int) -> 
         first[1:] = hl[1:] != hl[:-1]
         cstart[hl[first]] = hashes[first]
     # ---- tokens: the runs of bytes between two of those
-    gap = np.flatnonzero(pos[1:] - pos[:-1] > 1)
-    starts = pos[gap] + 1
-    ends = pos[gap + 1]
-    if pos[0] > 0:
-        starts = np.concatenate(([0], starts))
-        ends = np.concatenate(([pos[0]], ends))
+    # (a token ends at pos[i] when bytes lie between pos[i - 1] and pos[i]; before pos[0], when
+    # it is not the first byte; arrays are reused in place: a fresh process pays for new pages)
+    ends_tok = np.empty(len(pos), dtype=np.bool_)
+    ends_tok[0] = pos[0] > 0
+    np.greater(np.subtract(pos[1:], pos[:-1]), 1, out=ends_tok[1:])
+    ends = pos[ends_tok]
+    lead = int(ends_tok[0])  # a token at byte 0 starts after a separator at -1
+    starts = np.empty(len(ends), dtype=np.int64)
+    starts[:lead] = -1
+    starts[lead:] = pos[:-1][ends_tok[1:]]  # the separator before each token
+    starts += 1
+    del pos, ends_tok
     a = np.searchsorted(starts, line_start)
     if len(hashes):
         c = np.searchsorted(starts, cstart)
@@ -242,6 +248,7 @@ def _parse_part(data: bytes, n_features: int | None, limit: int, parts: int) -> 
         ds, de = starts[data_tok], ends[data_tok]
     else:
         ds, de = starts, ends
+    del starts, ends
     first_tok = np.zeros(n, dtype=np.int64)
     np.cumsum(counts[:-1], out=first_tok[1:])
     # ---- labels
@@ -271,6 +278,7 @@ def _parse_part(data: bytes, n_features: int | None, limit: int, parts: int) -> 
     is_pair[first_tok] = False
     is_pair[first_tok + 1] = False
     ps, pe = ds[is_pair], de[is_pair]
+    del ds, de, is_pair
     per_line = counts - 2
     pc = _dense_colons(buf, ps, pe, per_line)
     dense = pc is not None
@@ -286,7 +294,10 @@ def _parse_part(data: bytes, n_features: int | None, limit: int, parts: int) -> 
         if idx is None or (len(idx) and idx.min() < 1):
             return None
         dense = _dense(idx, per_line)
-    got = _values(buf, pc + 1, pe, parts)
+    del ps
+    pc += 1  # where each value starts
+    got = _values(buf, pc, pe, parts)
+    del pc, pe
     if got is None:
         return None
     values, n_nan = got
@@ -415,8 +426,11 @@ def _dense_colons(
         return None
     words = np.ndarray(shape=(len(buf) - 3,), dtype="<u4", buffer=buf, strides=(1,))
     starts = ps.reshape(-1, m)
-    if not ((words[starts] & keep) == want).all():
+    got = words[starts]
+    got &= keep
+    if not (got == want).all():
         return None
+    del got
     pc = starts + np.array([len(h) - 1 for h in heads], dtype=np.int64)
     if not (pc < pe.reshape(-1, m) - 1).all():
         return None  # a pair without a value
@@ -536,13 +550,14 @@ def _decimals(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray
         if L < 1 or L > _MAX_DIGITS + 1:
             failed.append(np.arange(len(s)) if idx is None else idx)
             continue
-        D = _rows(buf, s if rows is None else s[idx], L) - 48
-        bad = D >= 10
-        dot = D == 254  # '.' - '0' in uint8
-        q0 = int(np.argmax(dot[0])) if dot[0].any() else -1
-        if 0 < q0 < L - 1 and dot[:, q0].all() and np.count_nonzero(bad) == len(D):
+        D = _rows(buf, s if rows is None else s[idx], L)
+        D -= 48  # digits 0..9; '.' is 254 ('.' - '0' in uint8)
+        q0 = int(np.argmax(D[0] == 254)) if (D[0] == 254).any() else -1
+        if 0 < q0 < L - 1 and bool((D[:, q0] == 254).all()) and np.count_nonzero(D >= 10) == len(D):
             groups: list[tuple[int, np.ndarray | None]] = [(q0, None)]  # one point, one place
         else:
+            bad = D >= 10
+            dot = D == 254
             where = np.full(len(D), L)
             rowbad: np.ndarray = np.asarray(bad.any(axis=1))
             if L > 2:
@@ -562,7 +577,8 @@ def _decimals(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray
             if q == L > _MAX_DIGITS:
                 failed.append(np.arange(len(s)) if at is None else at)  # nineteen digits
                 continue
-            mant = Dq[:, 0].astype(np.int64)
+            # (nine digits or fewer fit int32: half the memory to go through)
+            mant = Dq[:, 0].astype(np.int32 if L - (q < L) <= 9 else np.int64)
             for k in range(1, L):
                 if k != q:
                     mant *= 10
