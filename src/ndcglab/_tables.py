@@ -31,8 +31,6 @@ Conventions
 
 from __future__ import annotations
 
-import csv
-import html
 import io
 import re
 from collections.abc import Mapping, Sequence
@@ -112,6 +110,8 @@ def _split_keep(text: str, sep: str) -> list[str]:
 
 def html_escape(text: Any) -> str:
     """``text`` as HTML: ``&``, ``<``, ``>`` and both quotes escaped (:func:`html.escape`)."""
+    import html  # (imported when needed: the command line's start-up does without)
+
     return html.escape(str(text))
 
 
@@ -253,6 +253,8 @@ class TextTable:
 
     def to_csv(self, *, comment: str | None = None) -> str:
         """CSV text with a final newline; ``comment`` becomes a first line ``# comment``."""
+        import csv
+
         buf = io.StringIO()
         if comment is not None:
             buf.write("# " + comment + "\n")
