@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -237,7 +239,9 @@ def test_read_trec_refuses_a_run_without_any_query_of_the_qrels(tmp_path):
 def _well_formed(rng: np.random.Generator, kind: str) -> bytes:
     """A qrels or run file the one-pass reader must take: comment and blank lines, tabs and
     runs of blanks, CRLF or LF, extra run fields, queries in blocks (the first may come back
-    after the others, with other documents)."""
+    after the others, with other documents; query ids that are prefixes of others, and one
+    longer than the fixed-width buffers)."""
+    names = ["7", "71", "710", "17", "q" + "7" * 70]
     lines = []
     nl = "\r\n" if rng.random() < 0.3 else "\n"
     queries = list(rng.permutation(5)[: rng.integers(1, 6)])
@@ -247,9 +251,9 @@ def _well_formed(rng: np.random.Generator, kind: str) -> bytes:
         for d in rng.permutation(40)[: rng.integers(1, 12)] + 100 * b:
             sep = [" ", "\t", "  ", " \t "][int(rng.integers(4))]
             if kind == "qrels":
-                fields = [f"q{q}", "0", f"doc-{d}", str(int(rng.integers(-1, 4)))]
+                fields = [names[q], "0", f"doc-{d}", str(int(rng.integers(-1, 4)))]
             else:
-                fields = [f"q{q}", "Q0", f"doc-{d}", str(int(rng.integers(1, 99))),
+                fields = [names[q], "Q0", f"doc-{d}", str(int(rng.integers(1, 99))),
                           f"{rng.normal():.{int(rng.integers(1, 9))}g}", "tag"]  # fmt: skip
                 fields += ["note"] * int(rng.integers(0, 2))
             lines.append(" " * int(rng.integers(0, 2)) + sep.join(fields))
@@ -258,11 +262,15 @@ def _well_formed(rng: np.random.Generator, kind: str) -> bytes:
     return (nl.join(lines) + (nl if rng.random() < 0.8 else "")).encode()
 
 
+@pytest.mark.parametrize("chunk", [None, 3])
 @pytest.mark.parametrize("kind", ["qrels", "run"])
-def test_the_one_pass_reader_equals_the_line_reader(tmp_path, monkeypatch, kind):
-    """Every well-formed file is read in one pass, and to the same dict as line by line."""
+def test_the_one_pass_reader_equals_the_line_reader(tmp_path, monkeypatch, kind, chunk):
+    """Every well-formed file is read in one pass, and to the same dict as line by line (also
+    with columns converted 3 lines at a time, so query runs cross the chunks' edges)."""
     from ndcglab.data import trec
 
+    if chunk is not None:
+        monkeypatch.setattr(trec, "_CHUNK_ROWS", chunk)
     reader = {"qrels": read_qrels, "run": read_run}[kind]
     fast = {"qrels": lambda p: trec._read_qrels_fast(p, False), "run": trec._read_run_fast}[kind]
     rng = np.random.default_rng(11)
@@ -277,6 +285,14 @@ def test_the_one_pass_reader_equals_the_line_reader(tmp_path, monkeypatch, kind)
         assert list(one_pass) == list(by_line)
         for q in by_line:
             assert list(one_pass[q].items()) == list(by_line[q].items())
+        # the runs of query ids: exact (no run cut in two, even at a chunk's edge)
+        cols = trec._fast_columns(path, 4 if kind == "qrels" else 6, exact=kind == "qrels")
+        assert cols is not None
+        bounds, qids = cols.runs(0)
+        every = [ln.split()[0] for ln in path.read_text().splitlines() if ln.split()]
+        every = [q for q in every if not q.startswith("#")]
+        assert [k for k, _ in itertools.groupby(every)] == qids
+        assert [len(list(g)) for _, g in itertools.groupby(every)] == list(np.diff(bounds))
 
 
 @pytest.mark.parametrize("newline_at_end", [True, False])

@@ -30,7 +30,6 @@ pytrec_eval insists on integer relevance: pass ``integer=True`` to :func:`read_q
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from collections.abc import Iterator
@@ -114,6 +113,30 @@ class _Columns:
             out += rows.view(f"S{w}").ravel().astype(f"U{w}").tolist()
         return out
 
+    def runs(self, j: int) -> tuple[list[int], list[str]]:
+        """The runs of consecutive lines with the same field ``j`` (a TREC file lists each
+        query's lines together): ``(first line of each run, then the number of lines; the
+        field's text of each run)``. Only one ``str`` is made per run, not one per line."""
+        s, e = self.starts[:, j], self.ends[:, j]
+        n = len(s)
+        if n == 0:
+            return [0], []
+        w = int((e - s).max())
+        if w > _MAX_WIDTH:
+            names = self.text(j)
+            first = [0] + [i for i in range(1, n) if names[i] != names[i - 1]]
+            return [*first, n], [names[i] for i in first]
+        new = np.ones(n, dtype=np.bool_)
+        for lo in range(0, n, _CHUNK_ROWS):  # each chunk's rows, and the row before them
+            at = max(lo - 1, 0)
+            rows = self._bytes(s[at : lo + _CHUNK_ROWS], e[at : lo + _CHUNK_ROWS], w)
+            cells = rows.view(f"V{w}").ravel()  # (NUL after the end: equal text, equal cells)
+            new[at + 1 : lo + _CHUNK_ROWS] = cells[1:] != cells[:-1]
+        first = np.flatnonzero(new)
+        d = self.data
+        names = [d[a:b].decode("ascii") for a, b in zip(s[first].tolist(), e[first].tolist())]
+        return [*first.tolist(), n], names
+
     def numbers(self, j: int) -> np.ndarray | None:
         """Field ``j`` as float64, ``float()`` of each token, or ``None`` when a token is not a
         finite number without ``_`` (the line-by-line reader then names it). Plain decimals are
@@ -191,18 +214,17 @@ def _fast_columns(p: Path, n_fields: int, exact: bool) -> _Columns | None:
     return _Columns(data, starts[at], ends[at])
 
 
-def _group(qids: list[str], docs: list[str], values: list[Any]) -> dict[str, dict[str, Any]] | None:
-    """``{qid: {doc: value}}`` in line order, or ``None`` when a (qid, doc) pair repeats."""
+def _group(cols: _Columns, docs: list[str], values: list[Any]) -> dict[str, dict[str, Any]] | None:
+    """``{qid: {doc: value}}`` in line order (the query id is field 0 of ``cols``), or ``None``
+    when a (qid, doc) pair repeats."""
     out: dict[str, dict[str, Any]] = {}
-    lo = 0
-    for qid, run in itertools.groupby(qids):  # runs of consecutive lines of one query
-        hi = lo + len(list(run))
+    bounds, qids = cols.runs(0)  # runs of consecutive lines of one query
+    for lo, hi, qid in zip(bounds[:-1], bounds[1:], qids):
         d = out.setdefault(qid, {})
         before = len(d)
         d.update(zip(docs[lo:hi], values[lo:hi]))
         if len(d) != before + hi - lo:
             return None
-        lo = hi
     return out
 
 
@@ -342,7 +364,7 @@ def _read_qrels_fast(p: Path, integer: bool) -> dict[str, dict[str, Any]] | None
         if not all(v.is_integer() for v in values):
             return None
         values = [int(v) for v in values]
-    return _group(cols.text(0), cols.text(2), values)
+    return _group(cols, cols.text(2), values)
 
 
 def _read_run_fast(p: Path) -> dict[str, dict[str, float]] | None:
@@ -353,7 +375,7 @@ def _read_run_fast(p: Path) -> dict[str, dict[str, float]] | None:
     scores = cols.numbers(4)
     if scores is None:
         return None
-    return _group(cols.text(0), cols.text(2), scores.tolist())
+    return _group(cols, cols.text(2), scores.tolist())
 
 
 def read_trec(
