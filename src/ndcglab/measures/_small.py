@@ -114,27 +114,41 @@ def _query_of(bnd: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(len(bnd) - 1, dtype=np.int64), np.diff(bnd))
 
 
+def _ranked_rows(
+    values: np.ndarray, bnd: np.ndarray, rend: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(rows, n, width)``: the values of each query's ranked documents ``bnd[q]:rend[q]`` as
+    the row ``rows[q, :n[q]]`` of a ``(Q, width)`` matrix in input order, ``+inf`` after (the
+    values are finite: padding sorts last). Sorting the rows ranks every query at once without
+    a query key, each sort as long as its list."""
+    nq = len(bnd) - 1
+    n = rend - bnd[:-1]
+    width = max(int(n.max(initial=0)), 1)
+    qid = _query_of(bnd)
+    col = np.arange(len(values), dtype=np.int64) - bnd[qid]
+    ranked = col < n[qid]
+    rows = np.full((nq, width), np.inf)
+    rows[qid[ranked], col[ranked]] = values[ranked]
+    return rows, n, width
+
+
 def rank_matrix(
     scores: np.ndarray, tkey: np.ndarray, bnd: np.ndarray, rend: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(order, valid)``: ``order[q, p]`` the global index of the document at position p + 1
     of query q's ranking of its ranked documents ``bnd[q]:rend[q]`` (score descending, ``tkey``
-    ascending, index ascending), ``valid[q, p]`` False past the end (``order`` is 0 there)."""
-    nq = len(bnd) - 1
-    n = rend - bnd[:-1]
-    width = max(int(n.max(initial=0)), 1)
-    qid = _query_of(bnd)
-    idx = np.arange(len(scores), dtype=np.int64)
-    ranked = idx < rend[qid]
-    sel = idx[ranked]
-    srt = sel[np.lexsort((sel, tkey[sel], -scores[sel], qid[sel]))]
-    starts = np.zeros(nq + 1, dtype=np.int64)
-    np.cumsum(n, out=starts[1:])
-    pos = np.arange(len(srt), dtype=np.int64) - np.repeat(starts[:-1], n)
-    order = np.zeros((nq, width), dtype=np.int64)
-    valid = np.zeros((nq, width), dtype=bool)
-    order[qid[srt], pos] = srt
-    valid[qid[srt], pos] = True
+    ascending, index ascending), ``valid[q, p]`` False past the end (``order`` is 0 there).
+
+    One stable sort of each query's row (:func:`_ranked_rows`): by ``-score``, then ``tkey``
+    where any is non-zero; a stable sort keeps input order among full ties."""
+    neg, n, width = _ranked_rows(-scores, bnd, rend)
+    if tkey.any():
+        keys, _, _ = _ranked_rows(tkey, bnd, rend)  # (padding: +inf, after every key)
+        perm = np.lexsort((keys, neg), axis=-1)
+    else:
+        perm = np.argsort(neg, axis=-1, kind="stable")
+    valid = np.arange(width)[None, :] < n[:, None]
+    order = np.where(valid, perm + bnd[:-1, None], 0)
     return order, valid
 
 
@@ -262,11 +276,13 @@ def gain_stats(
 
 def tie_flags(scores: np.ndarray, bnd: np.ndarray, rend: np.ndarray, out: np.ndarray) -> None:
     """:func:`._kernels.tie_flags_kernel`: ``out[i] = True`` when ranked document ``i`` shares
-    its score with another ranked document of its query."""
-    qid = _query_of(bnd)
-    idx = np.arange(len(scores), dtype=np.int64)
-    sel = idx[idx < rend[qid]]
-    srt = sel[np.lexsort((scores[sel], qid[sel]))]
-    same = (scores[srt[1:]] == scores[srt[:-1]]) & (qid[srt[1:]] == qid[srt[:-1]])
-    out[srt[1:][same]] = True
-    out[srt[:-1][same]] = True
+    its score with another ranked document of its query (each query's row sorted at once,
+    :func:`_ranked_rows`)."""
+    rows, n, width = _ranked_rows(scores, bnd, rend)
+    perm = np.argsort(rows, axis=-1)
+    srt = np.take_along_axis(rows, perm, axis=-1)
+    same = srt[:, 1:] == srt[:, :-1]
+    same &= np.arange(1, width)[None, :] < n[:, None]  # both real documents (not padding)
+    q, p = np.nonzero(same)
+    out[bnd[q] + perm[q, p]] = True
+    out[bnd[q] + perm[q, p + 1]] = True
