@@ -295,6 +295,61 @@ def test_the_one_pass_reader_equals_the_line_reader(tmp_path, monkeypatch, kind,
         assert [len(list(g)) for _, g in itertools.groupby(every)] == list(np.diff(bounds))
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        None,  # every line six fields, the first at the line's start: the shortcut
+        lambda ls: [*ls[:2], " " + ls[2], *ls[3:]],  # a leading blank
+        lambda ls: [*ls[:2], ls[2] + " extra", *ls[3:]],  # a seventh field
+        lambda ls: [*ls[:2], "# a comment of six words", *ls[2:]],  # six fields, a comment
+        lambda ls: [*ls[:2], "#q9 Q0 d9 1 0.5 t", *ls[2:]],  # a run line commented out
+        lambda ls: [*ls[:2], "", *ls[2:]],  # a blank line
+        lambda ls: [*ls[:-1], ls[-1] + "\n"],  # a blank last line
+        lambda ls: [*ls[:2], ls[2] + "\t", *ls[3:]],  # a trailing blank
+    ],
+)
+@pytest.mark.parametrize("newline_at_end", [True, False])
+def test_plain_run_files_and_near_misses_read_as_the_line_reader(
+    tmp_path, monkeypatch, change, newline_at_end
+):
+    """The one-pass reader's shortcut (every line exactly the fields asked for, the first at
+    the line's start, no comment line) and each way of leaving it give the line reader's
+    dict."""
+    from ndcglab.data import trec
+
+    lines = [f"q{i // 4} Q0 d{i} {i % 4 + 1} {1 - i / 10:.2f} t" for i in range(12)]
+    if change is not None:
+        lines = change(lines)
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(lines) + ("\n" if newline_at_end else ""))
+    one_pass = trec._read_run_fast(path)
+    assert one_pass is not None
+    with monkeypatch.context() as m:
+        m.setattr(trec, "_read_run_fast", lambda *a: None)
+        by_line = read_run(path)
+    assert list(one_pass) == list(by_line)
+    for q in by_line:
+        assert list(one_pass[q].items()) == list(by_line[q].items())
+    if change is None:  # the shortcut views the field table (no gather): it was taken
+        cols = trec._fast_columns(path, 6, exact=False)
+        assert cols is not None and cols.starts.base is not None
+
+
+def test_fields_moved_between_lines_are_not_taken_for_plain_lines(tmp_path):
+    """As many fields as plain lines would have, but one line with seven and one with five:
+    the one-pass reader declines, and the line reader names the short line."""
+    from ndcglab.data import trec
+
+    lines = [f"q1 Q0 d{i} {i + 1} 0.5 t" for i in range(4)]
+    lines[1] += " extra"
+    lines[2] = lines[2].rsplit(" ", 1)[0]
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(lines) + "\n")
+    assert trec._read_run_fast(path) is None
+    with pytest.raises(DataFormatError, match="5 fields, expected 6"):
+        read_run(path)
+
+
 @pytest.mark.parametrize("newline_at_end", [True, False])
 def test_the_one_pass_reader_takes_odd_spellings_as_the_line_reader(
     tmp_path, monkeypatch, newline_at_end

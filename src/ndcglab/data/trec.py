@@ -197,12 +197,26 @@ def _fast_columns(p: Path, n_fields: int, exact: bool) -> _Columns | None:
     # the ASCII blanks of str.split() left after the checks above: \t \n \v \f (9..12), space
     blank = np.empty(len(b) + 2, dtype=np.bool_)
     blank[0] = blank[-1] = True  # as if the file began and ended with a blank
-    blank[1:-1] = ((b - np.uint8(9)) <= np.uint8(3)) | (b == np.uint8(32))
-    starts = np.flatnonzero(blank[:-2] > blank[1:-1])  # a field starts after a blank
-    ends = np.flatnonzero(blank[1:-1] < blank[2:]) + 1  # and ends before one
+    np.less_equal(b - np.uint8(9), np.uint8(3), out=blank[1:-1])
+    blank[1:-1] |= b == np.uint8(32)
+    # blank/non-blank edges alternate, from the blank before the file to the one after it:
+    # a field starts at every other edge, and ends at the next
+    edges = np.flatnonzero(blank[1:] != blank[:-1])
+    del blank
+    starts, ends = edges[0::2], edges[1::2]
     if not len(starts):
         return None
     line_begin = np.concatenate(([0], np.flatnonzero(b == np.uint8(10)) + 1))
+    if line_begin[-1] == len(b):
+        line_begin = line_begin[:-1]  # (after the last newline: no line)
+    n_lines = len(line_begin)
+    if (
+        len(starts) == n_lines * n_fields
+        and np.array_equal(starts[::n_fields], line_begin)
+        and not (b[line_begin] == ord("#")).any()
+    ):  # the common file: every line n_fields fields, the first at its start (no gather)
+        return _Columns(data, starts.reshape(-1, n_fields), ends.reshape(-1, n_fields))
+    starts = np.ascontiguousarray(starts)
     first = np.searchsorted(starts, line_begin)  # each line's first field (= next line's if none)
     count = np.diff(np.append(first, len(starts)))
     first, count = first[count > 0], count[count > 0]
