@@ -34,13 +34,13 @@ _LISTS: list[tuple[list[float], list[float]]] = [
 ]
 
 
-def _batch() -> tuple[Tensor, Tensor, Tensor]:
-    width = max(len(y) for y, _ in _LISTS)
-    b = len(_LISTS)
+def _batch(lists: list[tuple[list[float], list[float]]] = _LISTS) -> tuple[Tensor, Tensor, Tensor]:
+    width = max(len(y) for y, _ in lists)
+    b = len(lists)
     y = torch.zeros(b, width, dtype=torch.float64)
     s = torch.full((b, width), 5.0, dtype=torch.float64)  # padding scores: large on purpose
     m = torch.zeros(b, width, dtype=torch.bool)
-    for i, (yy, ss) in enumerate(_LISTS):
+    for i, (yy, ss) in enumerate(lists):
         y[i, : len(yy)] = torch.tensor(yy, dtype=torch.float64)
         s[i, : len(ss)] = torch.tensor(ss, dtype=torch.float64)
         m[i, : len(yy)] = True
@@ -194,3 +194,92 @@ def test_a_form_built_once_answers_in_the_scores_dtype(spec: str, read_off: bool
     # (the Hessian of the wide-score list is a difference of terms near 1: float32 cancellation)
     np.testing.assert_allclose(g32[rows].numpy(), g64[rows].numpy(), rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(h32[rows].numpy(), h64[rows].numpy(), rtol=2e-4, atol=1e-6)
+
+
+PAIR_SPECS = [
+    "ranknet",
+    "ranknet(weight=label)",
+    "ranknet(weight=gain,sigma=2)",
+    "lambdarank",
+    "lambdarank@3",
+    "lambdarank@1",
+    "lambdarank(gain=linear,discount=linear)@4",
+    "lambdarank(discount=zipf,sigma=0.5)",
+    "lambdarank(discount=letor)@2",
+]
+
+
+def _pair_form_reference(loss: Loss, s: Tensor, y: Tensor, m: Tensor) -> tuple[Tensor, Tensor]:
+    """The pair form's derivatives written out from ``loss.pair_weights`` at every call (no
+    bound weights, no in-place steps): g_i = σ Σ_j (W_ji ρ_ji − W_ij ρ_ij),
+    h_i = σ² Σ_j (W_ij ρ_ij (1 − ρ_ij) + W_ji ρ_ji (1 − ρ_ji))."""
+    sigma = float(loss.params["sigma"])
+    s = s.masked_fill(~m, 0.0)
+    w = loss.pair_weights(s, y, m)
+    rho = torch.sigmoid(-sigma * (s.unsqueeze(-1) - s.unsqueeze(-2)))
+    wr = w * rho
+    g = sigma * (wr.sum(dim=-2) - wr.sum(dim=-1))
+    c = w * rho * (1.0 - rho)
+    h = sigma * sigma * (c.sum(dim=-1) + c.sum(dim=-2))
+    return g * m, h * m
+
+
+@pytest.mark.parametrize("keep", ["kept", "over the budget"])
+@pytest.mark.parametrize("spec", PAIR_SPECS)
+def test_pair_weights_bound_once_equal_the_loss_pair_weights_at_every_call(
+    spec: str, keep: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pair form builds the label-only part of W once (``bind_pair_weights``) and is then
+    called round after round at new scores, in either dtype: W, the gradient and the Hessian
+    diagonal equal the ones built from ``pair_weights`` at each call, bit for bit (scores with
+    ties, padding, lists without pairs or with IDCG = 0 included); and the same when the form
+    may keep nothing (``KEEP_BYTES`` spent) and computes W at every call."""
+    from ndcglab.losses import pairwise
+
+    if keep == "over the budget":
+        monkeypatch.setattr(pairwise, "KEEP_BYTES", 0)
+    loss = get_loss(spec)
+    # (and a list whose pairs are all below 0: negative gains, IDCG < 0, so no weight at all)
+    s0, y, m = _batch([*_LISTS, ([0, -1, -1, -2], [0.4, 0.9, -0.3, 0.0])])
+    form = loss.closed_form(y, m)
+    assert form is not None
+    gen = torch.Generator().manual_seed(3)
+    draws = [s0, torch.round(s0 * 2) / 2]  # the batch, then many tied scores
+    draws += [torch.randn(s0.shape, generator=gen, dtype=torch.float64) for _ in range(3)]
+    for dtype in (torch.float64, torch.float32, torch.float64):
+        for s in draws:
+            s = s.to(dtype)
+            w = form._weights(s.masked_fill(~m, 0.0))
+            w_ref = loss.pair_weights(s.masked_fill(~m, 0.0), y, m)
+            assert w.dtype == dtype and torch.equal(w, w_ref)
+            g, h = form.grad_hess(s)
+            g_ref, h_ref = _pair_form_reference(loss, s, y, m)
+            assert torch.equal(g, g_ref) and torch.equal(h, h_ref)
+
+
+def test_what_pair_forms_keep_is_counted_and_given_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each form reserves its (B, M, M) weights in the scores' dtype; a form that changes dtype
+    gives the old reservation back; a form over the budget keeps nothing; a form that is
+    collected gives its reservation back."""
+    import gc
+
+    from ndcglab.losses import pairwise
+
+    s, y, m = _batch()
+    cells = s.shape[0] * s.shape[1] ** 2
+    gc.collect()
+    base = pairwise._kept[0]
+    monkeypatch.setattr(pairwise, "KEEP_BYTES", base + 10 * cells)
+    a = get_loss("lambdarank").closed_form(y, m)
+    b = get_loss("ranknet").closed_form(y, m)
+    a.grad_hess(s)
+    assert pairwise._kept[0] == base + 8 * cells
+    a.grad_hess(s.to(torch.float32))  # float32 now: the float64 weights are given back
+    assert pairwise._kept[0] == base + 4 * cells
+    b.grad_hess(s)  # 8 more bytes a cell would exceed the budget: b keeps nothing
+    assert pairwise._kept[0] == base + 4 * cells and b.__dict__.get("_bound") is None
+    b.grad_hess(s.to(torch.float32))  # 4 bytes a cell fit
+    assert pairwise._kept[0] == base + 8 * cells
+    del a, b
+    gc.collect()
+    assert pairwise._kept[0] == base

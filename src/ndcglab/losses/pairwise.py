@@ -12,6 +12,8 @@ block whatever the list length. None of these is analysed by Ravikumar et al.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -81,20 +83,64 @@ class PairForm(PairMatrixForm):
         h_i = σ² Σ_j (W_ij ρ_ij (1 − ρ_ij) + W_ji ρ_ji (1 − ρ_ji))
 
     with ``W`` from the loss's ``pair_weights`` at the current scores, held constant (as the loss
-    does, so this is also the Hessian autograd gives). Builds ``(B, M, M)`` pair matrices."""
+    does, so this is also the Hessian autograd gives). Builds ``(B, M, M)`` pair matrices.
+
+    The label-only part of ``W`` is built once per scores' dtype and device, at the first call
+    (the loss's ``bind_pair_weights``: all of RankNet's ``W``; LambdaRank's ``|G(y_i) − G(y_j)|``
+    on its pairs and ``IDCG@k``), so that each later call (a boosting round) computes only what
+    depends on the scores; the values are those of ``pair_weights``, bit for bit."""
 
     def grad_hess(
         self, scores: Tensor, generator: Generator | None = None
     ) -> tuple[Tensor, Tensor]:
         sigma = float(self.loss.params["sigma"])
         s = scores.masked_fill(~self.mask, 0.0)
-        w = self.loss.pair_weights(s, self.labels, self.mask)
-        rho = torch.sigmoid(-sigma * (s.unsqueeze(-1) - s.unsqueeze(-2)))  # ρ_ij
+        w = self._weights(s)
+        rho = torch.sub(s.unsqueeze(-1), s.unsqueeze(-2)).mul_(-sigma).sigmoid_()  # ρ_ij
         wr = w * rho
         g = sigma * (wr.sum(dim=-2) - wr.sum(dim=-1))
-        c = w * rho * (1.0 - rho)
+        c = rho.neg_().add_(1.0).mul_(wr)  # W ρ (1 − ρ), in ρ's memory
         h = sigma * sigma * (c.sum(dim=-1) + c.sum(dim=-2))
         return g * self.mask, h * self.mask
+
+    def _weights(self, s: Tensor) -> Tensor:
+        """``W`` at the (masked) scores ``s``: from the loss's bound weights when it has them
+        (built at the first call for ``s``'s dtype and device) and they fit in what pair forms
+        may keep (:data:`KEEP_BYTES`), else from ``pair_weights`` (the same values)."""
+        bind = getattr(self.loss, "bind_pair_weights", None)
+        if bind is None:
+            return self.loss.pair_weights(s, self.labels, self.mask)
+        key = (s.dtype, s.device)
+        bound = self.__dict__.get("_bound")
+        if bound is None or bound[0] != key:
+            if bound is not None:
+                bound[2]()  # give back what the weights for the other dtype/device held
+                self.__dict__["_bound"] = None
+            nbytes = s.shape[0] * s.shape[-1] * s.shape[-1] * s.element_size()
+            if not _keep(nbytes):
+                return self.loss.pair_weights(s, self.labels, self.mask)
+            bound = (key, bind(self.labels, self.mask, s), weakref.finalize(self, _keep, -nbytes))
+            self.__dict__["_bound"] = bound
+        return bound[1](s)
+
+
+KEEP_BYTES = 256 << 20
+"""Pair forms keep the label-only part of their pair weights (one ``(B, M, M)`` matrix per form)
+between calls while all of them together hold at most this many bytes; beyond it, a form
+computes its weights at every call (the same values, more time)."""
+
+_kept = [0]
+_kept_lock = threading.Lock()
+
+
+def _keep(nbytes: int) -> bool:
+    """Reserve ``nbytes`` of :data:`KEEP_BYTES` (a negative number gives them back); whether
+    the reservation fits."""
+    with _kept_lock:
+        if nbytes > 0 and _kept[0] + nbytes > KEEP_BYTES:
+            return False
+        _kept[0] += nbytes
+        return True
 
 
 @register_loss
@@ -150,6 +196,14 @@ class RankNet(Loss):
             w = (v.unsqueeze(-1) - v.unsqueeze(-2)) * pairs
         count = pairs.sum(dim=(-2, -1), keepdim=True).to(scores.dtype)
         return torch.where(count > 0, w / count.clamp_min(1.0), 0.0)
+
+    def bind_pair_weights(
+        self, labels: Tensor, mask: Tensor, like: Tensor
+    ) -> Callable[[Tensor], Tensor]:
+        """:meth:`pair_weights` for fixed ``labels``/``mask`` as a function of the scores (in
+        ``like``'s dtype and device): ``W`` does not depend on them, so it is built once."""
+        w = self.pair_weights(like, labels, mask)
+        return lambda scores: w
 
 
 @register_loss
@@ -331,6 +385,39 @@ class LambdaRank(Loss):
         p = self.params
         delta = lambdarank_delta(scores, y, mask, k=k, gain=p["gain"], discount=p["discount"])
         return torch.where(_ops.better_pairs(y, mask), delta.to(scores.dtype), 0.0)
+
+    def bind_pair_weights(
+        self, labels: Tensor, mask: Tensor, like: Tensor
+    ) -> Callable[[Tensor], Tensor]:
+        """:meth:`pair_weights` for fixed ``labels``/``mask`` as a function of the scores (in
+        ``like``'s dtype and device). Built once: the gains' differences ``|G(y_i) − G(y_j)|``
+        on the pairs with ``y_i > y_j`` of lists with ``IDCG@k > 0`` (0 elsewhere), and
+        ``IDCG@k`` (1 where it is 0). Each call ranks the scores and gives
+        ``(|ΔG| · |D̃(π(i)) − D̃(π(j))|) / IDCG@k``: the same operations, in the same order, as
+        :func:`lambdarank_delta` on those pairs, and an exact 0 elsewhere."""
+        from ..measures.discounts import get_discount
+        from ..measures.gains import get_gain
+
+        p = self.params
+        discount = get_discount(p["discount"])
+        y = _ops.zero_padding(labels.to(like.dtype), mask)
+        kk = _ops.cutoff_per_list(
+            None if self.cutoff is None else self.cutoff.k, _ops.lengths(mask)
+        )
+        with torch.no_grad():
+            g = _ops.masked_gains(get_gain(p["gain"]), y, mask)
+            idcg = _ops.ideal_dcg(g, mask, discount, kk)
+            use = _ops.better_pairs(y, mask) & (idcg > 0).view(-1, 1, 1)
+            dg = torch.where(use, (g.unsqueeze(-1) - g.unsqueeze(-2)).abs(), 0.0)
+            norm = torch.where(idcg > 0, idcg, 1.0).view(-1, 1, 1)
+
+        def weights(scores: Tensor) -> Tensor:
+            with torch.no_grad():
+                _, rank = _ops.ranking(scores, mask)
+                dd = _ops.cut_discounts(discount, rank + 1, mask, kk, scores)
+                return (dg * (dd.unsqueeze(-1) - dd.unsqueeze(-2)).abs()).div_(norm)
+
+        return weights
 
 
 @register_loss
