@@ -124,8 +124,8 @@ class _Columns:
         w = int((e - s).max())
         if w > _MAX_WIDTH:
             names = self.text(j)
-            first = [0] + [i for i in range(1, n) if names[i] != names[i - 1]]
-            return [*first, n], [names[i] for i in first]
+            heads = [0] + [i for i in range(1, n) if names[i] != names[i - 1]]
+            return [*heads, n], [names[i] for i in heads]
         new = np.ones(n, dtype=np.bool_)
         for lo in range(0, n, _CHUNK_ROWS):  # each chunk's rows, and the row before them
             at = max(lo - 1, 0)

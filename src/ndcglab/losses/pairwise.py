@@ -40,7 +40,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..measures.discounts import Discount
     from ..measures.gains import Gain
 
-__all__ = ["AdaRank", "LambdaRank", "PairForm", "RankNet", "RankSVM", "lambdarank_delta"]
+__all__ = [
+    "KEEP_BYTES",
+    "AdaRank",
+    "LambdaRank",
+    "PairForm",
+    "RankNet",
+    "RankSVM",
+    "lambdarank_delta",
+]
 
 
 def _mean_over_pairs(

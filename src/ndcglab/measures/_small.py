@@ -116,7 +116,7 @@ def _query_of(bnd: np.ndarray) -> np.ndarray:
 
 def _ranked_rows(
     values: np.ndarray, bnd: np.ndarray, rend: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, int]:
     """``(rows, n, width)``: the values of each query's ranked documents ``bnd[q]:rend[q]`` as
     the row ``rows[q, :n[q]]`` of a ``(Q, width)`` matrix in input order, ``+inf`` after (the
     values are finite: padding sorts last). Sorting the rows ranks every query at once without
