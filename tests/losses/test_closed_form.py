@@ -283,3 +283,19 @@ def test_what_pair_forms_keep_is_counted_and_given_back(monkeypatch: pytest.Monk
     del a, b
     gc.collect()
     assert pairwise._kept[0] == base
+
+
+def test_a_copied_or_pickled_pair_form_binds_its_own_weights() -> None:
+    """A copy (or an unpickled form) does not share the original's bound weights or their
+    reservation, and gives the same derivatives."""
+    import copy
+    import pickle
+
+    s, y, m = _batch()
+    form = get_loss("lambdarank@3").closed_form(y, m)
+    g, h = form.grad_hess(s)
+    for other in (copy.copy(form), copy.deepcopy(form), pickle.loads(pickle.dumps(form))):
+        assert "_bound" not in other.__dict__
+        g2, h2 = other.grad_hess(s)
+        assert torch.equal(g, g2) and torch.equal(h, h2)
+        assert other.__dict__["_bound"] is not form.__dict__["_bound"]

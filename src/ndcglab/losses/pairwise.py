@@ -131,6 +131,12 @@ class PairForm(PairMatrixForm):
             self.__dict__["_bound"] = bound
         return bound[1](s)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Copies and pickles leave the bound weights behind (a copy binds its own)."""
+        state = dict(self.__dict__)
+        state.pop("_bound", None)
+        return state
+
 
 KEEP_BYTES = 256 << 20
 """Pair forms keep the label-only part of their pair weights (one ``(B, M, M)`` matrix per form)
