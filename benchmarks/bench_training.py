@@ -27,7 +27,12 @@ linear model with Adam (minibatches of 64 queries) on the same batches — the p
 length-bucketed batch order of :class:`ndcglab.training.batching.BatchPlan` — and the plain loop
 uses allRank's ListNet and ListMLE formulas (softmax cross-entropy over ``-inf``-padded rows;
 one random permutation, one sort by label, a cumulative sum of ``exp`` of max-shifted scores).
-The two are run interleaved and repeated; printed: the min/median/max over the repeats of the
+``--overhead-losses listwise`` (or a list of specs) times every listwise loss the same way; for
+losses other than ListNet and ListMLE the plain loop calls ndcglab's own loss on each batch, so
+what is compared is the training loop around it.
+Both run on the same torch threads (``--threads``, else torch's default: ``train()`` gets
+``num_threads`` set to it, so its own thread rule does not enter the comparison). The two are
+run interleaved and repeated; printed: the min/median/max over the repeats of the
 ratio ``ndcglab epoch / plain epoch`` (median epoch of each run after the first), the time
 ``train()`` spends before its first epoch, and the load average.
 """
@@ -46,6 +51,24 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 LOSSES = ("listnet", "listmle", "cs_listmle@10")
+#: ``--overhead-losses listwise``: the listwise losses (surrogates, their NDCG-consistent
+#: versions, the Bregman and q-norm families, CS-ListMLE@k, and the smooth-NDCG losses)
+LISTWISE = (
+    "listnet",
+    "listmle",
+    "cosine",
+    "squared",
+    "consistent_listnet",
+    "consistent_cosine",
+    "consistent_squared",
+    "bregman",
+    "qnorm",
+    "cs_listmle@10",
+    "softmax_ce",
+    "approx_ndcg",
+    "neural_ndcg@10",
+    "lambdaloss@10",
+)
 
 
 def epoch_times(ds, loss: str, optimizer: str, epochs: int, batch_size: int = 64) -> list[float]:
@@ -113,8 +136,23 @@ def _allrank_listmle(torch, s, y, mask):
     return obs.sum(dim=1)
 
 
+def _plain_loss(loss: str):
+    """The plain loop's loss: allRank's formulas for ListNet and ListMLE; for any other loss,
+    ndcglab's registered loss called as ``loss(scores, labels, mask)`` (so the comparison is of
+    the training loop around it)."""
+    if loss == "listnet":
+        return _allrank_listnet
+    if loss == "listmle":
+        return _allrank_listmle
+    from ndcglab.losses import get_loss
+
+    fn = get_loss(loss)
+    return lambda torch, s, y, mask: fn(s, y, mask)
+
+
 def plain_epochs(ds, loss: str, epochs: int, batch_size: int = 64) -> list[float]:
-    """A plain PyTorch loop: the same batches, a linear model, Adam, allRank's loss formulas."""
+    """A plain PyTorch loop: the same batches, a linear model, Adam, the loss of
+    :func:`_plain_loss`."""
     import torch
 
     from ndcglab.training.batching import BatchPlan
@@ -123,7 +161,7 @@ def plain_epochs(ds, loss: str, epochs: int, batch_size: int = 64) -> list[float
     keep = informative_queries(ds.labels, ds.boundaries)
     sub = ds.subset(keep)
     plan = BatchPlan(sub.features, sub.labels, sub.boundaries, batch_size=batch_size, seed=0)
-    fn = _allrank_listnet if loss == "listnet" else _allrank_listmle
+    fn = _plain_loss(loss)
     torch.manual_seed(0)
     model = torch.nn.Linear(ds.n_features, 1)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -139,14 +177,20 @@ def plain_epochs(ds, loss: str, epochs: int, batch_size: int = 64) -> list[float
     return times
 
 
-def overhead(sets, epochs: int, repeats: int) -> None:
+def overhead(sets, epochs: int, repeats: int, losses: list[str]) -> None:
     """ndcglab's epoch vs the plain loop's, interleaved and repeated (see the module docstring)."""
     import os
 
+    import torch
+
     from ndcglab.training import train
 
+    # both loops on the same torch threads (the plain loop runs on torch's current count): what
+    # is compared is the loop, not train()'s thread rule (docs/training.md, "Threads")
+    threads = torch.get_num_threads()
+    print(f"  (both loops on {threads} torch thread(s))")
     for name, ds in sets:
-        for loss in ("listnet", "listmle"):
+        for loss in losses:
             ratios, setups = [], []
             plain_epochs(ds, loss, 2)  # warm-up: first calls of every operation
             loads = [os.getloadavg()[0]]
@@ -163,6 +207,7 @@ def overhead(sets, epochs: int, repeats: int) -> None:
                     batch_size=64,
                     normalize="none",
                     progress=False,
+                    num_threads=threads,
                 )
                 total = time.perf_counter() - t0
                 ours = [h["seconds"] for h in r.history]
@@ -170,7 +215,7 @@ def overhead(sets, epochs: int, repeats: int) -> None:
                 ratios.append(statistics.median(ours[1:]) / plain)
                 loads.append(os.getloadavg()[0])
             print(
-                f"  {name:34s} {loss:8s} ndcglab / plain epoch: min {min(ratios):.2f}  median "
+                f"  {name:34s} {loss:18s} ndcglab / plain epoch: min {min(ratios):.2f}  median "
                 f"{statistics.median(ratios):.2f}  max {max(ratios):.2f}   (train() outside "
                 f"epochs: median {statistics.median(setups):.2f} s; load "
                 f"{min(loads):.2f}..{max(loads):.2f}; {repeats} repeats x {epochs} epochs)",
@@ -273,6 +318,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--repeats", type=int, default=5, help="--overhead, --loss-only: interleaved repeats"
     )
+    ap.add_argument(
+        "--overhead-losses",
+        default="listnet,listmle",
+        help="--overhead: comma-separated loss specs, or 'listwise' for every listwise loss "
+        "(default listnet,listmle); losses other than ListNet and ListMLE run ndcglab's own "
+        "loss in the plain loop",
+    )
     args = ap.parse_args(argv)
 
     import torch
@@ -311,7 +363,12 @@ def main(argv: list[str] | None = None) -> int:
         sets.append((name, big))
 
     if args.overhead:
-        overhead(sets, max(args.epochs, 3), 3 if args.quick else args.repeats)
+        losses = (
+            list(LISTWISE)
+            if args.overhead_losses == "listwise"
+            else [x.strip() for x in args.overhead_losses.split(",") if x.strip()]
+        )
+        overhead(sets, max(args.epochs, 3), 3 if args.quick else args.repeats, losses)
         return 0
     if args.loss_only:
         loss_overhead(sets, args.repeats)
