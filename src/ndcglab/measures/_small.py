@@ -6,7 +6,7 @@ of the padded ``(Q, longest list)`` matrix) :mod:`ndcglab.measures.compute` uses
 instead. They give the same numbers as the kernels, bit for bit:
 
 * the ranking is the kernels' strict total order (score descending, ``tkey`` ascending, index
-  ascending), from one :func:`numpy.lexsort` of all queries;
+  ascending), from one stable sort along the rows of a padded ``(Q, longest list)`` matrix;
 * every sum is left to right from 0 per query (:func:`numpy.cumsum` along the rows of a padded
   matrix, as :func:`ndcglab.measures.conventions.cumulative_dcg`), with the same products and
   divisions as the kernels.
