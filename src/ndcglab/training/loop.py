@@ -213,12 +213,12 @@ class GradientRun:
     # ------------------------------------------------------------------ one epoch
     def _batch_losses(self, batch: Any) -> Any:
         """The batch's per-list losses; the loss is bound to the batch's labels once (a bucket
-        layout visits the same batches every epoch), so each call does only the scores' work."""
+        layout visits the same batches every epoch), so each call does only the scores' work.
+        The padded cells are left as the gather fills them: the bound loss zeroes them itself,
+        or masks them (``Loss.masks_padding``), so no value or gradient flows there."""
         if batch.bound is None or batch.bound.loss is not self.loss:
             batch.bound = self.loss.bind(batch.labels, batch.mask)
-        scores = batch.pad(
-            self.model(batch.features(self.plan.x)), zero=not self.loss.masks_padding
-        )
+        scores = batch.pad(self.model(batch.features(self.plan.x)), zero=False)
         return batch.bound(scores, generator=self.gen)
 
     def _penalty(self) -> Any:
