@@ -299,3 +299,49 @@ def test_a_copied_or_pickled_pair_form_binds_its_own_weights() -> None:
         g2, h2 = other.grad_hess(s)
         assert torch.equal(g, g2) and torch.equal(h, h2)
         assert other.__dict__["_bound"] is not form.__dict__["_bound"]
+
+
+@pytest.mark.parametrize("spec", PAIR_SPECS)
+def test_pair_weight_rows_are_the_rows_of_pair_weights(spec: str) -> None:
+    """``pair_weight_rows`` gives ``pair_weights`` one block of rows at a time, bit for bit,
+    in both dtypes, for blocks of 1, 3 and all rows."""
+    loss = get_loss(spec)
+    s0, y, m = _batch([*_LISTS, ([0, -1, -1, -2], [0.4, 0.9, -0.3, 0.0])])
+    for dtype in (torch.float64, torch.float32):
+        s = torch.round(s0 * 2).div(2).to(dtype).masked_fill(~m, 0.0)  # tied scores too
+        whole = loss.pair_weights(s, y, m)
+        rows = loss.pair_weight_rows(s, y, m)
+        width = s.shape[1]
+        for step in (1, 3, width):
+            blocks = [rows(lo, min(width, lo + step)) for lo in range(0, width, step)]
+            assert torch.equal(torch.cat(blocks, dim=1), whole), (dtype, step)
+
+
+@pytest.mark.parametrize("spec", PAIR_SPECS)
+def test_a_long_list_is_derived_in_blocks_of_pair_rows(
+    spec: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch whose pair matrices exceed ``PAIR_BUDGET`` (here made small) goes through the
+    pair form in blocks of rows: the same gradient and Hessian diagonal as in one piece, to
+    the last bits of the column sums (added block by block); padding stays exactly 0."""
+    from ndcglab.losses import _ops, pairwise
+
+    loss = get_loss(spec)
+    s, y, m = _batch()
+    whole = loss.closed_form(y, m).grad_hess(s)
+    b, width = s.shape
+    used = []
+    original = pairwise.PairForm._blocked
+
+    def spy(self, *args):
+        used.append(True)
+        return original(self, *args)
+
+    monkeypatch.setattr(pairwise.PairForm, "_blocked", spy)
+    for budget in (b * width, 3 * b * width):  # blocks of 1 and of 3 rows
+        monkeypatch.setattr(_ops, "PAIR_BUDGET", budget)
+        g, h = loss.closed_form(y, m).grad_hess(s)
+        np.testing.assert_allclose(g.numpy(), whole[0].numpy(), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(h.numpy(), whole[1].numpy(), rtol=1e-12, atol=1e-15)
+        assert torch.all(g[~m] == 0) and torch.all(h[~m] == 0)
+    assert len(used) == 2

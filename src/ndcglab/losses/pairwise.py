@@ -103,6 +103,10 @@ class PairForm(PairMatrixForm):
     ) -> tuple[Tensor, Tensor]:
         sigma = float(self.loss.params["sigma"])
         s = scores.masked_fill(~self.mask, 0.0)
+        b, m = s.shape
+        rows = getattr(self.loss, "pair_weight_rows", None)
+        if rows is not None and b * m * m > _ops.PAIR_BUDGET and m > 1:
+            return self._blocked(s, sigma, rows(s, self.labels, self.mask))
         w = self._weights(s)
         rho = torch.sub(s.unsqueeze(-1), s.unsqueeze(-2)).mul_(-sigma).sigmoid_()  # ρ_ij
         wr = w * rho
@@ -110,6 +114,30 @@ class PairForm(PairMatrixForm):
         c = rho.neg_().add_(1.0).mul_(wr)  # W ρ (1 − ρ), in ρ's memory
         h = sigma * sigma * (c.sum(dim=-1) + c.sum(dim=-2))
         return g * self.mask, h * self.mask
+
+    def _blocked(
+        self, s: Tensor, sigma: float, weight_rows: Callable[[int, int], Tensor]
+    ) -> tuple[Tensor, Tensor]:
+        """:meth:`grad_hess` over blocks of pair rows ``[lo, hi)``, each ``B × (hi − lo) × M``
+        at most :data:`~ndcglab.losses._ops.PAIR_BUDGET` entries (a batch whose pair matrices
+        would exceed it: a long list): memory bounded by a few blocks whatever M. The row sums
+        are those of the whole matrix; the column sums are added block by block, so they may
+        differ from the unblocked ones in the last bits."""
+        b, m = s.shape
+        step = max(1, _ops.PAIR_BUDGET // (b * m))
+        g = torch.zeros_like(s)
+        h = torch.zeros_like(s)
+        for lo in range(0, m, step):
+            hi = min(m, lo + step)
+            w = weight_rows(lo, hi)  # W[:, lo:hi, :]
+            rho = torch.sub(s[:, lo:hi].unsqueeze(-1), s.unsqueeze(-2)).mul_(-sigma).sigmoid_()
+            wr = w * rho
+            g += wr.sum(dim=-2)
+            g[:, lo:hi] -= wr.sum(dim=-1)
+            c = rho.neg_().add_(1.0).mul_(wr)
+            h[:, lo:hi] += c.sum(dim=-1)
+            h += c.sum(dim=-2)
+        return sigma * g * self.mask, sigma * sigma * h * self.mask
 
     def _weights(self, s: Tensor) -> Tensor:
         """``W`` at the (masked) scores ``s``: from the loss's bound weights when it has them
@@ -218,6 +246,31 @@ class RankNet(Loss):
         ``like``'s dtype and device): ``W`` does not depend on them, so it is built once."""
         w = self.pair_weights(like, labels, mask)
         return lambda scores: w
+
+    def pair_weight_rows(
+        self, scores: Tensor, labels: Tensor, mask: Tensor
+    ) -> Callable[[int, int], Tensor]:
+        """The rows ``W[:, lo:hi, :]`` of :meth:`pair_weights`, one block at a time (the same
+        values; the pair count per list is taken without a pair matrix)."""
+        y = labels.to(scores.dtype)
+        weight = self.params["weight"]
+        v = None
+        if weight != "none":
+            v = y if weight == "label" else _ops.masked_gains(self.params["gain"], y, mask)
+        count = _ops.pairs_below(y, mask).to(scores.dtype).view(-1, 1, 1)
+        valid = mask.unsqueeze(-2)
+
+        def rows(lo: int, hi: int) -> Tensor:
+            pairs = (y[:, lo:hi].unsqueeze(-1) > y.unsqueeze(-2)) & (
+                mask[:, lo:hi].unsqueeze(-1) & valid
+            )
+            if v is None:
+                w = pairs.to(scores.dtype)
+            else:
+                w = (v[:, lo:hi].unsqueeze(-1) - v.unsqueeze(-2)) * pairs
+            return torch.where(count > 0, w / count.clamp_min(1.0), 0.0)
+
+        return rows
 
 
 @register_loss
@@ -432,6 +485,39 @@ class LambdaRank(Loss):
                 return (dg * (dd.unsqueeze(-1) - dd.unsqueeze(-2)).abs()).div_(norm)
 
         return weights
+
+    def pair_weight_rows(
+        self, scores: Tensor, labels: Tensor, mask: Tensor
+    ) -> Callable[[int, int], Tensor]:
+        """The rows ``W[:, lo:hi, :]`` of :meth:`pair_weights` at ``scores``, one block at a
+        time: the ranking, the discounts and IDCG@k once, then per block the operations of
+        :func:`lambdarank_delta` on those rows (the same values)."""
+        from ..measures.discounts import get_discount
+        from ..measures.gains import get_gain
+
+        p = self.params
+        s, y = _ops.clean(scores, labels, mask)
+        kk = _ops.cutoff_per_list(
+            None if self.cutoff is None else self.cutoff.k, _ops.lengths(mask)
+        )
+        g, dd, idcg, _, _ = _lambda_parts(
+            s, y, mask, kk, get_gain(p["gain"]), get_discount(p["discount"])
+        )
+        ok = (idcg > 0).view(-1, 1, 1)
+        den = idcg.view(-1, 1, 1)
+
+        def rows(lo: int, hi: int) -> Tensor:
+            with torch.no_grad():
+                pairs = (y[:, lo:hi].unsqueeze(-1) > y.unsqueeze(-2)) & (
+                    mask[:, lo:hi].unsqueeze(-1) & mask.unsqueeze(-2)
+                )
+                raw = (g[:, lo:hi].unsqueeze(-1) - g.unsqueeze(-2)).abs() * (
+                    dd[:, lo:hi].unsqueeze(-1) - dd.unsqueeze(-2)
+                ).abs()
+                delta = _ops.safe_divide(raw, den, ok & pairs)
+                return torch.where(pairs, delta, 0.0)
+
+        return rows
 
 
 @register_loss
