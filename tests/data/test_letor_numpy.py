@@ -304,6 +304,34 @@ def test_lines_outside_the_shape_are_declined(tmp_path, line):
     check(p)
 
 
+@pytest.mark.parametrize(
+    ("comments", "taken"),
+    [
+        (["# docid = a inc = 1 prob = 0.5", "# docid = b inc = 0 prob = 1e-3", ""], True),
+        (["#docid = a\tinc = 2", "\t#  docid =  é  inc = -1  ", "# docid = c inc = 3"], True),
+        (["# docid = a # b", "# docid = b"], False),  # a second '#', a word of its own
+        (["# docid = a#b inc = 1", "# docid = #c inc = 2"], True),  # '#' inside a word
+        (["# docid = a inc = 1", "# docid = b"], False),  # another number of words
+        (["# docid = a", "# docud = b"], False),  # another key, same length
+        (["# docid = a", "# doc = b"], False),  # another key, another length
+        (["# docid = a", "# docid == b"], False),  # another word where '=' is
+        (["# a=b = 1", "# a=b = 2"], False),  # '=' inside a key
+        (["# inc = 1", "# inc = abc"], False),  # a value that is not a number
+        (["# docid = a docid = b", "# docid = c docid = d"], False),  # a key twice
+        (["#", "# docid = b"], False),  # an empty comment on a data line
+    ],
+)
+def test_comments_are_read_as_split_words_or_declined(tmp_path, comments, taken):
+    """The comments of data lines, read for all lines at once: the same ``KEY = VALUE``
+    columns as the Numba parser's (``docid`` as text, other keys as numbers, a line without a
+    comment NaN / ""), or the file declined when the words are not in that shape."""
+    lines = [f"{i % 3} qid:{i // 2 + 1} 1:0.{i}5 2:1 {c}" for i, c in enumerate(comments)]
+    p = tmp_path / "c.txt"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert (_letor_numpy.parse(p.read_bytes(), None, 1000) is not None) == taken
+    assert check(p) == taken
+
+
 def test_an_index_of_ten_digits_is_refused_whatever_the_cap(tmp_path):
     p = tmp_path / "d.txt"
     p.write_text("0 qid:1000 1:0.5\n1 qid:1000 1234567890:1\n")

@@ -323,7 +323,7 @@ def _parse_part(data: bytes, n_features: int | None, limit: int, parts: int) -> 
     keys: list[str] = []
     extras: dict[str, np.ndarray | list[str]] = {}
     if len(hashes):
-        pairs = _comments(data, buf, cstart, nl)
+        pairs = _comments(buf, cstart, nl)
         if pairs is None:
             return None
         keys, extras = pairs
@@ -343,51 +343,86 @@ def _parse_part(data: bytes, n_features: int | None, limit: int, parts: int) -> 
 
 
 def _comments(
-    data: bytes, buf: np.ndarray, cstart: np.ndarray, nl: np.ndarray
+    buf: np.ndarray, cstart: np.ndarray, nl: np.ndarray
 ) -> tuple[list[str], dict[str, np.ndarray | list[str]]] | None:
+    """The ``KEY = VALUE`` columns of the data lines' comments (``cstart``: each line's ``#``,
+    or its newline ``nl`` when it has none), or ``None`` when they are not in the shape of the
+    module docstring. As ``text.split()`` of each comment would read them, found for all lines
+    at once: the comments' bytes are gathered into one buffer (each followed by its newline),
+    split at ASCII whitespace (as ``bytes.split()``: a ``#`` inside a comment is part of a
+    word), and the words checked column by column."""
     has = np.flatnonzero(cstart < nl)
     if len(has) == 0:
         return [], {}  # comments on comment-only lines only
-    texts = [data[s + 1 : e] for s, e in zip(cstart[has].tolist(), nl[has].tolist())]
-    if any(b":" in text for text in texts):
+    k = len(has)
+    lo = cstart[has] + 1  # each comment's text, and the newline after it
+    lens = nl[has] - lo + 1
+    at = np.zeros(k, dtype=np.int64)
+    np.cumsum(lens[:-1], out=at[1:])
+    pos = np.arange(int(lens.sum()), dtype=np.int64) + np.repeat(lo - at, lens)
+    text = buf[pos]  # every comment's bytes, each followed by its newline
+    del pos
+    if (text == 58).any():
         return None  # a ':' in a comment: declined (the rule of the module docstring)
-    toks = [text.split() for text in texts]
-    m = len(toks[0])
-    if m == 0 or m % 3 or any(len(t) != m for t in toks):
+    blank = np.empty(len(text) + 2, dtype=np.bool_)
+    blank[0] = blank[-1] = True
+    np.less_equal(text - np.uint8(9), np.uint8(4), out=blank[1:-1])  # \t \n \v \f \r
+    blank[1:-1] |= text == np.uint8(32)
+    edges = np.flatnonzero(blank[1:] != blank[:-1])
+    starts, ends = edges[0::2], edges[1::2]
+    first = np.searchsorted(starts, at)  # each comment's first word
+    count = np.diff(np.append(first, len(starts)))
+    m = int(count[0])
+    if m == 0 or m % 3 or (count != m).any():
         return None
-    cols = list(zip(*toks))  # the j-th word of every comment
-    names = [c[0] for c in cols[0::3]]
-    if len(set(names)) != len(names) or any(b"=" in k for k in names):
+    s, e = starts.reshape(k, m), ends.reshape(k, m)
+    raw = text.tobytes()
+    names = [raw[s[0, j] : e[0, j]] for j in range(0, m, 3)]
+    if len(set(names)) != len(names) or any(b"=" in key for key in names):
         return None
     for j in range(m):
-        if (j % 3 != 2 and len(set(cols[j])) != 1) or (j % 3 == 1 and cols[j][0] != b"="):
-            return None  # another key, or no '=' between a key and its value
+        if j % 3 == 2:
+            continue
+        width = int(e[0, j] - s[0, j])
+        if ((e[:, j] - s[:, j]) != width).any():
+            return None  # another key, or another word where '=' should be
+        if not (_rows(text, s[:, j], width) == text[s[0, j] : e[0, j]]).all():
+            return None
+        if j % 3 == 1 and raw[s[0, j] : e[0, j]] != b"=":
+            return None
     n = len(nl)
-    keys = [k.decode("utf-8", "surrogateescape") for k in names]
+    keys = [key.decode("utf-8", "surrogateescape") for key in names]
     extras: dict[str, np.ndarray | list[str]] = {}
     for j, key in enumerate(keys):
-        vals = cols[3 * j + 2]
+        vs, ve = s[:, 3 * j + 2], e[:, 3 * j + 2]
         if key == "docid":
-            text = b"\n".join(vals).decode("utf-8", "surrogateescape").split("\n")
-            if len(has) == n:
-                extras[key] = text
+            words = _joined(text, vs, ve).decode("utf-8", "surrogateescape").split("\n")
+            if k == n:
+                extras[key] = words
             else:
                 col = [""] * n
-                for r, v in zip(has.tolist(), text):
+                for r, v in zip(has.tolist(), words):
                     col[r] = v
                 extras[key] = col
             continue
-        blob = b" ".join(vals) + b" "
-        lens = np.fromiter(map(len, vals), dtype=np.int64, count=len(vals))
-        vs = np.zeros(len(vals), dtype=np.int64)
-        np.cumsum(lens[:-1] + 1, out=vs[1:])
-        parsed = _numbers(blob, np.frombuffer(blob, dtype=np.uint8), vs, vs + lens)
+        parsed = _numbers(raw, text, vs, ve)
         if parsed is None:
             return None
         full = np.full(n, np.nan)
         full[has] = parsed
         extras[key] = full
     return keys, extras
+
+
+def _joined(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> bytes:
+    """``b"\\n".join(bytes(buf[a:b]) for a, b in zip(s, e))``, gathered at once."""
+    lens = e - s
+    total = int(lens.sum())
+    before = np.cumsum(lens) - lens  # bytes of the words before each word
+    out = np.full(total + len(s) - 1, 10, dtype=np.uint8)  # newlines between the words
+    offset = np.arange(total, dtype=np.int64) - np.repeat(before, lens)  # within its word
+    out[offset + np.repeat(before + np.arange(len(s)), lens)] = buf[offset + np.repeat(s, lens)]
+    return out.tobytes()
 
 
 def _numbers(data: bytes, buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray | None:
