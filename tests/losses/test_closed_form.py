@@ -324,20 +324,20 @@ def test_a_long_list_is_derived_in_blocks_of_pair_rows(
     """A batch whose pair matrices exceed ``PAIR_BUDGET`` (here made small) goes through the
     pair form in blocks of rows: the same gradient and Hessian diagonal as in one piece, to
     the last bits of the column sums (added block by block); padding stays exactly 0."""
-    from ndcglab.losses import _ops, pairwise
+    from ndcglab.losses import _ops
 
     loss = get_loss(spec)
     s, y, m = _batch()
     whole = loss.closed_form(y, m).grad_hess(s)
     b, width = s.shape
     used = []
-    original = pairwise.PairForm._blocked
+    original = type(loss).pair_weight_rows
 
     def spy(self, *args):
         used.append(True)
         return original(self, *args)
 
-    monkeypatch.setattr(pairwise.PairForm, "_blocked", spy)
+    monkeypatch.setattr(type(loss), "pair_weight_rows", spy)
     for budget in (b * width, 3 * b * width):  # blocks of 1 and of 3 rows
         monkeypatch.setattr(_ops, "PAIR_BUDGET", budget)
         g, h = loss.closed_form(y, m).grad_hess(s)

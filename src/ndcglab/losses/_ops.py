@@ -285,10 +285,11 @@ def has_two_levels(y: Tensor, mask: Tensor) -> Tensor:
     return (hi > lo) & (mask.sum(dim=-1) >= 2)
 
 
-def better_pairs(y: Tensor, mask: Tensor) -> Tensor:
-    """``P[b, i, j] = (y_i > y_j)`` for real documents i, j: the ordered pairs that count."""
-    valid = mask.unsqueeze(-1) & mask.unsqueeze(-2)
-    return (y.unsqueeze(-1) > y.unsqueeze(-2)) & valid
+def better_pairs(y: Tensor, mask: Tensor, lo: int = 0, hi: int | None = None) -> Tensor:
+    """``P[b, i, j] = (y_i > y_j)`` for real documents i, j: the ordered pairs that count; with
+    ``lo``/``hi``, only the rows ``i`` in ``[lo, hi)`` (``(B, hi − lo, M)``)."""
+    valid = mask[:, lo:hi].unsqueeze(-1) & mask.unsqueeze(-2)
+    return (y[:, lo:hi].unsqueeze(-1) > y.unsqueeze(-2)) & valid
 
 
 def chunked_rows(

@@ -65,9 +65,7 @@ def _mean_over_pairs(
 
     def block(lo: int, hi: int, s: Tensor, y: Tensor, mask: Tensor, *v: Tensor) -> Tensor:
         # the pairs (i, j) with i in [lo, hi): rows of the pair matrix
-        pairs = (y[:, lo:hi].unsqueeze(-1) > y.unsqueeze(-2)) & (
-            mask[:, lo:hi].unsqueeze(-1) & mask.unsqueeze(-2)
-        )
+        pairs = _ops.better_pairs(y, mask, lo, hi)
         loss = pair_loss(s[:, lo:hi].unsqueeze(-1) - s.unsqueeze(-2))
         if v:
             loss = (v[0][:, lo:hi].unsqueeze(-1) - v[0].unsqueeze(-2)) * loss
@@ -101,40 +99,30 @@ class PairForm(PairMatrixForm):
     def grad_hess(
         self, scores: Tensor, generator: Generator | None = None
     ) -> tuple[Tensor, Tensor]:
+        """The derivatives over blocks of pair rows ``[lo, hi)``: one block (the whole ``W``,
+        :meth:`_weights`) when the batch's pair matrices fit in
+        :data:`~ndcglab.losses._ops.PAIR_BUDGET` entries, else blocks of ``B × (hi − lo) × M``
+        at most that many (the loss's ``pair_weight_rows``: a long list), so memory is bounded
+        by a few blocks whatever M. Blocked, the column sums are added block by block and may
+        differ from the one-block ones in the last bits."""
         sigma = float(self.loss.params["sigma"])
         s = scores.masked_fill(~self.mask, 0.0)
         b, m = s.shape
         rows = getattr(self.loss, "pair_weight_rows", None)
         if rows is not None and b * m * m > _ops.PAIR_BUDGET and m > 1:
-            return self._blocked(s, sigma, rows(s, self.labels, self.mask))
-        w = self._weights(s)
-        rho = torch.sub(s.unsqueeze(-1), s.unsqueeze(-2)).mul_(-sigma).sigmoid_()  # ρ_ij
-        wr = w * rho
-        g = sigma * (wr.sum(dim=-2) - wr.sum(dim=-1))
-        c = rho.neg_().add_(1.0).mul_(wr)  # W ρ (1 − ρ), in ρ's memory
-        h = sigma * sigma * (c.sum(dim=-1) + c.sum(dim=-2))
-        return g * self.mask, h * self.mask
-
-    def _blocked(
-        self, s: Tensor, sigma: float, weight_rows: Callable[[int, int], Tensor]
-    ) -> tuple[Tensor, Tensor]:
-        """:meth:`grad_hess` over blocks of pair rows ``[lo, hi)``, each ``B × (hi − lo) × M``
-        at most :data:`~ndcglab.losses._ops.PAIR_BUDGET` entries (a batch whose pair matrices
-        would exceed it: a long list): memory bounded by a few blocks whatever M. The row sums
-        are those of the whole matrix; the column sums are added block by block, so they may
-        differ from the unblocked ones in the last bits."""
-        b, m = s.shape
-        step = max(1, _ops.PAIR_BUDGET // (b * m))
+            step, weight_rows = max(1, _ops.PAIR_BUDGET // (b * m)), rows(s, self.labels, self.mask)
+        else:
+            step, weight_rows = m, lambda lo, hi: self._weights(s)
         g = torch.zeros_like(s)
         h = torch.zeros_like(s)
         for lo in range(0, m, step):
             hi = min(m, lo + step)
-            w = weight_rows(lo, hi)  # W[:, lo:hi, :]
+            wr = weight_rows(lo, hi)  # W[:, lo:hi, :]
             rho = torch.sub(s[:, lo:hi].unsqueeze(-1), s.unsqueeze(-2)).mul_(-sigma).sigmoid_()
-            wr = w * rho
+            wr = wr * rho  # W ρ
             g += wr.sum(dim=-2)
             g[:, lo:hi] -= wr.sum(dim=-1)
-            c = rho.neg_().add_(1.0).mul_(wr)
+            c = rho.neg_().add_(1.0).mul_(wr)  # W ρ (1 − ρ), in ρ's memory
             h[:, lo:hi] += c.sum(dim=-1)
             h += c.sum(dim=-2)
         return sigma * g * self.mask, sigma * sigma * h * self.mask
@@ -228,16 +216,7 @@ class RankNet(Loss):
     def pair_weights(self, scores: Tensor, labels: Tensor, mask: Tensor) -> Tensor:
         """``W`` ``(B, M, M)``: the weight ``w_ij / |P|`` of each pair with ``y_i > y_j``, 0
         elsewhere (constant in the scores)."""
-        y = labels.to(scores.dtype)
-        pairs = _ops.better_pairs(y, mask)
-        weight = self.params["weight"]
-        if weight == "none":
-            w = pairs.to(scores.dtype)
-        else:
-            v = y if weight == "label" else _ops.masked_gains(self.params["gain"], y, mask)
-            w = (v.unsqueeze(-1) - v.unsqueeze(-2)) * pairs
-        count = pairs.sum(dim=(-2, -1), keepdim=True).to(scores.dtype)
-        return torch.where(count > 0, w / count.clamp_min(1.0), 0.0)
+        return self.pair_weight_rows(scores, labels, mask)(0, scores.shape[-1])
 
     def bind_pair_weights(
         self, labels: Tensor, mask: Tensor, like: Tensor
@@ -250,20 +229,17 @@ class RankNet(Loss):
     def pair_weight_rows(
         self, scores: Tensor, labels: Tensor, mask: Tensor
     ) -> Callable[[int, int], Tensor]:
-        """The rows ``W[:, lo:hi, :]`` of :meth:`pair_weights`, one block at a time (the same
-        values; the pair count per list is taken without a pair matrix)."""
+        """The rows ``W[:, lo:hi, :]`` of :meth:`pair_weights`, one block at a time (the pair
+        count per list is taken without a pair matrix)."""
         y = labels.to(scores.dtype)
         weight = self.params["weight"]
         v = None
         if weight != "none":
             v = y if weight == "label" else _ops.masked_gains(self.params["gain"], y, mask)
         count = _ops.pairs_below(y, mask).to(scores.dtype).view(-1, 1, 1)
-        valid = mask.unsqueeze(-2)
 
         def rows(lo: int, hi: int) -> Tensor:
-            pairs = (y[:, lo:hi].unsqueeze(-1) > y.unsqueeze(-2)) & (
-                mask[:, lo:hi].unsqueeze(-1) & valid
-            )
+            pairs = _ops.better_pairs(y, mask, lo, hi)
             if v is None:
                 w = pairs.to(scores.dtype)
             else:
@@ -344,9 +320,15 @@ def lambdarank_delta(
     return _delta(g, dd, idcg, mask)
 
 
-def _delta(g: Tensor, dd: Tensor, idcg: Tensor, mask: Tensor) -> Tensor:
-    valid = mask.unsqueeze(-1) & mask.unsqueeze(-2)
-    raw = (g.unsqueeze(-1) - g.unsqueeze(-2)).abs() * (dd.unsqueeze(-1) - dd.unsqueeze(-2)).abs()
+def _delta(
+    g: Tensor, dd: Tensor, idcg: Tensor, mask: Tensor, lo: int = 0, hi: int | None = None
+) -> Tensor:
+    """``|ΔNDCG@k_ij|`` from :func:`_lambda_parts`' gains, cut discounts and IDCG@k, for the
+    rows ``i`` in ``[lo, hi)`` (all by default); 0 on padding and where IDCG@k = 0."""
+    valid = mask[:, lo:hi].unsqueeze(-1) & mask.unsqueeze(-2)
+    raw = (g[:, lo:hi].unsqueeze(-1) - g.unsqueeze(-2)).abs() * (
+        dd[:, lo:hi].unsqueeze(-1) - dd.unsqueeze(-2)
+    ).abs()
     ok = (idcg > 0).view(-1, 1, 1) & valid
     return _ops.safe_divide(raw, idcg.view(-1, 1, 1), ok)
 
@@ -447,11 +429,7 @@ class LambdaRank(Loss):
     def pair_weights(self, scores: Tensor, labels: Tensor, mask: Tensor) -> Tensor:
         """``W`` ``(B, M, M)``: ``|ΔNDCG@k_ij|`` (:func:`lambdarank_delta`) at the ranking by
         ``scores`` for each pair with ``y_i > y_j``, 0 elsewhere (held constant in the scores)."""
-        y = labels.to(scores.dtype)
-        k = None if self.cutoff is None else self.cutoff.k
-        p = self.params
-        delta = lambdarank_delta(scores, y, mask, k=k, gain=p["gain"], discount=p["discount"])
-        return torch.where(_ops.better_pairs(y, mask), delta.to(scores.dtype), 0.0)
+        return self.pair_weight_rows(scores, labels, mask)(0, scores.shape[-1])
 
     def bind_pair_weights(
         self, labels: Tensor, mask: Tensor, like: Tensor
@@ -490,8 +468,7 @@ class LambdaRank(Loss):
         self, scores: Tensor, labels: Tensor, mask: Tensor
     ) -> Callable[[int, int], Tensor]:
         """The rows ``W[:, lo:hi, :]`` of :meth:`pair_weights` at ``scores``, one block at a
-        time: the ranking, the discounts and IDCG@k once, then per block the operations of
-        :func:`lambdarank_delta` on those rows (the same values)."""
+        time: the ranking, the discounts and IDCG@k once, then :func:`_delta` of those rows."""
         from ..measures.discounts import get_discount
         from ..measures.gains import get_gain
 
@@ -503,19 +480,11 @@ class LambdaRank(Loss):
         g, dd, idcg, _, _ = _lambda_parts(
             s, y, mask, kk, get_gain(p["gain"]), get_discount(p["discount"])
         )
-        ok = (idcg > 0).view(-1, 1, 1)
-        den = idcg.view(-1, 1, 1)
 
         def rows(lo: int, hi: int) -> Tensor:
             with torch.no_grad():
-                pairs = (y[:, lo:hi].unsqueeze(-1) > y.unsqueeze(-2)) & (
-                    mask[:, lo:hi].unsqueeze(-1) & mask.unsqueeze(-2)
-                )
-                raw = (g[:, lo:hi].unsqueeze(-1) - g.unsqueeze(-2)).abs() * (
-                    dd[:, lo:hi].unsqueeze(-1) - dd.unsqueeze(-2)
-                ).abs()
-                delta = _ops.safe_divide(raw, den, ok & pairs)
-                return torch.where(pairs, delta, 0.0)
+                delta = _delta(g, dd, idcg, mask, lo, hi)
+                return torch.where(_ops.better_pairs(y, mask, lo, hi), delta, 0.0)
 
         return rows
 
