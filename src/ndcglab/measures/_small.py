@@ -119,17 +119,10 @@ def _ranked_rows(
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """``(rows, n, width)``: the values of each query's ranked documents ``bnd[q]:rend[q]`` as
     the row ``rows[q, :n[q]]`` of a ``(Q, width)`` matrix in input order, ``+inf`` after (the
-    values are finite: padding sorts last). Sorting the rows ranks every query at once without
-    a query key, each sort as long as its list."""
-    nq = len(bnd) - 1
-    n = rend - bnd[:-1]
-    width = max(int(n.max(initial=0)), 1)
-    qid = _query_of(bnd)
-    col = np.arange(len(values), dtype=np.int64) - bnd[qid]
-    ranked = col < n[qid]
-    rows = np.full((nq, width), np.inf)
-    rows[qid[ranked], col[ranked]] = values[ranked]
-    return rows, n, width
+    values are finite: padding sorts last; :func:`_by_query`). Sorting the rows ranks every
+    query at once without a query key, each sort as long as its list."""
+    rows = _by_query(values, bnd, 1, ends=rend, fill=np.inf)
+    return rows, rend - bnd[:-1], rows.shape[1]
 
 
 def rank_matrix(
@@ -152,13 +145,26 @@ def rank_matrix(
     return order, valid
 
 
-def _by_query(values: np.ndarray, bnd: np.ndarray, width: int) -> np.ndarray:
-    """``values`` of all documents as a ``(Q, width)`` matrix in input order, zeros after."""
+def _by_query(
+    values: np.ndarray,
+    bnd: np.ndarray,
+    width: int,
+    *,
+    ends: np.ndarray | None = None,
+    fill: float = 0.0,
+) -> np.ndarray:
+    """``values`` of each query's documents ``bnd[q]:ends[q]`` (default: all of them) as the
+    rows of a ``(Q, max(width, longest, 1))`` matrix in input order, ``fill`` after."""
     nq = len(bnd) - 1
-    n = np.diff(bnd)
-    out = np.zeros((nq, max(width, int(n.max(initial=0)), 1)))
+    n = np.diff(bnd) if ends is None else ends - bnd[:-1]
+    out = np.full((nq, max(width, int(n.max(initial=0)), 1)), fill)
     qid = _query_of(bnd)
-    out[qid, np.arange(len(values), dtype=np.int64) - bnd[qid]] = values
+    col = np.arange(len(values), dtype=np.int64) - bnd[qid]
+    if ends is None:
+        out[qid, col] = values
+    else:
+        keep = col < n[qid]
+        out[qid[keep], col[keep]] = values[keep]
     return out
 
 
