@@ -364,12 +364,7 @@ def _comments(
     del pos
     if (text == 58).any():
         return None  # a ':' in a comment: declined (the rule of the module docstring)
-    blank = np.empty(len(text) + 2, dtype=np.bool_)
-    blank[0] = blank[-1] = True
-    np.less_equal(text - np.uint8(9), np.uint8(4), out=blank[1:-1])  # \t \n \v \f \r
-    blank[1:-1] |= text == np.uint8(32)
-    edges = np.flatnonzero(blank[1:] != blank[:-1])
-    starts, ends = edges[0::2], edges[1::2]
+    starts, ends = _words(text)
     first = np.searchsorted(starts, at)  # each comment's first word
     count = np.diff(np.append(first, len(starts)))
     m = int(count[0])
@@ -412,6 +407,19 @@ def _comments(
         full[has] = parsed
         extras[key] = full
     return keys, extras
+
+
+def _words(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(starts, ends)`` of the words of ``buf``: the runs of bytes between ASCII whitespace
+    (space, \\t, \\n, \\v, \\f, \\r), as ``bytes.split()`` finds them. Blank and non-blank
+    bytes alternate in edges from a blank before ``buf`` to one after it: a word starts at
+    every other edge and ends at the next."""
+    blank = np.empty(len(buf) + 2, dtype=np.bool_)
+    blank[0] = blank[-1] = True
+    np.less_equal(buf - np.uint8(9), np.uint8(4), out=blank[1:-1])
+    blank[1:-1] |= buf == np.uint8(32)
+    edges = np.flatnonzero(blank[1:] != blank[:-1])
+    return edges[0::2], edges[1::2]
 
 
 def _joined(buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> bytes:

@@ -193,17 +193,11 @@ def _fast_columns(p: Path, n_fields: int, exact: bool) -> _Columns | None:
         return None
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    from ._letor_numpy import _words
+
     b = np.frombuffer(data, dtype=np.uint8)
-    # the ASCII blanks of str.split() left after the checks above: \t \n \v \f (9..12), space
-    blank = np.empty(len(b) + 2, dtype=np.bool_)
-    blank[0] = blank[-1] = True  # as if the file began and ended with a blank
-    np.less_equal(b - np.uint8(9), np.uint8(3), out=blank[1:-1])
-    blank[1:-1] |= b == np.uint8(32)
-    # blank/non-blank edges alternate, from the blank before the file to the one after it:
-    # a field starts at every other edge, and ends at the next
-    edges = np.flatnonzero(blank[1:] != blank[:-1])
-    del blank
-    starts, ends = edges[0::2], edges[1::2]
+    # the ASCII blanks of str.split() left after the checks above (no CR is left): the words
+    starts, ends = _words(b)
     if not len(starts):
         return None
     line_begin = np.concatenate(([0], np.flatnonzero(b == np.uint8(10)) + 1))
