@@ -20,8 +20,11 @@ Conventions:
   ``model_`` (the torch module), ``trained_`` (model + normalisation + metadata, see
   :class:`ndcglab.models.TrainedModel`), ``history_``, ``best_epoch_``, ``best_score_``,
   ``n_features_in_``.
-* ``model="gbdt"`` hands the fit to :mod:`ndcglab.gbdt` (LightGBM with the loss as a custom
-  objective), imported only then.
+* Every model kind is trained by :func:`ndcglab.training.fit` (``model="gbdt"``: LightGBM with
+  the loss as a custom objective, imported only then); the parameters are those of
+  :class:`~ndcglab.training.TrainConfig` and :class:`~ndcglab.training.config.TreeOptions`, turned
+  into a configuration by :func:`ndcglab.training.config.config_from_options` exactly as
+  ``ndcglab train`` does, so both accept and refuse the same options.
 
 See :mod:`ndcglab.training.trainer` for the training protocol and its options.
 """
@@ -36,12 +39,15 @@ from typing import Any
 import numpy as np
 
 from .data.dataset import RankingDataset
-from .errors import MissingDependencyError, NdcglabError, SpecError
-from .training.config import TrainConfig
+from .errors import NdcglabError, SpecError
+from .training.config import TrainConfig, TreeOptions
+from .training.fitting import load_trained
+from .training.kinds import KINDS, get_kind
 
 __all__ = ["NDCGRanker", "load_trained"]
 
 _D = TrainConfig()  # the defaults, stated once in TrainConfig
+_T = TreeOptions()
 
 
 def _as_dataset(
@@ -86,7 +92,9 @@ class NDCGRanker:
     (model selection on ``eval_set``), ``patience`` (early stopping), ``seed``, ``device``
     (``cpu``, ``cuda``, ``auto``), ``hidden``/``activation``/``dropout`` (MLP), ``l2`` and ``C``
     (RankSVM), ``checkpoint_dir`` (atomic per-epoch checkpoints; ``fit(..., resume=True)``),
-    ``verbose`` (a progress bar on a terminal), ``gbdt_params`` (extra options for ``gbdt``).
+    ``verbose`` (a progress bar on a terminal), ``gtol`` (L-BFGS), ``rounds`` (AdaRank and
+    trees), ``num_threads``; for trees ``engine``, ``num_leaves``, ``min_data_in_leaf``,
+    ``hessian`` and ``gbdt_params`` (any other parameter of the tree engine).
     """
 
     def __init__(
@@ -99,6 +107,7 @@ class NDCGRanker:
         epochs: int | None = _D.epochs,
         batch_size: int | None = _D.batch_size,
         tol: float = _D.tol,
+        gtol: float = _D.gtol,
         normalize: str = _D.normalize,
         validation_measure: str = _D.validation_measure,
         preset: str | None = _D.preset,
@@ -110,9 +119,15 @@ class NDCGRanker:
         dropout: float = _D.dropout,
         l2: float | None = _D.l2,
         C: float | None = _D.C,
+        rounds: int | None = _D.rounds,
+        num_threads: int | None = _D.num_threads,
+        engine: str = _T.engine,
+        num_leaves: int = _T.num_leaves,
+        min_data_in_leaf: int = _T.min_data_in_leaf,
+        hessian: str = _T.hessian,
+        gbdt_params: dict[str, Any] | None = None,
         checkpoint_dir: str | None = None,
         verbose: bool = False,
-        gbdt_params: dict[str, Any] | None = None,
     ) -> None:
         self.loss = loss
         self.model = model
@@ -121,6 +136,7 @@ class NDCGRanker:
         self.epochs = epochs
         self.batch_size = batch_size
         self.tol = tol
+        self.gtol = gtol
         self.normalize = normalize
         self.validation_measure = validation_measure
         self.preset = preset
@@ -132,6 +148,12 @@ class NDCGRanker:
         self.dropout = dropout
         self.l2 = l2
         self.C = C
+        self.rounds = rounds
+        self.num_threads = num_threads
+        self.engine = engine
+        self.num_leaves = num_leaves
+        self.min_data_in_leaf = min_data_in_leaf
+        self.hessian = hessian
         self.checkpoint_dir = checkpoint_dir
         self.verbose = verbose
         self.gbdt_params = gbdt_params
@@ -172,27 +194,16 @@ class NDCGRanker:
         return Tags(estimator_type="ranker", target_tags=TargetTags(required=True))
 
     # ------------------------------------------------------------------ fitting
+    #: constructor parameters that are not training options
+    _NOT_OPTIONS = ("checkpoint_dir", "verbose", "gbdt_params")
+
     def _config(self) -> TrainConfig:
-        return TrainConfig(
-            loss=self.loss,
-            model=self.model,
-            optimizer=self.optimizer,
-            lr=self.lr,
-            epochs=self.epochs,
-            batch_size=self.batch_size,
-            tol=self.tol,
-            normalize=self.normalize,
-            validation_measure=self.validation_measure,
-            preset=self.preset,
-            patience=self.patience,
-            seed=self.seed,
-            device=self.device,
-            hidden=tuple(self.hidden),
-            activation=self.activation,
-            dropout=self.dropout,
-            l2=self.l2,
-            C=self.C,
-        )
+        """The :class:`~ndcglab.training.TrainConfig` of the parameters (the one builder)."""
+        from .training.config import config_from_options
+
+        params = self.get_params()
+        options = {k: v for k, v in params.items() if k not in self._NOT_OPTIONS}
+        return config_from_options({**options, "tree_params": self.gbdt_params})
 
     def fit(
         self,
@@ -209,21 +220,20 @@ class NDCGRanker:
         """Train on ``X``/``y`` (with ``group=`` or ``qid=``, or a dataset); returns ``self``."""
         train = _as_dataset(X, y, group, qid)
         valid = self._eval_dataset(eval_set, eval_group, eval_qid)
-        if str(self.model).lower() == "gbdt":
-            return self._fit_gbdt(train, valid)
-        from .training import train as run_training
+        from .training import fit as run_training
 
+        cfg = self._config()
         result = run_training(
             train,
-            self._config(),
+            cfg,
             validation=valid,
-            checkpoint_dir=self.checkpoint_dir,
+            checkpoint_dir=self.checkpoint_dir if get_kind(cfg.model).checkpoints else None,
             resume=resume,
             progress=bool(self.verbose),
         )
         self.result_ = result
         self.trained_ = result.trained
-        self.model_ = result.trained.model
+        self.model_ = result.model
         self.history_ = result.history
         self.best_epoch_ = result.best_epoch
         self.best_score_ = result.best_score
@@ -253,40 +263,6 @@ class NDCGRanker:
             )
         return _as_dataset(eval_set[0], eval_set[1], eval_group, eval_qid, what="eval_set")
 
-    def _fit_gbdt(self, train: RankingDataset, valid: RankingDataset | None) -> NDCGRanker:
-        try:
-            import importlib
-
-            gbdt = importlib.import_module("ndcglab.gbdt")
-        except ImportError as exc:
-            raise MissingDependencyError(
-                f"model='gbdt' needs ndcglab.gbdt and LightGBM ({exc}). "
-                "Fix: pip install 'ndcglab[gbdt]'"
-            ) from None
-        fit = getattr(gbdt, "fit_gbdt", None)
-        if fit is None:
-            raise NdcglabError(
-                "model='gbdt' is not available in this ndcglab build (ndcglab.gbdt has no "
-                "fit_gbdt). Fix: use model='linear' or 'mlp'"
-            )
-        trained = fit(
-            train,
-            self.loss,
-            valid=valid,
-            params=self.gbdt_params,
-            measure=self.validation_measure,
-            preset=self.preset,
-            seed=self.seed,
-        )
-        self.trained_ = trained
-        self.model_ = trained
-        training = dict(trained.metadata.get("training") or {})
-        self.history_ = list(training.get("history") or [])
-        self.best_epoch_ = int(trained.best_iteration)
-        self.best_score_ = training.get("best_score")
-        self.n_features_in_ = train.n_features
-        return self
-
     # ------------------------------------------------------------------ using the model
     def _check_fitted(self) -> None:
         if not hasattr(self, "trained_"):
@@ -300,7 +276,7 @@ class NDCGRanker:
         ``group=``/``qid=`` are needed only under ``normalize="query_minmax"``.
         """
         self._check_fitted()
-        if str(self.model).lower() == "gbdt":  # trees need no normalisation
+        if not get_kind(self.model).torch:  # trees need no normalisation
             return np.asarray(self.trained_.predict(X), dtype=np.float64)
         return np.asarray(self.trained_.predict(X, group=group, qid=qid), dtype=np.float64)
 
@@ -329,16 +305,20 @@ class NDCGRanker:
         trained = load_trained(path, map_location=map_location)
         meta = dict(getattr(trained, "metadata", None) or {})
         options = dict(meta.get("training") or {})
-        kind = str(meta.get("model_kind") or meta.get("kind") or options.get("model") or "")
-        is_gbdt = kind == "gbdt" or type(trained).__name__ == "GBDTModel"
+        kind = KINDS.get(
+            str(meta.get("model_kind") or meta.get("kind") or options.get("model") or "")
+        )
+        if kind is None or not hasattr(trained, "model"):  # the trees' file: its kind in "model"
+            kind = KINDS.get(str((meta.get("model") or {}).get("kind")), kind)
+        is_gbdt = kind is not None and not kind.torch
         valid = set(cls._param_names())
         params = {k: v for k, v in options.items() if k in valid}
         if "hidden" in params and params["hidden"] is not None:
             params["hidden"] = tuple(params["hidden"])
         if meta.get("loss"):
             params["loss"] = str(meta["loss"])
-        if is_gbdt:
-            params["model"] = "gbdt"
+        if kind is not None:
+            params["model"] = kind.name
         ranker = cls()
         for key, value in params.items():
             setattr(ranker, key, value)
@@ -352,30 +332,6 @@ class NDCGRanker:
         ranker.best_epoch_ = None if best is None else int(best)
         ranker.best_score_ = meta.get("best_score")
         return ranker
-
-
-def load_trained(
-    path: str | os.PathLike[str], *, n_features: int | None = None, map_location: str = "cpu"
-) -> Any:
-    """Load any model file ndcglab writes, whatever its family.
-
-    Torch models (``linear``, ``mlp``, ``adarank``) come back as a
-    :class:`~ndcglab.models.TrainedModel` (:func:`ndcglab.models.load_model`); boosted trees
-    (kind ``gbdt``) as a :class:`ndcglab.gbdt.GBDTModel` (:func:`ndcglab.gbdt.load_gbdt`, which
-    needs LightGBM, imported only then). Each has ``predict(data)``, ``n_features`` and
-    ``metadata``. With ``n_features`` given, a model with another feature count is refused at once
-    (:class:`~ndcglab.errors.ModelMismatchError`).
-    """
-    from .models.file_format import model_kind, read_model_metadata
-
-    if model_kind(read_model_metadata(path)) == "gbdt":
-        from .gbdt import load_gbdt
-        from .models.file_format import register_model_loader
-
-        register_model_loader("gbdt", load_gbdt)
-    from .models import load_model
-
-    return load_model(path, n_features=n_features, map_location=map_location)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -19,9 +19,9 @@ distributed = pytest.importorskip("distributed")
 pytest.importorskip("lightgbm")
 pytest.importorskip("torch")
 
+from ndcglab.distributed.evaluate import evaluate_letor_dask, evaluate_trec_dask  # noqa: E402
+from ndcglab.distributed.train import partition_queries, train_gbdt_dask  # noqa: E402
 from ndcglab.gbdt import LossObjective, train_gbdt  # noqa: E402
-from ndcglab.gbdt.dask_train import partition_queries, train_gbdt_dask  # noqa: E402
-from ndcglab.measures.dask_eval import evaluate_letor_dask, evaluate_trec_dask  # noqa: E402
 
 from . import oracle_losses as S  # noqa: E402
 
@@ -204,8 +204,8 @@ def test_a_stalled_broadcast_falls_back_to_the_task_graph(client, tmp_path, monk
     # object with the tasks instead, with the same numbers (here every scatter "times out")
     from ndcglab import _compat
     from ndcglab.data import dataset_to_qrels, make_synthetic, read_run, write_run
+    from ndcglab.distributed.evaluate import evaluate_trec_dask
     from ndcglab.measures import evaluate_trec
-    from ndcglab.measures.dask_eval import evaluate_trec_dask
 
     calls = []
 

@@ -255,8 +255,8 @@ def _evaluate(args: argparse.Namespace) -> Any:
 
 def _evaluate_dask(args: argparse.Namespace, preset: str, trec: bool) -> Any:
     """``_evaluate`` on Dask (``--dask``): LETOR + ``--scores``, or ``--qrels/--run``."""
-    from ..measures.dask_eval import evaluate_letor_dask, evaluate_trec_dask
-    from ._dask import dask_client
+    from ..distributed.cluster import dask_client
+    from ..distributed.evaluate import evaluate_letor_dask, evaluate_trec_dask
 
     used = [
         flag
@@ -290,7 +290,7 @@ def _evaluate_dask(args: argparse.Namespace, preset: str, trec: bool) -> Any:
         memory_limit=args.dask_memory_limit,
         timeout=args.dask_timeout,
         quiet=args.format == "json",
-        command="ndcglab evaluate",
+        label="ndcglab evaluate",
     ) as client:
         if trec:
             return evaluate_trec_dask(

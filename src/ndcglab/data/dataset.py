@@ -261,6 +261,38 @@ class RankingDataset:
         doc_index = segment_index(starts, lengths)
         return self._take(doc_index, boundaries_from_group(lengths), self.query_ids[idx])
 
+    @classmethod
+    def concat(cls, parts: Sequence[RankingDataset]) -> RankingDataset:
+        """One dataset of the queries of ``parts``, in order (one part is returned as is).
+
+        Every part must have the same feature count (else a
+        :class:`~ndcglab.errors.DataFormatError` naming the counts); document ids are kept when
+        every part has them; the feature names are the first part's; ``source`` joins the
+        parts' sources with ``+``.
+        """
+        if not parts:
+            raise DataFormatError("no dataset to concatenate. Fix: give at least one data file")
+        if len(parts) == 1:
+            return parts[0]
+        counts = {p.n_features for p in parts}
+        if len(counts) != 1:
+            raise DataFormatError(
+                f"the data files have different feature counts {sorted(counts)}. "
+                "Fix: give files of one collection"
+            )
+        doc_ids = None
+        if all(p.doc_ids is not None for p in parts):
+            doc_ids = np.concatenate([p.doc_ids for p in parts])
+        return cls(
+            features=np.concatenate([p.features for p in parts]),
+            labels=np.concatenate([p.labels for p in parts]),
+            boundaries=boundaries_from_group(np.concatenate([p.query_lengths for p in parts])),
+            query_ids=np.concatenate([p.query_ids for p in parts]),
+            doc_ids=doc_ids,
+            feature_names=parts[0].feature_names,
+            source="+".join(str(p.source) for p in parts),
+        )
+
     def truncate(self, n: int) -> RankingDataset:
         """Keep the first ``n`` documents of every list; shorter lists stay whole.
 

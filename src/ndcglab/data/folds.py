@@ -16,11 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..errors import DataFormatError
 from ._files import PathLike
 from .dataset import RankingDataset
 
-__all__ = ["Fold", "load_letor_folder"]
+__all__ = ["Fold", "load_letor_folder", "rotation_folds", "rotation_indices"]
 
 _NAMES = {
     "train": ("train", "trainingset"),
@@ -81,6 +83,42 @@ class Fold:
     def clear_cache(self) -> None:
         """Forget the parts read so far (to free memory)."""
         self._cache.clear()
+
+
+def rotation_indices(
+    n_queries: int, n_folds: int = 5, *, seed: int = 0
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """LETOR-style rotation over ``n_folds`` query parts: ``(train, vali, test)`` query indices.
+
+    Queries are shuffled with ``seed`` (``numpy.random.default_rng``) and cut into ``n_folds``
+    parts P1..Pn (``numpy.array_split``); fold i trains on the parts i..i+n−3, selects on part
+    i+n−2 and tests on part i+n−1 (indices mod n), so every query is tested exactly once over
+    the folds. Each index array is sorted (queries keep their order in the dataset).
+    """
+    if n_folds < 3:
+        raise DataFormatError(
+            f"need at least 3 folds (train/vali/test), got {n_folds}", fix="use 3 or more folds"
+        )
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(n_queries)
+    parts = np.array_split(order, n_folds)
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for i in range(n_folds):
+        idx = [(i + j) % n_folds for j in range(n_folds)]
+        train = np.sort(np.concatenate([parts[j] for j in idx[: n_folds - 2]]))
+        out.append((train, np.sort(parts[idx[-2]]), np.sort(parts[idx[-1]])))
+    return out
+
+
+def rotation_folds(ds: RankingDataset, n_folds: int = 5, *, seed: int = 0) -> list[Fold]:
+    """The folds of :func:`rotation_indices` over one dataset, as :class:`Fold` objects
+    (``Fold1`` …, parts held in memory, no paths)."""
+    folds = []
+    for i, (train, vali, test) in enumerate(rotation_indices(ds.n_queries, n_folds, seed=seed)):
+        fold = Fold(f"Fold{i + 1}", None, None, None)
+        fold._cache.update(train=ds.subset(train), vali=ds.subset(vali), test=ds.subset(test))
+        folds.append(fold)
+    return folds
 
 
 def _find_part(folder: Path, part: str) -> Path | None:

@@ -7,8 +7,8 @@ custom objective, training with early stopping on our measures, and training on 
 * :func:`train_gbdt` / :func:`fit_gbdt` → :class:`GBDTModel` (``predict``, ``save``;
   :func:`load_gbdt`); LightGBM's own objectives for comparison as
   ``lightgbm(objective=lambdarank)`` or ``lightgbm:lambdarank`` (:func:`lightgbm_objective`).
-* :mod:`ndcglab.gbdt.dask_train` — training on a Dask cluster (imports dask lazily); evaluating
-  files larger than memory is :mod:`ndcglab.measures.dask_eval`.
+* training on a Dask cluster is :mod:`ndcglab.distributed.train`; evaluating
+  files larger than memory is :mod:`ndcglab.distributed.evaluate`.
 
 LightGBM and torch are imported when first used, not when this package is imported.
 """

@@ -27,10 +27,12 @@ from .._spec import parse_spec
 from ..data import RankingDataset, boundaries_from_group
 from ..errors import SpecError
 from ..measures import MeasureScorer
+from ..training.config import TREE_DEFAULTS, TrainConfig
 from .model import GBDTModel, model_versions
 
 __all__ = [
     "DEFAULTS",
+    "DEFAULT_LOSS",
     "LIGHTGBM_OBJECTIVES",
     "LIGHTGBM_PREFIX",
     "MeasureFeval",
@@ -38,6 +40,8 @@ __all__ = [
     "lightgbm_label",
     "lightgbm_objective",
     "make_objective",
+    "settings_from_config",
+    "split_settings",
     "to_lgb_dataset",
     "train_gbdt",
 ]
@@ -87,22 +91,50 @@ def lightgbm_label(objective: str) -> str:
     return f"{LIGHTGBM_PREFIX}{objective}"
 
 
-#: default training settings of :func:`train_gbdt` (also what ``fit_gbdt(params=...)`` overrides)
+_D = TrainConfig()
+#: the loss trained when none is named (``TrainConfig``'s)
+DEFAULT_LOSS: str = str(_D.loss)
+#: default training settings of :func:`train_gbdt` (also what ``fit_gbdt(params=...)`` overrides):
+#: the engine's names for :class:`~ndcglab.training.TrainConfig`'s defaults, which are stated
+#: there (:data:`~ndcglab.training.config.TREE_DEFAULTS`, ``TreeOptions``), plus the Hessian's
+#: numerical settings and LightGBM's thread count (0 = LightGBM's default)
 DEFAULTS: dict[str, Any] = {
-    "num_boost_round": 500,
-    "learning_rate": 0.05,
-    "num_leaves": 31,
-    "min_data_in_leaf": 20,
-    "early_stopping_rounds": 50,
-    "measure": "ndcg@10",
-    "preset": "letor4",
-    "hessian": "auto",
+    "num_boost_round": TREE_DEFAULTS["rounds"],
+    "learning_rate": TREE_DEFAULTS["lr"],
+    "num_leaves": _D.trees.num_leaves,
+    "min_data_in_leaf": _D.trees.min_data_in_leaf,
+    "early_stopping_rounds": TREE_DEFAULTS["patience"],
+    "measure": _D.validation_measure,
+    "preset": _D.preset,
+    "hessian": _D.trees.hessian,
     "hess_floor": 1e-6,
     "hutchinson_samples": 16,
     "constant_lists": "keep",
-    "seed": 0,
+    "seed": _D.seed,
     "num_threads": 0,
 }
+
+
+def settings_from_config(cfg: TrainConfig) -> dict[str, Any]:
+    """The settings of :func:`fit_gbdt` for a :class:`~ndcglab.training.TrainConfig`: the one
+    mapping from the training options' names to the engine's (``lr`` → ``learning_rate``,
+    ``rounds`` → ``num_boost_round``, ``patience`` → ``early_stopping_rounds``,
+    ``validation_measure`` → ``measure``, ``num_threads`` → LightGBM's ``num_threads``, the
+    :class:`~ndcglab.training.config.TreeOptions`), then ``cfg.trees.params``, which win."""
+    trees = cfg.trees
+    return {
+        "num_boost_round": int(cfg.tree_setting("rounds")),
+        "learning_rate": float(cfg.tree_setting("lr")),
+        "early_stopping_rounds": int(cfg.tree_setting("patience")),
+        "measure": cfg.validation_measure,
+        "preset": cfg.preset,
+        "seed": int(cfg.seed),
+        "num_leaves": int(trees.num_leaves),
+        "min_data_in_leaf": int(trees.min_data_in_leaf),
+        "hessian": trees.hessian,
+        "num_threads": 0 if cfg.num_threads is None else int(cfg.num_threads),
+        **trees.params,
+    }
 
 
 def to_lgb_dataset(
@@ -133,7 +165,9 @@ class MeasureFeval:
     set's queries. The query boundaries of each evaluation set are computed once and cached.
     """
 
-    def __init__(self, measure: str = "ndcg@10", preset: str | None = "letor4") -> None:
+    def __init__(
+        self, measure: str = DEFAULTS["measure"], preset: str | None = DEFAULTS["preset"]
+    ) -> None:
         self.measure = measure
         self.preset = preset
         self.scorer = MeasureScorer(measure, preset)  # validates both now
@@ -171,7 +205,7 @@ def make_objective(loss: Any, **options: Any) -> Any:
 
 def train_gbdt(
     train: RankingDataset,
-    loss: Any = "listnet",
+    loss: Any = DEFAULT_LOSS,
     *,
     valid: RankingDataset | None = None,
     num_boost_round: int = DEFAULTS["num_boost_round"],
@@ -324,7 +358,7 @@ _OUR_KEYS = frozenset(DEFAULTS) | {"eval_every_round"}
 
 def fit_gbdt(
     dataset: RankingDataset,
-    loss: Any = "listnet",
+    loss: Any = DEFAULT_LOSS,
     valid: RankingDataset | None = None,
     params: Mapping[str, Any] | None = None,
     **kwargs: Any,
@@ -338,23 +372,32 @@ def fit_gbdt(
     LightGBM aliases ``n_estimators`` / ``num_iterations`` → ``num_boost_round`` and
     ``min_child_samples`` → ``min_data_in_leaf`` are understood.
     """
-    merged = {**dict(params or {}), **kwargs}
-    aliases = {
-        "n_estimators": "num_boost_round",
-        "num_iterations": "num_boost_round",
-        "num_rounds": "num_boost_round",
-        "min_child_samples": "min_data_in_leaf",
-        "random_state": "seed",
-        "eta": "learning_rate",
-    }
+    ours, extra = split_settings({**dict(params or {}), **kwargs})
+    return train_gbdt(dataset, loss, valid=valid, params=extra, **ours)
+
+
+#: LightGBM's aliases of the settings named in :data:`DEFAULTS`
+_ALIASES = {
+    "n_estimators": "num_boost_round",
+    "num_iterations": "num_boost_round",
+    "num_rounds": "num_boost_round",
+    "min_child_samples": "min_data_in_leaf",
+    "random_state": "seed",
+    "eta": "learning_rate",
+}
+
+
+def split_settings(settings: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(ours, extra)``: the keys of :data:`DEFAULTS` (LightGBM's aliases of them read as the
+    setting they name) and every other LightGBM parameter, passed through."""
     ours: dict[str, Any] = {}
     extra: dict[str, Any] = {}
-    for key, value in merged.items():
-        k = aliases.get(key, key)
+    for key, value in settings.items():
+        k = _ALIASES.get(key, key)
         if k in _OUR_KEYS:
             ours[k] = value
         else:
             extra[k] = value
     if "params" in ours:  # pragma: no cover - defensive
         extra.update(ours.pop("params"))
-    return train_gbdt(dataset, loss, valid=valid, params=extra, **ours)
+    return ours, extra

@@ -172,17 +172,9 @@ def synthetic_folds(
     parts i..i+n−3, selects on part i+n−2 and tests on part i+n−1 (indices mod n), so every query
     is tested exactly once over the folds.
     """
-    if n_folds < 3:
-        raise NdcglabError(f"need at least 3 folds (train/vali/test), got {n_folds}")
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(ds.n_queries)
-    parts = np.array_split(order, n_folds)
-    out: list[tuple[np.ndarray, ...]] = []
-    for i in range(n_folds):
-        idx = [(i + j) % n_folds for j in range(n_folds)]
-        train = np.sort(np.concatenate([parts[j] for j in idx[: n_folds - 2]]))
-        out.append((train, np.sort(parts[idx[-2]]), np.sort(parts[idx[-1]])))
-    return out
+    from ..data.folds import rotation_indices
+
+    return [tuple(parts) for parts in rotation_indices(ds.n_queries, n_folds, seed=seed)]
 
 
 @dataclass

@@ -1,13 +1,16 @@
 """Training and evaluation steps shared by the experiments (thin wrappers over the library).
 
-Training goes through :func:`ndcglab.training.train` (linear model, the papers' setting); evaluation
-through :func:`ndcglab.measures.evaluate`. Nothing here computes a gain, a discount or a measure.
+Training goes through :func:`ndcglab.training.fit` (linear model, the papers' setting; AdaRank for
+its boosting loss), the configuration built by :func:`ndcglab.training.config_from_options`;
+folds → fit → evaluate through :func:`ndcglab.training.cross_validate` (:func:`cross_fit`);
+evaluation through :func:`ndcglab.measures.evaluate`. Nothing here computes a gain, a discount or
+a measure.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +22,7 @@ from ._common import FoldData, Settings, timed
 if TYPE_CHECKING:
     from .report import Report
 
-__all__ = ["Fitted", "PerQueryStore", "evaluate", "fit_on_fold", "fit_scores"]
+__all__ = ["Fitted", "PerQueryStore", "cross_fit", "evaluate", "fit_on_fold", "fit_scores"]
 
 
 @dataclass
@@ -45,6 +48,16 @@ class Fitted:
     chosen: dict[str, Any] = field(default_factory=dict)
     trials: list[dict[str, Any]] = field(default_factory=list)
     target: str = ""
+    #: the datasets scored, by the names of ``scores``
+    sets: Mapping[str, RankingDataset] = field(default_factory=dict, repr=False)
+
+    def predict(self, ds: RankingDataset) -> np.ndarray:
+        """The scores of ``ds``, one of the sets scored after training (as a training result's
+        ``predict``, for :func:`ndcglab.training.cross_validate`)."""
+        for name, scored in self.sets.items():
+            if scored is ds:
+                return self.scores[name]
+        raise KeyError("this dataset was not scored after training")
 
 
 def fit_scores(
@@ -125,29 +138,32 @@ def _fit_once(
     patience: int | None,
     eval_every: int,
 ) -> Fitted:
-    from ..training import TrainConfig
-    from ..training import train as _train
+    from ..losses import get_loss
+    from ..training import config_from_options, fit
+    from ..training.kinds import get_kind, kind_for_loss
 
-    boosting = loss.split("(")[0].split("@")[0].strip().lower() == "adarank"
-    cfg = TrainConfig(
-        loss=loss,
-        model="adarank" if boosting else "linear",
-        optimizer=optimizer,
-        lr=lr,
-        epochs=int(epochs),
-        tol=tol,
-        normalize=normalize,
-        validation_measure=validation_measure,
-        preset=preset,
-        seed=int(seed),
-        rounds=rounds,
-        patience=patience,
-        eval_every=eval_every,
-        batch_size=None,  # full batch for both optimisers
+    kind = get_kind(kind_for_loss(get_loss(loss).kind))
+    cfg = config_from_options(
+        dict(
+            loss=loss,
+            model=kind.name,
+            optimizer=optimizer,
+            lr=lr,
+            epochs=int(epochs),
+            tol=tol,
+            normalize=normalize,
+            validation_measure=validation_measure,
+            preset=preset,
+            seed=int(seed),
+            rounds=rounds,
+            patience=patience,
+            eval_every=eval_every,
+            batch_size=None,  # full batch for both optimisers
+        )
     )
     t0 = time.perf_counter()
-    res = _train(train, cfg, validation=validation, progress=False)
-    return fitted_from(loss, res, score_sets, t0, lr=None if boosting else lr)
+    res = fit(train, cfg, validation=validation, progress=False)
+    return fitted_from(loss, res, score_sets, t0, lr=lr if kind.tunable else None)
 
 
 def fitted_from(
@@ -176,6 +192,7 @@ def fitted_from(
         lr=lr,
         converged=getattr(res, "converged", None),
         grad_norm=getattr(res, "grad_norm", None),
+        sets=dict(score_sets),
     )
 
 
@@ -203,6 +220,40 @@ def fit_on_fold(
     return fit
 
 
+def cross_fit(
+    report: Report,
+    settings: Settings,
+    folds: Iterable[FoldData],
+    runs: Mapping[str, Callable[[FoldData], Fitted]],
+    measures: Sequence[str],
+    preset: str | None,
+    *,
+    timing: Callable[[str], str] = lambda run: run,
+) -> Any:
+    """:func:`ndcglab.training.cross_validate` of the experiment's ``runs`` (name → a function
+    training on a fold and returning a :class:`Fitted`): each fold's test part evaluated on
+    ``measures`` under ``preset``, every run announced by ``settings.say`` and its time added to
+    ``report.timings[timing(run)]``; a failed run raises (no failure is recorded and skipped)."""
+    from ..training import cross_validate
+
+    def before(fold: Any, run: str) -> None:
+        settings.say(f"{report.experiment}: {fold.name}: {run}")
+
+    def done(r: Any) -> None:
+        key = timing(r.run)
+        report.timings[key] = report.timings.get(key, 0.0) + r.seconds
+
+    return cross_validate(
+        folds,
+        runs,
+        measures=list(measures),
+        preset=preset,
+        failures="raise",
+        before=before,
+        on_fold=done,
+    )
+
+
 def evaluate(
     ds: RankingDataset, scores: np.ndarray, measures: Sequence[str], preset: str | None
 ) -> Any:
@@ -210,20 +261,6 @@ def evaluate(
     from ..measures import evaluate as _evaluate
 
     return _evaluate(ds, scores, list(measures), preset=preset)
-
-
-def measure_convention(conv: Any, printed: str) -> dict[str, Any]:
-    """One measure's full convention from an ``EvaluationResult.convention`` (its per-measure entry
-    plus the result-wide keys such as the preset)."""
-    if not isinstance(conv, Mapping):
-        return {"convention": str(conv)}
-    per = conv.get("measures")
-    if isinstance(per, Mapping) and isinstance(per.get(printed), Mapping):
-        top = {k: v for k, v in conv.items() if k != "measures"}
-        return {**top, **per[printed]}
-    if isinstance(conv.get(printed), Mapping):
-        return dict(conv[printed])
-    return dict(conv)
 
 
 @dataclass
@@ -245,6 +282,8 @@ class PerQueryStore:
     def add(self, system: str, fold: str, result: Any) -> None:
         per = self.values.setdefault(system, {})
         fm = self.fold_means.setdefault(system, {})
+        from .report.document import measure_convention
+
         names = [str(m) for m in result.measures]
         conv = result.convention
         for short, printed in zip(self.measures, names):

@@ -67,30 +67,23 @@ def train_all(
 ) -> tuple[dict[str, PerQueryStore], str, dict[str, list[tuple[str, str, Any]]]]:
     """Train every ``(display name, loss spec)`` on every fold under every protocol; NDCG@1..10
     on the tests. Returns ``({protocol: store}, preset, {protocol: [(fold, name, Fitted)]})``."""
-    from ._common import timed
-    from ._fit import evaluate
+    from ._fit import cross_fit
 
     n_folds = settings.pick(5, 3, 1)
     preset = preset_for(source)
     stores = {p.name: PerQueryStore(NDCG_K) for p in protocols}
     fits: dict[str, list[tuple[str, str, Any]]] = {p.name: [] for p in protocols}
-    for fold in source.folds(n_folds, with_vali=any(p.tuned for p in protocols)):
-        for p in protocols:
-            for name, spec in losses:
-                settings.say(f"{report.experiment}: {fold.name}: {p.name}: {name}")
-                with timed(report.timings, f"{p.name}: {name}"):
-                    fit = fit_protocol(
-                        p,
-                        spec,
-                        fold.train,
-                        {"test": fold.test},
-                        validation=fold.vali,
-                        seed=settings.seed,
-                        preset=preset,
-                    )
-                    res = evaluate(fold.test, fit.scores["test"], NDCG_K, preset)
-                stores[p.name].add(name, fold.name, res)
-                fits[p.name].append((fold.name, name, fit))
+    runs = {
+        f"{p.name}: {name}": (p, name, _fitter(p, spec, settings.seed, preset))
+        for p in protocols
+        for name, spec in losses
+    }
+    folds = source.folds(n_folds, with_vali=any(p.tuned for p in protocols))
+    cv = cross_fit(report, settings, folds, {k: r[2] for k, r in runs.items()}, NDCG_K, preset)
+    for r in cv.results:
+        p, name, _ = runs[r.run]
+        stores[p.name].add(name, r.fold, r.evaluation)
+        fits[p.name].append((r.fold, name, r.result))
     report.add_dataset(source.describe())
     report.add_conventions(stores[protocols[0].name].conventions)
     report.results["protocol"] = {
@@ -101,6 +94,24 @@ def train_all(
         "protocols": {p.name: p.to_dict() for p in protocols},
     }
     return stores, preset, fits
+
+
+def _fitter(protocol: Protocol, spec: str, seed: int, preset: str) -> Any:
+    """Train ``spec`` on a fold under ``protocol`` (:func:`.protocols.fit_protocol`), scoring
+    its test part."""
+
+    def fitter(fold: Any) -> Any:
+        return fit_protocol(
+            protocol,
+            spec,
+            fold.train,
+            {"test": fold.test},
+            validation=fold.vali,
+            seed=seed,
+            preset=preset,
+        )
+
+    return fitter
 
 
 def training_table(

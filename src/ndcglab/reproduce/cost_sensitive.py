@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Settings, source_for, subplots, timed
+from ._common import Settings, source_for, subplots
 from ._fit import PerQueryStore
 from .protocols import (
     TUNED_GD_QUICK,
@@ -141,7 +141,7 @@ PAPER: dict[str, dict[str, dict[str, float | None]]] = {
 
 
 def run(report: Report, settings: Settings) -> None:
-    from ._fit import evaluate
+    from ._fit import cross_fit
 
     source = source_for(settings)
     preset = "letor3"
@@ -173,45 +173,57 @@ def run(report: Report, settings: Settings) -> None:
         report.text(source.single_file_note())
 
     fixed = next((p for p in protocols if p.name == "fixed-gd"), None)
-    for fold in source.folds(n_folds):
-        ada: dict[str, Any] = {}
-        for p in protocols:
-            for name, loss in METHODS:
-                settings.say(f"{report.experiment}: {fold.name}: {p.name}: {name}")
-                if name == "AdaRank":
-                    if not ada:
-                        with timed(report.timings, name):
-                            fit = fit_protocol(
-                                fixed or protocol_by_name("fixed-gd", "cost-sensitive", settings),
-                                loss,
-                                fold.train,
-                                {"test": fold.test},
-                                validation=fold.vali,
-                                seed=settings.seed,
-                                preset=preset,
-                                rounds=rounds,
-                            )
-                            fit.protocol = "(every protocol)"
-                            ada["fit"] = fit
-                            ada["res"] = evaluate(
-                                fold.test, fit.scores["test"], all_measures, preset
-                            )
-                    fit, res = ada["fit"], ada["res"]
-                else:
-                    with timed(report.timings, f"{p.name}: {name}"):
-                        fit = fit_protocol(
-                            p,
-                            loss,
-                            fold.train,
-                            {"test": fold.test},
-                            validation=fold.vali,
-                            seed=settings.seed,
-                            preset=preset,
-                            rounds=rounds,
-                        )
-                        res = evaluate(fold.test, fit.scores["test"], all_measures, preset)
-                stores[p.name].add(name, fold.name, res)
-                fits[p.name].append((fold.name, name, fit))
+    ada_protocol = fixed or protocol_by_name("fixed-gd", "cost-sensitive", settings)
+    ada: dict[str, Any] = {}  # AdaRank, trained once per fold and shared by the protocols
+
+    def fitter(p: Any, name: str, loss: str) -> Any:
+        def fit(fold: Any) -> Any:
+            if name == "AdaRank":
+                if ada.get("fold") != fold.name:
+                    shared = fit_protocol(
+                        ada_protocol,
+                        loss,
+                        fold.train,
+                        {"test": fold.test},
+                        validation=fold.vali,
+                        seed=settings.seed,
+                        preset=preset,
+                        rounds=rounds,
+                    )
+                    shared.protocol = "(every protocol)"
+                    ada.update(fold=fold.name, fit=shared)
+                return ada["fit"]
+            return fit_protocol(
+                p,
+                loss,
+                fold.train,
+                {"test": fold.test},
+                validation=fold.vali,
+                seed=settings.seed,
+                preset=preset,
+                rounds=rounds,
+            )
+
+        return fit
+
+    runs = {
+        f"{p.name}: {name}": (p, name, fitter(p, name, loss))
+        for p in protocols
+        for name, loss in METHODS
+    }
+    cv = cross_fit(
+        report,
+        settings,
+        source.folds(n_folds),
+        {k: r[2] for k, r in runs.items()},
+        all_measures,
+        preset,
+        timing=lambda run: "AdaRank" if runs[run][1] == "AdaRank" else run,
+    )
+    for r in cv.results:
+        p, name, _ = runs[r.run]
+        stores[p.name].add(name, r.fold, r.evaluation)
+        fits[p.name].append((r.fold, name, r.result))
     report.add_dataset(source.describe())
     report.add_conventions(stores[primary.name].conventions)
 

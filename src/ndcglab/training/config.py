@@ -1,9 +1,13 @@
-"""Training options and results: :class:`TrainConfig` (every option and its default, stated once)
-and :class:`TrainResult`.
+"""Training options and results: :class:`TrainConfig` (every option and its default, stated once,
+for every model kind), :class:`TreeOptions` (the boosted trees' own options) and
+:class:`TrainResult`.
 
-Defaults live here and only here: :class:`ndcglab.estimator.NDCGRanker` and ``ndcglab train`` take
-theirs from ``TrainConfig()``. What each option does is described in
-:mod:`ndcglab.training.trainer`. Importing this module does not import torch.
+Defaults live here and only here: :class:`ndcglab.estimator.NDCGRanker`, ``ndcglab train``/``cv``,
+``ndcglab reproduce`` and the tree engines (:mod:`ndcglab.gbdt`) take theirs from
+``TrainConfig()``, :data:`TREE_DEFAULTS` and ``TreeOptions()``; the options are built from
+keyword parameters in one place, :func:`config_from_options`. What each option does is described
+in :mod:`ndcglab.training.trainer` (gradient models) and :mod:`ndcglab.gbdt.train` (trees).
+Importing this module does not import torch.
 """
 
 from __future__ import annotations
@@ -20,11 +24,16 @@ __all__ = [
     "DEFAULT_EPOCHS",
     "DEFAULT_LR",
     "OPTIMIZERS",
+    "TREE_DEFAULTS",
+    "TREE_ENGINES",
     "TrainConfig",
     "TrainResult",
     "TrainingDivergedError",
+    "TreeOptions",
     "auto_threads",
+    "config_from_options",
     "config_with",
+    "option_names",
 ]
 
 #: learning rate used when ``lr=None``, per optimiser
@@ -33,6 +42,12 @@ DEFAULT_LR = {"gd": 0.1, "adam": 1e-3, "lbfgs": 1.0}
 #: maximum number of epochs used when ``epochs=None``, per optimiser (``"lbfgs"``: iterations)
 DEFAULT_EPOCHS = {"gd": 1000, "adam": 300, "lbfgs": 500}
 OPTIMIZERS = ("gd", "adam", "lbfgs")
+#: what the shared options mean for boosted trees when left at None: the learning rate, the
+#: number of boosting rounds and the early-stopping patience (rounds without improvement)
+TREE_DEFAULTS: dict[str, Any] = {"lr": 0.05, "rounds": 500, "patience": 50}
+#: the engines that grow boosted trees (``TreeOptions.engine``); each is a trainer of
+#: :mod:`ndcglab.gbdt` with the signature of :func:`ndcglab.gbdt.train_gbdt`
+TREE_ENGINES = ("lightgbm",)
 #: training data with fewer feature values (documents x features) than this trains on one
 #: torch thread when ``num_threads=None`` (see :func:`auto_threads` and docs/training.md, "Threads")
 SMALL_DATA_CELLS = 10_000_000
@@ -74,11 +89,46 @@ class TrainingDivergedError(NdcglabError):
 
 
 @dataclass
+class TreeOptions:
+    """The options of boosted trees (``model="gbdt"``) that gradient models do not have.
+
+    ``engine`` (one of :data:`TREE_ENGINES`) grows the trees; ``num_leaves`` and
+    ``min_data_in_leaf`` shape them; ``hessian`` is how second derivatives of the loss are
+    obtained (:data:`ndcglab.gbdt.HESSIAN_MODES`); ``params`` holds any other parameter of the
+    engine by its own name (``lambda_l2``, ``feature_fraction`` ...; the LightGBM aliases
+    ``n_estimators``, ``min_child_samples`` ... are read as the options they name). The shared
+    options (``lr``, ``rounds``, ``patience``, ``validation_measure``, ``preset``, ``seed``,
+    ``num_threads``) stay on :class:`TrainConfig`.
+    """
+
+    engine: str = "lightgbm"
+    num_leaves: int = 31
+    min_data_in_leaf: int = 20
+    hessian: str = "auto"
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.engine = str(self.engine).lower()
+        if self.engine not in TREE_ENGINES:
+            raise SpecError(
+                f"unknown tree engine {self.engine!r}; known: {', '.join(TREE_ENGINES)}"
+            )
+        if int(self.num_leaves) < 2:
+            raise SpecError(f"num_leaves must be at least 2, got {self.num_leaves}")
+        if int(self.min_data_in_leaf) < 0:
+            raise SpecError(f"min_data_in_leaf must be non-negative, got {self.min_data_in_leaf}")
+        self.params = dict(self.params or {})
+
+
+@dataclass
 class TrainConfig:
     """Every training option with its default (what each does: :mod:`ndcglab.training.trainer`).
 
-    ``loss=None`` becomes ``"listnet"`` (``"adarank"`` for ``model="adarank"``); ``lr=None`` and
-    ``epochs=None`` take the optimiser's entry of :data:`DEFAULT_LR` / :data:`DEFAULT_EPOCHS`.
+    ``loss=None`` becomes the model kind's default loss (:data:`ndcglab.training.kinds.KINDS`:
+    ``"listnet"``, ``"adarank"`` for AdaRank); ``lr=None`` and ``epochs=None`` take the
+    optimiser's entry of :data:`DEFAULT_LR` / :data:`DEFAULT_EPOCHS`, and for boosted trees
+    ``lr``, ``rounds`` and ``patience`` left at None take :data:`TREE_DEFAULTS`. ``trees`` holds
+    the trees' own options (:class:`TreeOptions`, or a dict of its fields).
     """
 
     loss: str | None = None
@@ -109,6 +159,7 @@ class TrainConfig:
     eval_every: int = 1
     dtype: str = "float32"
     num_threads: int | None = None  # None: auto_threads(...) of the training data and machine
+    trees: TreeOptions = field(default_factory=TreeOptions)
 
     def __post_init__(self) -> None:
         self.optimizer = str(self.optimizer).lower()
@@ -136,10 +187,17 @@ class TrainConfig:
             raise SpecError(f"gtol must be non-negative, got {self.gtol}")
         if self.C is not None and not float(self.C) > 0:
             raise SpecError(f"C must be positive, got {self.C}")
+        if self.rounds is not None and int(self.rounds) < 1:
+            raise SpecError(f"rounds must be at least 1 (or None), got {self.rounds}")
         self.hidden = tuple(int(h) for h in self.hidden)
-        self.model = str(self.model).lower()
+        if isinstance(self.trees, dict):
+            self.trees = TreeOptions(**self.trees)
+        from .kinds import get_kind
+
+        kind = get_kind(self.model)
+        self.model = kind.name
         if self.loss is None:
-            self.loss = "adarank" if self.model == "adarank" else "listnet"
+            self.loss = kind.default_loss
 
     @property
     def n_epochs(self) -> int:
@@ -149,6 +207,12 @@ class TrainConfig:
     @property
     def learning_rate(self) -> float:
         return float(self.lr) if self.lr is not None else DEFAULT_LR[self.optimizer]
+
+    def tree_setting(self, name: str) -> Any:
+        """``lr``, ``rounds`` or ``patience`` as boosted trees use it: the value given, else
+        :data:`TREE_DEFAULTS`."""
+        value = getattr(self, name)
+        return TREE_DEFAULTS[name] if value is None else value
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -187,7 +251,13 @@ class TrainResult:
 
     @property
     def model(self) -> Any:
-        return self.trained.model
+        """The scoring model: the torch module of a gradient or AdaRank model, the trees'
+        model itself for boosted trees."""
+        return getattr(self.trained, "model", self.trained)
+
+    def predict(self, data: Any) -> Any:
+        """The trained model's scores of ``data`` (``trained.predict(data)``)."""
+        return self.trained.predict(data)
 
 
 def config_with(config: TrainConfig | None, **options: Any) -> TrainConfig:
@@ -200,3 +270,47 @@ def config_with(config: TrainConfig | None, **options: Any) -> TrainConfig:
             f"unknown training option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
         )
     return dataclasses.replace(config or TrainConfig(), **options)
+
+
+def _tree_option_names() -> frozenset[str]:
+    return frozenset(f.name for f in dataclasses.fields(TreeOptions)) - {"params"}
+
+
+def option_names() -> frozenset[str]:
+    """Every name :func:`config_from_options` takes: the fields of :class:`TrainConfig` (but
+    ``trees``), of :class:`TreeOptions` (but ``params``) and ``tree_params``."""
+    fields = {f.name for f in dataclasses.fields(TrainConfig)} - {"trees"}
+    return frozenset(fields | _tree_option_names() | {"tree_params"})
+
+
+def config_from_options(options: dict[str, Any], *, base: TrainConfig | None = None) -> TrainConfig:
+    """The one place a :class:`TrainConfig` is built from flat keyword options: the parameters of
+    :class:`~ndcglab.estimator.NDCGRanker`, the parsed arguments of ``ndcglab train``/``cv`` and
+    the settings of a ``reproduce`` experiment all come through here.
+
+    ``options`` holds fields of :class:`TrainConfig` and of :class:`TreeOptions` by name
+    (``num_leaves``, ``hessian``, ``engine``; ``tree_params`` for :attr:`TreeOptions.params`);
+    ``None`` for a tree option means its default. ``hidden`` may be any sequence. An unknown name
+    is a :class:`~ndcglab.errors.SpecError` listing the known ones.
+    """
+    config_names = {f.name for f in dataclasses.fields(TrainConfig)} - {"trees"}
+    tree_names = _tree_option_names()
+    known = option_names()
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise SpecError(
+            f"unknown training option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
+    trees = {k: options[k] for k in tree_names if k in options and options[k] is not None}
+    if options.get("tree_params") is not None:
+        trees["params"] = dict(options["tree_params"])
+    flat = {k: v for k, v in options.items() if k in config_names}
+    if flat.get("hidden") is not None:
+        flat["hidden"] = tuple(flat["hidden"])
+    if flat.get("preset") is not None and str(flat["preset"]).lower() == "none":
+        flat["preset"] = None
+    if base is None:
+        return TrainConfig(**flat, trees=TreeOptions(**trees))
+    if trees:
+        flat["trees"] = dataclasses.replace(base.trees, **trees)
+    return dataclasses.replace(base, **flat)

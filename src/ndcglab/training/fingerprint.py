@@ -19,8 +19,8 @@ from .config import TrainConfig
 
 __all__ = ["FINGERPRINT_SKIPS", "data_digest", "run_fingerprint"]
 
-#: training options left out of the fingerprint
-FINGERPRINT_SKIPS = ("epochs", "max_epochs", "device", "num_threads")
+#: training options left out of the fingerprint (``trees``: not used by gradient models)
+FINGERPRINT_SKIPS = ("epochs", "max_epochs", "device", "num_threads", "trees")
 
 
 def data_digest(ds: RankingDataset | None) -> str:

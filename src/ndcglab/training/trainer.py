@@ -75,6 +75,7 @@ from .config import (
 )
 from .device import resolve_device
 from .fingerprint import run_fingerprint
+from .kinds import KINDS, get_kind
 from .loop import GradientRun
 from .prepare import prepare_data
 
@@ -119,17 +120,17 @@ def train(
     assert cfg.loss is not None  # TrainConfig.__post_init__ fills in the default loss
     loss = get_loss(cfg.loss)
     device = resolve_device(cfg.device)
-    boosting = getattr(loss, "kind", "differentiable") == "boosting"
-    if boosting and cfg.model not in ("linear", "adarank"):
+    loss_kind = getattr(loss, "kind", "differentiable")
+    kind = get_kind(cfg.model)
+    if loss_kind not in kind.loss_kinds or kind.route == "trees":
+        able = [k.name for k in KINDS.values() if loss_kind in k.loss_kinds and k.torch]
         raise SpecError(
-            f"loss {cfg.loss!r} is trained by boosting (AdaRank) and gives a linear model; "
-            f"model={cfg.model!r} cannot be used with it. Fix: model='linear' or 'adarank'"
+            f"model {cfg.model!r} is not trained with the loss {cfg.loss!r} (a {loss_kind} "
+            f"loss) by this function. Fix: model={' or '.join(map(repr, able))}, or another "
+            f"loss (model {kind.name!r} trains {' or '.join(kind.loss_kinds)} losses; "
+            "ndcglab.training.fit trains every model kind)"
         )
-    if cfg.model == "adarank" and not boosting:
-        raise SpecError(
-            f"model 'adarank' is trained by boosting, not with the loss {cfg.loss!r}. Fix: "
-            "loss='adarank' (options: adarank(measure=ndcg|map,rounds=T)@k), or another model"
-        )
+    boosting = loss_kind == "boosting"
     scorer = MeasureScorer(cfg.validation_measure, cfg.preset)
     normalizer = Normalizer.fit(cfg.normalize, train_data.features)
     work = prepare_data(

@@ -190,10 +190,16 @@ def tune(
             "tuning chooses hyper-parameters on a validation set and none was given. Fix: give "
             "one (a fold folder's vali file, or --validation FILE)"
         )
-    if cfg.model == "adarank" or str(cfg.loss).split("(")[0].split("@")[0] == "adarank":
+    from ..losses import get_loss
+    from .kinds import get_kind
+
+    assert cfg.loss is not None
+    loss_kind = getattr(get_loss(cfg.loss), "kind", "differentiable")
+    if not get_kind(cfg.model).tunable or loss_kind != "differentiable":
         raise SpecError(
-            "AdaRank has no gradient hyper-parameters to tune. Fix: drop --tune for adarank "
-            "(its rounds are chosen on validation already)"
+            f"model {cfg.model!r} with loss {cfg.loss!r} has no gradient hyper-parameters to "
+            "tune (its rounds are chosen on validation already). Fix: train it without tuning, "
+            "or tune a linear or MLP model with a differentiable loss"
         )
     the_grid = _check_grid(grid if grid is not None else DEFAULT_GRIDS[cfg.optimizer], cfg)
     assert cfg.loss is not None

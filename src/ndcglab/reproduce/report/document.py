@@ -160,8 +160,6 @@ class Report:
 
         The convention dict may be one dict for all measures or a mapping printed name -> dict.
         """
-        from .._fit import measure_convention
-
         conv = getattr(result, "convention", {}) or {}
         names = [str(m) for m in getattr(result, "measures", ())] or list(
             getattr(result, "mean", {})
@@ -328,3 +326,17 @@ class Report:
     def write(self, out: str | os.PathLike[str], *, overwrite: bool = True) -> Path:
         """Write the report folder to ``out`` atomically; return its path."""
         return write_bundle(out, self, overwrite=overwrite)
+
+
+def measure_convention(conv: Any, printed: str) -> dict[str, Any]:
+    """One measure's full convention from an ``EvaluationResult.convention`` (its per-measure entry
+    plus the result-wide keys such as the preset)."""
+    if not isinstance(conv, Mapping):
+        return {"convention": str(conv)}
+    per = conv.get("measures")
+    if isinstance(per, Mapping) and isinstance(per.get(printed), Mapping):
+        top = {k: v for k, v in conv.items() if k != "measures"}
+        return {**top, **per[printed]}
+    if isinstance(conv.get(printed), Mapping):
+        return dict(conv[printed])
+    return dict(conv)

@@ -22,7 +22,7 @@ per-query values of ``measure`` after every round ``t``; the client averages the
 round is the model's ``best_iteration`` (predictions use the trees up to it) and is saved in the
 metadata (``training.best_iteration``, ``training.valid_curve``, ``training.round_selection``).
 
-Evaluating files larger than memory on Dask is :mod:`ndcglab.measures.dask_eval`. Dask is
+Evaluating files larger than memory on Dask is :mod:`ndcglab.distributed.evaluate`. Dask is
 imported when these functions run (the ``distributed`` extra); they use the active
 ``distributed.Client`` if there is one (pass ``client=`` to choose).
 """
@@ -40,10 +40,11 @@ import numpy as np
 from .._compat import broadcast, require
 from ..data import RankingDataset
 from ..errors import DataFormatError, SpecError
-from .model import GBDTModel, model_versions
-from .train import lightgbm_label, lightgbm_objective, make_objective
+from ..gbdt.model import GBDTModel, model_versions
+from ..gbdt.train import DEFAULT_LOSS, DEFAULTS, lightgbm_label, lightgbm_objective, make_objective
+from .evaluate import _take
 
-__all__ = ["partition_queries", "select_rounds_dask", "train_gbdt_dask"]
+__all__ = ["fit_gbdt_dask", "partition_queries", "select_rounds_dask", "train_gbdt_dask"]
 
 PathLike = str | os.PathLike[str]
 
@@ -90,7 +91,7 @@ def _read_part(path: str, n_features: int | None) -> tuple[np.ndarray, np.ndarra
 
 def train_gbdt_dask(
     train: RankingDataset | Sequence[PathLike],
-    loss: Any = "listnet",
+    loss: Any = DEFAULT_LOSS,
     *,
     client: Any = None,
     n_partitions: int | None = None,
@@ -105,8 +106,8 @@ def train_gbdt_dask(
     seed: int = 0,
     params: Mapping[str, Any] | None = None,
     valid: RankingDataset | None = None,
-    measure: str = "ndcg@10",
-    preset: str | None = "letor4",
+    measure: str = DEFAULTS["measure"],
+    preset: str | None = DEFAULTS["preset"],
 ) -> GBDTModel:
     """Train boosted trees with our loss on a Dask cluster (LightGBM data-parallel learning).
 
@@ -243,11 +244,6 @@ def train_gbdt_dask(
     return GBDTModel(booster=booster, metadata=meta_out)
 
 
-def _take(t: Sequence[Any], i: int) -> Any:
-    return t[i]
-
-
-# ============================================================================ choosing rounds
 def _valid_values(
     booster: Any,
     features: np.ndarray,
@@ -272,8 +268,8 @@ def _valid_values(
 def select_rounds_dask(
     booster: Any,
     valid: RankingDataset,
-    measure: str = "ndcg@10",
-    preset: str | None = "letor4",
+    measure: str = DEFAULTS["measure"],
+    preset: str | None = DEFAULTS["preset"],
     *,
     client: Any = None,
 ) -> list[float]:
@@ -307,3 +303,43 @@ def select_rounds_dask(
     per_query = np.concatenate(client.gather(futures), axis=1)
     m = parse_measure(measure)
     return [float(mean_of(m, row)) for row in per_query]
+
+
+#: the settings of :func:`ndcglab.gbdt.fit_gbdt` that :func:`train_gbdt_dask` takes by name
+_DASK_SETTINGS = (
+    "num_boost_round",
+    "learning_rate",
+    "num_leaves",
+    "min_data_in_leaf",
+    "hessian",
+    "hess_floor",
+    "constant_lists",
+    "seed",
+    "measure",
+    "preset",
+)
+
+
+def fit_gbdt_dask(
+    train: RankingDataset,
+    loss: Any,
+    client: Any,
+    *,
+    valid: RankingDataset | None = None,
+    settings: Mapping[str, Any] | None = None,
+) -> GBDTModel:
+    """:func:`train_gbdt_dask` with the settings of :func:`ndcglab.gbdt.fit_gbdt` (what
+    :func:`ndcglab.gbdt.train.settings_from_config` gives): a fixed number of rounds
+    (``num_boost_round``), then the best round on ``valid``. Early stopping, the Hutchinson
+    sample count and LightGBM's thread count do not apply on Dask and are left out; every other
+    LightGBM parameter is passed through."""
+    import logging
+
+    from ..gbdt.train import split_settings
+
+    # LightGBM's Dask layer prints its notes ("Finding random open ports ...") to stdout through
+    # its logger: send them to Python logging (warnings reach stderr), keeping stdout the result
+    require("lightgbm").register_logger(logging.getLogger("lightgbm"))
+    ours, extra = split_settings({**DEFAULTS, **dict(settings or {})})
+    named = {k: ours[k] for k in _DASK_SETTINGS if k in ours}
+    return train_gbdt_dask(train, loss, client=client, valid=valid, params=extra, **named)

@@ -123,7 +123,7 @@ def _eval_rows(
 ) -> tuple[np.ndarray, Any]:
     """Evaluate rows (whole queries, contiguous) → (first document of each query, result)."""
     from ..data import boundaries_from_qids
-    from .evaluate import evaluate_arrays
+    from ..measures.evaluate import evaluate_arrays
 
     q = np.asarray(qids, dtype=object)
     if len(q) == 0:
@@ -164,7 +164,7 @@ def _letor_block(
 
 def _combine(pieces: list[tuple[np.ndarray, Any]], order: str) -> Any:
     """Concatenate partition results (each: first documents, EvaluationResult) into one."""
-    from .evaluate import EvaluationResult, mean_of
+    from ..measures.evaluate import EvaluationResult, mean_of
 
     pieces = [(f, r) for f, r in pieces if r is not None]
     if not pieces:
@@ -349,7 +349,7 @@ def _trec_reduce(
     measures: Any,
     preset: Any,
 ) -> tuple[np.ndarray, Any]:
-    from .evaluate import evaluate_trec
+    from ..measures.evaluate import evaluate_trec
 
     run: dict[str, dict[str, float]] = {}
     for rows in rows_lists:  # in block order = file order

@@ -1,0 +1,264 @@
+"""Reaching a Dask cluster: the address grammar, a checked connection and a progress bar.
+
+An address is a scheduler's (``tcp://host:8786``, ``tls://host:8786``, ``host:8786``) or
+``local:N`` for a cluster of ``N`` worker processes on this machine (one thread each, at most one
+per core), started by :func:`dask_client` and closed after it. ``memory_limit`` (``1GiB``,
+``500MB``; with ``local:N`` only) is each local worker's limit, enforced by Dask (spill to disk,
+then restart a worker past it).
+
+Connecting to a scheduler gives up after ``timeout`` seconds, the whole handshake included: the
+peer must answer with a Dask handshake frame within that time (a peer that accepts the TCP
+connection and says nothing, or sends something that is not Dask's, is refused at once rather
+than waited on). Errors are :class:`~ndcglab.errors.NdcglabError`: the ``distributed`` extra
+missing, a malformed address, an unreachable scheduler or a peer that is not one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from .._compat import require
+from ..errors import NdcglabError
+
+__all__ = ["LOCAL", "SCHEMES", "check_timeout", "dask_client", "parse_address"]
+
+#: the prefix of a local cluster's address: ``local:N``
+LOCAL = "local"
+#: the transport schemes of a scheduler address Dask understands
+SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
+#: the largest first frame a scheduler's handshake may announce (bytes)
+_HANDSHAKE_LIMIT = 64 * 2**20
+
+
+def parse_address(text: str, *, cores: int | None = None) -> tuple[str, int | None]:
+    """``("local", N)`` for ``local:N`` (``local`` alone: 2 workers), else ``(address, None)``.
+
+    Refused with the fix: an empty address, a blank inside it, an unknown scheme, the dashboard's
+    ``http(s)://`` URL, a port that is not a number, ``local:N`` with N < 1 or more workers than
+    ``cores`` (default: this machine's).
+    """
+    t = str(text).strip()
+    if t.lower().startswith(LOCAL) and t[len(LOCAL) :][:1] in ("", ":"):
+        n = t[len(LOCAL) + 1 :]
+        try:
+            workers = int(n) if n else 2
+        except ValueError:
+            workers = 0
+        if workers < 1:
+            raise NdcglabError(
+                f"dask address {text!r}: local:N needs a positive number of workers. Fix: e.g. "
+                "local:2"
+            )
+        cores = cores if cores is not None else (os.cpu_count() or 1)
+        if workers > cores:
+            raise NdcglabError(
+                f"dask address {text!r} asks for {workers} local workers but this machine has "
+                f"{cores} cores. Fix: local:{cores} or fewer (one worker process per core)"
+            )
+        return LOCAL, workers
+    if not t or any(c.isspace() for c in t):
+        raise NdcglabError(
+            f"dask address {text!r} is not a scheduler address. Fix: e.g. tcp://host:8786 or "
+            "local:2"
+        )
+    scheme, sep, rest = t.partition("://")
+    if sep:
+        if scheme.lower() in ("http", "https"):
+            raise NdcglabError(
+                f"dask address {text!r} is a web address (the dashboard's); the scheduler "
+                f"listens elsewhere. Fix: tcp://{_host_of(rest)}:8786 (the address `dask "
+                "scheduler` prints), or local:2"
+            )
+        if scheme.lower() not in SCHEMES:
+            raise NdcglabError(
+                f"dask address {text!r} has the unknown scheme {scheme!r}; known: "
+                f"{', '.join(SCHEMES)}. Fix: e.g. tcp://host:8786"
+            )
+    else:
+        rest = t
+    host, colon, port = rest.rpartition(":")
+    if scheme.lower() in ("tcp", "tls") or not sep:
+        if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise NdcglabError(
+                f"dask address {text!r} needs a host and a port number. Fix: e.g. tcp://host:8786"
+            )
+    return t, None
+
+
+def _host_of(rest: str) -> str:
+    host = rest.split("/")[0]
+    return host.rsplit(":", 1)[0] if ":" in host else host
+
+
+def check_timeout(timeout: float) -> float:
+    """``timeout`` as a float if it is finite and positive, else an error with the fix."""
+    try:
+        value = float(timeout)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise NdcglabError(
+            f"the Dask connection timeout must be a positive number of seconds, got {timeout!r}. "
+            "Fix: e.g. 10"
+        )
+    return value
+
+
+def _probe(target: str, timeout: float) -> None:
+    """Check that a ``tcp://`` (or scheme-less) scheduler answers with a Dask handshake frame
+    within ``timeout`` seconds; other schemes are left to Dask."""
+    scheme, sep, rest = target.partition("://")
+    if sep and scheme.lower() != "tcp":
+        return
+    host, _, port = (rest if sep else target).rpartition(":")
+    host = host.strip("[]")
+    deadline = time.monotonic() + timeout
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout) as sock:
+            head = b""
+            while len(head) < 8:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                sock.settimeout(left)
+                chunk = sock.recv(8 - len(head))
+                if not chunk:
+                    raise ConnectionError("closed")
+                head += chunk
+    except TimeoutError:
+        raise NdcglabError(
+            f"{target} accepted the connection but sent no Dask handshake within {timeout:g} s: "
+            "it is not a Dask scheduler. Fix: give the scheduler's address (dask scheduler "
+            "prints it, usually port 8786), or local:N"
+        ) from None
+    except OSError as exc:
+        raise NdcglabError(
+            f"cannot reach the Dask scheduler at {target} within {timeout:g} s "
+            f"({type(exc).__name__}). Fix: start it (dask scheduler) and check the address, or "
+            "use local:N"
+        ) from None
+    (size,) = struct.unpack("<Q", head)
+    if not 0 < size <= _HANDSHAKE_LIMIT:
+        raise NdcglabError(
+            f"{target} answered, but not with a Dask handshake: it is not a Dask scheduler. Fix: "
+            "give the scheduler's address (dask scheduler prints it, usually port 8786), or "
+            "local:N"
+        )
+
+
+@contextlib.contextmanager
+def dask_client(
+    address: str,
+    *,
+    memory_limit: str | None = None,
+    timeout: float = 10.0,
+    quiet: bool = False,
+    label: str = "ndcglab",
+) -> Iterator[Any]:
+    """A ``distributed.Client`` for ``address`` (module docstring); closes what it started (the
+    client, and for ``local:N`` the cluster) on exit. ``label`` starts the lines printed on
+    stderr (unless ``quiet``): where the work runs, and a progress bar of the cluster's tasks
+    when stderr is a terminal."""
+    target, n_workers = parse_address(address)
+    timeout = check_timeout(timeout)
+    if memory_limit is not None and n_workers is None:
+        raise NdcglabError(
+            "a memory limit applies to a local cluster. Fix: use local:N, or set the limit when "
+            "starting the remote workers (dask worker --memory-limit)"
+        )
+    distributed = require("distributed")
+    import logging
+
+    for name in ("distributed", "distributed.worker", "distributed.nanny", "distributed.scheduler"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    cluster = None
+    try:
+        if n_workers is not None:
+            cluster = _local_cluster(distributed, n_workers, memory_limit)
+            client = distributed.Client(cluster)
+        else:
+            _probe(target, timeout)
+            try:
+                client = distributed.Client(target, timeout=f"{timeout}s")
+            except (OSError, TimeoutError) as exc:
+                raise NdcglabError(
+                    f"cannot reach the Dask scheduler at {target} within {timeout:g} s "
+                    f"({type(exc).__name__}). Fix: start it (dask scheduler) and check the "
+                    "address, or use local:N"
+                ) from None
+        if not quiet:
+            workers = len(client.scheduler_info()["workers"])
+            where = f"a local cluster of {n_workers} processes" if cluster else target
+            limit = f", {memory_limit} per worker" if memory_limit else ""
+            print(f"{label}: on Dask, {where} ({workers} workers{limit})", file=sys.stderr)
+        stop = threading.Event()
+        bar = None
+        if not quiet and sys.stderr.isatty():
+            bar = threading.Thread(
+                target=_progress, args=(client, stop, label), daemon=True, name="dask-progress"
+            )
+            bar.start()
+        try:
+            yield client
+        finally:
+            stop.set()
+            if bar is not None:
+                bar.join(timeout=2)
+            client.close()
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _local_cluster(distributed: Any, n_workers: int, memory_limit: str | None) -> Any:
+    """A ``LocalCluster`` of ``n_workers`` single-thread processes; the workers' own output
+    (LightGBM's C++ log lines) goes to stderr, so stdout stays the command's result."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        return distributed.LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit=memory_limit if memory_limit is not None else "auto",
+            dashboard_address=None,
+        )
+    except (ValueError, TypeError) as exc:
+        raise NdcglabError(
+            f"cannot start a local Dask cluster ({exc}). Fix: check the memory limit (e.g. 1GiB)"
+        ) from None
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _task_counts(dask_scheduler: Any) -> tuple[int, int]:
+    """(finished, known) tasks on the scheduler (run there by ``client.run_on_scheduler``)."""
+    states = [t.state for t in dask_scheduler.tasks.values()]
+    return sum(s in ("memory", "erred") for s in states), len(states)
+
+
+def _progress(client: Any, stop: threading.Event, label: str) -> None:
+    """A tqdm bar on stderr of the cluster's tasks (finished / known), refreshed twice a second
+    until ``stop`` is set."""
+    from tqdm.auto import tqdm
+
+    with tqdm(desc=f"{label} (Dask tasks)", unit="task", file=sys.stderr, leave=False) as bar:
+        while not stop.wait(0.5):
+            try:
+                done, total = client.run_on_scheduler(_task_counts)
+            except Exception:  # the client is closing: no more progress to show
+                return
+            bar.total = max(total, done)
+            bar.n = done
+            bar.refresh()

@@ -1,0 +1,133 @@
+"""The model kinds: the one table that says how each kind of model is trained and read back.
+
+Every other place that names a model kind reads :data:`KINDS`: :class:`TrainConfig`'s check of
+``model`` and its default loss, :func:`ndcglab.training.fit` (which route trains it),
+:func:`ndcglab.training.load_trained` (which reader opens its model file), the choices of
+``ndcglab train/cv --model``, :class:`~ndcglab.estimator.NDCGRanker` and ``ndcglab reproduce``.
+
+A kind is trained by one of three *routes* (:mod:`ndcglab.training.fitting`):
+
+* ``"gradient"`` — the gradient loop of :mod:`ndcglab.training.loop` (``linear``, ``mlp``);
+* ``"adarank"`` — AdaRank's boosting over single features (:mod:`ndcglab.training.adarank_fit`);
+* ``"trees"`` — boosted trees grown by a tree engine of :mod:`ndcglab.gbdt`
+  (``TreeOptions.engine``), on one machine, or on a Dask cluster when
+  :func:`~ndcglab.training.fit` is given a client.
+
+Adding a kind is one entry here (and its route, if it needs a new one). Importing this module
+imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import SpecError
+
+__all__ = ["KINDS", "MODEL_KINDS", "ModelKind", "get_kind", "kind_for_loss"]
+
+
+@dataclass(frozen=True)
+class ModelKind:
+    """One model kind and how it is trained.
+
+    ``route``: ``"gradient"``, ``"adarank"`` or ``"trees"`` (module docstring);
+    ``default_loss``: the loss of ``TrainConfig(loss=None)``; ``loss_kinds``: the
+    :attr:`ndcglab.losses.Loss.kind` values it trains with (``"differentiable"``, ``"boosting"``);
+    ``unit``: what one step of training is called in results (``epoch`` or ``round``);
+    ``tunable``: has gradient hyper-parameters for :func:`ndcglab.training.tune`;
+    ``checkpoints``: writes per-epoch checkpoints and resumes from them;
+    ``distributed``: can be trained on a Dask client; ``torch``: a torch model read by
+    :func:`ndcglab.models.load_model` (else its route's reader opens the file).
+    """
+
+    name: str
+    summary: str
+    route: str
+    default_loss: str
+    loss_kinds: tuple[str, ...]
+    unit: str
+    tunable: bool
+    checkpoints: bool
+    distributed: bool
+    torch: bool
+
+
+_DEFAULT_LOSS = "listnet"
+_BOOSTING_LOSS = "adarank"
+
+#: every model kind, by name (the order is the order of the choices offered)
+KINDS: dict[str, ModelKind] = {
+    k.name: k
+    for k in (
+        ModelKind(
+            "linear",
+            "a linear scoring function trained by the gradient loop (or AdaRank's boosting "
+            "with the adarank loss)",
+            "gradient",
+            _DEFAULT_LOSS,
+            ("differentiable", "boosting"),
+            "epoch",
+            tunable=True,
+            checkpoints=True,
+            distributed=False,
+            torch=True,
+        ),
+        ModelKind(
+            "mlp",
+            "a multilayer perceptron trained by the gradient loop",
+            "gradient",
+            _DEFAULT_LOSS,
+            ("differentiable",),
+            "epoch",
+            tunable=True,
+            checkpoints=True,
+            distributed=False,
+            torch=True,
+        ),
+        ModelKind(
+            _BOOSTING_LOSS,
+            "AdaRank: boosting over single features, the round chosen on validation",
+            "adarank",
+            _BOOSTING_LOSS,
+            ("boosting",),
+            "epoch",
+            tunable=False,
+            checkpoints=False,
+            distributed=False,
+            torch=True,
+        ),
+        ModelKind(
+            "gbdt",
+            "boosted trees (LightGBM) with the loss as custom objective",
+            "trees",
+            _DEFAULT_LOSS,
+            ("differentiable",),
+            "round",
+            tunable=False,
+            checkpoints=False,
+            distributed=True,
+            torch=False,
+        ),
+    )
+}
+#: the kinds' names, in order
+MODEL_KINDS: tuple[str, ...] = tuple(KINDS)
+
+
+def get_kind(name: str) -> ModelKind:
+    """The :class:`ModelKind` named ``name`` (case-insensitive); an unknown name is a
+    :class:`~ndcglab.errors.SpecError` listing the known ones."""
+    kind = KINDS.get(str(name).strip().lower())
+    if kind is None:
+        raise SpecError(f"unknown model {name!r}; known: {', '.join(MODEL_KINDS)}")
+    return kind
+
+
+#: the kind a loss trains when no model is named, by :attr:`ndcglab.losses.Loss.kind`
+_KIND_FOR_LOSS = {"differentiable": "linear", "boosting": _BOOSTING_LOSS}
+
+
+def kind_for_loss(loss_kind: str) -> str:
+    """The model kind that a loss of :attr:`ndcglab.losses.Loss.kind` ``loss_kind`` trains when
+    no model is named: ``adarank`` for a boosting loss, ``linear`` otherwise."""
+    return _KIND_FOR_LOSS.get(str(loss_kind), MODEL_KINDS[0])
