@@ -100,7 +100,7 @@ class NDCGRanker:
     def __init__(
         self,
         *,
-        loss: str = _D.loss,  # type: ignore[assignment]  # TrainConfig fills in the default
+        loss: str | None = None,  # None: the model kind's default loss (TrainConfig)
         model: str = _D.model,
         optimizer: str = _D.optimizer,
         lr: float | None = _D.lr,

@@ -150,26 +150,26 @@ def test_fit_gbdt_maps_params():
     assert model.predict(TEST).shape == (TEST.n_docs,)
 
 
-def test_cli_hooks():
+def test_cli_tree_options_reach_lightgbm():
+    """The command line's tree options become TrainConfig fields and, through the one mapping
+    (``gbdt.train.settings_from_config``), LightGBM's parameters."""
     import argparse
 
-    from ndcglab.cli._gbdt import add_gbdt_arguments, fit_gbdt_from_args, gbdt_payload
+    from ndcglab.cli._training import add_training_arguments, config_from_args
+    from ndcglab.training import fit
 
     parser = argparse.ArgumentParser()
-    parser.add_argument("--loss")
-    parser.add_argument("--lr", type=float)
-    parser.add_argument("--rounds", type=int)
-    parser.add_argument("--seed", type=int, default=0)
-    add_gbdt_arguments(parser)
-    argv = ["--rounds", "3", "--num-leaves", "5", "--gbdt-param", "lambda_l2=2", "--lr", "0.2"]
+    add_training_arguments(parser)
+    argv = ["--model", "gbdt", "--rounds", "3", "--num-leaves", "5", "--gbdt-param",
+            "lambda_l2=2", "--lr", "0.2"]  # fmt: skip
     args = parser.parse_args(argv)
-    model = fit_gbdt_from_args(args, TRAIN)
+    model = fit(TRAIN, config_from_args(args, args.loss)).trained
     assert model.booster.current_iteration() == 3
     p = model.metadata["params"]
     assert p["lambda_l2"] == 2 and p["num_leaves"] == 5 and p["learning_rate"] == 0.2
-    assert gbdt_payload(model, "m.ndcg")["model_kind"] == "gbdt"
+    bad = parser.parse_args(["--model", "gbdt", "--gbdt-param", "oops"])
     with pytest.raises(SpecError, match="KEY=VALUE"):
-        fit_gbdt_from_args(parser.parse_args(["--gbdt-param", "oops"]), TRAIN)
+        config_from_args(bad, None)
 
 
 def test_estimator_dispatches_to_gbdt():

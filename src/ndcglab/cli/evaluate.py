@@ -236,7 +236,7 @@ def _evaluate(args: argparse.Namespace) -> Any:
     preset = args.preset or ("trec_eval" if trec else "standard")
     if args.rel_level is not None:
         preset = _with_rel(preset, args.rel_level)
-    if getattr(args, "dask", None):
+    if getattr(args, "dask", None) is not None:
         return _evaluate_dask(args, preset, trec)
     data, scores = read_ranking(args)
     if isinstance(data, dict):

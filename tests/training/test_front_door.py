@@ -1,0 +1,107 @@
+"""One front door: ``training.fit``, ``NDCGRanker`` and ``ndcglab train`` give the same model for
+the same options, for every model kind of the table, and refuse the same bad options.
+
+The oracle is agreement between three doors that share no code above ``TrainConfig``'s builder:
+the predictions on a held-out set must be equal bit for bit (same seed, same options)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ndcglab.data import load_dataset
+from ndcglab.errors import SpecError
+from ndcglab.training import KINDS, config_from_options, fit, load_trained
+
+TRAIN, VALID, TEST = "synthetic:small:1", "synthetic:small:2", "synthetic:small:3"
+
+#: per kind: the options as Python names, and the same options as command-line flags
+CASES = {
+    "linear": ({"loss": "listnet", "epochs": 4, "lr": 0.05}, ["--loss", "listnet", "--epochs",
+                                                             "4", "--lr", "0.05"]),
+    "mlp": ({"loss": "lambdarank", "epochs": 2, "hidden": (8,)}, ["--loss", "lambdarank",
+                                                                   "--epochs", "2", "--hidden",
+                                                                   "8"]),
+    "adarank": ({"rounds": 4}, ["--rounds", "4"]),
+    "gbdt": ({"rounds": 6, "num_leaves": 5, "lr": 0.2, "tree_params": {"lambda_l2": 1.0}},
+             ["--rounds", "6", "--num-leaves", "5", "--lr", "0.2", "--gbdt-param",
+              "lambda_l2=1.0"]),
+}  # fmt: skip
+
+
+def test_every_kind_has_a_case() -> None:
+    assert set(CASES) == set(KINDS)
+
+
+def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ndcglab", *argv], capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.mark.parametrize("kind", list(CASES))
+def test_three_doors_give_the_same_model(kind: str, tmp_path: Path) -> None:
+    if kind == "gbdt":
+        pytest.importorskip("lightgbm")
+    from ndcglab.estimator import NDCGRanker
+
+    options, flags = CASES[kind]
+    train, valid, test = (load_dataset(s) for s in (TRAIN, VALID, TEST))
+    seed = {"seed": 7}
+
+    api = fit(train, config_from_options({"model": kind, **seed, **options}), validation=valid)
+    by_api = np.asarray(api.predict(test), dtype=np.float64)
+
+    params = dict(options)
+    tree_params = params.pop("tree_params", None)
+    ranker = NDCGRanker(model=kind, gbdt_params=tree_params, **seed, **params)
+    by_estimator = ranker.fit(train, eval_set=valid).predict(test)
+
+    out = tmp_path / "model.zip"
+    proc = _cli("train", TRAIN, "--validation", VALID, "--model", kind, "--seed", "7",
+                "--out", str(out), "-q", *flags)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    by_cli = np.asarray(load_trained(out).predict(test), dtype=np.float64)
+
+    assert np.array_equal(by_api, by_estimator)
+    assert np.array_equal(by_api, by_cli)
+    assert np.ptp(by_api) > 0  # a model that learned something, not constant scores
+
+
+def test_the_doors_refuse_the_same_tree_option(tmp_path: Path) -> None:
+    from ndcglab.estimator import NDCGRanker
+
+    with pytest.raises(SpecError, match="num_leaves must be at least 2"):
+        config_from_options({"model": "gbdt", "num_leaves": 1})
+    with pytest.raises(SpecError, match="num_leaves must be at least 2"):
+        NDCGRanker(model="gbdt", num_leaves=1).fit(load_dataset(TRAIN))
+    proc = _cli("train", TRAIN, "--model", "gbdt", "--num-leaves", "1", "--out",
+                str(tmp_path / "m.zip"))  # fmt: skip
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1
+    assert lines[0].startswith("ndcglab: error: num_leaves must be at least 2")
+
+
+def test_unknown_option_names_the_known_ones() -> None:
+    with pytest.raises(SpecError, match=r"unknown training option.*num_leaves"):
+        config_from_options({"num_leafs": 3})
+
+
+def test_estimator_takes_every_option_of_the_config() -> None:
+    """Every field of TrainConfig and TreeOptions is an NDCGRanker parameter (``trees.params``
+    as ``gbdt_params``), so the estimator cannot lack an option the command line has."""
+    import dataclasses
+
+    from ndcglab.estimator import NDCGRanker
+    from ndcglab.training import TrainConfig, TreeOptions
+
+    names = set(NDCGRanker._param_names())
+    internal = {"init", "batching", "skip_uninformative", "max_padded", "gd_bucket",
+                "eval_every", "dtype", "trees"}  # fmt: skip
+    wanted = {f.name for f in dataclasses.fields(TrainConfig)} - internal
+    wanted |= {f.name for f in dataclasses.fields(TreeOptions)} - {"params"}
+    assert wanted <= names, sorted(wanted - names)
