@@ -198,8 +198,20 @@ def cli_models(tmp: Path, test: Any) -> dict[str, Any]:
     return out
 
 
+#: table columns that hold run times (dropped from a report's tables before hashing)
+VOLATILE_COLUMNS = frozenset({"seconds", "run time (s)"})
+
+
 def strip(obj: Any) -> Any:
-    """``obj`` without the run-dependent keys of :data:`VOLATILE`."""
+    """``obj`` without the run-dependent keys of :data:`VOLATILE` (and, in a report's tables,
+    the columns of :data:`VOLATILE_COLUMNS`)."""
+    if isinstance(obj, dict) and isinstance(obj.get("columns"), list) and "rows" in obj:
+        keep = [i for i, c in enumerate(obj["columns"]) if c not in VOLATILE_COLUMNS]
+        obj = {
+            **obj,
+            "columns": [obj["columns"][i] for i in keep],
+            "rows": [[row[i] for i in keep] for row in obj["rows"]],
+        }
     if isinstance(obj, dict):
         return {k: strip(v) for k, v in obj.items() if k not in VOLATILE}
     if isinstance(obj, list):

@@ -105,3 +105,41 @@ def test_estimator_takes_every_option_of_the_config() -> None:
     wanted = {f.name for f in dataclasses.fields(TrainConfig)} - internal
     wanted |= {f.name for f in dataclasses.fields(TreeOptions)} - {"params"}
     assert wanted <= names, sorted(wanted - names)
+
+
+def test_cv_takes_a_synthetic_set_and_equals_fit_then_evaluate() -> None:
+    """``cv synthetic:NAME`` runs the rotation folds of the set (shuffled with --seed); its test
+    mean is what fitting the fold's train part and evaluating its test part gives."""
+    import json
+
+    from ndcglab.data.folds import rotation_folds
+    from ndcglab.measures import evaluate
+
+    proc = _cli("cv", TRAIN, "--folds", "2", "--epochs", "3", "--seed", "4", "--measure",
+                "ndcg@5", "--format", "json", "-q")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)["listnet"]
+    assert got["n_folds"] == 1 and got["folds"][0]["fold"] == "Fold2"
+    fold = rotation_folds(load_dataset(TRAIN), seed=4)[1]
+    res = fit(fold.train, config_from_options({"epochs": 3, "seed": 4}), validation=fold.vali)
+    want = evaluate(fold.test, res.predict(fold.test), ["ndcg@5"], preset="letor4").mean
+    assert got["mean"] == dict(want)
+
+
+def test_train_summary_of_trees_is_an_aligned_table(tmp_path: Path) -> None:
+    pytest.importorskip("lightgbm")
+    proc = _cli("train", TRAIN, "--model", "gbdt", "--rounds", "3", "-q", "--out",
+                str(tmp_path / "m.zip"))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.rstrip("\n").splitlines()
+    assert len({len(line) for line in lines[1:]}) == 1  # every row as wide as the rule
+    assert max(len(line) for line in lines) <= 100
+    assert any(line.startswith("best round") for line in lines)
+
+
+def test_the_trees_file_kind_is_in_the_table() -> None:
+    pytest.importorskip("lightgbm")
+    from ndcglab.gbdt import GBDTModel
+
+    assert KINDS[GBDTModel.kind].route == "trees"
+    assert {k.name for k in KINDS.values() if k.torch} == {"linear", "mlp", "adarank"}

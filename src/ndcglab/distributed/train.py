@@ -217,7 +217,7 @@ def train_gbdt_dask(
         "loss": loss_label,
         "objective": objective_info,
         "params": params_out,
-        "model": {"kind": "gbdt", "best_iteration": best},
+        "model": {"kind": GBDTModel.kind, "best_iteration": best},
         "feature_names": feature_names,
         "training_data": source,
         "training": {

@@ -25,7 +25,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -63,6 +63,9 @@ class GBDTModel:
     :meth:`predict` takes a :class:`~ndcglab.data.RankingDataset` or an ``(N, F)`` feature matrix
     (NaN = missing) and returns ``(N,)`` float64 scores, using trees up to :attr:`best_iteration`.
     """
+
+    #: the model kind written in the file (``model.kind``), read back by :func:`load_gbdt`
+    kind: ClassVar[str] = "gbdt"
 
     booster: Any
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -121,7 +124,7 @@ class GBDTModel:
         model_meta = dict(meta.get("model") or {})
         model_meta.update(
             {
-                "kind": "gbdt",
+                "kind": self.kind,
                 "num_trees": int(self.booster.num_trees()),
                 "best_iteration": self.best_iteration,
             }
@@ -171,7 +174,7 @@ def load_gbdt(path: str | os.PathLike[str]) -> GBDTModel:
         raise DataFormatError("model file not found", path=p, fix="check the path")
     if zipfile.is_zipfile(p):
         meta = read_model_metadata(p)  # checks the format and its version
-        if model_kind(meta) != "gbdt":
+        if model_kind(meta) != GBDTModel.kind:
             raise DataFormatError(
                 f"not a boosted-trees model (kind {model_kind(meta)!r})",
                 path=p,
@@ -199,7 +202,7 @@ def load_gbdt(path: str | os.PathLike[str]) -> GBDTModel:
                 path=p,
                 fix="give a file written by GBDTModel.save or lightgbm.Booster.save_model",
             )
-        meta = {"model": {"kind": "gbdt"}}
+        meta = {"model": {"kind": GBDTModel.kind}}
     try:
         with _stderr_silenced():  # LightGBM prints "[LightGBM] [Fatal] ..." before raising
             booster = lgb.Booster(model_str=text)
@@ -223,4 +226,4 @@ def load_gbdt(path: str | os.PathLike[str]) -> GBDTModel:
     return GBDTModel(booster=booster, metadata=meta)
 
 
-register_model_loader("gbdt", load_gbdt)
+register_model_loader(GBDTModel.kind, load_gbdt)

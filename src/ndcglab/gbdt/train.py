@@ -329,7 +329,7 @@ def train_gbdt(
         "loss": loss_label,
         "objective": objective_info,
         "params": stored_params,
-        "model": {"kind": "gbdt", "best_iteration": best},
+        "model": {"kind": GBDTModel.kind, "best_iteration": best},
         "feature_names": list(train.feature_names) if train.feature_names else None,
         "training_data": train.source,
         "training": {

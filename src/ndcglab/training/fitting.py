@@ -4,7 +4,7 @@ any model file back.
 :func:`fit` looks the configuration's ``model`` up in :data:`ndcglab.training.kinds.KINDS` and
 hands the work to that kind's route:
 
-* ``"gradient"`` and ``"adarank"`` — :func:`ndcglab.training.train` (the gradient loop, or
+* ``"gradient"`` and ``"boosting"`` — :func:`ndcglab.training.train` (the gradient loop, or
   AdaRank's boosting; checkpoints and resume for the gradient loop);
 * ``"trees"`` — the tree engine named by ``config.trees.engine`` (:mod:`ndcglab.gbdt`), with the
   options mapped once by :func:`ndcglab.gbdt.train.settings_from_config`; given a Dask ``client``,
@@ -119,14 +119,14 @@ def tree_result(model: Any) -> TrainResult:
         best_epoch=model.best_iteration,
         best_score=tr.get("best_valid"),
         stop_reason="rounds" if grown_all else "early_stopping",
-        epochs_run=rounds,
+        epochs_run=int(rounds) if rounds is not None else 0,
         measure=tr.get("measure"),
     )
 
 
 _ROUTES: dict[str, Callable[..., TrainResult]] = {
     "gradient": _fit_torch,
-    "adarank": _fit_torch,
+    "boosting": _fit_torch,
     "trees": _fit_trees,
 }
 

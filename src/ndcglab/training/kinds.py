@@ -8,7 +8,7 @@ Every other place that names a model kind reads :data:`KINDS`: :class:`TrainConf
 A kind is trained by one of three *routes* (:mod:`ndcglab.training.fitting`):
 
 * ``"gradient"`` — the gradient loop of :mod:`ndcglab.training.loop` (``linear``, ``mlp``);
-* ``"adarank"`` — AdaRank's boosting over single features (:mod:`ndcglab.training.adarank_fit`);
+* ``"boosting"`` — AdaRank's boosting over single features (:mod:`ndcglab.training.adarank_fit`);
 * ``"trees"`` — boosted trees grown by a tree engine of :mod:`ndcglab.gbdt`
   (``TreeOptions.engine``), on one machine, or on a Dask cluster when
   :func:`~ndcglab.training.fit` is given a client.
@@ -30,18 +30,18 @@ __all__ = ["KINDS", "MODEL_KINDS", "ModelKind", "get_kind", "kind_for_loss"]
 class ModelKind:
     """One model kind and how it is trained.
 
-    ``route``: ``"gradient"``, ``"adarank"`` or ``"trees"`` (module docstring);
+    ``route``: ``"gradient"``, ``"boosting"`` or ``"trees"`` (module docstring);
     ``default_loss``: the loss of ``TrainConfig(loss=None)``; ``loss_kinds``: the
     :attr:`ndcglab.losses.Loss.kind` values it trains with (``"differentiable"``, ``"boosting"``);
     ``unit``: what one step of training is called in results (``epoch`` or ``round``);
     ``tunable``: has gradient hyper-parameters for :func:`ndcglab.training.tune`;
     ``checkpoints``: writes per-epoch checkpoints and resumes from them;
     ``distributed``: can be trained on a Dask client; ``torch``: a torch model read by
-    :func:`ndcglab.models.load_model` (else its route's reader opens the file).
+    :func:`ndcglab.models.load_model` (else its route's reader opens the file);
+    ``summary``: one line for help texts.
     """
 
     name: str
-    summary: str
     route: str
     default_loss: str
     loss_kinds: tuple[str, ...]
@@ -50,68 +50,28 @@ class ModelKind:
     checkpoints: bool
     distributed: bool
     torch: bool
+    summary: str
 
 
-_DEFAULT_LOSS = "listnet"
-_BOOSTING_LOSS = "adarank"
-
+_DIFF, _BOOST = ("differentiable",), ("boosting",)
+# fmt: off
 #: every model kind, by name (the order is the order of the choices offered)
-KINDS: dict[str, ModelKind] = {
-    k.name: k
-    for k in (
-        ModelKind(
-            "linear",
-            "a linear scoring function trained by the gradient loop (or AdaRank's boosting "
-            "with the adarank loss)",
-            "gradient",
-            _DEFAULT_LOSS,
-            ("differentiable", "boosting"),
-            "epoch",
-            tunable=True,
-            checkpoints=True,
-            distributed=False,
-            torch=True,
-        ),
-        ModelKind(
-            "mlp",
-            "a multilayer perceptron trained by the gradient loop",
-            "gradient",
-            _DEFAULT_LOSS,
-            ("differentiable",),
-            "epoch",
-            tunable=True,
-            checkpoints=True,
-            distributed=False,
-            torch=True,
-        ),
-        ModelKind(
-            _BOOSTING_LOSS,
-            "AdaRank: boosting over single features, the round chosen on validation",
-            "adarank",
-            _BOOSTING_LOSS,
-            ("boosting",),
-            "epoch",
-            tunable=False,
-            checkpoints=False,
-            distributed=False,
-            torch=True,
-        ),
-        ModelKind(
-            "gbdt",
-            "boosted trees (LightGBM) with the loss as custom objective",
-            "trees",
-            _DEFAULT_LOSS,
-            ("differentiable",),
-            "round",
-            tunable=False,
-            checkpoints=False,
-            distributed=True,
-            torch=False,
-        ),
-    )
-}
+KINDS: dict[str, ModelKind] = {k.name: k for k in (
+    #         name       route       default    losses           unit     tune   ckpt   dask   torch
+    ModelKind("linear", "gradient", "listnet", _DIFF + _BOOST, "epoch", True, True, False, True,
+              "a linear scoring function (gradient loop; AdaRank's boosting with its loss)"),
+    ModelKind("mlp", "gradient", "listnet", _DIFF, "epoch", True, True, False, True,
+              "a multilayer perceptron trained by the gradient loop"),
+    ModelKind("adarank", "boosting", "adarank", _BOOST, "epoch", False, False, False, True,
+              "AdaRank: boosting over single features, the round chosen on validation"),
+    ModelKind("gbdt", "trees", "listnet", _DIFF, "round", False, False, True, False,
+              "boosted trees (LightGBM) with the loss as custom objective"),
+)}
+# fmt: on
 #: the kinds' names, in order
 MODEL_KINDS: tuple[str, ...] = tuple(KINDS)
+#: the kind a loss trains when no model is named, by :attr:`ndcglab.losses.Loss.kind`
+_KIND_FOR_LOSS = {_DIFF[0]: MODEL_KINDS[0], _BOOST[0]: KINDS["adarank"].name}
 
 
 def get_kind(name: str) -> ModelKind:
@@ -121,10 +81,6 @@ def get_kind(name: str) -> ModelKind:
     if kind is None:
         raise SpecError(f"unknown model {name!r}; known: {', '.join(MODEL_KINDS)}")
     return kind
-
-
-#: the kind a loss trains when no model is named, by :attr:`ndcglab.losses.Loss.kind`
-_KIND_FOR_LOSS = {"differentiable": "linear", "boosting": _BOOSTING_LOSS}
 
 
 def kind_for_loss(loss_kind: str) -> str:
