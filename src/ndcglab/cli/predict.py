@@ -56,7 +56,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from ..data import load_dataset, write_run, write_scores
-    from ..estimator import load_trained
+    from ..training import load_trained
 
     trec = args.format == "trec"
     if not trec and args.out in (None, "-"):

@@ -304,13 +304,12 @@ def _fit_config(
     score_sets: Mapping[str, RankingDataset],
     options: Mapping[str, Any],
 ) -> Any:
-    from ..training import TrainConfig
-    from ..training import train as _train
+    from ..training import config_from_options, fit
     from ._fit import fitted_from
 
-    cfg = TrainConfig(loss=loss, model="linear", batch_size=None, **options)
+    cfg = config_from_options({"loss": loss, "batch_size": None, **options})  # a linear model
     t0 = time.perf_counter()
-    res = _train(train, cfg, validation=None, progress=False)
+    res = fit(train, cfg, validation=None, progress=False)
     return fitted_from(loss, res, score_sets, t0, lr=None)
 
 
@@ -324,20 +323,21 @@ def _tune(
     preset: str | None,
     normalize: str,
 ) -> Any:
-    from ..training import TrainConfig, tune
+    from ..training import config_from_options, tune
     from ._fit import fitted_from
 
-    cfg = TrainConfig(
-        loss=loss,
-        model="linear",
-        optimizer="gd",
-        epochs=protocol.epochs,
-        tol=protocol.tol,
-        normalize=normalize,
-        validation_measure="ndcg@10",
-        preset=preset,
-        seed=int(seed),
-        batch_size=None,
+    cfg = config_from_options(  # a linear model, full-batch gradient descent
+        dict(
+            loss=loss,
+            optimizer="gd",
+            epochs=protocol.epochs,
+            tol=protocol.tol,
+            normalize=normalize,
+            validation_measure="ndcg@10",
+            preset=preset,
+            seed=int(seed),
+            batch_size=None,
+        )
     )
     from ..training import TrainingDivergedError
 
