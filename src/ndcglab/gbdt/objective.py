@@ -50,8 +50,12 @@ from .._compat import torch as _torch
 from .._warn import warn_user
 from ..data import boundaries_from_group
 from ..errors import NdcglabError, SpecError
+from ..training.config import TrainConfig
 from ._buckets import BucketIndex
 from .hessian import accepts_generator, hessian_diagonal
+
+#: the loss of ``LossObjective()`` (``TrainConfig``'s default)
+_DEFAULT_LOSS = TrainConfig().loss
 
 __all__ = [
     "HESSIAN_MODES",
@@ -274,7 +278,7 @@ class LossObjective:
 
     def __init__(
         self,
-        loss: Any = "listnet",
+        loss: Any = _DEFAULT_LOSS,
         *,
         hessian: str = "auto",
         hess_floor: float = 1e-6,

@@ -54,17 +54,18 @@ class ModelKind:
 
 
 _DIFF, _BOOST = ("differentiable",), ("boosting",)
+_LISTNET = "listnet"  # the default loss of every kind trained with a differentiable loss
 # fmt: off
 #: every model kind, by name (the order is the order of the choices offered)
 KINDS: dict[str, ModelKind] = {k.name: k for k in (
     #         name       route       default    losses           unit     tune   ckpt   dask   torch
-    ModelKind("linear", "gradient", "listnet", _DIFF + _BOOST, "epoch", True, True, False, True,
+    ModelKind("linear", "gradient", _LISTNET, _DIFF + _BOOST, "epoch", True, True, False, True,
               "a linear scoring function (gradient loop; AdaRank's boosting with its loss)"),
-    ModelKind("mlp", "gradient", "listnet", _DIFF, "epoch", True, True, False, True,
+    ModelKind("mlp", "gradient", _LISTNET, _DIFF, "epoch", True, True, False, True,
               "a multilayer perceptron trained by the gradient loop"),
     ModelKind("adarank", "boosting", "adarank", _BOOST, "epoch", False, False, False, True,
               "AdaRank: boosting over single features, the round chosen on validation"),
-    ModelKind("gbdt", "trees", "listnet", _DIFF, "round", False, False, True, False,
+    ModelKind("gbdt", "trees", _LISTNET, _DIFF, "round", False, False, True, False,
               "boosted trees (LightGBM) with the loss as custom objective"),
 )}
 # fmt: on
