@@ -123,8 +123,8 @@ def _measure(spec: str) -> _Ndcg:
     if m.name != "ndcg":
         raise ConventionError(
             f"the consistency audit needs an ndcg measure, got {spec!r} — the measure argument — "
-            "Fix: e.g. --measure ndcg or 'ndcg(gain=linear)@3'"
-        )
+            "Fix: e.g. measure='ndcg' or measure='ndcg(gain=linear)@3'"
+        ).naming("measure")
     return _Ndcg(str(m), m.resolve(), resolve_gain(m), resolve_discount(m))
 
 

@@ -188,12 +188,12 @@ def tune(
     if validation is None:
         raise SpecError(
             "tuning chooses hyper-parameters on a validation set and none was given. Fix: give "
-            "one (a fold folder's vali file, or --validation FILE)"
-        )
+            "one (a fold folder's vali file, or validation=)"
+        ).naming("validation")
     if cfg.model == "adarank" or str(cfg.loss).split("(")[0].split("@")[0] == "adarank":
         raise SpecError(
-            "AdaRank has no gradient hyper-parameters to tune. Fix: drop --tune for adarank "
-            "(its rounds are chosen on validation already)"
+            "AdaRank has no gradient hyper-parameters to tune. Fix: train AdaRank without "
+            "tuning (its rounds are chosen on validation already)"
         )
     the_grid = _check_grid(grid if grid is not None else DEFAULT_GRIDS[cfg.optimizer], cfg)
     assert cfg.loss is not None
