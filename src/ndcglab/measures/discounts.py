@@ -71,7 +71,7 @@ class Discount:
     name: str = "discount"
     depends_on_length: bool = False
     #: defined at real-valued positions and on torch tensors (differentiable in the ranks)
-    smooth: bool = True
+    smooth: ClassVar[bool] = True
 
     def __call__(self, ranks: Any, n: Any = None) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
