@@ -8,6 +8,7 @@ message says *what* was wrong, *where* (file and line for data) and *how to fix 
 from __future__ import annotations
 
 from os import PathLike
+from typing import TypeVar
 
 __all__ = [
     "ConventionError",
@@ -20,8 +21,26 @@ __all__ = [
 ]
 
 
+_E = TypeVar("_E", bound="NdcglabError")
+
+
 class NdcglabError(Exception):
-    """Base class of every error raised on purpose by ndcglab."""
+    """Base class of every error raised on purpose by ndcglab.
+
+    A message that says which argument to change names it as a Python caller passes it
+    (``lr=``, ``normalize='zscore'``, ``resume=True``: the name, ``=``, and a value as Python
+    writes it, if any) and lists the names in ``parameters`` (:meth:`naming`); the command line
+    prints its own option in their place (``--lr``, ``--normalize zscore``, ``--resume``).
+    """
+
+    #: the Python parameters the message names, in the form ``name=`` or ``name=value``
+    parameters: tuple[str, ...] = ()
+
+    def naming(self: _E, *parameters: str) -> _E:
+        """Record the parameters the message names and return the error:
+        ``raise SpecError("... Fix: give validation=").naming("validation")``."""
+        self.parameters = tuple(parameters)
+        return self
 
 
 class DataFormatError(NdcglabError, ValueError):

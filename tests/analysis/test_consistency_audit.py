@@ -146,3 +146,20 @@ def test_eta_ordered_start_and_explicit_starts():
     s1, v1 = minimise_expected_loss("squared", WORKED, restarts=0, starts=[np.array([5.0, -5.0])])
     np.testing.assert_allclose(s1, s0, atol=1e-6)
     assert v1 == pytest.approx(v0, abs=1e-10)
+
+
+def test_eta_follows_the_measures_rounding_and_short_rules() -> None:
+    """The cut-off and the short rule of the audited measure are the measures' conventions:
+    ``@0.5n`` of 3 documents keeps 1 position with ``rounding=floor`` and 2 with ``ceil``
+    (Cutoff.k_for), and ``short=zero`` gives NDCG@4 = 0 to a list of 3, so η = 0."""
+    dist = LabelDistribution(np.array([[2, 1, 0]]), np.array([1.0]))
+    g = np.array([3.0, 1.0, 0.0])  # exp2 gains
+    z1, z2 = 3.0, 3.0 + 1.0 / np.log2(3.0)
+    np.testing.assert_allclose(
+        expected_normalised_gains(dist, "ndcg(rounding=floor)@0.5n"), g / z1, rtol=1e-15
+    )
+    np.testing.assert_allclose(expected_normalised_gains(dist, "ndcg@0.5n"), g / z2, rtol=1e-15)
+    assert not expected_normalised_gains(dist, "ndcg(short=zero)@4").any()
+    np.testing.assert_allclose(
+        expected_normalised_gains(dist, "ndcg@4"), expected_normalised_gains(dist, "ndcg")
+    )

@@ -45,7 +45,9 @@ Conventions: the measure is an ``ndcg`` spec (default: the ``standard`` preset, 
 discount, whole list); its gain and discount define η. A loss is used as named, with its own
 defaults (``listnet``'s gain is linear, the ``consistent_*`` losses' gain and discount are the
 standard preset's), so a loss whose own gain differs from the measure's is audited for the
-measure asked. Lists whose norm is 0 contribute 0 to η (the ``empty=zero`` rule).
+measure asked. The ideal DCG, the cut-off, the ``short`` rule and which label vectors are empty
+(IDCG = 0; they contribute 0 to η) are the measure's conventions
+(:func:`expected_normalised_gains`).
 """
 
 from __future__ import annotations
@@ -91,15 +93,26 @@ VERDICTS = ("consistent", "not consistent", "skipped", "undetermined")
 # --------------------------------------------------------------------------- measure
 @dataclass(frozen=True)
 class _Ndcg:
-    """The gain, discount and cut-off of the audited NDCG."""
+    """The audited NDCG: its printed spec, the measure with every option set (by the ``standard``
+    preset where the spec leaves one unset), and its gain and discount objects."""
 
     spec: str
+    measure: Any  # Measure, resolved
     gain: Any
     discount: Any
-    cutoff: Any  # Cutoff | None
+
+    @property
+    def cutoff(self) -> Any:  # Cutoff | None
+        return self.measure.cutoff
 
     def k(self, m: int) -> int:
-        return m if self.cutoff is None else min(m, int(self.cutoff.k_for(m)))
+        """The cut-off of a list of ``m`` documents (the whole list without one), by the
+        measure's rounding rule (:func:`~ndcglab.measures.conventions.cutoff_k`); it may exceed
+        ``m`` (a fixed k), and the sums stop at the list's end."""
+        from ..measures.conventions import cutoff_k
+
+        rounding = self.measure.get("rounding")
+        return int(cutoff_k(self.cutoff, rounding, np.array([m]), np.array([m]))[0])
 
 
 def _measure(spec: str) -> _Ndcg:
@@ -110,9 +123,9 @@ def _measure(spec: str) -> _Ndcg:
     if m.name != "ndcg":
         raise ConventionError(
             f"the consistency audit needs an ndcg measure, got {spec!r} — the measure argument — "
-            "Fix: e.g. --measure ndcg or 'ndcg(gain=linear)@3'"
-        )
-    return _Ndcg(str(m), resolve_gain(m), resolve_discount(m), m.cutoff)
+            "Fix: e.g. measure='ndcg' or measure='ndcg(gain=linear)@3'"
+        ).naming("measure")
+    return _Ndcg(str(m), m.resolve(), resolve_gain(m), resolve_discount(m))
 
 
 # --------------------------------------------------------------------------- distributions
@@ -145,16 +158,20 @@ def _gains(measure: _Ndcg, labels: np.ndarray) -> np.ndarray:
 
 
 def expected_normalised_gains(dist: LabelDistribution, measure: str | _Ndcg = "ndcg") -> np.ndarray:
-    """η = E_p[G(y) / Z_k(y)] per document (M,), Z_k(y) = IDCG@k(y); a label vector whose norm is
-    0 contributes 0."""
+    """η = E_p[G(y) / Z_k(y)] per document (M,), Z_k(y) = IDCG@k(y), by the measure's
+    conventions (:mod:`ndcglab.measures.conventions`): the ideal DCG of :func:`dcg_at` over
+    :func:`ideal_gains`, the cut-off of :func:`cutoff_k`, the ``short`` rule of
+    :func:`apply_short`, and :func:`normalise` for the empty label vectors (IDCG = 0), which
+    contribute 0 whatever the ``empty`` rule: their NDCG is the same for every ranking (or left
+    out of the mean, a common factor of the others), so it cannot change which order is best."""
+    from ..measures.conventions import apply_short, dcg_at, ideal_gains, normalise
+
     meas = _measure(measure) if isinstance(measure, str) else measure
     g = _gains(meas, dist.labels)
     m = g.shape[1]
-    k = meas.k(m)
-    d = meas.discount.table(m)[:k]
-    z = (-np.sort(-g, axis=1))[:, :k] @ d
-    safe = np.where(z > 0, z, 1.0)
-    u = np.where(z[:, None] > 0, g / safe[:, None], 0.0)
+    z = dcg_at(ideal_gains(g), meas.discount.table(m), meas.k(m), m)
+    u, empty = normalise(g, z[:, None])
+    u = apply_short(meas.measure, np.where(empty, 0.0, u), m)
     return np.asarray(dist.probs @ u, dtype=np.float64)
 
 

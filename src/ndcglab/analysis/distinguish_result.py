@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import ConventionError
 
-__all__ = ["DistinguishResult", "mean_over_queries"]
+__all__ = ["DistinguishResult", "first_stable_n", "mean_over_queries"]
 
 
 @dataclass(eq=False)
@@ -155,11 +155,11 @@ class DistinguishResult:
         """The smallest grid n from which the pair's stability fraction stays ≥ ``level``
         (None if never). With ``level=1.0``: every repetition orders a and b the same from N on."""
         frac = self._stable(self._k(a), self._k(b), self._m(measure)).mean(axis=0)
-        return _first_from(self.grid, frac, level)
+        return first_stable_n(self.grid, frac, level)
 
     def ranking_stable_from(self, measure: str | None = None, *, level: float = 1.0) -> int | None:
         """The smallest grid n from which :meth:`ranking_stability` stays ≥ ``level``."""
-        return _first_from(self.grid, self.ranking_stability(measure), level)
+        return first_stable_n(self.grid, self.ranking_stability(measure), level)
 
     def winner(self, a: str, b: str, measure: str | None = None) -> float:
         """Fraction of repetitions in which ``a`` has the larger mean at the largest n."""
@@ -188,7 +188,7 @@ class DistinguishResult:
                 "pairs": {
                     f"{a} vs {b}": {
                         "fraction": f.tolist(),
-                        "stable_from": _first_from(self.grid, f, 1.0),
+                        "stable_from": first_stable_n(self.grid, f, 1.0),
                     }
                     for (a, b), f in self.pair_stability(key).items()
                 },
@@ -334,7 +334,10 @@ def mean_over_queries(per_query: np.ndarray) -> np.ndarray:
         return np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
 
 
-def _first_from(grid: np.ndarray, frac: np.ndarray, level: float) -> int | None:
+def first_stable_n(grid: np.ndarray, frac: np.ndarray, level: float) -> int | None:
+    """The smallest grid size n from which the fraction ``frac`` (one value per grid size, e.g.
+    a stability fraction) stays ≥ ``level`` (up to 1e-12) at every larger n; None when it is
+    below ``level`` at the largest n."""
     ok = frac >= level - 1e-12
     if not ok[-1]:
         return None

@@ -221,8 +221,8 @@ def _pair(
         raise ConventionError(
             f"explain compares one measure under two conventions, got {ca.measure.name} "
             f"({ca.label}) and {cb.measure.name} ({cb.label}). Fix: give the same measure on "
-            "both sides, e.g. --measure ndcg@10 with two presets"
-        )
+            "both sides, e.g. measure='ndcg@10' with two presets"
+        ).naming("measure")
     # an option that applies to one side's cut-off only takes the other side's preset default
     ca, cb = _complete(ca, cb), _complete(cb, ca)
     if ca.label == cb.label:

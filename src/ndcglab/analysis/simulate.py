@@ -4,9 +4,9 @@ One draw of a list of size ``n``: scores ``s_1..s_n ~ U[0, 1]`` (the canonical r
 ranker is equivalent to its canonical version for NDCG), labels ``Y_i | s_i ~ Bernoulli(ybar(s_i))``
 (binary) or the categorical of a :class:`~ndcglab.analysis.limits.GradedModel`. The list is ranked
 by ``s`` (no ties almost surely) and NDCG is computed with the measure library's conventions: the
-gain and discount objects (:mod:`ndcglab.measures.gains`, :mod:`ndcglab.measures.discounts`), the
-cut-off rounding of :meth:`Cutoff.k_for <ndcglab._spec.Cutoff.k_for>`, and the DCG sums, ``short``
-and ``empty`` rules of :mod:`ndcglab.measures.conventions`. Options the measure leaves unset come
+gain and discount objects (:mod:`ndcglab.measures.gains`, :mod:`ndcglab.measures.discounts`), and
+the cut-off (``cutoff_k``), DCG and ideal DCG (``dcg_at``), ``short`` and ``empty`` rules of
+:mod:`ndcglab.measures.conventions`. Options the measure leaves unset come
 from the ``standard`` preset (gain exp2, discount log).
 
 * Independent draws (``nested=False``, the default): for each size n a fresh list is drawn, with the
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConventionError
-from ..measures.conventions import apply_empty, apply_short, cumulative_dcg, normalise
+from ..measures.conventions import apply_empty, apply_short, cutoff_k, dcg_at, normalise
 from ..measures.discounts import Discount, get_discount
 from ..measures.gains import Gain, get_gain
 from ..measures.registry import Measure, resolve_discount, resolve_gain
@@ -103,16 +103,14 @@ def _setup(
     d = get_discount(discount) if discount is not None else resolve_discount(r)
     if cutoff is not None and m.cutoff is not None:
         raise ConventionError("give either an @cut-off in the measure or cutoff=, not both")
-    cut = m.cutoff
     if cutoff is not None:
         k_of = lambda n: max(1, int(cutoff(n)))  # noqa: E731
         name = f"{m}@k(n)"
-    elif cut is not None:
-        rounding = r.get("rounding")
-        k_of = lambda n: cut.k_for(n, rounding)  # noqa: E731
-        name = str(m)
     else:
-        k_of = lambda n: n  # noqa: E731
+        rounding = r.get("rounding")
+        k_of = lambda n: int(  # noqa: E731
+            cutoff_k(m.cutoff, rounding, np.array([n]), np.array([n]))[0]
+        )
         name = str(m)
     return _MeasureSetup(name=name, measure=r, gain=g, discount=d, k_of=k_of)
 
@@ -120,15 +118,17 @@ def _setup(
 def _dcg_and_ideal(
     idx: np.ndarray, label_gain: np.ndarray, disc: np.ndarray, k: int
 ) -> tuple[float, float]:
-    """DCG@k and ideal DCG@k of a list in ranked order, given its label indices and the gain of
-    each label (:func:`~ndcglab.measures.conventions.cumulative_dcg`); the ideal's gains,
-    descending, come from the label counts. A cut-off beyond the list stops at its end."""
-    k = min(k, idx.shape[0])
-    dcg = cumulative_dcg(label_gain[idx[:k]], disc[:k])[-1]
+    """DCG@k and ideal DCG@k (:func:`~ndcglab.measures.conventions.dcg_at`) of a list in ranked
+    order, given its label indices and the gain of each label. The ideal's gains are
+    :func:`~ndcglab.measures.conventions.ideal_gains` of the list, built from the label counts
+    (the same values in O(n), no sort of the n gains); only the first min(k, n) are summed."""
+    n = idx.shape[0]
+    top = min(k, n)
+    dcg = dcg_at(label_gain[idx[:top]], disc[:top], k, n)
     counts = np.bincount(idx, minlength=label_gain.shape[0])
     order = np.argsort(-label_gain, kind="stable")
-    taken = np.diff(np.minimum(np.cumsum(counts[order]), k), prepend=0)
-    idcg = cumulative_dcg(np.repeat(label_gain[order], taken), disc[:k])[-1]
+    taken = np.diff(np.minimum(np.cumsum(counts[order]), top), prepend=0)
+    idcg = dcg_at(np.repeat(label_gain[order], taken), disc[:top], k, n)
     return float(dcg), float(idcg)
 
 

@@ -25,6 +25,7 @@ import errno
 import importlib
 import os
 import re
+import shlex
 import sys
 import warnings
 from collections.abc import Sequence
@@ -134,6 +135,44 @@ def _one_line_warning(
     return f"ndcglab: warning: {text}\n"
 
 
+#: the Python parameter -> the command-line option, for library errors that name a parameter to
+#: change (:attr:`NdcglabError.parameters <ndcglab.errors.NdcglabError.parameters>`)
+OPTION_OF: dict[str, str] = {
+    "checkpoint": "--checkpoint",
+    "l2": "--l2",
+    "lr": "--lr",
+    "measure": "--measure",
+    "normalize": "--normalize",
+    "resume": "--resume",
+    "validation": "--validation",
+}
+
+
+def error_text(exc: NdcglabError) -> str:
+    """The message of a library error as the command line shows it: each Python parameter that
+    the error names (``name=`` or ``name=value``, :class:`~ndcglab.errors.NdcglabError`) becomes
+    its option (``--name``, ``--name value`` with the value quoted for the shell where needed;
+    ``=True`` the bare flag)."""
+    text = str(exc)
+    for name in getattr(exc, "parameters", ()):
+        flag = OPTION_OF.get(name)
+        if flag is None:
+            continue
+
+        def option(m: re.Match[str], flag: str = flag) -> str:
+            value = m.group(1)
+            if value in ("", "True"):
+                return flag
+            if value[0] in "'\"":
+                value = value[1:-1]
+            return f"{flag} {shlex.quote(value)}"
+
+        # not a key inside a spec: ``ndcg(lr=1)``, ``(a=1,lr=2)``
+        pattern = rf"(?<![\w.,-])(?<!\w\(){re.escape(name)}=('[^']*'|\"[^\"]*\"|[^\s,;)]*)"
+        text = re.sub(pattern, option, text)
+    return text
+
+
 def _error(text: str) -> None:
     print(" ".join(text.split()), file=sys.stderr)
 
@@ -175,7 +214,7 @@ def _main(argv: Sequence[str] | None) -> int:
         parser = build_parser(only=chosen if chosen in COMMANDS else "")
         args = parser.parse_args(argv)
     except NdcglabError as exc:
-        _error(f"ndcglab: error: {exc}")
+        _error(f"ndcglab: error: {error_text(exc)}")
         return 2
     if not getattr(args, "func", None):
         parser.print_help()
@@ -186,7 +225,7 @@ def _main(argv: Sequence[str] | None) -> int:
         refuse_output_over_input(args)
         return int(args.func(args) or 0)
     except NdcglabError as exc:
-        _error(f"ndcglab: error: {exc}")
+        _error(f"ndcglab: error: {error_text(exc)}")
         return 2
     except BrokenPipeError:  # pragma: no cover - e.g. `ndcglab ... | head`
         return 0

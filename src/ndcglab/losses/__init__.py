@@ -16,7 +16,6 @@ Importing this package does not import torch (computing a loss does).
 
 from __future__ import annotations
 
-from . import approx, lambdaloss, neural_sort, pointwise, softmax_variants  # noqa: F401
 from .base import (
     Loss,
     LossInputError,

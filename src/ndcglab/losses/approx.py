@@ -17,10 +17,8 @@ same gradient as −ApproxNDCG, non-negative values).
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, ClassVar
 
-from ..errors import ConventionError
 from . import _ops
 from ._ops import torch
 from .base import Loss, Param, discount_param, gain_param, int_param, number_param, register_loss
@@ -28,12 +26,7 @@ from .base import Loss, Param, discount_param, gain_param, int_param, number_par
 if TYPE_CHECKING:  # pragma: no cover
     from torch import Generator, Tensor
 
-    from ..measures.discounts import Discount
-
-__all__ = ["ApproxNDCG", "GumbelApproxNDCG", "gumbel_noise", "smooth_discount", "smooth_positions"]
-
-#: discount names (prefixes) that :func:`smooth_discount` evaluates at real-valued positions
-_SMOOTH_NAMES = ("log", "power:", "zipf", "exp:", "letor", "linear")
+__all__ = ["ApproxNDCG", "GumbelApproxNDCG", "gumbel_noise", "smooth_positions"]
 
 
 def smooth_positions(s: Tensor, mask: Tensor, alpha: float) -> Tensor:
@@ -45,36 +38,6 @@ def smooth_positions(s: Tensor, mask: Tensor, alpha: float) -> Tensor:
     return 1.0 + sig.sum(dim=-1)
 
 
-def smooth_discount(discount: Discount, pos: Tensor, n: Tensor) -> Tensor:
-    """The discount ``D(r)`` at real-valued positions ``r ≥ 1`` as a differentiable torch
-    expression, for the measures' discount objects: ``log[:b]`` (ln b / ln(1 + r)), ``power:β``
-    and ``zipf`` (r^−β), ``exp:a`` (a^−r), ``letor`` (1 / max(1, log2 r)) and ``linear``
-    (n − r, ``n`` the list lengths ``(B,)``). Other (custom) discounts raise
-    :class:`~ndcglab.errors.ConventionError`."""
-    from ..measures.discounts import (
-        ExponentialDiscount,
-        LetorDiscount,
-        LinearDiscount,
-        LogDiscount,
-        PowerDiscount,
-    )
-
-    if isinstance(discount, LogDiscount):
-        return math.log2(discount.base) / torch.log2(1.0 + pos)  # as LogDiscount computes it
-    if isinstance(discount, PowerDiscount):
-        return pos ** (-discount.beta)
-    if isinstance(discount, ExponentialDiscount):
-        return torch.exp(-math.log(discount.a) * pos)
-    if isinstance(discount, LetorDiscount):
-        return 1.0 / torch.clamp(torch.log2(pos), min=1.0)
-    if isinstance(discount, LinearDiscount):
-        return n.to(pos.dtype).unsqueeze(-1) - pos
-    raise ConventionError(
-        f"the discount {discount.name!r} has no smooth form at real-valued positions. "
-        "Fix: use log, log:<b>, power:<beta>, zipf, exp:<a>, letor or linear"
-    )
-
-
 @register_loss
 class ApproxNDCG(Loss):
     """ApproxNDCG (Qin, Liu & Li, Information Retrieval 13(4), 2010) ::
@@ -83,12 +46,12 @@ class ApproxNDCG(Loss):
 
     over the real documents. Parameters: ``alpha`` α > 0 (default 1, allRank's default; larger α
     follows the true positions more closely and gives steeper gradients), ``gain`` (default
-    exp2) and ``discount`` (default log; evaluated at the real-valued π̂, see
-    :func:`smooth_discount`). IDCG is the full-list ideal DCG of the measures' gain and
-    discount. Cross-checked against allRank's ``approxNDCGLoss`` (which returns −ApproxNDCG: the
-    same gradient). Lists with IDCG = 0 (no relevant document, empty) have no loss; a
-    one-document list with a relevant label has value 0 and gradient 0. No cut-off. Not analysed
-    by Ravikumar et al. (AISTATS 2011).
+    exp2) and ``discount`` (default log; the measures' discount object evaluated on the tensor of
+    real-valued positions π̂: every named discount, not a user's NumPy callable). IDCG is the
+    full-list ideal DCG of the measures' gain and discount. Cross-checked against allRank's
+    ``approxNDCGLoss`` (which returns −ApproxNDCG: the same gradient). Lists with IDCG = 0 (no
+    relevant document, empty) have no loss; a one-document list with a relevant label has value
+    0 and gradient 0. No cut-off. Not analysed by Ravikumar et al. (AISTATS 2011).
     """
 
     key = "approx_ndcg"
@@ -110,11 +73,12 @@ class ApproxNDCG(Loss):
     def _check(self) -> None:
         from ..errors import SpecError
 
-        name = self.params["discount"].name
-        if not name.startswith(_SMOOTH_NAMES):
+        discount = self.params["discount"]
+        if not discount.smooth:
             raise SpecError(
-                f"loss {self.key!r}: the discount {name!r} has no smooth form at real-valued "
-                "positions. Fix: use log, log:<b>, power:<beta>, zipf, exp:<a>, letor or linear"
+                f"loss {self.key!r}: the discount {discount.name!r} has no smooth form at "
+                "real-valued positions. Fix: use log, log:<b>, power:<beta>, zipf, exp:<a>, "
+                "letor or linear"
             )
 
     def _compute(
@@ -127,7 +91,7 @@ class ApproxNDCG(Loss):
 
         def rows(s: Tensor, g: Tensor, mask: Tensor, idcg: Tensor) -> Tensor:
             pos = smooth_positions(s, mask, alpha)
-            d = smooth_discount(self.params["discount"], pos, _ops.lengths(mask))
+            d = self.params["discount"](pos, _ops.lengths(mask).unsqueeze(-1))
             dcg = torch.where(mask, g * d, s.new_zeros(())).sum(dim=-1)
             return 1.0 - _ops.safe_divide(dcg, idcg, idcg > 0)
 

@@ -98,8 +98,19 @@ def register_loss(cls: type[Loss]) -> type[Loss]:
 
 
 def _load() -> None:
-    # the modules that define losses register them on import (kept light: no torch import)
-    from . import consistent, cs_listmle, listwise, pairwise  # noqa: F401
+    """Import every module that defines losses: each registers its losses on import (the one
+    list of them; kept light: no torch import). A new module of losses is added here."""
+    from . import (  # noqa: F401
+        approx,
+        consistent,
+        cs_listmle,
+        lambdaloss,
+        listwise,
+        neural_sort,
+        pairwise,
+        pointwise,
+        softmax_variants,
+    )
 
 
 def available_losses(kind: str | None = None) -> list[str]:

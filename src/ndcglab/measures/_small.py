@@ -8,8 +8,9 @@ instead. They give the same numbers as the kernels, bit for bit:
 * the ranking is the kernels' strict total order (score descending, ``tkey`` ascending, index
   ascending), from one stable sort along the rows of a padded ``(Q, longest list)`` matrix;
 * every sum is left to right from 0 per query (:func:`numpy.cumsum` along the rows of a padded
-  matrix, as :func:`ndcglab.measures.conventions.cumulative_dcg`), with the same products and
-  divisions as the kernels.
+  matrix; DCG and ideal DCG by :func:`ndcglab.measures.conventions.dcg_at` over the gains in
+  ranking order and :func:`~ndcglab.measures.conventions.ideal_gains`), with the same products
+  and divisions as the kernels.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import numpy as np
+
+from . import conventions
 
 __all__ = [
     "COLD_FACTOR",
@@ -175,7 +178,7 @@ def _top_values(values: np.ndarray, bnd: np.ndarray, width: int) -> np.ndarray:
     cols = np.arange(mat.shape[1])
     pad = cols[None, :] >= n[:, None]
     mat[pad] = -np.inf
-    mat = -np.sort(-mat, axis=1)
+    mat = conventions.ideal_gains(mat)
     mat[np.isneginf(mat)] = 0.0
     return mat
 
@@ -271,13 +274,8 @@ def gain_stats(
     dmat = darr[at]
     g = np.zeros((nq, width))
     g[:, : order.shape[1]] = _gather(gains, order, valid)
-    cum = _cum(g * dmat)
-    icum = _cum(ideal * dmat)
-    rows = np.arange(nq)
-    for j in range(ks.shape[1]):
-        k = ks[:, j]
-        dcg[:, j] = cum[rows, np.minimum(k, n)]
-        idcg[:, j] = icum[rows, np.minimum(k, nall)]
+    dcg[:] = conventions.dcg_at(g, dmat, ks, n)
+    idcg[:] = conventions.dcg_at(ideal, dmat, ks, nall)
 
 
 def tie_flags(scores: np.ndarray, bnd: np.ndarray, rend: np.ndarray, out: np.ndarray) -> None:

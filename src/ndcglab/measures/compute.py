@@ -29,8 +29,8 @@ from ._parallel import n_threads, run_kernel
 from .conventions import (
     apply_empty,
     apply_short,
-    cumulative_dcg,
     cutoff_k,
+    dcg_at,
     normalise,
     precision_divisor,
     relevance,
@@ -413,17 +413,11 @@ def _ndcg_from_top(
 ) -> None:
     """DCG@k and IDCG@k for small fixed cut-offs from the top ``kmax`` ranked gains and the
     ``kmax`` largest gains of each query (the NumPy path, :func:`._small.rel_stats`; the kernel
-    ``rank_rel_kernel`` sums them itself): ``(Q, kmax)`` cumulative sums."""
-    nq, kmax = topg.shape
+    ``rank_rel_kernel`` sums them itself), by :func:`.conventions.dcg_at`."""
+    kmax = topg.shape[1]
     dtab = np.asarray(disc.table(max(kmax, 1)), dtype=np.float64)[:kmax]
-    cum = cumulative_dcg(topg, dtab)
-    icum = cumulative_dcg(idealg, dtab)
-    rows = np.arange(nq)
-    ks = st["ks"]
-    for j in range(ks.shape[1]):
-        k = ks[:, j]
-        st["dcg"][:, j] = cum[rows, np.minimum(np.minimum(k, n_ranked), kmax)]
-        st["idcg"][:, j] = icum[rows, np.minimum(np.minimum(k, n_all), kmax)]
+    st["dcg"][:] = dcg_at(topg, dtab, st["ks"], np.minimum(n_ranked, kmax))
+    st["idcg"][:] = dcg_at(idealg, dtab, st["ks"], np.minimum(n_all, kmax))
 
 
 def _gain_results(

@@ -15,7 +15,9 @@ tie rule                :func:`tie_key` (the order); ``average`` in the kernels
 relevance threshold     :func:`relevance`
 k beyond the list       :func:`apply_short` (and :func:`precision_divisor` for P@k)
 empty query             :func:`normalise` (which queries are empty) and :func:`apply_empty`
-DCG of a ranked list    :func:`cumulative_dcg` (the numba kernels for whole datasets)
+DCG of a ranked list    :func:`cumulative_dcg` (its running sums) and :func:`dcg_at` (at
+                        the cut-off; the numba kernels for whole datasets)
+ideal DCG               the same sums over :func:`ideal_gains` (gains in descending order)
 ======================  =============================================================
 
 The rules themselves are stated in ``docs/measures.md``.
@@ -42,6 +44,8 @@ __all__ = [
     "apply_short",
     "cumulative_dcg",
     "cutoff_k",
+    "dcg_at",
+    "ideal_gains",
     "normalise",
     "precision_divisor",
     "relevance",
@@ -250,12 +254,43 @@ def apply_empty(
 def cumulative_dcg(ranked_gains: np.ndarray, discounts: Any) -> np.ndarray:
     """DCG of every leading part of ranked lists: ``out[..., r] = Σ_{p ≤ r} G_p D(p)`` for
     r = 0..m (``out[..., 0] = 0``), from gains in ranking order ``(..., m)`` and the discount
-    table ``D(1..m)`` (:meth:`Discount.table`). The ideal DCG is the same sum over the gains
-    sorted in descending order. Summed left to right, as the kernels do."""
+    table ``D(1..m)`` (:meth:`Discount.table`; one row per list where it depends on the list).
+    The ideal DCG is the same sum over :func:`ideal_gains`. Summed left to right, as the kernels
+    do. A sum that overflows becomes inf silently: the caller reports it (which query, and the
+    fix), as the compiled kernels do."""
     g = np.asarray(ranked_gains, dtype=np.float64)
     d = np.asarray(discounts, dtype=np.float64)
     prod = g * d
     out = np.empty((*prod.shape[:-1], prod.shape[-1] + 1))
     out[..., 0] = 0.0
-    np.cumsum(prod, axis=-1, out=out[..., 1:])
+    with np.errstate(over="ignore"):
+        np.cumsum(prod, axis=-1, out=out[..., 1:])
     return out
+
+
+def dcg_at(ranked_gains: np.ndarray, discounts: Any, k: Any, n: Any) -> np.ndarray:
+    """DCG@k of ranked lists, ``Σ_{p ≤ min(k, n)} G_p D(p)`` (:func:`cumulative_dcg`).
+
+    ``ranked_gains``: one list ``(m,)`` or rows ``(Q, m)`` of gains in ranking order, holding
+    at least the first ``min(k, n)`` of each list (what lies beyond is never read);
+    ``discounts``: the table ``D(1..m)``, or one row per list; ``k``: the cut-off (a number, one
+    per list ``(Q,)``, or several per list ``(Q, J)``; the whole list is ``k = n``, see
+    :func:`cutoff_k`); ``n``: the length of each list. A cut-off beyond the list stops at its end
+    (the ``clip`` rule: DCG@k = DCG@n; ``short=zero`` is :func:`apply_short`). The ideal DCG@k
+    is ``dcg_at(ideal_gains(gains), discounts, k, N)``. Returns one value per cut-off, in the
+    shape of ``k`` broadcast against the lists."""
+    cum = cumulative_dcg(ranked_gains, discounts)
+    k = np.asarray(k, dtype=np.int64)
+    n = np.asarray(n, dtype=np.int64)
+    if cum.ndim == 1:
+        return np.asarray(cum[np.minimum(k, n)])
+    rows = np.arange(cum.shape[0])
+    if k.ndim == 2:
+        return np.asarray(cum[rows[:, None], np.minimum(k, n.reshape(-1, 1) if n.ndim else n)])
+    return np.asarray(cum[rows, np.minimum(k, n)])
+
+
+def ideal_gains(gains: np.ndarray) -> np.ndarray:
+    """The gains of the ideal ranking: each list's gains (the last axis) in descending order.
+    The ideal sorts by gain, not by label; equal gains are interchangeable."""
+    return -np.sort(-np.asarray(gains, dtype=np.float64), axis=-1)

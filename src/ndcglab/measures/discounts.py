@@ -15,14 +15,24 @@ custom                 any callable ``(r, n) -> D``     via :class:`CallableDisc
 ``discount(ranks, n)`` evaluates elementwise (``ranks`` 1-based, ``n`` the list length, a scalar or
 an array broadcastable to ``ranks``). ``discount.table(m)`` gives D(1..m) for a list of length m.
 Only ``linear`` depends on n (``depends_on_length``).
+
+The same objects serve NumPy and PyTorch, as the gains do: ranks given as a NumPy array (or a
+number, or a list) give a float64 array; ranks given as a torch tensor give a tensor of its dtype
+and device, differentiable in the ranks, which need not be whole numbers (ApproxNDCG evaluates
+the discount at smoothed, real-valued positions ``r ≥ 1``). Each formula is written once per
+array library, with the same operations where both have them: ``exp:a`` is ``a ** -r`` on NumPy
+and ``exp(−ln(a) · r)`` on tensors, which differ in the last bit. A user's
+:class:`CallableDiscount` takes NumPy arrays only (``smooth`` is False): the losses that evaluate
+the discount between positions refuse it.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -41,13 +51,29 @@ __all__ = [
 ]
 
 
+def _is_tensor(x: Any) -> bool:
+    """True for a torch tensor (without importing torch: a tensor exists only once it is)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def _tensor_length(n: Any, like: Any) -> Any:
+    """The list length ``n`` (a number, an array or a tensor) as a tensor of ``like``'s dtype."""
+    if _is_tensor(n):
+        return n.to(like.dtype)
+    return like.new_tensor(np.asarray(n, dtype=np.float64))
+
+
 class Discount:
-    """Base class of discounts; see the module docstring."""
+    """Base class of discounts; see the module docstring. ``__call__`` takes NumPy arrays (the
+    result is float64) or torch tensors (the result is a tensor of their dtype and device)."""
 
     name: str = "discount"
     depends_on_length: bool = False
+    #: defined at real-valued positions and on torch tensors (differentiable in the ranks)
+    smooth: ClassVar[bool] = True
 
-    def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:  # pragma: no cover - abstract
+    def __call__(self, ranks: Any, n: Any = None) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def table(self, m: int) -> np.ndarray:
@@ -70,7 +96,9 @@ class LogDiscount(Discount):
     def name(self) -> str:  # type: ignore[override]  # read-only over the base's class attribute
         return "log" if self.base == 2.0 else f"log:{format_number(self.base)}"
 
-    def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:
+    def __call__(self, ranks: Any, n: Any = None) -> Any:
+        if _is_tensor(ranks):
+            return math.log2(self.base) / (1.0 + ranks).log2()
         r = np.asarray(ranks, dtype=np.float64)
         return math.log2(self.base) / np.log2(1.0 + r)
 
@@ -85,13 +113,14 @@ class PowerDiscount(Discount):
     def name(self) -> str:  # type: ignore[override]  # read-only over the base's class attribute
         return "zipf" if self.beta == 1.0 else f"power:{format_number(self.beta)}"
 
-    def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:
-        return np.asarray(ranks, dtype=np.float64) ** (-self.beta)
+    def __call__(self, ranks: Any, n: Any = None) -> Any:
+        r = ranks if _is_tensor(ranks) else np.asarray(ranks, dtype=np.float64)
+        return r ** (-self.beta)
 
 
 @dataclass(frozen=True)
 class ExponentialDiscount(Discount):
-    """D(r) = a^−r, a > 1."""
+    """D(r) = a^−r, a > 1: ``a ** −r`` on NumPy arrays, ``exp(−ln(a) · r)`` on tensors."""
 
     a: float = 2.0
 
@@ -99,7 +128,9 @@ class ExponentialDiscount(Discount):
     def name(self) -> str:  # type: ignore[override]  # read-only over the base's class attribute
         return f"exp:{format_number(self.a)}"
 
-    def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:
+    def __call__(self, ranks: Any, n: Any = None) -> Any:
+        if _is_tensor(ranks):
+            return (-math.log(self.a) * ranks).exp()
         return float(self.a) ** (-np.asarray(ranks, dtype=np.float64))
 
 
@@ -110,9 +141,11 @@ class LinearDiscount(Discount):
     name: str = "linear"
     depends_on_length: bool = True
 
-    def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:
+    def __call__(self, ranks: Any, n: Any = None) -> Any:
         if n is None:
             raise ConventionError("the linear discount n − r needs the list length n")
+        if _is_tensor(ranks):
+            return _tensor_length(n, ranks) - ranks
         return np.asarray(n, dtype=np.float64) - np.asarray(ranks, dtype=np.float64)
 
 
@@ -122,20 +155,30 @@ class LetorDiscount(Discount):
 
     name: str = "letor"
 
-    def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:
+    def __call__(self, ranks: Any, n: Any = None) -> Any:
+        if _is_tensor(ranks):
+            return 1.0 / ranks.clamp(min=1.0).log2().clamp(min=1.0)
         r = np.asarray(ranks, dtype=np.float64)
         return 1.0 / np.maximum(1.0, np.log2(np.maximum(r, 1.0)))
 
 
 @dataclass(frozen=True)
 class CallableDiscount(Discount):
-    """A user's discount ``fn(ranks, n)``; prints as ``name`` (cannot be parsed back)."""
+    """A user's discount ``fn(ranks, n)`` of NumPy arrays; prints as ``name`` (cannot be parsed
+    back). It has no form on torch tensors (``smooth`` is False)."""
 
     fn: Callable[[np.ndarray, Any], Any] = lambda r, n: 1.0 / np.log2(1.0 + r)
     name: str = "custom"
     depends_on_length: bool = False
+    smooth: ClassVar[bool] = False
 
     def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:
+        if _is_tensor(ranks):
+            raise ConventionError(
+                f"the discount {self.name!r} is a function of NumPy arrays and has no form on "
+                "torch tensors (real-valued positions). Fix: use log, log:<b>, power:<beta>, "
+                "zipf, exp:<a>, letor or linear"
+            )
         return np.asarray(self.fn(np.asarray(ranks, dtype=np.float64), n), dtype=np.float64)
 
 

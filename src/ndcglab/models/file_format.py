@@ -200,6 +200,7 @@ def read_model_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _is_int(x: Any) -> bool:
+    """A JSON integer (``bool`` is not one); also used by :mod:`.io`."""
     return isinstance(x, int) and not isinstance(x, bool)
 
 

@@ -44,6 +44,7 @@ from .base import MODEL_KINDS, RankModel, build_model, torch
 from .file_format import (
     FORMAT,
     FORMAT_VERSION,
+    _is_int,
     file_header,
     member_size,
     model_kind,
@@ -74,10 +75,6 @@ _WEIGHTS_MEMBER = "weights.pt"
 #: the most parameters a model file may declare (a sanity bound checked before building)
 MAX_MODEL_PARAMETERS = 1_000_000_000
 _FIX = "re-save the model with ndcglab.models.save_model (the file was edited or damaged)"
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
 
 
 def _is_num(x: Any) -> bool:

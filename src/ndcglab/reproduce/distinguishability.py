@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis.distinguish_result import first_stable_n
 from ..data.synthetic import format_synthetic_spec
 from ._common import Settings, describe_dataset, source_for, subplots, timed
 from ._fit import fit_scores
@@ -281,7 +282,7 @@ def run(report: Report, settings: Settings) -> None:
             },
             "ranking": {str(c): float(rank_frac[idx[c]]) for c in checkpoints},
             "ranking_stable_from_90": res.ranking_stable_from(m, level=0.9),
-            "trained_vs_random_stable_from": _first_from(g, trained_vs_random, 1.0),
+            "trained_vs_random_stable_from": first_stable_n(g, trained_vs_random, 1.0),
             "n_mid": int(g[i_mid]),
             "at_mid": {r: float(mu[k, i_mid]) for k, r in enumerate(RANKERS)},
             "n_fifth": int(g[i_fifth]),
@@ -345,14 +346,6 @@ def run(report: Report, settings: Settings) -> None:
             "train_docs": net_train.n_docs,
         },
     }
-
-
-def _first_from(grid: np.ndarray, frac: np.ndarray, level: float) -> int | None:
-    ok = frac >= level - 1e-12
-    if not ok[-1]:
-        return None
-    bad = np.flatnonzero(~ok)
-    return int(grid[0 if bad.size == 0 else int(bad[-1]) + 1])
 
 
 #: trained − random gap at most this: the values are "close" (the paper's Fig. 1 and 3)

@@ -56,17 +56,17 @@ def load_checkpoint(directory: str | os.PathLike[str], fingerprint: str) -> dict
         raise CheckpointError(
             f"{path}: the checkpoint is unreadable (damaged, truncated, or not written by "
             f"ndcglab; {type(exc).__name__}). Fix: restart training from scratch - delete "
-            f"{path} (or give a new --checkpoint folder) and run the same command again, with "
-            "or without --resume"
-        ) from None
+            f"{path} (or give a new checkpoint= folder) and run the same command again, with "
+            "or without resume=True"
+        ).naming("checkpoint", "resume") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise CheckpointError(
-            f"{path} is not an ndcglab training checkpoint. Fix: use another --checkpoint folder"
-        )
+            f"{path} is not an ndcglab training checkpoint. Fix: use another checkpoint= folder"
+        ).naming("checkpoint")
     if state.get("fingerprint") != fingerprint:
         raise CheckpointError(
             f"{path} was written by a run with other training options or data "
             f"({state.get('fingerprint_text', '?')}). Fix: resume with the same options and data, "
-            "or use a new --checkpoint folder"
-        )
+            "or use a new checkpoint= folder"
+        ).naming("checkpoint")
     return state

@@ -256,11 +256,11 @@ class GradientRun:
         if not math.isfinite(epoch_loss):
             raise TrainingDivergedError(
                 f"the training loss became {epoch_loss} at epoch {epoch + 1} (loss "
-                f"{self.meta['loss']}, lr {self.lr}). Fix: lower the learning rate (--lr) or "
-                "normalise the features (--normalize zscore)",
+                f"{self.meta['loss']}, lr {self.lr}). Fix: lower the learning rate (lr=) or "
+                "normalise the features (normalize='zscore')",
                 epoch=epoch + 1,
                 value=epoch_loss,
-            )
+            ).naming("lr", "normalize")
         return epoch_loss
 
     def _full_objective(self, epoch: int, *, reseed: bool = True) -> Any:
@@ -306,10 +306,10 @@ class GradientRun:
             raise TrainingDivergedError(
                 f"the training loss became {epoch_loss} at epoch {epoch + 1} (loss "
                 f"{self.meta['loss']}, optimizer lbfgs). Fix: normalise the features "
-                "(--normalize zscore) or add an L2 penalty (--l2)",
+                "(normalize='zscore') or add an L2 penalty (l2=)",
                 epoch=epoch + 1,
                 value=epoch_loss,
-            )
+            ).naming("normalize", "l2")
         return epoch_loss
 
     def final_objective(self) -> tuple[float, float]:

@@ -188,8 +188,8 @@ def tune(
     if validation is None:
         raise SpecError(
             "tuning chooses hyper-parameters on a validation set and none was given. Fix: give "
-            "one (a fold folder's vali file, or --validation FILE)"
-        )
+            "one (a fold folder's vali file, or validation=)"
+        ).naming("validation")
     from ..losses import get_loss
     from .kinds import get_kind
 
