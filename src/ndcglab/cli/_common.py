@@ -29,6 +29,7 @@ __all__ = [
     "add_format_argument",
     "add_systems_arguments",
     "add_systems_parser",
+    "check_outputs",
     "emit",
     "format_table",
     "positive_int",
@@ -50,6 +51,8 @@ OUTPUT_OPTIONS = {
     "plot": "--plot",
     "plot_stability": "--plot-stability",
 }
+#: outputs that are folders written as a whole (a report), per sub-command
+OUTPUT_FOLDERS = {"reproduce": {"out"}}
 #: argument names of the files a command reads, with how they are shown
 INPUT_OPTIONS = {
     "data": "DATA",
@@ -106,6 +109,22 @@ def refuse_output_over_input(args: argparse.Namespace) -> None:
                         f"{option} {out} is the input {shown} {path}; writing it would overwrite "
                         f"the input (nothing was written). Fix: give {option} another file name"
                     )
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Before a command runs: raise the :class:`OSError` that writing any of its outputs
+    (:data:`OUTPUT_OPTIONS`) would raise — a folder given for a file, a folder that cannot take
+    the file, a FIFO or device not open for writing — so that a long job (``train``, ``cv``,
+    ``reproduce``) fails at once rather than after its work (:func:`ndcglab._atomic.check_writable`;
+    ``-`` is standard output)."""
+    from .._atomic import check_writable
+
+    folders = OUTPUT_FOLDERS.get(str(getattr(args, "command", "")), set())
+    for name in OUTPUT_OPTIONS:
+        value = getattr(args, name, None)
+        for out in value if isinstance(value, list | tuple) else [value]:
+            if isinstance(out, str | os.PathLike) and str(out):
+                check_writable(out, folder=name in folders)
 
 
 def add_format_argument(parser: argparse.ArgumentParser) -> None:

@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         "documents": ds.n_docs,
         "features": ds.n_features,
         "expected_bytes": expected,
-        "bytes": os.path.getsize(args.out),
+        "bytes": os.path.getsize(args.out) if os.path.isfile(args.out) else None,
     }
     emit(
         args,

@@ -15,7 +15,8 @@ What the user sees on failure is always **one line** on stderr, never a tracebac
   request to report it; ``NDCGLAB_DEBUG=1`` shows the traceback.
 
 Warnings are printed as one line each, ``ndcglab: warning: ...``. Before a command runs, an
-output path that is one of its inputs (``predict M data.txt --out data.txt``) is refused.
+output path that is one of its inputs (``predict M data.txt --out data.txt``) is refused, and
+every output is checked to be writable (:func:`ndcglab.cli._common.check_outputs`).
 """
 
 from __future__ import annotations
@@ -181,9 +182,10 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.print_help()
         return 0
     try:
-        from ._common import refuse_output_over_input
+        from ._common import check_outputs, refuse_output_over_input
 
         refuse_output_over_input(args)
+        check_outputs(args)
         return int(args.func(args) or 0)
     except NdcglabError as exc:
         _error(f"ndcglab: error: {exc}")

@@ -427,6 +427,10 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
             "--checkpoint/--resume apply to gradient-descent models. Fix: drop them for "
             "--model gbdt (boosting is fast to rerun; use --patience for early stopping)"
         )
+    if args.checkpoint:  # one run per folder: a second one is refused before any work
+        from ..training.checkpoint import lock_checkpoint_dir
+
+        lock_checkpoint_dir(args.checkpoint)
     if getattr(args, "dask", None) and args.model != "gbdt":
         raise NdcglabError(
             f"--dask trains boosted trees only. Fix: add --model gbdt, or drop --dask for "
