@@ -138,6 +138,10 @@ class RankingDataset:
                     f"{len(self.doc_ids)} doc ids for {n} documents",
                     fix="give one doc id per document, or none",
                 )
+        if self.feature_names is not None:
+            from .validate import check_feature_names
+
+            self.feature_names = check_feature_names(self.feature_names, self.features.shape[1])
         for key, col in self.extras.items():
             if len(col) != n:
                 raise DataFormatError(
@@ -160,13 +164,17 @@ class RankingDataset:
         """Build a dataset from a feature matrix and labels, with ``group`` sizes or ``qid``s.
 
         Exactly one of ``group`` (LightGBM style) or ``qid`` (one id per document, each query's
-        documents contiguous) must be given.
+        documents contiguous) must be given. The values are checked as the file readers check
+        theirs (:mod:`ndcglab.data.validate`): finite labels, features that float32 holds
+        (``NaN`` = missing), one feature name per column, at least one document.
         """
         if (group is None) == (qid is None):
             raise SpecError(
                 "give exactly one of group= (list sizes) or qid= (a query id per document)"
             )
-        y_arr = np.asarray(y, dtype=np.float64).ravel()
+        from .validate import check_features, check_labels, check_not_empty
+
+        y_arr = check_labels(y, finite=False)  # the values below, naming the query
         if group is not None:
             b = boundaries_from_group(group)
             if b[-1] != len(y_arr):
@@ -179,8 +187,11 @@ class RankingDataset:
             qid_arr = np.asarray(qid)
             b = boundaries_from_qids(qid_arr)
             qids = np.array([str(q) for q in qid_arr[b[:-1]].tolist()], dtype=object)
+        check_labels(y_arr, boundaries=b, query_ids=qids)  # names the query of a bad label
+        features = check_features(X, boundaries=b, query_ids=qids)
+        check_not_empty(len(y_arr), len(b) - 1)
         return cls(
-            features=np.asarray(X, dtype=np.float32),
+            features=features,
             labels=y_arr,
             boundaries=b,
             query_ids=qids,
@@ -297,7 +308,9 @@ class RankingDataset:
 
     def check_scores(self, scores: Any, *, source: str | None = None) -> np.ndarray:
         """Validate a per-document score vector against this dataset; return it as float64."""
-        s = np.asarray(scores, dtype=np.float64).ravel()
+        from .validate import check_score_vector
+
+        s = check_score_vector(scores)
         if len(s) != self.n_docs:
             raise DataFormatError(
                 f"{len(s)} scores for {self.n_docs} documents",
