@@ -55,8 +55,11 @@ OUTPUT_OPTIONS = {
     "plot": "--plot",
     "plot_stability": "--plot-stability",
 }
-#: outputs that are folders written as a whole (a report), per sub-command
-OUTPUT_FOLDERS = {"reproduce": {"out"}}
+#: outputs that are folders written as a whole (a report, a fold folder), per sub-command
+OUTPUT_FOLDERS: dict[str, Callable[[argparse.Namespace], set[str]]] = {
+    "reproduce": lambda args: {"out"},
+    "generate": lambda args: {"out"} if getattr(args, "n_folds", None) else set(),
+}
 #: argument names of the files a command reads, with how they are shown
 INPUT_OPTIONS = {
     "data": "DATA",
@@ -130,6 +133,7 @@ NUMBER_RANGES: dict[str, tuple[str, float | None, float | None, str]] = {
     "top": ("--top", 0, 2**31 - 1, "a number of queries"),
     "points": ("--points", 2, 100_000, "a number of list sizes"),
     "n_max": ("--n-max", 1, 2**31 - 1, "a list size"),
+    "n_folds": ("--folds", 3, 1000, "a number of folds"),
     "repeats": ("--repeats", 0, 100_000, "a number of repetitions"),
     "resamples": ("--resamples", 1, 100_000_000, "a number of resamples"),
     "distributions": ("--distributions", 1, 10_000_000, "a number of distributions"),
@@ -225,7 +229,8 @@ def check_outputs(args: argparse.Namespace) -> None:
     ``-`` is standard output)."""
     from .._atomic import check_writable
 
-    folders = OUTPUT_FOLDERS.get(str(getattr(args, "command", "")), set())
+    which = OUTPUT_FOLDERS.get(str(getattr(args, "command", "")))
+    folders = which(args) if which is not None else set()
     for name in OUTPUT_OPTIONS:
         value = getattr(args, name, None)
         for out in value if isinstance(value, list | tuple) else [value]:

@@ -281,6 +281,37 @@ class RankingDataset:
         doc_index = segment_index(self.boundaries[:-1], lengths)
         return self._take(doc_index, boundaries_from_group(lengths), self.query_ids)
 
+    def with_n_features(self, n_features: int) -> RankingDataset:
+        """The same dataset with zero-valued feature columns appended up to ``n_features``.
+
+        In a LETOR/SVMlight file a feature index absent from a line is 0, so a sparse file
+        whose highest index is below ``n_features`` reads as exactly this (as
+        ``read_letor(path, n_features=n_features)`` would). Returns ``self`` when it is already
+        that wide; a dataset with more columns is a :class:`DataFormatError`."""
+        f = self.n_features
+        if n_features == f:
+            return self
+        if n_features < f:
+            raise DataFormatError(
+                f"the dataset has {f} features, more than {n_features}",
+                fix="use data with at most as many features as the model or training set",
+            )
+        wide = np.zeros((self.n_docs, n_features), dtype=np.float32)
+        wide[:, :f] = self.features
+        names = self.feature_names
+        return RankingDataset(
+            features=wide,
+            labels=self.labels,
+            boundaries=self.boundaries,
+            query_ids=self.query_ids,
+            doc_ids=self.doc_ids,
+            extras=dict(self.extras),
+            feature_names=None
+            if names is None
+            else [*names, *map(str, range(f + 1, n_features + 1))],
+            source=self.source,
+        )
+
     def permute_within_queries(self, seed: int) -> RankingDataset:
         """The same queries with each list's documents shuffled (seeded)."""
         rng = np.random.default_rng(seed)
