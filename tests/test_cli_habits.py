@@ -179,3 +179,29 @@ def test_list_experiments_offers_data_only_where_it_is_read(tmp_path):
         if name == "limits":
             reads = False  # it only says that --data is not used
         assert offered[name] == reads, name
+
+
+@pytest.mark.parametrize("preset", ["letor4", "letor3"])
+def test_letor_presets_warn_when_labels_exceed_the_scripts_grades(tmp_path, preset):
+    """Labels 3 and 4 (MSLR-style) under a LETOR preset: one warning line naming the count and
+    the fix; the value is the script's (gain 0 for them: the oracle is the same file with those
+    labels written as 0, which the script scores identically), and the graded presets stay
+    silent."""
+    (tmp_path / "g.txt").write_text("4 qid:1 1:0.9\n0 qid:1 1:0.1\n2 qid:2 1:0.5\n3 qid:2 1:0.4\n")
+    (tmp_path / "z.txt").write_text("0 qid:1 1:0.9\n0 qid:1 1:0.1\n2 qid:2 1:0.5\n0 qid:2 1:0.4\n")
+    (tmp_path / "s.txt").write_text("1\n2\n3\n4\n")
+    got = ndcglab("evaluate", "g.txt", "--scores", "s.txt", "--preset", preset,
+                  "--format", "json", cwd=tmp_path)  # fmt: skip
+    assert got.returncode == 0, got.stderr
+    warnings = [ln for ln in got.stderr.splitlines() if ln.startswith("ndcglab: warning:")]
+    assert len(warnings) == 1, got.stderr
+    assert "2 document(s)" in warnings[0] and "up to 4" in warnings[0] and "Fix:" in warnings[0]
+    zero = ndcglab("evaluate", "z.txt", "--scores", "s.txt", "--preset", preset,
+                   "--format", "json", cwd=tmp_path)  # fmt: skip
+    import json
+
+    assert json.loads(got.stdout)["mean"] == json.loads(zero.stdout)["mean"]
+    assert "warning" not in zero.stderr
+    for graded in ("standard", "lightgbm"):
+        res = ndcglab("evaluate", "g.txt", "--scores", "s.txt", "--preset", graded, cwd=tmp_path)
+        assert res.returncode == 0 and "warning" not in res.stderr, res.stderr

@@ -28,6 +28,7 @@ from ..errors import ConventionError, DataFormatError
 from ._rank import MIN_GEO_MEAN
 from .compute import check_inputs, compute_per_query
 from .conventions import relevance
+from .label_range import warn_beyond_grades
 from .presets import Preset, canonical_precision, get_preset
 from .registry import Measure, measure_aliases, parse_measures
 
@@ -246,6 +247,7 @@ def _finish(
     elif duplicates not in ("keep", "last"):
         raise ConventionError(f"unknown duplicates rule {duplicates!r}; known: keep, last")
     resolved = tuple(m.resolve(preset) for m in measures)
+    warn_beyond_grades(preset.name, resolved, labels, boundaries, query_ids)
     values = compute_per_query(
         resolved,
         labels,
