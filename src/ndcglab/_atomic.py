@@ -233,7 +233,7 @@ def _streamed(target: OutputTarget, *, gz: bool, compresslevel: int) -> Iterator
                 with gzip.GzipFile(
                     filename="", mode="wb", fileobj=raw, compresslevel=compresslevel, mtime=0
                 ) as f:
-                    yield f  # type: ignore[misc]
+                    yield f
             else:
                 yield raw
     except OSError as exc:

@@ -83,7 +83,7 @@ class _Parser(argparse.ArgumentParser):
                 action,
                 f"{shown!r} is not a number in ASCII digits. Fix: write it like 10, 0.01 or 64,32",
             )
-        return super()._get_value(action, arg_string)  # type: ignore[misc]
+        return super()._get_value(action, arg_string)
 
     def error(self, message: str) -> NoReturn:
         cmd = self.prog if self.prog.startswith("ndcglab") else "ndcglab"

@@ -39,7 +39,9 @@ FEATURE_FIX = "give finite values within ±3.4e38 (rescale the feature), or NaN 
 LABEL_FIX = "give every document a finite numeric relevance label"
 
 
-def _query_of(boundaries: np.ndarray | None, query_ids: Sequence[Any] | None, doc: int) -> str:
+def _query_of(
+    boundaries: np.ndarray | None, query_ids: Sequence[Any] | np.ndarray | None, doc: int
+) -> str:
     if boundaries is None:
         return ""
     q = int(np.searchsorted(boundaries, doc, side="right")) - 1
@@ -51,7 +53,7 @@ def check_features(
     X: Any,
     *,
     boundaries: np.ndarray | None = None,
-    query_ids: Sequence[Any] | None = None,
+    query_ids: Sequence[Any] | np.ndarray | None = None,
 ) -> np.ndarray:
     """``X`` as float32 ``(N, F)`` (a 1-D ``X`` is one feature column), refusing values float32
     cannot hold (see the module docstring)."""
@@ -88,7 +90,7 @@ def check_labels(
     y: Any,
     *,
     boundaries: np.ndarray | None = None,
-    query_ids: Sequence[Any] | None = None,
+    query_ids: Sequence[Any] | np.ndarray | None = None,
     finite: bool = True,
 ) -> np.ndarray:
     """``y`` as float64 ``(N,)``, refusing NaN and infinite labels (unless ``finite=False``: the

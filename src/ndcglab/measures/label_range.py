@@ -41,7 +41,7 @@ def warn_beyond_grades(
     resolved: Sequence[Any],
     labels: np.ndarray,
     boundaries: np.ndarray,
-    query_ids: Sequence[Any],
+    query_ids: Sequence[Any] | np.ndarray,
 ) -> None:
     """Warn (once) when some of ``labels`` exceed the grades a resolved measure's table gain or
     ``rel=letor`` rule knows: those documents get gain 0 and are not relevant."""
