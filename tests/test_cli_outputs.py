@@ -262,3 +262,24 @@ def test_save_figure_refuses_an_unknown_image_type(tmp_path: Path) -> None:
         assert (tmp_path / "real.svg").read_bytes().lstrip().startswith(b"<?xml")
     finally:
         plt.close(fig)
+
+
+def test_generate_to_standard_output_keeps_the_data_clean(tmp_path: Path) -> None:
+    """``generate --out -``: standard output holds exactly the LETOR text (the summary goes to
+    standard error), and it reads back as the file a named output gets."""
+    from ndcglab.data import read_letor
+
+    res = ndcglab("generate", "small", "--queries", "3", "--out", "-", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    (tmp_path / "piped.txt").write_text(res.stdout)
+    assert ndcglab("generate", "small", "--queries", "3", "--out", "f.txt", cwd=tmp_path)
+    assert (tmp_path / "piped.txt").read_bytes() == (tmp_path / "f.txt").read_bytes()
+    assert read_letor(tmp_path / "piped.txt").n_queries == 3
+    assert "standard output" in res.stderr
+
+
+def test_a_model_file_is_not_mixed_into_standard_output(tmp_path: Path) -> None:
+    (tmp_path / "data.txt").write_text(DATA)
+    res = ndcglab("train", "data.txt", "--out", "-", "--epochs", "1", cwd=tmp_path)
+    error_line(res, "--out", "standard output", "Fix:")
+    assert res.returncode == 2 and res.stdout == ""

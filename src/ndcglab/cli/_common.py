@@ -60,6 +60,8 @@ OUTPUT_FOLDERS: dict[str, Callable[[argparse.Namespace], set[str]]] = {
     "reproduce": lambda args: {"out"},
     "generate": lambda args: {"out"} if getattr(args, "n_folds", None) else set(),
 }
+#: outputs that cannot be standard output: a binary file the command's own summary would follow
+NOT_TO_STDOUT: dict[str, set[str]] = {"train": {"out"}}
 #: argument names of the files a command reads, with how they are shown
 INPUT_OPTIONS = {
     "data": "DATA",
@@ -228,14 +230,22 @@ def check_outputs(args: argparse.Namespace) -> None:
     ``reproduce``) fails at once rather than after its work (:func:`ndcglab._atomic.check_writable`;
     ``-`` is standard output)."""
     from .._atomic import check_writable
+    from ..errors import NdcglabError
 
-    which = OUTPUT_FOLDERS.get(str(getattr(args, "command", "")))
+    command = str(getattr(args, "command", ""))
+    which = OUTPUT_FOLDERS.get(command)
     folders = which(args) if which is not None else set()
-    for name in OUTPUT_OPTIONS:
+    for name, option in OUTPUT_OPTIONS.items():
         value = getattr(args, name, None)
         for out in value if isinstance(value, list | tuple) else [value]:
-            if isinstance(out, str | os.PathLike) and str(out):
-                check_writable(out, folder=name in folders)
+            if not (isinstance(out, str | os.PathLike) and str(out)):
+                continue
+            if name in NOT_TO_STDOUT.get(command, ()) and str(out) in ("-", "/dev/stdout"):
+                raise NdcglabError(
+                    f"{command} {option} {out}: the output would be mixed with the summary "
+                    f"printed on standard output. Fix: give {option} a file name (or a FIFO)"
+                )
+            check_writable(out, folder=name in folders)
 
 
 def add_format_argument(parser: argparse.ArgumentParser) -> None:

@@ -108,6 +108,13 @@ def run(args: argparse.Namespace) -> int:
         "expected_bytes": expected,
         "bytes": os.path.getsize(args.out) if os.path.isfile(args.out) else None,
     }
+    if str(args.out) in ("-", "/dev/stdout"):  # the data went to standard output: say it aside
+        print(
+            f"ndcglab generate: wrote {ds.n_queries} queries, {ds.n_docs} documents, "
+            f"{ds.n_features} features ({ds.source}) to standard output",
+            file=sys.stderr,
+        )
+        return 0
     emit(
         args,
         payload,
