@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from ndcglab.cli import _common
-from ndcglab.cli.main import build_parser, main
+from ndcglab.cli.main import GENERIC_FIX, build_parser, main
 
 from .test_cli_safety import DATA, error_line
 
@@ -208,3 +208,32 @@ def test_number_ranges_name_real_options():
     for sp in sub.choices.values():
         dests |= {a.dest for a in sp._actions}
     assert set(_common.NUMBER_RANGES) <= dests
+
+
+LOSS_SPECS = [
+    "listnet@{}",
+    "approx_ndcg(alpha={})",
+    "neural_ndcg(sinkhorn={})",
+    "neural_ndcg(tau={})",
+    "consistent_listnet(norm=z{})",
+    "qnorm(q={})",
+    "lambdaloss(mu={})@3",
+    "gumbel_approx_ndcg(samples={})",
+]
+
+
+@pytest.mark.parametrize("spec", LOSS_SPECS)
+def test_odd_numbers_inside_loss_specs(spec, folder, capsys, monkeypatch):
+    monkeypatch.chdir(folder)
+    for value in [v for v in ODD + EDGE if v.strip()]:
+        argv = ["train", "data.txt", "--out", "m2.ndcg", "--epochs", "1", "-q",
+                "--loss", spec.format(value)]  # fmt: skip
+        rc, err = _run(argv, capsys)
+        assert rc in (0, 2), (argv[-1][:80], rc, err[-400:])
+        assert "Traceback" not in err and "internal error" not in err, (argv[-1][:80], err[-400:])
+        if rc:
+            errors = [ln for ln in err.splitlines() if ln.startswith("ndcglab: error:")]
+            assert len(errors) == 1 and "Fix:" in errors[0], (argv[-1][:80], err[-400:])
+            assert GENERIC_FIX not in errors[0], errors[0]
+        if value in NOT_NUMBERS:
+            assert rc == 2, (argv[-1][:80], rc, err[-400:])

@@ -79,14 +79,14 @@ def parse_int(
     want = "a whole number" + (
         "" if lo is None and hi is None else " " + _range_text(lo, hi, False, False)
     )
-    fix = fix or f"give {what} as {want}, in ASCII digits"
+    tail = "" if fix == "" else f". Fix: {fix or f'give {what} as {want}, in ASCII digits'}"
     if not _INT_TEXT.match(t):
-        raise error(f"{what} {_shown(str(text))} is not a whole number. Fix: {fix}")
+        raise error(f"{what} {_shown(str(text))} is not a whole number{tail}")
     if len(t.lstrip("+-").lstrip("0")) > 19:
-        raise error(f"{what} {_shown(str(text))} is out of range (must be {want}). Fix: {fix}")
+        raise error(f"{what} {_shown(str(text))} is out of range (must be {want}){tail}")
     v = int(t)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise error(f"{what} {_shown(str(text))} is out of range (must be {want}). Fix: {fix}")
+        raise error(f"{what} {_shown(str(text))} is out of range (must be {want}){tail}")
     return v
 
 
@@ -105,17 +105,18 @@ def parse_real(
     within the bounds (``lo_open``/``hi_open`` exclude an end); otherwise ``error`` naming
     ``what``, the value and the fix."""
     t = str(text).strip()
-    want = "a number " + _range_text(lo, hi, lo_open, hi_open)
-    fix = fix or f"give {what} as {want}"
+    span = _range_text(lo, hi, lo_open, hi_open)
+    want = "a finite number" if span == "finite" else "a number " + span
+    tail = "" if fix == "" else f". Fix: {fix or f'give {what} as {want}'}"
     if not _REAL_TEXT.match(t):
-        raise error(f"{what} {_shown(str(text))} is not a finite decimal number. Fix: {fix}")
+        raise error(f"{what} {_shown(str(text))} is not a finite decimal number{tail}")
     v = float(t)
     if v != v or v in (float("inf"), float("-inf")):
-        raise error(f"{what} {_shown(str(text))} is out of range (must be {want}). Fix: {fix}")
+        raise error(f"{what} {_shown(str(text))} is out of range (must be {want}){tail}")
     if lo is not None and (v < lo or (lo_open and v == lo)):
-        raise error(f"{what} {_shown(str(text))} is out of range (must be {want}). Fix: {fix}")
+        raise error(f"{what} {_shown(str(text))} is out of range (must be {want}){tail}")
     if hi is not None and (v > hi or (hi_open and v == hi)):
-        raise error(f"{what} {_shown(str(text))} is out of range (must be {want}). Fix: {fix}")
+        raise error(f"{what} {_shown(str(text))} is out of range (must be {want}){tail}")
     return v
 
 
