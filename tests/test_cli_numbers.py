@@ -237,3 +237,19 @@ def test_odd_numbers_inside_loss_specs(spec, folder, capsys, monkeypatch):
             assert GENERIC_FIX not in errors[0], errors[0]
         if value in NOT_NUMBERS:
             assert rc == 2, (argv[-1][:80], rc, err[-400:])
+
+
+@pytest.mark.parametrize("param", ["num_leaves=99999999999999999999", "learning_rate=-1"])
+def test_lightgbm_parameter_checks_are_one_error_line(param, folder):
+    """LightGBM's own parameter checks ("Check failed: ...") end as one error line with a fix,
+    exit status 2, not an internal error (LightGBM itself may print its [Fatal] line first)."""
+    pytest.importorskip("lightgbm")
+    res = subprocess.run(
+        [sys.executable, "-m", "ndcglab", "train", "data.txt", "--out", "g.ndcg", "--model",
+         "gbdt", "--rounds", "2", "-q", "--gbdt-param", param],
+        cwd=folder, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 2, res.stderr
+    errors = [ln for ln in res.stderr.splitlines() if ln.startswith("ndcglab: error:")]
+    assert len(errors) == 1 and "LightGBM refused" in errors[0] and "Fix:" in errors[0]
+    assert "internal error" not in res.stderr and "Traceback" not in res.stderr

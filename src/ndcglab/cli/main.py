@@ -242,6 +242,14 @@ def _main(argv: Sequence[str] | None) -> int:
         )
         return 1
     except Exception as exc:
+        if type(exc).__name__ == "LightGBMError" and "Check failed" in str(exc):
+            # LightGBM's own parameter checks (num_leaves <= 131072, learning_rate > 0, ...)
+            what = str(exc).split(" at ")[0].strip()
+            _error(
+                f"ndcglab: error: LightGBM refused a boosting parameter ({what}). Fix: give "
+                "--gbdt-param, --num-leaves and --min-data-in-leaf values LightGBM accepts"
+            )
+            return 2
         return _internal_error(exc)
 
 
