@@ -283,3 +283,26 @@ def test_a_model_file_is_not_mixed_into_standard_output(tmp_path: Path) -> None:
     res = ndcglab("train", "data.txt", "--out", "-", "--epochs", "1", cwd=tmp_path)
     error_line(res, "--out", "standard output", "Fix:")
     assert res.returncode == 2 and res.stdout == ""
+
+
+def test_a_plot_name_that_is_no_image_type_is_refused_before_the_work(case: Path) -> None:
+    (case / "s2.txt").write_text("".join(f"{i}\n" for i in range(9)))
+    before = snapshot(case)
+    res = ndcglab(
+        "distinguish", "data.txt", "--scores", "s.txt", "--scores", "s2.txt",
+        "--plot", "curves.xyz", cwd=case,
+    )  # fmt: skip
+    error_line(res, "--plot", ".xyz", "Fix:", ".png")
+    assert res.returncode == 2
+    assert snapshot(case) == before
+
+
+def test_every_image_type_matplotlib_writes_is_accepted() -> None:
+    plt = pytest.importorskip("matplotlib.pyplot")
+    from ndcglab.cli._common import IMAGE_TYPES
+
+    fig = plt.figure()
+    try:
+        assert set(fig.canvas.get_supported_filetypes()) <= IMAGE_TYPES
+    finally:
+        plt.close(fig)

@@ -60,6 +60,12 @@ OUTPUT_FOLDERS: dict[str, Callable[[argparse.Namespace], set[str]]] = {
     "reproduce": lambda args: {"out"},
     "generate": lambda args: {"out"} if getattr(args, "n_folds", None) else set(),
 }
+#: outputs that are images, and the image types matplotlib writes (checked before the work)
+PLOT_OPTIONS = {"plot", "plot_stability"}
+IMAGE_TYPES = {
+    *("avif", "eps", "gif", "jpeg", "jpg", "pdf", "pgf", "png"),
+    *("ps", "raw", "rgba", "svg", "svgz", "tif", "tiff", "webp"),
+}
 #: outputs that cannot be standard output: a binary file the command's own summary would follow
 NOT_TO_STDOUT: dict[str, set[str]] = {"train": {"out"}}
 #: argument names of the files a command reads, with how they are shown
@@ -245,6 +251,14 @@ def check_outputs(args: argparse.Namespace) -> None:
                     f"{command} {option} {out}: the output would be mixed with the summary "
                     f"printed on standard output. Fix: give {option} a file name (or a FIFO)"
                 )
+            if name in PLOT_OPTIONS:
+                suffix = Path(str(out)).suffix.lower().lstrip(".")
+                if suffix and suffix not in IMAGE_TYPES:
+                    raise NdcglabError(
+                        f"{option} {out}: .{suffix} is not an image type (nothing was computed). "
+                        f"Fix: end the file name in one of "
+                        f"{', '.join('.' + t for t in sorted(IMAGE_TYPES))}"
+                    )
             check_writable(out, folder=name in folders)
 
 
