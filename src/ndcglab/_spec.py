@@ -8,6 +8,9 @@
              | NUMBER "n"             (a fraction of each list, e.g. ndcg@0.2n -> k = ceil(0.2 * n))
 
 Names and keys are case-insensitive and printed in lower case; white space is ignored.
+Numbers follow the file readers' rules (:func:`parse_int`, :func:`parse_real`): ASCII digits
+only (no ``٣`` or ``３``, no ``1_000``), finite (no ``nan``, ``inf``), and within the range of
+what they count; a fixed cut-off is a whole number from 1 to :data:`MAX_CUTOFF`.
 Examples: ``ndcg@10``, ``ndcg(gain=linear,discount=power:0.5)@0.2n``, ``map``, ``p@5``,
 ``consistent_listnet(norm=z10)``, ``qnorm(q=auto)``.
 
@@ -26,7 +29,96 @@ import numpy as np
 
 from .errors import SpecError
 
-__all__ = ["Cutoff", "ParsedSpec", "format_number", "parse_cutoff", "parse_spec"]
+__all__ = [
+    "MAX_CUTOFF",
+    "Cutoff",
+    "ParsedSpec",
+    "format_number",
+    "parse_cutoff",
+    "parse_int",
+    "parse_real",
+    "parse_spec",
+]
+
+#: the largest fixed cut-off k: a k beyond every list keeps the whole list (``short=clip``)
+MAX_CUTOFF = 1_000_000_000
+_INT_TEXT = re.compile(r"[+-]?[0-9]+\Z")
+_REAL_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+
+
+def _shown(text: str) -> str:
+    """``text`` for a message, cut to 40 characters (a 5,000-digit number stays one line)."""
+    return repr(text if len(text) <= 40 else text[:20] + "..." + text[-10:])
+
+
+def _range_text(lo: float | None, hi: float | None, lo_open: bool, hi_open: bool) -> str:
+    if lo is not None and hi is not None:
+        a, b = ("(" if lo_open else "["), (")" if hi_open else "]")
+        return f"in {a}{format_number(lo)}, {format_number(hi)}{b}"
+    if lo is not None:
+        return f"{'>' if lo_open else '>='} {format_number(lo)}"
+    if hi is not None:
+        return f"{'<' if hi_open else '<='} {format_number(hi)}"
+    return "finite"
+
+
+def parse_int(
+    text: str,
+    *,
+    what: str,
+    lo: int | None = None,
+    hi: int | None = None,
+    fix: str | None = None,
+    error: type[Exception] = SpecError,
+) -> int:
+    """A whole number written in ASCII digits (optional sign) within ``[lo, hi]``; otherwise
+    ``error`` naming ``what``, the value and the fix. Never an ``OverflowError`` or Python's
+    4,300-digit limit: a number of more than 19 digits is out of range without being converted.
+    """
+    t = str(text).strip()
+    want = "a whole number" + (
+        "" if lo is None and hi is None else " " + _range_text(lo, hi, False, False)
+    )
+    tail = "" if fix == "" else f". Fix: {fix or f'give {what} as {want}, in ASCII digits'}"
+    if not _INT_TEXT.match(t):
+        raise error(f"{what} {_shown(str(text))} is not a whole number{tail}")
+    if len(t.lstrip("+-").lstrip("0")) > 19:
+        raise error(f"{what} {_shown(str(text))} is out of range (must be {want}){tail}")
+    v = int(t)
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        raise error(f"{what} {_shown(str(text))} is out of range (must be {want}){tail}")
+    return v
+
+
+def parse_real(
+    text: str,
+    *,
+    what: str,
+    lo: float | None = None,
+    hi: float | None = None,
+    lo_open: bool = False,
+    hi_open: bool = False,
+    fix: str | None = None,
+    error: type[Exception] = SpecError,
+) -> float:
+    """A finite decimal number (``0.5``, ``-2``, ``1e-6``; ASCII, no ``nan``/``inf``/``_``)
+    within the bounds (``lo_open``/``hi_open`` exclude an end); otherwise ``error`` naming
+    ``what``, the value and the fix."""
+    t = str(text).strip()
+    span = _range_text(lo, hi, lo_open, hi_open)
+    want = "a finite number" if span == "finite" else "a number " + span
+    tail = "" if fix == "" else f". Fix: {fix or f'give {what} as {want}'}"
+    if not _REAL_TEXT.match(t):
+        raise error(f"{what} {_shown(str(text))} is not a finite decimal number{tail}")
+    v = float(t)
+    if v != v or v in (float("inf"), float("-inf")):
+        raise error(f"{what} {_shown(str(text))} is out of range (must be {want}){tail}")
+    if lo is not None and (v < lo or (lo_open and v == lo)):
+        raise error(f"{what} {_shown(str(text))} is out of range (must be {want}){tail}")
+    if hi is not None and (v > hi or (hi_open and v == hi)):
+        raise error(f"{what} {_shown(str(text))} is out of range (must be {want}){tail}")
+    return v
+
 
 _NAME = re.compile(r"[a-z_][a-z0-9_\-]*\Z")
 _KEY = re.compile(r"[a-z_][a-z0-9_]*\Z")
@@ -107,15 +199,28 @@ class Cutoff:
 def parse_cutoff(text: str) -> Cutoff:
     """Parse ``"10"`` or ``"0.2n"`` into a :class:`Cutoff`."""
     t = text.strip().lower()
-    if re.fullmatch(r"\d+", t):
-        return Cutoff(k=int(t))
-    if t.endswith("n"):
-        try:
-            fraction = float(t[:-1])
-        except ValueError:
-            fraction = None
-        if fraction is not None:
-            return Cutoff(fraction=fraction)
+    if _INT_TEXT.match(t):
+        return Cutoff(
+            k=parse_int(
+                t,
+                what="cut-off",
+                lo=1,
+                hi=MAX_CUTOFF,
+                fix="write a whole number from 1 (@10); a cut-off beyond every list keeps the "
+                "whole list, as the measure without @k does",
+            )
+        )
+    if t.endswith("n") and _REAL_TEXT.match(t[:-1]):
+        return Cutoff(
+            fraction=parse_real(
+                t[:-1],
+                what="fractional cut-off",
+                lo=0.0,
+                hi=1.0,
+                lo_open=True,
+                fix="write a fraction of the list in (0, 1] followed by n, e.g. @0.2n",
+            )
+        )
     raise SpecError(
         f"cannot read cut-off {text!r}. Fix: write a whole number (@10) or a fraction of the "
         "list followed by n (@0.2n)"

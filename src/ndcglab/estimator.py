@@ -65,7 +65,7 @@ def _as_dataset(
             f"ranking needs to know which documents of {what} form a query. Fix: pass group= "
             "(number of documents of each query, in order) or qid= (a query id per document)"
         )
-    x = np.asarray(X, dtype=np.float32)
+    x = np.asarray(X)  # cast to float32 by from_arrays, which refuses what float32 cannot hold
     if x.ndim != 2:
         raise SpecError(f"{what} must be a 2-D (documents, features) array, got shape {x.shape}")
     if y is None:

@@ -26,7 +26,10 @@ def _spec_error(spec: str) -> str:
 
 
 def test_norm_errors_in_full() -> None:
-    allowed = ". Allowed: z (full DCG norm ‖G(y)‖_D) or zK (IDCG@K, e.g. z1, z10)"
+    allowed = (
+        ". Allowed: z (full DCG norm ‖G(y)‖_D) or zK (IDCG@K, e.g. z1, z10). "
+        "Fix: e.g. consistent_listnet(norm=z)"
+    )
     head = "invalid value {!r} for parameter 'norm' of loss 'consistent_listnet': "
     assert _spec_error("consistent_listnet(norm=y)") == head.format("y") + (
         "write z (full DCG norm) or zK with K a positive whole number, e.g. z10" + allowed

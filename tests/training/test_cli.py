@@ -138,13 +138,14 @@ def test_train_files_with_validation_and_checkpoint_resume(
 def test_predict_refuses_mismatched_data(letor_dir: Path, tmp_path: Path, capsys) -> None:
     model = tmp_path / "m.ndcg"
     assert main(["train", str(letor_dir / "Fold1"), "--out", str(model), *TRAIN_OPTS]) == 0
-    small = make_ranking_data(5, n_features=4, seed=3)
-    bad = write_letor(tmp_path / "bad.txt", small)
+    # wider than the model: refused (a narrower sparse file is padded: tests/test_cli_habits.py)
+    wide = make_ranking_data(5, n_features=8, seed=3)
+    bad = write_letor(tmp_path / "bad.txt", wide)
     capsys.readouterr()
     rc = main(["predict", str(model), str(bad), "--out", str(tmp_path / "s.txt")])
     err = capsys.readouterr().err
     assert rc == 2
-    assert "expects 6 features" in err and "has 4" in err and "Fix:" in err
+    assert "expects 6 features" in err and "has 8" in err and "Fix:" in err
     assert not (tmp_path / "s.txt").exists()
 
 

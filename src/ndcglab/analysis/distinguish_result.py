@@ -322,7 +322,9 @@ class DistinguishResult:
             raise ConventionError(f"unknown plot kind {kind!r}; known: curves, stability")
         fig = (axes[0] if isinstance(axes, list) else axes).figure
         fig.tight_layout()
-        fig.savefig(path, dpi=dpi)
+        from .._atomic import save_figure
+
+        save_figure(fig, path, dpi=dpi)
         plt.close(fig)
 
 

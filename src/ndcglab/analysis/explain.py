@@ -509,7 +509,9 @@ class Explanation:
         if path is not None:
             fig = ax.figure
             fig.tight_layout()
-            fig.savefig(path, dpi=dpi)
+            from .._atomic import save_figure
+
+            save_figure(fig, path, dpi=dpi)
             plt.close(fig)
         return ax
 

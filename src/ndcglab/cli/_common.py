@@ -29,13 +29,18 @@ __all__ = [
     "add_format_argument",
     "add_systems_arguments",
     "add_systems_parser",
+    "check_numbers",
+    "check_outputs",
     "emit",
     "format_table",
+    "number_range",
     "positive_int",
     "progress",
     "read_options",
     "read_systems",
     "refuse_output_over_input",
+    "strict_float",
+    "strict_int",
     "system_names",
     "to_json",
 ]
@@ -50,6 +55,19 @@ OUTPUT_OPTIONS = {
     "plot": "--plot",
     "plot_stability": "--plot-stability",
 }
+#: outputs that are folders written as a whole (a report, a fold folder), per sub-command
+OUTPUT_FOLDERS: dict[str, Callable[[argparse.Namespace], set[str]]] = {
+    "reproduce": lambda args: {"out"},
+    "generate": lambda args: {"out"} if getattr(args, "n_folds", None) else set(),
+}
+#: outputs that are images, and the image types matplotlib writes (checked before the work)
+PLOT_OPTIONS = {"plot", "plot_stability"}
+IMAGE_TYPES = {
+    *("avif", "eps", "gif", "jpeg", "jpg", "pdf", "pgf", "png"),
+    *("ps", "raw", "rgba", "svg", "svgz", "tif", "tiff", "webp"),
+}
+#: outputs that cannot be standard output: a binary file the command's own summary would follow
+NOT_TO_STDOUT: dict[str, set[str]] = {"train": {"out"}}
 #: argument names of the files a command reads, with how they are shown
 INPUT_OPTIONS = {
     "data": "DATA",
@@ -63,15 +81,118 @@ INPUT_OPTIONS = {
 }
 
 
-def positive_int(text: str) -> int:
-    """An argparse ``type``: an integer of at least 1 (``--threads``, counts)."""
+def strict_int(text: str) -> int:
+    """An argparse ``type`` for every ``type=int`` option (registered by the parser): a whole
+    number in ASCII digits, as the file readers take them (no ``３``, ``1_000`` or 5,000 digits);
+    each option's range is checked by :func:`check_numbers`."""
+    from .._spec import parse_int
+
     try:
-        value = int(text)
+        return parse_int(
+            text, what="value", lo=-(2**63), hi=2**63 - 1, fix="write a whole number in ASCII "
+            "digits, e.g. 10"
+        )  # fmt: skip
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def strict_float(text: str) -> float:
+    """An argparse ``type`` for every ``type=float`` option: a finite decimal number in ASCII
+    (no ``nan``, ``inf``, ``1_0``); each option's range is checked by :func:`check_numbers`."""
+    from .._spec import parse_real
+
+    try:
+        return parse_real(
+            text, what="value", fix="write a finite decimal number, e.g. 0.01 or 1e-3"
+        )
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def positive_int(text: str) -> int:
+    """An argparse ``type``: a whole number of at least 1 (``--threads``, counts), in ASCII."""
+    from .._spec import parse_int
+
+    try:
+        return parse_int(text, what="value", lo=1, hi=2**63 - 1)
     except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer (1 or more), got {text!r}")
-    return value
+        shown = text if len(text) <= 40 else text[:20] + "..." + text[-10:]
+        raise argparse.ArgumentTypeError(
+            f"must be a positive integer (1 or more), got {shown!r}"
+        ) from None
+
+
+#: ``dest -> (option, lo, hi, what it is)``: the range of every numeric option, checked after
+#: parsing by :func:`check_numbers` (``None``: no bound on that side). A value outside is one
+#: error line naming the option, the value and the range, never an exception deeper down.
+NUMBER_RANGES: dict[str, tuple[str, float | None, float | None, str]] = {
+    "seed": ("--seed", 0, 2**31 - 1, "a seed"),
+    "batch_size": ("--batch-size", 1, 1_000_000_000, "a number of queries per batch"),
+    "threads": ("--threads", 1, 1024, "a number of threads"),
+    "hidden": ("--hidden", 1, 65_536, "a hidden layer's width"),
+    "queries": ("--queries", 1, 10_000_000, "a number of queries"),
+    "epochs": ("--epochs", 1, 100_000_000, "a number of epochs"),
+    "patience": ("--patience", 1, 100_000_000, "a number of epochs"),
+    "rounds": ("--rounds", 1, 100_000_000, "a number of boosting rounds"),
+    "num_leaves": ("--num-leaves", 2, 131_072, "a number of leaves (LightGBM's range)"),
+    "min_data_in_leaf": ("--min-data-in-leaf", 0, 2**31 - 1, "a number of documents"),
+    "feature": ("--feature", 1, 2**31 - 1, "a 1-based feature index"),
+    "max_docs": ("--max-docs", 1, 2**31 - 1, "a number of documents"),
+    "top": ("--top", 0, 2**31 - 1, "a number of queries"),
+    "points": ("--points", 2, 100_000, "a number of list sizes"),
+    "n_max": ("--n-max", 1, 2**31 - 1, "a list size"),
+    "n_folds": ("--folds", 3, 1000, "a number of folds"),
+    "repeats": ("--repeats", 0, 100_000, "a number of repetitions"),
+    "resamples": ("--resamples", 1, 100_000_000, "a number of resamples"),
+    "distributions": ("--distributions", 1, 10_000_000, "a number of distributions"),
+    "restarts": ("--restarts", 1, 100_000, "a number of restarts"),
+    "lr": ("--lr", 0.0, None, "a learning rate (> 0)"),
+    "tol": ("--tol", 0.0, None, "a tolerance"),
+    "gtol": ("--gtol", 0.0, None, "a tolerance"),
+    "l2": ("--l2", 0.0, None, "an L2 penalty"),
+    "C": ("--C", 0.0, None, "RankSVM's C (> 0)"),
+    "dropout": ("--dropout", 0.0, 1.0, "a dropout rate in [0, 1)"),
+    "margin": ("--margin", 0.0, None, "a margin"),
+}
+#: options whose lower bound is excluded (a learning rate of 0 learns nothing)
+_OPEN_LOW = {"lr", "C"}
+_OPEN_HIGH = {"dropout"}
+
+
+def number_range(dest: str) -> str:
+    """The range of the numeric option ``dest`` as text: ``in [1, 1024]``, ``> 0``."""
+    from .._spec import format_number
+
+    _, lo, hi, _ = NUMBER_RANGES[dest]
+    a = "(" if dest in _OPEN_LOW else "["
+    b = ")" if dest in _OPEN_HIGH else "]"
+    if lo is not None and hi is not None:
+        return f"in {a}{format_number(lo)}, {format_number(hi)}{b}"
+    if lo is not None:
+        return f"{'>' if dest in _OPEN_LOW else '>='} {format_number(lo)}"
+    return f"<= {format_number(hi)}" if hi is not None else "finite"
+
+
+def check_numbers(args: argparse.Namespace) -> None:
+    """Raise :class:`~ndcglab.errors.NdcglabError` when a numeric option is outside its range
+    (:data:`NUMBER_RANGES`): one line naming the option, the value, the range and the fix."""
+    from .._spec import format_number
+    from ..errors import NdcglabError
+
+    for dest, (option, lo, hi, what) in NUMBER_RANGES.items():
+        value = getattr(args, dest, None)
+        values = value if isinstance(value, list | tuple) else [value]
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                continue
+            low = lo is not None and (v < lo or (dest in _OPEN_LOW and v == lo))
+            high = hi is not None and (v > hi or (dest in _OPEN_HIGH and v == hi))
+            if low or high:
+                where = number_range(dest)
+                raise NdcglabError(
+                    f"{option} {format_number(v)} is out of range: {what} must be {where}. "
+                    f"Fix: give {option} a value {where}"
+                )
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -106,6 +227,39 @@ def refuse_output_over_input(args: argparse.Namespace) -> None:
                         f"{option} {out} is the input {shown} {path}; writing it would overwrite "
                         f"the input (nothing was written). Fix: give {option} another file name"
                     )
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Before a command runs: raise the :class:`OSError` that writing any of its outputs
+    (:data:`OUTPUT_OPTIONS`) would raise — a folder given for a file, a folder that cannot take
+    the file, a FIFO or device not open for writing — so that a long job (``train``, ``cv``,
+    ``reproduce``) fails at once rather than after its work (:func:`ndcglab._atomic.check_writable`;
+    ``-`` is standard output)."""
+    from .._atomic import check_writable
+    from ..errors import NdcglabError
+
+    command = str(getattr(args, "command", ""))
+    which = OUTPUT_FOLDERS.get(command)
+    folders = which(args) if which is not None else set()
+    for name, option in OUTPUT_OPTIONS.items():
+        value = getattr(args, name, None)
+        for out in value if isinstance(value, list | tuple) else [value]:
+            if not (isinstance(out, str | os.PathLike) and str(out)):
+                continue
+            if name in NOT_TO_STDOUT.get(command, ()) and str(out) in ("-", "/dev/stdout"):
+                raise NdcglabError(
+                    f"{command} {option} {out}: the output would be mixed with the summary "
+                    f"printed on standard output. Fix: give {option} a file name (or a FIFO)"
+                )
+            if name in PLOT_OPTIONS:
+                suffix = Path(str(out)).suffix.lower().lstrip(".")
+                if suffix and suffix not in IMAGE_TYPES:
+                    raise NdcglabError(
+                        f"{option} {out}: .{suffix} is not an image type (nothing was computed). "
+                        f"Fix: end the file name in one of "
+                        f"{', '.join('.' + t for t in sorted(IMAGE_TYPES))}"
+                    )
+            check_writable(out, folder=name in folders)
 
 
 def add_format_argument(parser: argparse.ArgumentParser) -> None:

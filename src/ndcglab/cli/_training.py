@@ -364,6 +364,9 @@ def load_training_data(
         train = RankingDataset.concat([load_dataset(p, **opts(p)) for p in paths])
     if validation is not None:
         valid = load_dataset(validation, **opts(validation))
+    if valid is not None and valid.n_features != train.n_features:  # sparse files: absent = 0
+        width = max(train.n_features, valid.n_features)
+        train, valid = train.with_n_features(width), valid.with_n_features(width)
     return train, valid
 
 

@@ -16,6 +16,7 @@ import argparse
 from typing import Any
 
 from ._common import add_format_argument, emit, positive_int
+from ._help import description
 
 __all__ = ["add_parser", "run"]
 
@@ -24,7 +25,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "audit-consistency",
         help="is a loss NDCG-consistent? a numerical audit with counter-examples",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
+        description=description(__doc__),
         epilog="Example: ndcglab audit-consistency listnet --measure ndcg --distributions 100. "
         "See docs/losses.md, section 'Consistency audit'.",
     )

@@ -197,7 +197,8 @@ def read_ranking(args: argparse.Namespace) -> tuple[Any, Any]:
         n = int(args.feature)
         if not 1 <= n <= ds.n_features:
             raise NdcglabError(
-                f"--feature {n} is out of range: {args.data} has features 1..{ds.n_features}"
+                f"--feature {n} is out of range: {args.data} has features 1..{ds.n_features}. "
+                f"Fix: give --feature a number from 1 to {ds.n_features}"
             )
         scores = ds.features[:, n - 1].astype(np.float64)
         if not np.isfinite(scores).all():

@@ -20,6 +20,7 @@ import argparse
 from typing import Any
 
 from ._common import add_format_argument, emit
+from ._help import description
 from .evaluate import add_ranking_arguments, read_ranking
 
 __all__ = ["add_parser", "run"]
@@ -29,7 +30,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "explain",
         help="why two conventions (presets or measure strings) give different means",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        description=description(__doc__, 0),
         epilog="Conventions: a preset (standard, letor3, letor4, trec_eval, trec_eval10, "
         "sklearn, lightgbm, with options such as 'trec_eval(depth=100)'), a measure string "
         "('ndcg(gain=linear)@10') or PRESET:MEASURE (trec_eval:ndcg@10). See docs/explain.md.",

@@ -1,4 +1,9 @@
-"""``ndcglab generate NAME --out FILE``: write a seeded synthetic dataset as LETOR text."""
+"""``ndcglab generate NAME --out FILE``: write a seeded synthetic dataset as LETOR text.
+
+With ``--folds K`` (LETOR uses 5), ``--out`` names a folder that receives ``Fold1..FoldK``,
+each with ``train.txt``, ``vali.txt`` and ``test.txt`` in LETOR's rotation (see
+:func:`ndcglab.data.folds.fold_parts`), ready for ``ndcglab cv``.
+"""
 
 from __future__ import annotations
 
@@ -23,12 +28,26 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("name", metavar="NAME", choices=sorted(SYNTHETIC_SETS), help="the shape: "
                    + ", ".join(SYNTHETIC_SETS))  # fmt: skip
-    p.add_argument("--out", required=True, metavar="FILE", help="output file (.gz compresses)")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE",
+        help="output file (.gz compresses); with --folds, a new folder for Fold1..FoldK",
+    )
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument(
         "--queries", type=positive_int, default=None, help="override the number of queries"
     )
     p.add_argument("--sparse", action="store_true", help="leave out zero feature values")
+    p.add_argument(
+        "--folds",
+        dest="n_folds",
+        type=int,
+        default=None,
+        metavar="K",
+        help="write a LETOR fold folder Fold1..FoldK (train/vali/test, K >= 3; LETOR uses 5) "
+        "for ndcglab cv, instead of one file",
+    )
     add_format_argument(p)
     p.set_defaults(func=run)
 
@@ -41,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
         raise SpecError(f"--seed must be >= 0, got {args.seed}")
     overrides = {} if args.queries is None else {"n_queries": args.queries}
     ds = make_synthetic(args.name, seed=args.seed, **overrides)
+    if args.n_folds is not None:
+        return _write_folds(args, ds)
     from ..data.synthetic import estimate_text_size
 
     try:  # writes a small sample to a temporary file and measures it
@@ -85,14 +106,44 @@ def run(args: argparse.Namespace) -> int:
         "documents": ds.n_docs,
         "features": ds.n_features,
         "expected_bytes": expected,
-        "bytes": os.path.getsize(args.out),
+        "bytes": os.path.getsize(args.out) if os.path.isfile(args.out) else None,
     }
+    if str(args.out) in ("-", "/dev/stdout"):  # the data went to standard output: say it aside
+        print(
+            f"ndcglab generate: wrote {ds.n_queries} queries, {ds.n_docs} documents, "
+            f"{ds.n_features} features ({ds.source}) to standard output",
+            file=sys.stderr,
+        )
+        return 0
     emit(
         args,
         payload,
         lambda: (
             f"wrote {args.out}: {ds.n_queries} queries, {ds.n_docs} documents, "
             f"{ds.n_features} features ({ds.source})"
+        ),
+    )
+    return 0
+
+
+def _write_folds(args: argparse.Namespace, ds: Any) -> int:
+    from ..data.folds import write_letor_folder
+
+    folder = write_letor_folder(args.out, ds, args.n_folds, sparse=args.sparse)
+    payload = {
+        "out": str(folder),
+        "folds": args.n_folds,
+        "source": ds.source,
+        "queries": ds.n_queries,
+        "documents": ds.n_docs,
+        "features": ds.n_features,
+    }
+    emit(
+        args,
+        payload,
+        lambda: (
+            f"wrote {folder}: Fold1..Fold{args.n_folds} (train/vali/test) of {ds.n_queries} "
+            f"queries, {ds.n_docs} documents, {ds.n_features} features ({ds.source})"
         ),
     )
     return 0

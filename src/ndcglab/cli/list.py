@@ -119,7 +119,11 @@ def _experiments() -> list[dict[str, Any]]:
                 "name": name,
                 "description": str(getattr(mod, "TITLE", "")),
                 "parameters": {
-                    "data": "--data LETOR_DIR (default: embedded synthetic data)",
+                    **(
+                        {"data": "--data LETOR_DIR (default: embedded synthetic data)"}
+                        if getattr(mod, "USES_DATA", True)
+                        else {}
+                    ),
                     "quick": "--quick (fewer epochs and repetitions)",
                 },
                 "claim": " ".join(str(getattr(mod, "CLAIM", "")).split()),
@@ -143,7 +147,7 @@ def _param_text(kind: str, params: dict[str, Any]) -> str:
     if kind == "losses":
         return ", ".join(f"{k}={v['default'] or '-'}" for k, v in params.items()) or "-"
     if kind == "experiments":
-        return "--data, --quick"
+        return ", ".join(f"--{k}" for k in params)
     return ", ".join(f"{k}={'-' if v is None else v}" for k, v in params.items()) or "-"
 
 

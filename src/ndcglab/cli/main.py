@@ -15,7 +15,8 @@ What the user sees on failure is always **one line** on stderr, never a tracebac
   request to report it; ``NDCGLAB_DEBUG=1`` shows the traceback.
 
 Warnings are printed as one line each, ``ndcglab: warning: ...``. Before a command runs, an
-output path that is one of its inputs (``predict M data.txt --out data.txt``) is refused.
+output path that is one of its inputs (``predict M data.txt --out data.txt``) is refused, and
+every output is checked to be writable (:func:`ndcglab.cli._common.check_outputs`).
 """
 
 from __future__ import annotations
@@ -57,8 +58,39 @@ class _Parser(argparse.ArgumentParser):
     """argparse with errors as one line: ``ndcglab: error: ... Fix: see 'ndcglab CMD --help'``
     (exit status 2). Sub-command parsers are of this class too."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from ._common import strict_float, strict_int
+
+        # every type=int / type=float option reads numbers as the file readers do
+        self.register("type", int, strict_int)
+        self.register("type", float, strict_float)
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        """Numbers of the numeric options (:data:`~ndcglab.cli._common.NUMBER_RANGES`) are
+        written in ASCII without ``_`` separators, as the file readers take them, whatever the
+        option's own ``type`` would accept."""
+        from ._common import NUMBER_RANGES, number_range
+
+        if action.dest in NUMBER_RANGES and len(arg_string) > 64:
+            raise argparse.ArgumentError(
+                action,
+                f"a value of {len(arg_string)} characters ({arg_string[:20]}...) is out of "
+                f"range. Fix: give a value {number_range(action.dest)}",
+            )
+        if action.dest in NUMBER_RANGES and (not arg_string.isascii() or "_" in arg_string):
+            shown = arg_string if len(arg_string) <= 40 else arg_string[:37] + "..."
+            raise argparse.ArgumentError(
+                action,
+                f"{shown!r} is not a number in ASCII digits. Fix: write it like 10, 0.01 or 64,32",
+            )
+        return super()._get_value(action, arg_string)
+
     def error(self, message: str) -> NoReturn:
         cmd = self.prog if self.prog.startswith("ndcglab") else "ndcglab"
+        message = " ".join(message.split())
+        if "Fix:" in message:
+            self.exit(2, f"ndcglab: error: {message}\n")
         self.exit(2, f"ndcglab: error: {message}. Fix: see '{cmd} --help'\n")
 
 
@@ -171,10 +203,16 @@ def error_text(exc: NdcglabError) -> str:
         pattern = rf"(?<![\w.,-])(?<!\w\(){re.escape(name)}=('[^']*'|\"[^\"]*\"|[^\s,;)]*)"
         text = re.sub(pattern, option, text)
     return text
+#: the fix of an error message that names none (every error line says what to do next)
+GENERIC_FIX = "Fix: check the value this message names against 'ndcglab COMMAND --help'"
 
 
 def _error(text: str) -> None:
-    print(" ".join(text.split()), file=sys.stderr)
+    """Print one error line; one without its own fix gets :data:`GENERIC_FIX`."""
+    line = " ".join(text.split())
+    if "Fix:" not in line:
+        line = f"{line.rstrip('.')}. {GENERIC_FIX}"
+    print(line, file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -220,9 +258,11 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.print_help()
         return 0
     try:
-        from ._common import refuse_output_over_input
+        from ._common import check_numbers, check_outputs, refuse_output_over_input
 
+        check_numbers(args)
         refuse_output_over_input(args)
+        check_outputs(args)
         return int(args.func(args) or 0)
     except NdcglabError as exc:
         _error(f"ndcglab: error: {error_text(exc)}")
@@ -239,6 +279,14 @@ def _main(argv: Sequence[str] | None) -> int:
         )
         return 1
     except Exception as exc:
+        if type(exc).__name__ == "LightGBMError" and "Check failed" in str(exc):
+            # LightGBM's own parameter checks (num_leaves <= 131072, learning_rate > 0, ...)
+            what = str(exc).split(" at ")[0].strip()
+            _error(
+                f"ndcglab: error: LightGBM refused a boosting parameter ({what}). Fix: give "
+                "--gbdt-param, --num-leaves and --min-data-in-leaf values LightGBM accepts"
+            )
+            return 2
         return _internal_error(exc)
 
 

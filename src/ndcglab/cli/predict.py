@@ -55,7 +55,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..data import load_dataset, write_run, write_scores
+    from ..data import is_synthetic_spec, load_dataset, write_run, write_scores
     from ..training import load_trained
 
     trec = args.format == "trec"
@@ -66,6 +66,9 @@ def run(args: argparse.Namespace) -> int:
         )
     model = load_trained(args.model)
     ds = load_dataset(args.data, **read_options(args, args.data))
+    width = int(getattr(model, "n_features", 0) or 0)
+    if ds.n_features < width and not is_synthetic_spec(str(args.data)):
+        ds = ds.with_n_features(width)  # a sparse file: indices above its highest are 0
     scores = model.predict(ds)
     if trec:
         if args.out in (None, "-"):

@@ -24,12 +24,25 @@ _EPILOG = """experiments:
                       ListNet and a random ranker (log, r^-1/2, 2^-r, NDCG@n/5)
   limits              Wang et al. 2013, Theorems 1-13: limits of NDCG vs simulation
   linear-ndcg         Jin & Geng 2010: DCG^beta_ideal - DCG^beta_f = R(f) on every query
+  consistency-audit   Ravikumar et al. 2011, Prop. 7, Thm 8-9: is each registered loss
+                      NDCG-consistent? numerical audit with counter-examples
   all                 every experiment into sub-folders, with an index page
 
 --data is a LETOR folder with Fold1..5 (e.g. LETOR 4.0's MQ2008) or a single LETOR file;
 without it the embedded synthetic data are used. --quick runs fewer folds/epochs/repetitions and
 smaller sizes, and says so in the report.
 """
+
+
+def _epilog(names: tuple[str, ...]) -> str:
+    """:data:`_EPILOG`, with a line for any registered experiment it does not describe."""
+    described = {line.split()[0] for line in _EPILOG.splitlines() if line.startswith("  ")}
+    missing = [n for n in names if n not in described]
+    if not missing:
+        return _EPILOG
+    head, sep, tail = _EPILOG.partition("  all ")
+    extra = "".join(f"  {n:<18}  see docs/reproduce.md\n" for n in missing)
+    return head + extra + sep + tail
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -45,7 +58,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
             "run succeeds. The first run on a machine takes longer than the next ones: Numba "
             "compiles the measure kernels and caches them."
         ),
-        epilog=_EPILOG,
+        epilog=_epilog(NAMES),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("name", choices=NAMES, metavar="NAME", help="experiment: " + ", ".join(NAMES))

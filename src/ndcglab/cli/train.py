@@ -133,6 +133,10 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
             f"--checkpoint/--resume apply to models trained epoch by epoch. Fix: drop them for "
             f"--model {kind.name} (it is fast to rerun; use --patience for early stopping)"
         )
+    if args.checkpoint:  # one run per folder: a second one is refused before any work
+        from ..training.checkpoint import lock_checkpoint_dir
+
+        lock_checkpoint_dir(args.checkpoint)
     from ._dask import check_dask_arguments, client_from_args
 
     check_dask_arguments(args)

@@ -138,6 +138,10 @@ class RankingDataset:
                     f"{len(self.doc_ids)} doc ids for {n} documents",
                     fix="give one doc id per document, or none",
                 )
+        if self.feature_names is not None:
+            from .validate import check_feature_names
+
+            self.feature_names = check_feature_names(self.feature_names, self.features.shape[1])
         for key, col in self.extras.items():
             if len(col) != n:
                 raise DataFormatError(
@@ -160,13 +164,17 @@ class RankingDataset:
         """Build a dataset from a feature matrix and labels, with ``group`` sizes or ``qid``s.
 
         Exactly one of ``group`` (LightGBM style) or ``qid`` (one id per document, each query's
-        documents contiguous) must be given.
+        documents contiguous) must be given. The values are checked as the file readers check
+        theirs (:mod:`ndcglab.data.validate`): finite labels, features that float32 holds
+        (``NaN`` = missing), one feature name per column, at least one document.
         """
         if (group is None) == (qid is None):
             raise SpecError(
                 "give exactly one of group= (list sizes) or qid= (a query id per document)"
             )
-        y_arr = np.asarray(y, dtype=np.float64).ravel()
+        from .validate import check_features, check_labels, check_not_empty
+
+        y_arr = check_labels(y, finite=False)  # the values below, naming the query
         if group is not None:
             b = boundaries_from_group(group)
             if b[-1] != len(y_arr):
@@ -179,8 +187,11 @@ class RankingDataset:
             qid_arr = np.asarray(qid)
             b = boundaries_from_qids(qid_arr)
             qids = np.array([str(q) for q in qid_arr[b[:-1]].tolist()], dtype=object)
+        check_labels(y_arr, boundaries=b, query_ids=qids)  # names the query of a bad label
+        features = check_features(X, boundaries=b, query_ids=qids)
+        check_not_empty(len(y_arr), len(b) - 1)
         return cls(
-            features=np.asarray(X, dtype=np.float32),
+            features=features,
             labels=y_arr,
             boundaries=b,
             query_ids=qids,
@@ -302,6 +313,37 @@ class RankingDataset:
         doc_index = segment_index(self.boundaries[:-1], lengths)
         return self._take(doc_index, boundaries_from_group(lengths), self.query_ids)
 
+    def with_n_features(self, n_features: int) -> RankingDataset:
+        """The same dataset with zero-valued feature columns appended up to ``n_features``.
+
+        In a LETOR/SVMlight file a feature index absent from a line is 0, so a sparse file
+        whose highest index is below ``n_features`` reads as exactly this (as
+        ``read_letor(path, n_features=n_features)`` would). Returns ``self`` when it is already
+        that wide; a dataset with more columns is a :class:`DataFormatError`."""
+        f = self.n_features
+        if n_features == f:
+            return self
+        if n_features < f:
+            raise DataFormatError(
+                f"the dataset has {f} features, more than {n_features}",
+                fix="use data with at most as many features as the model or training set",
+            )
+        wide = np.zeros((self.n_docs, n_features), dtype=np.float32)
+        wide[:, :f] = self.features
+        names = self.feature_names
+        return RankingDataset(
+            features=wide,
+            labels=self.labels,
+            boundaries=self.boundaries,
+            query_ids=self.query_ids,
+            doc_ids=self.doc_ids,
+            extras=dict(self.extras),
+            feature_names=None
+            if names is None
+            else [*names, *map(str, range(f + 1, n_features + 1))],
+            source=self.source,
+        )
+
     def permute_within_queries(self, seed: int) -> RankingDataset:
         """The same queries with each list's documents shuffled (seeded)."""
         rng = np.random.default_rng(seed)
@@ -329,7 +371,9 @@ class RankingDataset:
 
     def check_scores(self, scores: Any, *, source: str | None = None) -> np.ndarray:
         """Validate a per-document score vector against this dataset; return it as float64."""
-        s = np.asarray(scores, dtype=np.float64).ravel()
+        from .validate import check_score_vector
+
+        s = check_score_vector(scores)
         if len(s) != self.n_docs:
             raise DataFormatError(
                 f"{len(s)} scores for {self.n_docs} documents",

@@ -22,7 +22,14 @@ from ..errors import DataFormatError
 from ._files import PathLike
 from .dataset import RankingDataset
 
-__all__ = ["Fold", "load_letor_folder", "rotation_folds", "rotation_indices"]
+__all__ = [
+    "Fold",
+    "fold_parts",
+    "load_letor_folder",
+    "rotation_folds",
+    "rotation_indices",
+    "write_letor_folder",
+]
 
 _NAMES = {
     "train": ("train", "trainingset"),
@@ -172,3 +179,81 @@ def load_letor_folder(path: PathLike, **read_options: Any) -> list[Fold]:
             "validationset.txt, testset.txt), optionally .gz",
         )
     return folds
+
+
+def fold_parts(n_queries: int, n_folds: int = 5) -> list[dict[str, np.ndarray]]:
+    """The query indices of each fold's train, vali and test parts, as the LETOR packages lay
+    them out: the queries cut into ``n_folds`` contiguous blocks ``S1..Sk`` (sizes differing by
+    at most one); fold ``i`` (1-based) tests on ``S_i``, validates on ``S_{i+1}`` and trains on
+    the other ``k - 2`` blocks (indices modulo ``k``; LETOR 4.0's Fold1 trains on S1-S3,
+    validates on S4 and tests on S5 — the same rotation, numbered from the test block). Each
+    query is tested in exactly one fold."""
+    if n_folds < 3:
+        raise DataFormatError(
+            f"{n_folds} folds cannot hold a train, a validation and a test block",
+            fix="use 3 folds or more (LETOR uses 5)",
+        )
+    if n_queries < n_folds:
+        raise DataFormatError(
+            f"{n_queries} queries cannot fill {n_folds} folds",
+            fix=f"generate at least {n_folds} queries, or fewer folds",
+        )
+    blocks = np.array_split(np.arange(n_queries, dtype=np.int64), n_folds)
+    out = []
+    for i in range(n_folds):
+        test, vali = blocks[i], blocks[(i + 1) % n_folds]
+        train = [blocks[(i + j) % n_folds] for j in range(2, n_folds)]
+        out.append({"train": np.concatenate(train), "vali": vali, "test": test})
+    return out
+
+
+def write_letor_folder(
+    path: PathLike, dataset: RankingDataset, n_folds: int = 5, *, sparse: bool = False
+) -> Path:
+    """Write ``dataset`` as a LETOR fold folder ``path/Fold1..Foldk/{train,vali,test}.txt``
+    (parts from :func:`fold_parts`), readable by :func:`load_letor_folder` and ``ndcglab cv``.
+
+    The folder is written whole to a temporary folder beside ``path`` and renamed into place,
+    so an interruption leaves nothing half-written; ``path`` must not exist or be an empty
+    folder (an existing folder with content is refused, never replaced)."""
+    import os
+    import shutil
+    import tempfile
+
+    from .._atomic import remove_stale_temporaries, temporary_prefix
+    from .writers import write_svmlight
+
+    target = Path(path)
+    parts = fold_parts(dataset.n_queries, n_folds)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise DataFormatError(
+            "the fold folder exists and is not empty (nothing was written)",
+            path=target,
+            fix="give a new folder name, or remove the old folder first",
+        )
+    parent = target.parent if str(target.parent) else Path(".")
+    parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(parent, target.name)
+    tmp = Path(tempfile.mkdtemp(prefix=temporary_prefix(target.name) + "tmp-", dir=parent))
+    try:
+        for i, fold in enumerate(parts, start=1):
+            d = tmp / f"Fold{i}"
+            d.mkdir()
+            for part, queries in fold.items():
+                write_svmlight(d / f"{part}.txt", dataset.subset(queries), sparse=sparse)
+        os.chmod(tmp, 0o777 & ~_umask())
+        if target.is_dir():
+            target.rmdir()  # empty: checked above
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

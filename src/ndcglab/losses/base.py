@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from .._spec import Cutoff, ParsedSpec, format_number, parse_spec
+from .._spec import Cutoff, ParsedSpec, format_number, parse_real, parse_spec
 from ..errors import ConventionError, NdcglabError, SpecError
 from ._ops import torch, zero_padding
 from .closed_form import ClosedForm, closed_inputs
@@ -189,9 +189,10 @@ class Loss:
             try:
                 values[p.name] = p.convert(raw)
             except (ValueError, TypeError, ConventionError) as exc:
+                shown = raw if not isinstance(raw, str) or len(raw) <= 40 else raw[:37] + "..."
                 raise SpecError(
-                    f"invalid value {raw!r} for parameter {p.name!r} of loss {self.key!r}: {exc}. "
-                    f"Allowed: {p.allowed}"
+                    f"invalid value {shown!r} for parameter {p.name!r} of loss {self.key!r}: "
+                    f"{exc}. Allowed: {p.allowed}. Fix: e.g. {self.key}({p.name}={p.default})"
                 ) from exc
         self._params = values
         if cutoff is not None and not isinstance(cutoff, Cutoff):
@@ -448,7 +449,7 @@ def number_param(
     def convert(v: Any) -> Any:
         if isinstance(v, str) and v.strip().lower() in allow:
             return v.strip().lower()
-        x = float(v)
+        x = parse_real(v, what="the value", fix="") if isinstance(v, str) else float(v)
         if x != x or x in (float("inf"), float("-inf")):
             raise ValueError("must be finite")
         if low is not None and (x <= low if low_open else x < low):
@@ -464,16 +465,17 @@ def number_param(
     return Param(name, default, convert, show, allowed, doc)
 
 
-def int_param(name: str, default: str, doc: str, *, low: int = 1) -> Param:
-    """An integer parameter ≥ ``low``."""
+def int_param(name: str, default: str, doc: str, *, low: int = 1, high: int = 1_000_000) -> Param:
+    """An integer parameter in ``[low, high]`` (written in ASCII digits; ``high`` keeps a count
+    such as Sinkhorn rounds or samples from running for ever)."""
 
     def convert(v: Any) -> int:
-        x = float(v)
-        if not x.is_integer() or x < low:
-            raise ValueError(f"must be a whole number ≥ {low}")
+        x = parse_real(v, what="the value", fix="") if isinstance(v, str) else float(v)
+        if not x.is_integer() or not low <= x <= high:
+            raise ValueError(f"must be a whole number from {low} to {high}")
         return int(x)
 
-    return Param(name, default, convert, str, f"a whole number ≥ {low}", doc)
+    return Param(name, default, convert, str, f"a whole number from {low} to {high}", doc)
 
 
 def choice_param(name: str, default: str, choices: tuple[str, ...], doc: str) -> Param:

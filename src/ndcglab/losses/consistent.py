@@ -55,7 +55,7 @@ __all__ = [
     "normalised_gains",
 ]
 
-_NORM = re.compile(r"z(\d*)\Z")
+_NORM = re.compile(r"z([0-9]*)\Z")
 
 
 def _convert_norm(v: Any) -> int | None:
@@ -65,10 +65,12 @@ def _convert_norm(v: Any) -> int | None:
         raise ValueError("write z (full DCG norm) or zK with K a positive whole number, e.g. z10")
     if not m.group(1):
         return None
-    k = int(m.group(1))
-    if k < 1:
+    digits = m.group(1).lstrip("0")
+    if not digits:
         raise ValueError("the K of zK must be at least 1")
-    return k
+    if len(digits) > 9:  # IDCG@K beyond any list is the full norm: a billion is plenty
+        raise ValueError("the K of zK must be at most 999999999 (write z for the full norm)")
+    return int(digits)
 
 
 def _show_norm(k: int | None) -> str:

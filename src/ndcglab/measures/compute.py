@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..data.validate import check_score_vector
 from ..errors import ConventionError, DataFormatError
 from . import _small
 from ._inputs import EMPTY_F, discount_inputs, document_gains, gain_inputs
@@ -64,7 +65,7 @@ def check_inputs(
     """Validate and convert: float64 labels and scores (same length, finite), int64 boundaries
     (start at 0, never decrease, end at N) and ``ranked_end`` (default ``boundaries[1:]``)."""
     y = np.ascontiguousarray(labels, dtype=np.float64).ravel()
-    s = np.ascontiguousarray(scores, dtype=np.float64).ravel()
+    s = np.ascontiguousarray(check_score_vector(scores))
     b = np.ascontiguousarray(boundaries, dtype=np.int64).ravel()
     if len(s) != len(y):
         raise DataFormatError(

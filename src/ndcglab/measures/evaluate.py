@@ -23,9 +23,12 @@ import numpy as np
 
 from .._atomic import write_text_atomic
 from ..data.dataset import boundaries_from_group
+from ..data.validate import check_not_empty
 from ..errors import ConventionError, DataFormatError
 from ._rank import MIN_GEO_MEAN
 from .compute import check_inputs, compute_per_query
+from .conventions import relevance
+from .label_range import warn_beyond_grades
 from .presets import Preset, canonical_precision, get_preset
 from .registry import Measure, measure_aliases, parse_measures
 
@@ -166,6 +169,16 @@ def convention_line(res: EvaluationResult) -> str:
 
 
 # ------------------------------------------------------------------------------ helpers
+def _no_relevant(r: Measure, labels: np.ndarray, boundaries: np.ndarray) -> np.ndarray:
+    """The queries with no relevant document for a measure without an ``empty`` rule (P@k,
+    DCG, ERR, ...), so that the count of empty queries is the same whichever measures are
+    asked: relevant is the measure's ``rel`` rule where it has one, else a positive label."""
+    rel = r.get("rel")
+    hit = relevance(str(rel), labels) > 0 if rel is not None else labels > 0
+    total = np.concatenate([[0], np.cumsum(hit, dtype=np.int64)])
+    return (total[boundaries[1:]] - total[boundaries[:-1]]) == 0
+
+
 def _last_occurrence_mask(doc_ids: np.ndarray, boundaries: np.ndarray) -> np.ndarray:
     """True for documents to keep when a doc id repeated within a query keeps only its last line."""
     n = len(doc_ids)
@@ -234,6 +247,7 @@ def _finish(
     elif duplicates not in ("keep", "last"):
         raise ConventionError(f"unknown duplicates rule {duplicates!r}; known: keep, last")
     resolved = tuple(m.resolve(preset) for m in measures)
+    warn_beyond_grades(preset.name, resolved, labels, boundaries, query_ids)
     values = compute_per_query(
         resolved,
         labels,
@@ -254,8 +268,9 @@ def _finish(
         name = str(m)
         per_query[name] = pq.values
         mean[name] = mean_of(r, pq.values)
-        empty_any |= pq.empty
-        empty_by[name] = int(pq.empty.sum())
+        empty = pq.empty if "empty" in r.options else _no_relevant(r, labels, boundaries)
+        empty_any |= empty
+        empty_by[name] = int(empty.sum())
         c = m.convention(preset)
         c["resolved"] = str(r)
         c["empty_queries"] = empty_by[name]
@@ -351,6 +366,7 @@ def evaluate_arrays(
         )
     ms = _measures_for(measures, p)
     y, s, b, _ = check_inputs(labels, scores, boundaries)
+    check_not_empty(len(y), len(b) - 1)
     d = None if doc_ids is None else np.asarray(doc_ids, dtype=object)
     if d is not None and len(d) != len(y):
         raise DataFormatError(f"{len(d)} doc ids for {len(y)} documents")

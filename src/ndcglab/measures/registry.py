@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._spec import Cutoff, ParsedSpec, format_number, parse_spec
+from .._spec import Cutoff, ParsedSpec, format_number, parse_int, parse_real, parse_spec
 from ..errors import ConventionError, SpecError
 from .discounts import Discount, get_discount
 from .gains import Gain, get_gain
@@ -134,14 +134,16 @@ def canonical_ties(v: str) -> str:
     if s in ("input", "docid", "average", "pessimistic", "optimistic"):
         return s
     if s.startswith("random"):
-        _, _, seed = s.partition(":")
-        try:
-            return f"random:{int(seed)}"
-        except ValueError:
-            pass
-        raise ConventionError(
-            f"cannot read tie rule {v!r}. Fix: give an integer seed, e.g. ties=random:0"
-        )
+        _, colon, seed = s.partition(":")
+        if not colon:
+            raise ConventionError(
+                f"cannot read tie rule {v!r}. Fix: give an integer seed, e.g. ties=random:0"
+            )
+        n = parse_int(
+            seed, what="tie seed", lo=0, hi=2**63 - 1, error=ConventionError,
+            fix="give an integer seed of 0 or more, e.g. ties=random:0",
+        )  # fmt: skip
+        return f"random:{n}"
     raise ConventionError(f"unknown tie rule {v!r}; known: {', '.join(TIE_RULES)}")
 
 
@@ -157,7 +159,7 @@ def _canon_rel(v: str) -> str:
     if s == "letor":
         return s
     try:
-        return format_number(float(s))
+        return format_number(parse_real(s, what="rel"))
     except ValueError:
         raise ConventionError(
             f"cannot read relevance rule rel={v!r}. Fix: a number (label >= it is relevant, e.g. "
@@ -175,7 +177,7 @@ _RANGES = {
 def _canon_number(key: str, v: str) -> str:
     lo, hi, closed, fix = _RANGES[key]
     try:
-        x = float(v)
+        x = parse_real(v, what=key)  # ASCII, finite: as the file readers read numbers
     except ValueError:
         x = float("nan")
     ok = (lo <= x <= hi) if closed else (lo < x < hi)

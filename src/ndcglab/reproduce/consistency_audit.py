@@ -18,6 +18,8 @@ from ._common import Settings
 from .report import Report, Table
 from .verdicts import threshold
 
+#: ``--data`` is not read (``ndcglab list experiments`` does not offer it)
+USES_DATA = False
 TITLE = "NDCG-consistency audit of every registered loss (Ravikumar et al., AISTATS 2011)"
 CLAIM = (
     "Squared, cosine (RankCosine) and ListNet losses are not NDCG-consistent (Prop. 7); "

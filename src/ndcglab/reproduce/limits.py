@@ -32,6 +32,8 @@ from ._common import Settings, subplots, timed
 from .report import Cell, Report, Table
 from .verdicts import DISAGREES, INCONCLUSIVE, Verdict, threshold, within
 
+#: ``--data`` is not read (``ndcglab list experiments`` does not offer it)
+USES_DATA = False
 TITLE = "Limits of NDCG as lists grow: theorems vs simulation (Wang et al., COLT 2013)"
 CLAIM = (
     "Standard NDCG (1/log(1+r)) tends to 1 for every ranker (Thm 1); with r^−β, 0<β<1, it tends to "
