@@ -35,17 +35,18 @@ from __future__ import annotations
 import importlib
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from .._tables import html_escape
 from ..errors import NdcglabError
-from ._common import Settings
+from ._common import Settings, normalize_text
 from .report import Report, Table, write_bundle
-from .report.page import counts_text, verdict_counts
-from .verdicts import SUMMARY_HTML, VERDICTS
+from .verdicts import NOT_TESTABLE, SUMMARY_HTML, VERDICTS, counts_text, verdict_counts
 
 __all__ = ["EXPERIMENTS", "Settings", "build_report", "run_experiment"]
 
@@ -148,6 +149,49 @@ def scope_html(name: str, module: ModuleType | None, settings: Settings) -> str:
     )
 
 
+def data_html(datasets: Sequence[Mapping[str, Any]], settings: Settings) -> str:
+    """The banner naming the data this run read (HTML): the path given, what was read of it,
+    its sizes and feature count, and — only when its sizes match one — the public collection it
+    has the sizes of; the folder's name is never taken as evidence. ``""`` without data."""
+    e = html_escape
+    d = next((x for x in datasets if x.get("source")), None)
+    if d is None:
+        return ""
+    norm = f"Features of every trained model: {e(normalize_text(settings.normalize))}."
+    if d.get("kind") == "synthetic":
+        h = (d.get("hashes") or {}).get("arrays_sha256", "")
+        return (
+            f"<code>{e(str(d['source']))}</code> (embedded synthetic data): "
+            f"{d.get('queries')} queries, {d.get('docs')} documents, {d.get('features')} "
+            f"features; sha256 of its arrays <code>{e(str(h)[:16])}…</code>. {norm}"
+        )
+    given = settings.data if settings.data is not None else d["source"]
+    files = d.get("hashes") or {}
+    text = (
+        f"<code>{e(str(given))}</code> ({e(str(d.get('description', '')))}); "
+        f"{len(files)} file(s) read, each with its sha256 under “Data” below. "
+    )
+    coll = d.get("collection")
+    if coll:
+        text += (
+            f"The collection ({e(coll['from'])}): {coll['queries']} queries, {coll['docs']} "
+            f"documents, {coll['features']} features. "
+        )
+    if d.get("queries") is not None:
+        text += (
+            f"Test queries used: {d['queries']} ({d.get('docs')} documents; "
+            f"{e(str(d.get('note', d.get('description', ''))))}). "
+        )
+    match = d.get("sizes_match")
+    text += (
+        f"Its sizes match {e(match)}'s; the page names it so only by its sizes. "
+        if match
+        else "Its sizes match no public LETOR collection this tool knows; it is named by its "
+        "path only. "
+    )
+    return text + norm
+
+
 def build_report(name: str, settings: Settings, log: Callable[[str], None] | None = None) -> Report:
     """Run experiment ``name``; return its filled, time-stamped :class:`Report` (not written)."""
     mod = _module(name)
@@ -168,6 +212,7 @@ def build_report(name: str, settings: Settings, log: Callable[[str], None] | Non
     with _torch_threads(getattr(mod, "USES_TORCH", True)) as threads:
         report.results["torch_threads"] = threads
         mod.run(report, settings)
+    report.data_note = data_html(report.datasets, settings)
     report.finish(time.perf_counter() - t0)
     if log:
         log(f"{name}: done in {report.elapsed_s:.1f} s")
@@ -184,10 +229,13 @@ def run_experiment(
     mode: str | None = None,
     command: Sequence[str] = (),
     log: Callable[[str], None] | None = None,
+    normalize: str = "zscore",
 ) -> tuple[Path, Report]:
     """Run experiment ``name`` (or ``"all"``) and write its report folder to ``out`` atomically.
 
-    ``mode`` overrides ``quick`` (``"full"``, ``"quick"`` or the test-suite's ``"tiny"``).
+    ``mode`` overrides ``quick`` (``"full"``, ``"quick"`` or the test-suite's ``"tiny"``);
+    ``normalize`` is the feature normalisation of every trained model (``"zscore"``, the
+    experiments' own, ``"query_minmax"`` or ``"none"``).
     Returns the folder written and the (top) report. When any experiment fails, nothing is
     written and the error propagates.
     """
@@ -197,9 +245,11 @@ def run_experiment(
         seed=int(seed),
         command=tuple(command),
         log=log,
+        normalize=normalize,
     )
     if name == "all":
         t0 = time.perf_counter()
+        started = datetime.now(timezone.utc)
         children: list[tuple[str, Report]] = []
         for sub in EXPERIMENTS:
             children.append((sub, build_report(sub, settings, log)))
@@ -210,6 +260,7 @@ def run_experiment(
             quick_note="every experiment ran with reduced settings (fewer folds, epochs, "
             "repetitions, smaller n); each page states its own.",
         )
+        index.started = started  # when the first experiment began, not when the index was made
 
         index.scope = _index_scope(settings)
         rows = []
@@ -227,6 +278,7 @@ def run_experiment(
                     counts["agrees"],
                     counts["disagrees"],
                     counts["inconclusive"],
+                    counts[NOT_TESTABLE],
                 ]
             )
             index.add_link(
@@ -253,12 +305,13 @@ def run_experiment(
                     "claims agreeing",
                     "disagreeing",
                     "inconclusive",
+                    "not testable",
                 ],
                 rows,
                 digits=1,
                 notes=[
                     f"all experiments: {counts_text(total)} (how each verdict is decided: the "
-                    "rule printed under it on the experiment's page; docs/reproduce.md)"
+                    "rules listed under each experiment's verdict table; docs/reproduce.md)"
                 ],
             )
         )

@@ -75,6 +75,7 @@ def run(report: Report, settings: Settings) -> None:
                 epochs=epochs,
                 seed=settings.seed,
                 preset="letor3",
+                normalize=settings.normalize,
             )
         test = fold.test
         parts.append(

@@ -82,6 +82,8 @@ class Protocol:
     grid: tuple[tuple[str, tuple[float, ...]], ...] = ()
     source: str = ""
     reduced: str = ""
+    #: feature normalisation (the run's ``--normalize``)
+    normalize: str = "zscore"
 
     @property
     def tuned(self) -> bool:
@@ -167,15 +169,20 @@ def protocol_by_name(name: str, experiment: str, settings: Settings) -> Protocol
 
     cs = experiment == "cost-sensitive"
     if name == "line-search":
-        return Protocol(
-            "line-search",
-            "lbfgs",
-            epochs=settings.pick(500, 60, 5),
-            tol=1e-10,
-            gtol=1e-6,
-            dtype="float64",
-            source="Ravikumar et al.'s protocol" if not cs else "each convex loss to its minimiser",
-            reduced="" if settings.mode == "full" else "at most 60 L-BFGS iterations (not 500)",
+        return _with_settings(
+            Protocol(
+                "line-search",
+                "lbfgs",
+                epochs=settings.pick(500, 60, 5),
+                tol=1e-10,
+                gtol=1e-6,
+                dtype="float64",
+                source="Ravikumar et al.'s protocol"
+                if not cs
+                else "each convex loss to its minimiser",
+                reduced="" if settings.mode == "full" else "at most 60 L-BFGS iterations (not 500)",
+            ),
+            settings,
         )
     if name == "tuned-gd":
         grid = settings.pick(
@@ -183,34 +190,43 @@ def protocol_by_name(name: str, experiment: str, settings: Settings) -> Protocol
             (("lr", (0.001, 0.1)), ("tol", (1e-4, 1e-5))),
             (("lr", (0.1, 1.0)), ("tol", (1e-3,))),
         )
-        return Protocol(
-            "tuned-gd",
-            "gd",
-            epochs=settings.pick(300, 40, 4),
-            tol=1e-5,
-            dtype="float64",
-            grid=grid,
-            source="Lu et al.'s protocol (Fig. 1)" if cs else "η and ε chosen on validation",
-            reduced="" if settings.mode == "full" else TUNED_GD_QUICK,
+        return _with_settings(
+            Protocol(
+                "tuned-gd",
+                "gd",
+                epochs=settings.pick(300, 40, 4),
+                tol=1e-5,
+                dtype="float64",
+                grid=grid,
+                source="Lu et al.'s protocol (Fig. 1)" if cs else "η and ε chosen on validation",
+                reduced="" if settings.mode == "full" else TUNED_GD_QUICK,
+            ),
+            settings,
         )
     if name == "fixed-gd":
-        return Protocol(
-            "fixed-gd",
-            "gd",
-            epochs=settings.pick(300, 80, 4),
-            tol=1e-6,
-            lr=None,
-            select_epoch=True,
-            source="this experiment's original protocol",
+        return _with_settings(
+            Protocol(
+                "fixed-gd",
+                "gd",
+                epochs=settings.pick(300, 80, 4),
+                tol=1e-6,
+                lr=None,
+                select_epoch=True,
+                source="this experiment's original protocol",
+            ),
+            settings,
         )
     if name == "adam":
-        return Protocol(
-            "adam",
-            "adam",
-            epochs=settings.pick(300, 80, 3),
-            tol=1e-6,
-            lr=0.01,
-            source="this experiment's original protocol",
+        return _with_settings(
+            Protocol(
+                "adam",
+                "adam",
+                epochs=settings.pick(300, 80, 3),
+                tol=1e-6,
+                lr=0.01,
+                source="this experiment's original protocol",
+            ),
+            settings,
         )
     raise NdcglabError(f"unknown protocol {name!r}; known: {', '.join(PROTOCOLS)}")
 
@@ -218,6 +234,13 @@ def protocol_by_name(name: str, experiment: str, settings: Settings) -> Protocol
 def experiment_protocols(experiment: str, settings: Settings) -> list[Protocol]:
     """The protocols ``experiment`` runs, its primary (the paper's) first."""
     return [protocol_by_name(n, experiment, settings) for n in _EXPERIMENTS[experiment]]
+
+
+def _with_settings(protocol: Protocol, settings: Settings) -> Protocol:
+    """``protocol`` with the run's feature normalisation."""
+    from dataclasses import replace
+
+    return replace(protocol, normalize=settings.normalize)
 
 
 def fit_protocol(
@@ -229,7 +252,7 @@ def fit_protocol(
     validation: RankingDataset | None,
     seed: int,
     preset: str | None,
-    normalize: str = "zscore",
+    normalize: str | None = None,
     rounds: int | None = None,
 ) -> Any:
     """Train ``loss`` on ``train`` under ``protocol`` and score every set in ``score_sets``.
@@ -237,10 +260,12 @@ def fit_protocol(
     Returns a :class:`._fit.Fitted` with the protocol's name, the convergence (``converged``,
     ``grad_norm``) and, for a tuned protocol, the chosen values and every trial.
     ``fixed-gd`` and ``adam`` go through :func:`._fit.fit_scores` exactly as the experiments
-    always did (same calls, same numbers).
+    always did (same calls, same numbers). ``normalize`` defaults to the protocol's (the run's
+    ``--normalize``).
     """
     from ._fit import fit_scores
 
+    normalize = normalize or protocol.normalize
     if protocol.name == "fixed-gd":
         fit = fit_scores(
             loss,
@@ -252,6 +277,7 @@ def fit_protocol(
             preset=preset,
             validation_measure="ndcg@10",
             rounds=rounds,
+            normalize=normalize,
         )
     elif protocol.name == "adam":
         fit = fit_scores(
@@ -451,7 +477,6 @@ def add_verdict_table(report: Any, per_protocol: Mapping[str, Sequence[Any]]) ->
     findings are the combined ones of ``per_protocol`` (protocol -> its
     :class:`~ndcglab.reproduce.verdicts.Finding` list, in the same order)."""
     from .report import Table
-    from .verdicts import ROBUST_RULE
 
     names = list(per_protocol)
     n = len(per_protocol[names[0]])
@@ -459,13 +484,13 @@ def add_verdict_table(report: Any, per_protocol: Mapping[str, Sequence[Any]]) ->
         [f["claim"], *[per_protocol[p][i].verdict.verdict for p in names], f["verdict"]]
         for i, f in enumerate(report.findings[-n:])
     ]
-    report.heading("Verdicts per protocol")
     report.add_table(
         Table(
             "verdicts_by_protocol",
             "Each claim's verdict under each training protocol, and combined",
             ["claim", *names, "combined"],
             rows,
-            notes=[ROBUST_RULE],
+            notes=["combined by the robustness rule (listed with the rules under the verdicts)"],
+            collapsed=True,
         )
     )
