@@ -207,7 +207,10 @@ def describe_protocol(
         f"{covered}); NDCG@1..10 under the {preset_for(source)} preset "
         f"({_preset_reason(source)}). Each loss is trained under "
         f"{len(protocols)} protocols and every claim is checked under each; the primary one is "
-        f"{protocols[0].name}:"
+        f"{protocols[0].name}."
+    )
+    report.begin_details(
+        f"How every loss is trained: {len(protocols)} protocols (primary: {protocols[0].name})"
     )
     for text in protocol_texts(protocols):
         report.text(text)
@@ -221,6 +224,7 @@ def describe_protocol(
         "step per loss and fold on validation, and why the original protocol of this experiment "
         "(adam) used Adam, whose steps do not depend on the gradient's scale."
     )
+    report.end_details()
     if source.kind == "letor-file":
         report.text(source.single_file_note())
 
@@ -293,6 +297,7 @@ def curves(
     conv_text: str,
     title: str,
     labels: Sequence[str] | None = None,
+    legend: bool = True,
 ) -> None:
     """NDCG@1..10 of each system with a ±1 standard-error band over queries. The y axis says
     ``NDCG@k``; the full convention ``conv_text`` belongs in the figure's caption; ``labels``
@@ -307,7 +312,8 @@ def curves(
     ax.set_ylabel("NDCG@k")
     ax.set_title(title, fontsize="medium")
     ax.set_xticks(ks)
-    ax.legend(fontsize="small")
+    if legend:
+        ax.legend(fontsize="small")
 
 
 def conv_text(store: PerQueryStore, preset: str) -> str:

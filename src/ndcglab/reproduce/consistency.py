@@ -172,12 +172,23 @@ def _figure(report: Report, store: Any, preset: str, label: str, protocol: str =
     fig, axes = subplots(len(FAMILIES), ncols=3, size=(5.0, 4.2))
     for ax, fam in zip(axes, FAMILIES):
         names = [n for n, _ in losses_of(fam)]
-        S.curves(ax, store, names, conv, FAMILIES[fam][0], [n.split(": ", 1)[-1] for n in names])
+        S.curves(
+            ax,
+            store,
+            names,
+            conv,
+            FAMILIES[fam][0],
+            [n.split(": ", 1)[-1] for n in names],
+            legend=False,
+        )
+    # one legend for the three panels (the same four versions in the same colours), below them
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize="medium", frameon=False)
     fig.suptitle(
         f"{label}, trained under {protocol}: original vs NDCG-consistent surrogates "
         "(band: ±1 s.e. over queries)"
     )
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     report.add_figure(
         "ndcg_at_k",
         fig,

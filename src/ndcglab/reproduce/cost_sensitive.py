@@ -167,7 +167,11 @@ def run(report: Report, settings: Settings) -> None:
         "measures use the letor3 preset (Eval-Score-3.0.pl: gain {0:0, 1:1, 2:3}, discount "
         "1/max(1, log2 r), ties in file order, NDCG@k of a list shorter than k counts 0). "
         f"Each method is trained under {len(protocols)} protocols and every claim is checked "
-        f"under each; the primary protocol is {primary.name}, the paper's:"
+        f"under each; the primary protocol is {primary.name}, the paper's."
+    )
+    report.begin_details(
+        f"How every method is trained: {len(protocols)} protocols (primary: {primary.name}, "
+        "the paper's)"
     )
     for text in protocol_texts(protocols):
         report.text(text)
@@ -176,6 +180,7 @@ def run(report: Report, settings: Settings) -> None:
         f"protocol (boosting over single features, {rounds} rounds, the round with the best "
         "validation NDCG@10 kept), trained once per fold and shared by the protocols."
     )
+    report.end_details()
     if source.kind == "letor-file":
         report.text(source.single_file_note())
 

@@ -6,9 +6,10 @@ discount (``DCG^β = Σ_i y_(i) (n − i)``) is compared with the label-gap-weig
 :mod:`ndcglab.measures.linear_ndcg` (``ideal_linear_dcg``, ``linear_dcg``, ``pairwise_loss``).
 
 Scores: a quick linear ListNet model trained on each fold's training part scores that fold's test
-part (every query is tested once over the five folds); with a single file, the model is trained and
-applied on it. Labels are integers and the discount n − i is an integer, so both sides are integers
-far below 2^53 and float64 holds them exactly: the identity must hold with a gap of exactly 0.
+part (five folds: every query is tested once; two with ``--quick``); with a single file, the
+model is trained and applied on it. Labels are integers and the discount n − i is an integer, so
+both sides are integers far below 2^53 and float64 holds them exactly: the identity must hold
+with a gap of exactly 0.
 Ties in scores need one rule on both sides (the module's ``ties``): checked with the file order
 (``input``) and, for scores rounded to one decimal (many ties), also with ``average`` (tied pairs
 count half on both sides; the group averages make the values non-integers, so a float tolerance

@@ -329,7 +329,8 @@ def verdict_of(finding: Mapping[str, Any]) -> str:
     v = finding.get("verdict")
     if v in VERDICTS:
         return str(v)
-    return {True: AGREES, False: DISAGREES}.get(finding.get("agrees"), INCONCLUSIVE)
+    flag = finding.get("agrees")
+    return AGREES if flag is True else DISAGREES if flag is False else INCONCLUSIVE
 
 
 def verdict_counts(findings: Sequence[Mapping[str, Any]]) -> dict[str, int]:
