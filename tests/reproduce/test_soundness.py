@@ -109,7 +109,9 @@ def test_a_method_below_constant_scores_or_far_from_converged_fails() -> None:
         ("Fold2", "Slow", _fit("converged", 0.01)),
         ("Fold1", "Good", _fit("max_epochs", 0.5)),
     ]
-    failed = failed_methods({"ListMLE": 0.202, "Slow": 0.5, "Good": 0.45, "Low": 0.29}, fits, trivial)
+    failed = failed_methods(
+        {"ListMLE": 0.202, "Slow": 0.5, "Good": 0.45, "Low": 0.29}, fits, trivial
+    )
     assert set(failed) == {"ListMLE", "Slow", "Low"}
     assert "0.202 below constant scores 0.300" in failed["ListMLE"]
     assert "2 of 2 folds at the epoch limit with |∇|∞ 130–170" in failed["ListMLE"]
@@ -315,3 +317,56 @@ def test_settings_take_the_normalisation(normalize: str) -> None:
 
     s = Settings(mode="tiny", normalize=normalize)
     assert {p.normalize for p in experiment_protocols("qnorm", s)} == {normalize}
+
+
+@pytest.mark.realdata
+def test_data_are_named_by_path_sizes_and_hashes_not_by_folder_name(
+    tmp_path: Any, mq2008: Any
+) -> None:
+    """MQ2008's folds under a folder called OHSUMED: the page names the path given, the sizes
+    read and LETOR 4.0 MQ2008 (by its sizes), and sets nothing beside Lu et al.'s OHSUMED tables."""
+    from ndcglab.reproduce import data_html
+    from ndcglab.reproduce._common import open_source
+
+    fake = tmp_path / "OHSUMED"
+    fake.mkdir()
+    for i in range(1, 6):
+        (fake / f"Fold{i}").symlink_to(mq2008 / f"Fold{i}")
+    source = open_source(fake)
+    folds = list(source.folds(2))
+    info = source.describe()
+    assert info["collection"]["queries"] == 784 and info["collection"]["features"] == 46
+    assert info["sizes_match"] == "LETOR 4.0 MQ2008"
+    assert CS._paper_dataset(info) is None  # the name "OHSUMED" is not evidence
+    assert info["queries"] == sum(f.test.n_queries for f in folds)
+    assert "2 test file(s) read" in info["note"] and "not the whole collection" in info["note"]
+    banner = data_html([info], Settings(data=fake, mode="quick", normalize="none"))
+    assert str(fake) in banner and "784 queries" in banner and "46 features" in banner
+    assert "LETOR 4.0 MQ2008" in banner and "raw features (no normalisation)" in banner
+    assert "sha256" in banner
+
+
+def test_cli_takes_normalize_as_cv_does(tmp_path: Any) -> None:
+    import json
+    import subprocess
+    import sys
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "ndcglab", "reproduce", *args],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+    bad = run("linear-ndcg", "--normalize", "bogus", "--out", str(tmp_path / "x"))
+    assert bad.returncode == 2 and bad.stdout == ""
+    lines = bad.stderr.strip().splitlines()
+    assert lines[-1].startswith("ndcglab: error:") and "zscore" in lines[-1]
+    assert not (tmp_path / "x").exists()
+    out = tmp_path / "r"
+    ok = run("linear-ndcg", "--mode", "tiny", "--normalize", "none", "-q", "--out", str(out))
+    assert ok.returncode == 0, ok.stderr
+    res = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert res["command"][-4:-2] == ["--normalize", "none"]
+    assert "raw features (no normalisation)" in res["data_note"]
