@@ -279,7 +279,7 @@ def test_quick_cost_sensitive_power_text_and_index_started(tmp_path: Any) -> Non
 
     from ndcglab.reproduce import run_experiment
 
-    folder, index = run_experiment("all", tmp_path / "r", mode="tiny")
+    folder, _ = run_experiment("all", tmp_path / "r", mode="tiny")
     res = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     started = res["started"]
     for sub in ("cost-sensitive", "limits"):
