@@ -94,7 +94,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from ..reproduce import run_experiment
     from ..reproduce.report.bundle import check_report_destination
-    from ..reproduce.verdicts import verdict_of
+    from ..reproduce.verdicts import DISAGREES, verdict_of
 
     check_report_destination(args.out)  # refuse a folder ndcglab did not write before the run
 
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
             lines.append("comparison with the papers' claims:")
         for f in findings:
             verdict = verdict_of(f)
-            verdict = "DISAGREES" if verdict == "disagrees" else verdict
+            verdict = verdict.upper() if verdict == DISAGREES else verdict
             lines.append(f"  {verdict:<12} {f['claim']}")
             lines.append(f"  {'':<12}   {f.get('reason') or f['observed']}")
         return "\n".join(lines)

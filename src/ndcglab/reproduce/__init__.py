@@ -46,7 +46,7 @@ from .._tables import html_escape
 from ..errors import NdcglabError
 from ._common import Settings, normalize_text
 from .report import Report, Table, write_bundle
-from .verdicts import NOT_TESTABLE, SUMMARY_HTML, VERDICTS, counts_text, verdict_counts
+from .verdicts import SUMMARY_HTML, VERDICTS, counts_text, verdict_counts
 
 __all__ = ["EXPERIMENTS", "Settings", "build_report", "run_experiment"]
 
@@ -60,6 +60,9 @@ EXPERIMENTS: dict[str, str] = {
     "linear-ndcg": "linear_ndcg",
     "consistency-audit": "consistency_audit",
 }
+
+#: the index's column title for each verdict of :data:`.verdicts.VERDICTS`, in that order
+VERDICT_COLUMNS = ("claims agreeing", "disagreeing", "inconclusive", "not testable")
 
 #: every name accepted by ``ndcglab reproduce``
 NAMES: tuple[str, ...] = (*EXPERIMENTS, "all")
@@ -275,10 +278,7 @@ def run_experiment(
                     sub,
                     rep.title,
                     round(rep.elapsed_s or 0.0, 1),
-                    counts["agrees"],
-                    counts["disagrees"],
-                    counts["inconclusive"],
-                    counts[NOT_TESTABLE],
+                    *(counts[v] for v in VERDICTS),
                 ]
             )
             index.add_link(
@@ -302,10 +302,7 @@ def run_experiment(
                     "experiment",
                     "title",
                     "run time (s)",
-                    "claims agreeing",
-                    "disagreeing",
-                    "inconclusive",
-                    "not testable",
+                    *VERDICT_COLUMNS,
                 ],
                 rows,
                 digits=1,

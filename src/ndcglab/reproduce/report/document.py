@@ -15,7 +15,7 @@ import os
 import platform
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,16 @@ class _Figure:
 class _Section:
     kind: str  # "text" | "table" | "figure" | "heading" | "details" | "end-details"
     payload: Any
+
+
+def _reason_with(verdict: Any, observed: str) -> str:
+    """A verdict's one-line reason; a rule that states only which condition held (no numbers of
+    its own, :func:`ndcglab.reproduce.verdicts.threshold` without a detail) is followed by what was
+    observed, so the reason says why."""
+    reason = str(getattr(verdict, "reason", "") or "")
+    if reason and not getattr(verdict, "detail", "") and observed and "(" not in reason:
+        return f"{reason}: {observed}"
+    return reason
 
 
 class Report:
@@ -222,8 +232,8 @@ class Report:
             flag = agrees.agrees
             verdict = agrees.verdict
             rule = rule or agrees.rule
+            reason = _reason_with(agrees, observed)
             detail = detail or getattr(agrees, "detail", "")
-            reason = getattr(agrees, "reason", "")
         else:
             flag = None if agrees is None else bool(agrees)
             verdict = {True: AGREES, False: DISAGREES, None: INCONCLUSIVE}[flag]
@@ -270,7 +280,13 @@ class Report:
                     "must check the same claims in the same order"
                 )
         for i, claim in enumerate(claims):
-            verdicts = {n: per_protocol[n][i].verdict for n in names}
+            verdicts = {
+                n: replace(
+                    per_protocol[n][i].verdict,
+                    reason=_reason_with(per_protocol[n][i].verdict, per_protocol[n][i].observed),
+                )
+                for n in names
+            }
             combined, robust = combine_protocols(verdicts)
             self.add_finding(
                 claim,
@@ -282,7 +298,7 @@ class Report:
                         "observed": per_protocol[n][i].observed,
                         "rule": per_protocol[n][i].verdict.rule,
                         "detail": per_protocol[n][i].verdict.detail,
-                        "reason": per_protocol[n][i].verdict.reason,
+                        "reason": verdicts[n].reason,
                     }
                     for n in names
                 },
