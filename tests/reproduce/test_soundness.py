@@ -370,3 +370,23 @@ def test_cli_takes_normalize_as_cv_does(tmp_path: Any) -> None:
     res = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert res["command"][-4:-2] == ["--normalize", "none"]
     assert "raw features (no normalisation)" in res["data_note"]
+
+
+def test_a_collection_folder_above_the_folds_points_at_them(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    top = tmp_path / "COLL"
+    for sub in ("QueryLevelNorm", "Feature-null"):
+        (top / sub / "Fold1").mkdir(parents=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "ndcglab", "reproduce", "linear-ndcg", "-q"]
+        + ["--data", str(top), "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 2 and not (tmp_path / "out").exists()
+    line = r.stderr.strip().splitlines()[-1]
+    assert line.startswith("ndcglab: error:") and "no Fold1..Fold5" in line
+    assert "Feature-null, QueryLevelNorm have them" in line

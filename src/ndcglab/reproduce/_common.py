@@ -478,11 +478,24 @@ def open_source(
         )
     if p.is_dir():
         if not any((p / f"Fold{i}").is_dir() for i in range(1, 6)):
+            inner = sorted(
+                c.name
+                for c in p.iterdir()
+                if c.is_dir() and any((c / f"Fold{i}").is_dir() for i in range(1, 6))
+            )
             raise DataFormatError(
                 "folder has no Fold1..Fold5 sub-folders",
                 path=p,
-                fix="point --data at a LETOR folder such as MQ2008 (LETOR 4.0) or "
-                "OHSUMED/QueryLevelNorm (LETOR 3.0)",
+                fix=(
+                    "its sub-folder(s) "
+                    + ", ".join(inner)
+                    + " have them: point --data at one (e.g. "
+                    + str(p / inner[0])
+                    + ")"
+                    if inner
+                    else "point --data at a LETOR folder such as MQ2008 (LETOR 4.0) or "
+                    "OHSUMED/QueryLevelNorm (LETOR 3.0)"
+                ),
             )
         return DataSource("letor-folder", _folder_label(p), path=p, seed=seed)
     return DataSource("letor-file", p.name, path=p, seed=seed)
