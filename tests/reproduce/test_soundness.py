@@ -379,9 +379,9 @@ def test_a_collection_folder_above_the_folds_points_at_them(tmp_path: Any) -> No
     top = tmp_path / "COLL"
     for sub in ("QueryLevelNorm", "Feature-null"):
         (top / sub / "Fold1").mkdir(parents=True)
+    args = ["reproduce", "linear-ndcg", "-q", "--data", str(top), "--out", str(tmp_path / "out")]
     r = subprocess.run(
-        [sys.executable, "-m", "ndcglab", "reproduce", "linear-ndcg", "-q"]
-        + ["--data", str(top), "--out", str(tmp_path / "out")],
+        [sys.executable, "-m", "ndcglab", *args],
         capture_output=True,
         text=True,
         timeout=300,
