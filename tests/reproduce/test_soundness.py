@@ -44,6 +44,7 @@ from ndcglab.reproduce.verdicts import (
     better_or_comparable,
     combine_protocols,
     counts_text,
+    flips,
     untestable,
     verdict_counts,
 )
@@ -194,11 +195,16 @@ def test_a_claim_untestable_under_one_protocol_is_combined_over_the_others() -> 
         {"a": Verdict(NOT_TESTABLE, SOUND_RULE), "b": Verdict(NOT_TESTABLE, SOUND_RULE)}
     )
     assert v.verdict == NOT_TESTABLE and v.agrees is None
-    # agreement under the testable protocols only is robust over those, and says what was left out
+    # agreement under the one testable protocol is its verdict, not robust, and names the other
     v, robust = combine_protocols(
         {"a": Verdict(AGREES, rule), "b": Verdict(NOT_TESTABLE, SOUND_RULE)}
     )
-    assert v.verdict == AGREES and robust and "not testable under b" in v.detail
+    assert v.verdict == AGREES and not robust and "not testable under b" in v.detail
+    assert v.detail.startswith("agrees: agrees under a")
+    assert flips({"a": {"verdict": AGREES}, "b": {"verdict": NOT_TESTABLE}}) == (
+        "agrees under a; not testable under b"
+    )
+    assert flips({"a": {"verdict": AGREES}, "b": {"verdict": AGREES}}) == ""
 
     rep = Report("toy", "t")
     rep.add_protocol_findings(

@@ -284,13 +284,20 @@ def run_experiment(
             index.add_link(
                 f"{sub}/index.html",
                 rep.title,
-                f"{rep.elapsed_s:.1f} s; claims: {counts_text(counts)}",
+                f"{rep.elapsed_s:.1f} s; claims: {counts_text(counts)}"
+                + (
+                    f"; {len(rep.failed_runs)} run(s) failed to train: "
+                    + ", ".join(f"{r['method']} under {r['protocol']}" for r in rep.failed_runs)
+                    if rep.failed_runs
+                    else ""
+                ),
             )
             index.timings[sub] = rep.elapsed_s or 0.0
             index.results[sub] = {
                 "elapsed_s": rep.elapsed_s,
                 "findings": rep.findings,
                 "verdict_counts": counts,
+                "failed_runs": rep.failed_runs,
                 "folder": sub,
             }
             index.datasets.extend(d for d in rep.datasets if d not in index.datasets)

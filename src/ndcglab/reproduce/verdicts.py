@@ -356,7 +356,8 @@ def counts_text(counts: Mapping[str, int]) -> str:
 #: how the verdicts under several training protocols make one (printed with every such finding)
 ROBUST_RULE = (
     "robust across training protocols: the claim agrees (robust) only if it agrees under every "
-    "protocol that could test it, and disagrees only if it disagrees under every such protocol; "
+    "protocol that could test it, at least two, and disagrees (robust) only if it disagrees "
+    "under every such protocol; "
     "when they give different verdicts the claim is inconclusive and the protocols that flip it "
     "are named; a protocol under which the claim is not testable (a method it rests on failed "
     "to train) is named and left out, and a claim no protocol could test is not testable"
@@ -371,8 +372,8 @@ def _names(names: Sequence[str]) -> str:
 def combine_protocols(verdicts: Mapping[str, Verdict]) -> tuple[Verdict, bool]:
     """One verdict from a claim's verdicts under several protocols (``{protocol: verdict}``, in
     the order to print them, the primary first) by :data:`ROBUST_RULE`; returns
-    ``(verdict, robust)`` where ``robust`` is True when every protocol that could test the claim
-    gave the same verdict.
+    ``(verdict, robust)`` where ``robust`` is True when at least two protocols could test the
+    claim and all gave the same verdict (or when only one protocol was run).
 
     The verdict's rule is the protocols' common rule followed by :data:`ROBUST_RULE`; its detail
     names the verdict under each protocol, e.g. ``"agrees under tuned-gd and line-search;
@@ -400,8 +401,10 @@ def combine_protocols(verdicts: Mapping[str, Verdict]) -> tuple[Verdict, bool]:
     if len(groups) == 1:
         kind = next(iter(groups))
         every = "every protocol" if len(verdicts) > 1 and not untested else _names(list(tested))
-        label = {AGREES: "agrees (robust)", DISAGREES: "disagrees (robust)"}.get(
-            kind, "inconclusive"
+        label = (
+            {AGREES: "agrees (robust)", DISAGREES: "disagrees (robust)"}.get(kind, "inconclusive")
+            if len(tested) > 1
+            else kind
         )
         first_name, first = next(iter(tested.items()))
         reason = first.reason
@@ -412,7 +415,7 @@ def combine_protocols(verdicts: Mapping[str, Verdict]) -> tuple[Verdict, bool]:
             rule,
             f"{label}: {kind} under {every} ({_names(list(tested))}){left_out}",
             reason,
-        ), True
+        ), len(tested) > 1 or len(verdicts) == 1
     order = [k for k in (AGREES, DISAGREES, INCONCLUSIVE) if k in groups]
     text = "; ".join(f"{k} under {_names(groups[k])}" for k in order) + left_out
     return Verdict(INCONCLUSIVE, rule, "not robust: " + text, "the protocols disagree"), False
@@ -420,13 +423,13 @@ def combine_protocols(verdicts: Mapping[str, Verdict]) -> tuple[Verdict, bool]:
 
 def flips(protocols: Mapping[str, Mapping[str, Any]]) -> str:
     """The protocols that flip a claim, from a stored finding's ``protocols`` entry: ``""`` when
-    every protocol that tested it gave one verdict, else ``"agrees under a; inconclusive under
+    every protocol tested it and gave one verdict, else ``"agrees under a; inconclusive under
     b"``; protocols where the claim was not testable are named last."""
     groups: dict[str, list[str]] = {}
     for name, p in protocols.items():
         groups.setdefault(str(p.get("verdict", INCONCLUSIVE)), []).append(name)
     tested = [k for k in groups if k != NOT_TESTABLE]
-    if len(tested) <= 1:
+    if len(tested) <= 1 and NOT_TESTABLE not in groups:
         return ""
     return "; ".join(f"{k} under {_names(groups[k])}" for k in VERDICTS if k in groups)
 
