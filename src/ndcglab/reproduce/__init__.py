@@ -162,11 +162,14 @@ def data_html(datasets: Sequence[Mapping[str, Any]], settings: Settings) -> str:
         return ""
     norm = f"Features of every trained model: {e(normalize_text(settings.normalize))}."
     if d.get("kind") == "synthetic":
-        h = (d.get("hashes") or {}).get("arrays_sha256", "")
+        hashes = "; ".join(
+            f"{e(k.replace('_sha256', '').replace('_', ' '))} <code>{e(str(v)[:16])}…</code>"
+            for k, v in (d.get("hashes") or {}).items()
+        )
         return (
             f"<code>{e(str(d['source']))}</code> (embedded synthetic data): "
             f"{d.get('queries')} queries, {d.get('docs')} documents, {d.get('features')} "
-            f"features; sha256 of its arrays <code>{e(str(h)[:16])}…</code>. {norm}"
+            f"features; sha256 of {hashes or 'its arrays: under “Data” below'}. {norm}"
         )
     given = settings.data if settings.data is not None else d["source"]
     files = d.get("hashes") or {}
