@@ -183,11 +183,19 @@ def data_html(datasets: Sequence[Mapping[str, Any]], settings: Settings) -> str:
             f"The collection ({e(coll['from'])}): {coll['queries']} queries, {coll['docs']} "
             f"documents, {coll['features']} features. "
         )
-    if d.get("queries") is not None:
+    n_test = d.get("test_files")
+    if d.get("queries") is not None and n_test:
         text += (
-            f"Test queries used: {d['queries']} ({d.get('docs')} documents; "
-            f"{e(str(d.get('note', d.get('description', ''))))}). "
+            f"The tests use {d['queries']} queries ({d.get('docs')} documents), the test parts "
+            f"of {n_test} fold(s)"
+            + (
+                ": every query of the collection once. "
+                if n_test >= 5
+                else ", not the whole collection. "
+            )
         )
+    elif d.get("queries") is not None:
+        text += f"It has {d['queries']} queries ({d.get('docs')} documents). "
     match = d.get("sizes_match")
     text += (
         f"Its sizes match {e(match)}'s; the page names it so only by its sizes. "

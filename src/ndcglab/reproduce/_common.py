@@ -427,6 +427,7 @@ def _merge_descriptions(ds: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "max": max(d["list_length"]["max"] for d in ds),
         },
         "queries_without_relevant": sum(d["queries_without_relevant"] for d in ds),
+        "test_files": len(ds),
         "note": f"totals over the {len(ds)} test file(s) read"
         + (
             " (every query of the collection is tested exactly once)"
