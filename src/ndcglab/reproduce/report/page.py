@@ -162,7 +162,7 @@ def _findings_html(report: Report) -> str:
     rules = _rules(findings)
     number = {r: i + 1 for i, r in enumerate(rules)}
     with_flips = any(f.get("protocols") for f in findings)
-    head = ["claim", "verdict", "reason"] + (["protocols that flip it"] if with_flips else [])
+    head = ["claim", "verdict", "reason"] + (["where the protocols differ"] if with_flips else [])
     rows = []
     for f in findings:
         verdict = verdict_of(f)
