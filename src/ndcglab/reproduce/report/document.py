@@ -44,11 +44,11 @@ class _Section:
 
 def _reason_with(verdict: Any, observed: str) -> str:
     """A verdict's one-line reason; a rule that states only which condition held (no numbers of
-    its own, :func:`ndcglab.reproduce.verdicts.threshold` without a detail) is followed by what was
-    observed, so the reason says why."""
+    its own, :func:`ndcglab.reproduce.verdicts.threshold` without a detail) is followed by the
+    first clause of what was observed, so the reason says why."""
     reason = str(getattr(verdict, "reason", "") or "")
     if reason and not getattr(verdict, "detail", "") and observed and "(" not in reason:
-        return f"{reason}: {observed}"
+        return f"{reason}: {observed.split('; ')[0]}"  # its first clause: the rest is folded
     return reason
 
 
