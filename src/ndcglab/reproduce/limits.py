@@ -372,8 +372,14 @@ def limit_verdict(
         "inconclusive (a limit cannot be refuted at finite n while the gap shrinks)"
     )
     if v.verdict == DISAGREES and abs(mean - limit) < abs(first_gap):
-        return Verdict(INCONCLUSIVE, rule, v.detail)
-    return Verdict(v.verdict, rule, v.detail)
+        return Verdict(
+            INCONCLUSIVE,
+            rule,
+            v.detail,
+            f"beyond ±{tol:g} of the limit but still closing (gap {first_gap:+.4f} at "
+            f"n = {n_first}) ({v.detail})",
+        )
+    return Verdict(v.verdict, rule, v.detail, v.reason)
 
 
 def _plot_sim(ax: Any, sim: Any, label: str) -> None:
