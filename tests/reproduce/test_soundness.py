@@ -396,3 +396,16 @@ def test_a_collection_folder_above_the_folds_points_at_them(tmp_path: Any) -> No
     line = r.stderr.strip().splitlines()[-1]
     assert line.startswith("ndcglab: error:") and "no Fold1..Fold5" in line
     assert "Feature-null, QueryLevelNorm have them" in line
+
+
+def test_data_banner_states_only_what_the_data_have() -> None:
+    from ndcglab.reproduce import data_html
+
+    gen = {"kind": "synthetic", "source": "draws", "hashes": {"distributions_sha256": "ab" * 32}}
+    text = data_html([gen], Settings(mode="quick"))
+    assert "None" not in text and "trained model" not in text and "abababab" in text
+    syn = {**gen, "queries": 3, "docs": 30, "features": 5, "hashes": {"arrays_sha256": "cd" * 32}}
+    text = data_html([syn], Settings(mode="quick", normalize="query_minmax"))
+    assert "3 queries, 30 documents, 5 features" in text
+    assert "scaled to [0, 1] within each query" in text
+    assert data_html([], Settings()) == ""

@@ -160,17 +160,26 @@ def data_html(datasets: Sequence[Mapping[str, Any]], settings: Settings) -> str:
     d = next((x for x in datasets if x.get("source")), None)
     if d is None:
         return ""
-    norm = f"Features of every trained model: {e(normalize_text(settings.normalize))}."
+    # the normalisation is stated only for data with features (the models are trained on them)
+    norm = (
+        f"Features of every trained model: {e(normalize_text(settings.normalize))}."
+        if d.get("features") is not None
+        else ""
+    )
     if d.get("kind") == "synthetic":
         hashes = "; ".join(
             f"{e(k.replace('_sha256', '').replace('_', ' '))} <code>{e(str(v)[:16])}…</code>"
             for k, v in (d.get("hashes") or {}).items()
         )
-        return (
-            f"<code>{e(str(d['source']))}</code> (embedded synthetic data): "
-            f"{d.get('queries')} queries, {d.get('docs')} documents, {d.get('features')} "
-            f"features; sha256 of {hashes or 'its arrays: under “Data” below'}. {norm}"
+        sizes = ", ".join(
+            f"{d[k]} {w}"
+            for k, w in (("queries", "queries"), ("docs", "documents"), ("features", "features"))
+            if d.get(k) is not None
         )
+        return (
+            f"<code>{e(str(d['source']))}</code> (generated{', ' + sizes if sizes else ''}); "
+            f"sha256 of {hashes or 'its arrays: under “Data” below'}. {norm}"
+        ).strip()
     given = settings.data if settings.data is not None else d["source"]
     files = d.get("hashes") or {}
     text = (
