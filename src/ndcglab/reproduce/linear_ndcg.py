@@ -127,7 +127,7 @@ def run(report: Report, settings: Settings) -> None:
     report.add_table(
         Table(
             "identity",
-            "DCG^β_ideal − DCG^β_f vs R(f), every query",
+            "DCG^β_ideal − DCG^β_f vs R(f), every test query",
             [
                 "scores",
                 "ties rule",
@@ -186,7 +186,7 @@ def run(report: Report, settings: Settings) -> None:
     axes[1].plot([0, hi], [0, hi], "k--", lw=1, label="identity y = x")
     axes[1].set_xlabel("R(f)")
     axes[1].set_ylabel("DCG^β_ideal − DCG^β_f")
-    axes[1].set_title("every query lies on the diagonal", fontsize="medium")
+    axes[1].set_title("every test query lies on the diagonal", fontsize="medium")
     axes[1].legend(fontsize="small")
     fig.tight_layout()
     report.add_figure(
