@@ -202,10 +202,9 @@ def describe_protocol(
     covered = coverage_text(min(settings.pick(5, 3, 1), parts), parts)
     report.text(
         f"Data: {source.label}. As in the paper, every loss trains the same linear model "
-        f"({normalize_text(settings.normalize)}) under the same protocol, tested on each fold's "
-        f"test part; {settings.pick(5, 3, 1)} fold(s) ("
-        f"{covered}); NDCG@1..10 under the {preset_for(source)} preset "
-        f"({_preset_reason(source)}). Each loss is trained under "
+        f"({normalize_text(settings.normalize)}) under the same protocol on each fold's "
+        f"training part. Tests: {covered}. Measures: NDCG@1..10 under the "
+        f"{preset_for(source)} preset ({_preset_reason(source)}). Each loss is trained under "
         f"{len(protocols)} protocols and every claim is checked under each; the primary one is "
         f"{protocols[0].name}."
     )
