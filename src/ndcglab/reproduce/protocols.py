@@ -164,25 +164,28 @@ TUNED_GD_QUICK = (
 
 
 def protocol_by_name(name: str, experiment: str, settings: Settings) -> Protocol:
+    """The protocol ``name`` with the caps and grid of ``settings``' mode for ``experiment``, and
+    the run's feature normalisation (``settings.normalize``)."""
+    from dataclasses import replace
+
+    return replace(_protocol(name, experiment, settings), normalize=settings.normalize)
+
+
+def _protocol(name: str, experiment: str, settings: Settings) -> Protocol:
     """The protocol ``name`` with the caps and grid of ``settings``' mode for ``experiment``."""
     from ..errors import NdcglabError
 
     cs = experiment == "cost-sensitive"
     if name == "line-search":
-        return _with_settings(
-            Protocol(
-                "line-search",
-                "lbfgs",
-                epochs=settings.pick(500, 60, 5),
-                tol=1e-10,
-                gtol=1e-6,
-                dtype="float64",
-                source="Ravikumar et al.'s protocol"
-                if not cs
-                else "each convex loss to its minimiser",
-                reduced="" if settings.mode == "full" else "at most 60 L-BFGS iterations (not 500)",
-            ),
-            settings,
+        return Protocol(
+            "line-search",
+            "lbfgs",
+            epochs=settings.pick(500, 60, 5),
+            tol=1e-10,
+            gtol=1e-6,
+            dtype="float64",
+            source="Ravikumar et al.'s protocol" if not cs else "each convex loss to its minimiser",
+            reduced="" if settings.mode == "full" else "at most 60 L-BFGS iterations (not 500)",
         )
     if name == "tuned-gd":
         grid = settings.pick(
@@ -190,43 +193,34 @@ def protocol_by_name(name: str, experiment: str, settings: Settings) -> Protocol
             (("lr", (0.001, 0.1)), ("tol", (1e-4, 1e-5))),
             (("lr", (0.1, 1.0)), ("tol", (1e-3,))),
         )
-        return _with_settings(
-            Protocol(
-                "tuned-gd",
-                "gd",
-                epochs=settings.pick(300, 40, 4),
-                tol=1e-5,
-                dtype="float64",
-                grid=grid,
-                source="Lu et al.'s protocol (Fig. 1)" if cs else "η and ε chosen on validation",
-                reduced="" if settings.mode == "full" else TUNED_GD_QUICK,
-            ),
-            settings,
+        return Protocol(
+            "tuned-gd",
+            "gd",
+            epochs=settings.pick(300, 40, 4),
+            tol=1e-5,
+            dtype="float64",
+            grid=grid,
+            source="Lu et al.'s protocol (Fig. 1)" if cs else "η and ε chosen on validation",
+            reduced="" if settings.mode == "full" else TUNED_GD_QUICK,
         )
     if name == "fixed-gd":
-        return _with_settings(
-            Protocol(
-                "fixed-gd",
-                "gd",
-                epochs=settings.pick(300, 80, 4),
-                tol=1e-6,
-                lr=None,
-                select_epoch=True,
-                source="this experiment's original protocol",
-            ),
-            settings,
+        return Protocol(
+            "fixed-gd",
+            "gd",
+            epochs=settings.pick(300, 80, 4),
+            tol=1e-6,
+            lr=None,
+            select_epoch=True,
+            source="this experiment's original protocol",
         )
     if name == "adam":
-        return _with_settings(
-            Protocol(
-                "adam",
-                "adam",
-                epochs=settings.pick(300, 80, 3),
-                tol=1e-6,
-                lr=0.01,
-                source="this experiment's original protocol",
-            ),
-            settings,
+        return Protocol(
+            "adam",
+            "adam",
+            epochs=settings.pick(300, 80, 3),
+            tol=1e-6,
+            lr=0.01,
+            source="this experiment's original protocol",
         )
     raise NdcglabError(f"unknown protocol {name!r}; known: {', '.join(PROTOCOLS)}")
 
@@ -234,13 +228,6 @@ def protocol_by_name(name: str, experiment: str, settings: Settings) -> Protocol
 def experiment_protocols(experiment: str, settings: Settings) -> list[Protocol]:
     """The protocols ``experiment`` runs, its primary (the paper's) first."""
     return [protocol_by_name(n, experiment, settings) for n in _EXPERIMENTS[experiment]]
-
-
-def _with_settings(protocol: Protocol, settings: Settings) -> Protocol:
-    """``protocol`` with the run's feature normalisation."""
-    from dataclasses import replace
-
-    return replace(protocol, normalize=settings.normalize)
 
 
 def fit_protocol(
