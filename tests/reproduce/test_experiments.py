@@ -52,17 +52,22 @@ def check_report(folder: Path, experiment: str) -> dict:
     assert res["elapsed_s"] is not None and res["elapsed_s"] >= 0
     assert f"run time {res['elapsed_s']:.1f} s" in html
     assert res["findings"], f"{experiment}: no comparison with the paper"
-    flag = {"agrees": True, "disagrees": False, "inconclusive": None}
+    flag = {"agrees": True, "disagrees": False, "inconclusive": None, "not testable": None}
     for f in res["findings"]:
         assert f["claim"] and f["observed"]
-        # every verdict is one of three words, consistent with its flag, decided by a stated rule
+        # every verdict is one of four words, consistent with its flag, decided by a stated rule
         assert f["verdict"] in flag, f
         assert f["agrees"] is flag[f["verdict"]], f
         assert f["rule"], f"{experiment}: verdict without a rule: {f['claim']}"
-        assert html_escape(f["rule"]) in html, "the rule is printed on the page"
-        assert (
-            f'<li class="{f["verdict"]}"><b>{f["verdict"]}</b> — {html_escape(f["claim"])}' in html
-        )
+        # the rules are listed once each; a finding's own rule (without the robustness rule that
+        # combines protocols) is among them
+        own = f.get("base_rule") or f["rule"]
+        for part in own.split(" / "):
+            assert html_escape(part) in html, "the rule is printed on the page"
+        # a row of the verdict table: the claim, then its verdict
+        cls = f["verdict"].replace(" ", "-")
+        row = f'<td>{html_escape(f["claim"])}</td><td class="v {cls}"><b>{f["verdict"]}'
+        assert row in html, row
     counts = {v: sum(f["verdict"] == v for f in res["findings"]) for v in flag}
     assert (
         f"{counts['agrees']} agree, {counts['disagrees']} disagree, "

@@ -159,5 +159,8 @@ def test_back_link_scope_banner_and_verdicts() -> None:
     assert html.count('href="../index.html"') == 2
     assert 'class="banner scope"' in html and "<code>--data LETOR_DIR</code>" in html
     assert "1 agree, 0 disagree, 1 inconclusive" in html
-    assert "rule: rule one" in html and "rule: rule two" in html
+    # the verdict table leads; each rule is listed once, numbered, inside a closed <details>
+    assert html.index('<table class="verdicts">') < html.index('<details class="rules">')
+    assert '<li id="rule-1">rule one</li>' in html and '<li id="rule-2">rule two</li>' in html
+    assert html.count("rule one") == 1
     assert Report("toy", "t").to_html().count("../index.html") == 0

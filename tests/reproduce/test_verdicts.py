@@ -82,7 +82,7 @@ def test_within_threshold_and_all_of() -> None:
     assert V.threshold(True, True, "r").verdict == V.AGREES
     assert V.threshold(False, True, "r").verdict == V.DISAGREES
     assert V.threshold(None, False, "r").verdict == V.INCONCLUSIVE
-    a, d, i = (V.Verdict(v, "rule") for v in V.VERDICTS)
+    a, d, i = (V.Verdict(v, "rule") for v in (V.AGREES, V.DISAGREES, V.INCONCLUSIVE))
     assert V.all_of([a, a]).verdict == V.AGREES
     assert V.all_of([a, i]).verdict == V.INCONCLUSIVE
     assert V.all_of([a, i, d]).verdict == V.DISAGREES

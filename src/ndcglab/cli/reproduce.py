@@ -1,4 +1,5 @@
-"""``ndcglab reproduce NAME [--data PATH] [--quick] [--seed N] --out DIR [--format json]``.
+"""``ndcglab reproduce NAME [--data PATH] [--quick] [--seed N] [--normalize KIND] --out DIR
+[--format json]``.
 
 Runs one of the papers' experiments (or ``all``) and writes a report folder: ``index.html`` with
 plots and tables, the tables as CSV/Markdown/LaTeX, and ``results.json`` (every number, dataset
@@ -24,13 +25,16 @@ _EPILOG = """experiments:
                       ListNet and a random ranker (log, r^-1/2, 2^-r, NDCG@n/5)
   limits              Wang et al. 2013, Theorems 1-13: limits of NDCG vs simulation
   linear-ndcg         Jin & Geng 2010: DCG^beta_ideal - DCG^beta_f = R(f) on every query
-  consistency-audit   Ravikumar et al. 2011, Prop. 7, Thm 8-9: is each registered loss
-                      NDCG-consistent? numerical audit with counter-examples
+  consistency-audit   Ravikumar et al. 2011, Prop. 7 and Thms 8-9: numerical NDCG-consistency
+                      verdict of the squared, cosine and ListNet losses and their Z-normalised
+                      versions (no --data)
   all                 every experiment into sub-folders, with an index page
 
 --data is a LETOR folder with Fold1..5 (e.g. LETOR 4.0's MQ2008) or a single LETOR file;
-without it the embedded synthetic data are used. --quick runs fewer folds/epochs/repetitions and
-smaller sizes, and says so in the report.
+without it the embedded synthetic data are used. The page names the data by path, sizes and
+hashes. --normalize sets the feature normalisation of every trained model, as in `cv` (default
+zscore, the experiments' own; raw-feature collections need one). --quick runs fewer
+folds/epochs/repetitions and smaller sizes, and says so in the report.
 """
 
 
@@ -74,6 +78,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="reduced run: fewer folds, epochs, repetitions and smaller n",
     )
     p.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+    from ..data.normalize import NORMALIZATIONS
+
+    p.add_argument(
+        "--normalize",
+        default="zscore",
+        choices=NORMALIZATIONS,
+        help="feature normalisation of every trained model, as `cv --normalize` "
+        "(default zscore, the experiments' own)",
+    )
     p.add_argument(
         "--out",
         required=True,
@@ -92,6 +105,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from ..reproduce import run_experiment
     from ..reproduce.report.bundle import check_report_destination
+    from ..reproduce.verdicts import DISAGREES, verdict_of
 
     check_report_destination(args.out)  # refuse a folder ndcglab did not write before the run
 
@@ -104,7 +118,10 @@ def run(args: argparse.Namespace) -> int:
         command += ["--data", str(args.data)]
     if args.quick:
         command.append("--quick")
-    command += ["--seed", str(args.seed), "--out", str(args.out)]
+    command += ["--seed", str(args.seed)]
+    if args.normalize != "zscore":
+        command += ["--normalize", args.normalize]
+    command += ["--out", str(args.out)]
     folder, report = run_experiment(
         args.name,
         args.out,
@@ -114,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
         mode=args.mode,
         command=command,
         log=log,
+        normalize=args.normalize,
     )
     payload = {
         "experiment": args.name,
@@ -121,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
         "html": str(folder / "index.html"),
         "quick": report.quick,
         "seed": args.seed,
+        "normalize": args.normalize,
         "elapsed_s": report.elapsed_s,
         "findings": report.findings,
         "mean": _means(report),
@@ -141,9 +160,10 @@ def run(args: argparse.Namespace) -> int:
             lines.append("")
             lines.append("comparison with the papers' claims:")
         for f in findings:
-            verdict = {True: "agrees", False: "DISAGREES", None: "inconclusive"}[f["agrees"]]
+            verdict = verdict_of(f)
+            verdict = verdict.upper() if verdict == DISAGREES else verdict
             lines.append(f"  {verdict:<12} {f['claim']}")
-            lines.append(f"  {'':<12}   {f['observed']}")
+            lines.append(f"  {'':<12}   {f.get('reason') or f['observed']}")
         return "\n".join(lines)
 
     emit(args, payload, text)

@@ -35,17 +35,18 @@ from __future__ import annotations
 import importlib
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from .._tables import html_escape
 from ..errors import NdcglabError
-from ._common import Settings
+from ._common import Settings, normalize_text
 from .report import Report, Table, write_bundle
-from .report.page import counts_text, verdict_counts
-from .verdicts import SUMMARY_HTML, VERDICTS
+from .verdicts import SUMMARY_HTML, VERDICTS, counts_text, verdict_counts
 
 __all__ = ["EXPERIMENTS", "Settings", "build_report", "run_experiment"]
 
@@ -59,6 +60,9 @@ EXPERIMENTS: dict[str, str] = {
     "linear-ndcg": "linear_ndcg",
     "consistency-audit": "consistency_audit",
 }
+
+#: the index's column title for each verdict of :data:`.verdicts.VERDICTS`, in that order
+VERDICT_COLUMNS = ("claims agreeing", "disagreeing", "inconclusive", "not testable")
 
 #: every name accepted by ``ndcglab reproduce``
 NAMES: tuple[str, ...] = (*EXPERIMENTS, "all")
@@ -148,6 +152,69 @@ def scope_html(name: str, module: ModuleType | None, settings: Settings) -> str:
     )
 
 
+def data_html(datasets: Sequence[Mapping[str, Any]], settings: Settings) -> str:
+    """The banner naming the data this run read (HTML): the path given, what was read of it,
+    its sizes and feature count, and — only when its sizes match one — the public collection it
+    has the sizes of; the folder's name is never taken as evidence. ``""`` without data."""
+    e = html_escape
+    d = next((x for x in datasets if x.get("source")), None)
+    if d is None:
+        return ""
+    # the normalisation is stated only for data with features (the models are trained on them)
+    norm = (
+        f"Features of every trained model: {e(normalize_text(settings.normalize))}."
+        if d.get("features") is not None
+        else ""
+    )
+    if d.get("kind") == "synthetic":
+        hashes = "; ".join(
+            f"{e(k.replace('_sha256', '').replace('_', ' '))} <code>{e(str(v)[:16])}…</code>"
+            for k, v in (d.get("hashes") or {}).items()
+        )
+        sizes = ", ".join(
+            f"{d[k]} {w}"
+            for k, w in (("queries", "queries"), ("docs", "documents"), ("features", "features"))
+            if d.get(k) is not None
+        )
+        return (
+            f"<code>{e(str(d['source']))}</code> (generated{', ' + sizes if sizes else ''}); "
+            f"sha256 of {hashes or 'its arrays: under “Data” below'}. {norm}"
+        ).strip()
+    given = settings.data if settings.data is not None else d["source"]
+    files = d.get("hashes") or {}
+    text = (
+        f"<code>{e(str(given))}</code> ({e(str(d.get('description', '')))}); "
+        f"{len(files)} file(s) read, each with its sha256 under “Data” below. "
+    )
+    coll = d.get("collection")
+    if coll:
+        text += (
+            f"The collection ({e(coll['from'])}): {coll['queries']} queries, {coll['docs']} "
+            f"documents, {coll['features']} features. "
+        )
+    n_test = d.get("test_files")
+    if d.get("queries") is not None and n_test:
+        text += (
+            f"The tests use {d['queries']} queries ({d.get('docs')} documents), the test parts "
+            f"of {n_test} fold(s)"
+            + (
+                ": every query of the collection once. "
+                if n_test >= 5
+                else ", not the whole collection. "
+            )
+        )
+    elif d.get("queries") is not None:
+        text += f"It has {d['queries']} queries ({d.get('docs')} documents). "
+    match = d.get("sizes_match")
+    text += (
+        f"Its sizes match {e(match)}'s; the page names it so only by its sizes. "
+        if match
+        else "Its sizes match no public LETOR collection this tool knows; it is named by its "
+        "path only. "
+    )
+    return text + norm
+
+
 def build_report(name: str, settings: Settings, log: Callable[[str], None] | None = None) -> Report:
     """Run experiment ``name``; return its filled, time-stamped :class:`Report` (not written)."""
     mod = _module(name)
@@ -168,6 +235,7 @@ def build_report(name: str, settings: Settings, log: Callable[[str], None] | Non
     with _torch_threads(getattr(mod, "USES_TORCH", True)) as threads:
         report.results["torch_threads"] = threads
         mod.run(report, settings)
+    report.data_note = data_html(report.datasets, settings)
     report.finish(time.perf_counter() - t0)
     if log:
         log(f"{name}: done in {report.elapsed_s:.1f} s")
@@ -184,10 +252,13 @@ def run_experiment(
     mode: str | None = None,
     command: Sequence[str] = (),
     log: Callable[[str], None] | None = None,
+    normalize: str = "zscore",
 ) -> tuple[Path, Report]:
     """Run experiment ``name`` (or ``"all"``) and write its report folder to ``out`` atomically.
 
-    ``mode`` overrides ``quick`` (``"full"``, ``"quick"`` or the test-suite's ``"tiny"``).
+    ``mode`` overrides ``quick`` (``"full"``, ``"quick"`` or the test-suite's ``"tiny"``);
+    ``normalize`` is the feature normalisation of every trained model (``"zscore"``, the
+    experiments' own, ``"query_minmax"`` or ``"none"``).
     Returns the folder written and the (top) report. When any experiment fails, nothing is
     written and the error propagates.
     """
@@ -197,9 +268,11 @@ def run_experiment(
         seed=int(seed),
         command=tuple(command),
         log=log,
+        normalize=normalize,
     )
     if name == "all":
         t0 = time.perf_counter()
+        started = datetime.now(timezone.utc)
         children: list[tuple[str, Report]] = []
         for sub in EXPERIMENTS:
             children.append((sub, build_report(sub, settings, log)))
@@ -210,6 +283,7 @@ def run_experiment(
             quick_note="every experiment ran with reduced settings (fewer folds, epochs, "
             "repetitions, smaller n); each page states its own.",
         )
+        index.started = started  # when the first experiment began, not when the index was made
 
         index.scope = _index_scope(settings)
         rows = []
@@ -224,21 +298,26 @@ def run_experiment(
                     sub,
                     rep.title,
                     round(rep.elapsed_s or 0.0, 1),
-                    counts["agrees"],
-                    counts["disagrees"],
-                    counts["inconclusive"],
+                    *(counts[v] for v in VERDICTS),
                 ]
             )
             index.add_link(
                 f"{sub}/index.html",
                 rep.title,
-                f"{rep.elapsed_s:.1f} s; claims: {counts_text(counts)}",
+                f"{rep.elapsed_s:.1f} s; claims: {counts_text(counts)}"
+                + (
+                    f"; {len(rep.failed_runs)} run(s) failed to train: "
+                    + ", ".join(f"{r['method']} under {r['protocol']}" for r in rep.failed_runs)
+                    if rep.failed_runs
+                    else ""
+                ),
             )
             index.timings[sub] = rep.elapsed_s or 0.0
             index.results[sub] = {
                 "elapsed_s": rep.elapsed_s,
                 "findings": rep.findings,
                 "verdict_counts": counts,
+                "failed_runs": rep.failed_runs,
                 "folder": sub,
             }
             index.datasets.extend(d for d in rep.datasets if d not in index.datasets)
@@ -250,15 +329,13 @@ def run_experiment(
                     "experiment",
                     "title",
                     "run time (s)",
-                    "claims agreeing",
-                    "disagreeing",
-                    "inconclusive",
+                    *VERDICT_COLUMNS,
                 ],
                 rows,
                 digits=1,
                 notes=[
                     f"all experiments: {counts_text(total)} (how each verdict is decided: the "
-                    "rule printed under it on the experiment's page; docs/reproduce.md)"
+                    "rules listed under each experiment's verdict table; docs/reproduce.md)"
                 ],
             )
         )

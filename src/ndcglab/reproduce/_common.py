@@ -35,12 +35,16 @@ from ..data.synthetic import format_synthetic_spec, is_synthetic_spec, parse_syn
 from ..errors import DataFormatError, NdcglabError
 
 __all__ = [
+    "KNOWN_COLLECTIONS",
     "DataSource",
     "FoldData",
     "Settings",
     "array_sha256",
+    "coverage_text",
     "describe_dataset",
     "file_sha256",
+    "known_collection",
+    "normalize_text",
     "open_source",
     "synthetic_folds",
 ]
@@ -61,10 +65,19 @@ class Settings:
     seed: int = 0
     command: tuple[str, ...] = ()
     log: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
+    #: feature normalisation of every trained model (``ndcglab.data.normalize.NORMALIZATIONS``;
+    #: the experiments' own setting, z-score, by default)
+    normalize: str = "zscore"
 
     def __post_init__(self) -> None:
+        from ..data.normalize import NORMALIZATIONS
+
         if self.mode not in ("full", "quick", "tiny"):
             raise NdcglabError(f"unknown run mode {self.mode!r}; known: full, quick, tiny")
+        if self.normalize not in NORMALIZATIONS:
+            raise NdcglabError(
+                f"unknown normalisation {self.normalize!r}; known: {', '.join(NORMALIZATIONS)}"
+            )
 
     @property
     def quick(self) -> bool:
@@ -315,17 +328,80 @@ class DataSource:
                     ] = describe_dataset(ds)
                 info["files"] = seen_docs
                 if self.kind == "letor-folder":
-                    # the five test parts together are the whole collection
                     tests = [self._cache[k] for k in self._files if "test" in Path(k).name]
                     if tests:
                         info.update(_merge_descriptions([describe_dataset(d) for d in tests]))
                         info["name"] = self.label
+                    collection = self._collection(root)
+                    if collection is not None:
+                        info["collection"] = collection
+                        known = known_collection(collection["queries"], collection["features"])
+                        if known:
+                            info["sizes_match"] = known
                 else:
                     info.update(describe_dataset(self._cache[next(iter(self._files))], self.label))
         if datasets:
             info["derived"] = {k: describe_dataset(v, k) for k, v in datasets.items()}
             info["derived_hashes"] = {k: array_sha256(v) for k, v in datasets.items()}
         return info
+
+    def _collection(self, root: Path) -> dict[str, Any] | None:
+        """Sizes of the whole collection: the first fold's training, validation and test parts
+        together (LETOR folds partition the queries), when all three were read."""
+        first = sorted({Path(k).parent for k in self._files})
+        if not first:
+            return None
+        parts = [k for k in self._files if Path(k).parent == first[0]]
+        if not all(any(role in Path(k).name for k in parts) for role in ("train", "vali", "test")):
+            return None
+        ds = [describe_dataset(self._cache[k]) for k in parts]
+        return {
+            "from": f"{first[0].relative_to(root).as_posix()}: train + vali + test",
+            "queries": sum(d["queries"] for d in ds),
+            "docs": sum(d["docs"] for d in ds),
+            "features": ds[0]["features"],
+        }
+
+
+#: public LETOR collections by their sizes (queries, features); data are named after one only
+#: when both sizes match — the folder's name is never taken as evidence
+KNOWN_COLLECTIONS: dict[str, tuple[int, int]] = {
+    "LETOR 3.0 OHSUMED": (106, 45),
+    "LETOR 3.0 TD2003": (50, 64),
+    "LETOR 3.0 TD2004": (75, 64),
+    "LETOR 4.0 MQ2007": (1692, 46),
+    "LETOR 4.0 MQ2008": (784, 46),
+}
+
+
+def known_collection(queries: int, features: int) -> str | None:
+    """The public collection whose sizes (queries, features) the data have, or ``None``."""
+    for name, sizes in KNOWN_COLLECTIONS.items():
+        if sizes == (int(queries), int(features)):
+            return name
+    return None
+
+
+def coverage_text(n_folds: int, total: int = 5) -> str:
+    """Which queries the tests of ``n_folds`` of ``total`` LETOR-style folds cover: the whole
+    collection only when every fold ran."""
+    if total <= 1:
+        return "the queries of the one file given, trained and tested on the same queries"
+    if n_folds >= total:
+        return f"every query of the collection is tested once over the {total} folds"
+    return (
+        f"the test parts of {n_folds} of the {total} folds: each of these queries is tested "
+        f"once; the queries of the other {total - n_folds} test parts are not tested"
+    )
+
+
+def normalize_text(normalize: str) -> str:
+    """How the features of every trained model are normalised, for the pages."""
+    return {
+        "zscore": "z-score features (mean and standard deviation of the training part)",
+        "query_minmax": "features scaled to [0, 1] within each query",
+        "none": "raw features (no normalisation)",
+    }.get(normalize, f"features normalised by {normalize}")
 
 
 def _merge_descriptions(ds: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -343,7 +419,13 @@ def _merge_descriptions(ds: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "max": max(d["list_length"]["max"] for d in ds),
         },
         "queries_without_relevant": sum(d["queries_without_relevant"] for d in ds),
-        "note": "totals over the five test files (each query is tested exactly once)",
+        "test_files": len(ds),
+        "note": f"totals over the {len(ds)} test file(s) read"
+        + (
+            " (every query of the collection is tested exactly once)"
+            if len(ds) == 5
+            else " (not the whole collection: the other folds' test parts were not run)"
+        ),
     }
 
 
@@ -389,11 +471,24 @@ def open_source(
         )
     if p.is_dir():
         if not any((p / f"Fold{i}").is_dir() for i in range(1, 6)):
+            inner = sorted(
+                c.name
+                for c in p.iterdir()
+                if c.is_dir() and any((c / f"Fold{i}").is_dir() for i in range(1, 6))
+            )
             raise DataFormatError(
                 "folder has no Fold1..Fold5 sub-folders",
                 path=p,
-                fix="point --data at a LETOR folder such as MQ2008 (LETOR 4.0) or "
-                "OHSUMED/QueryLevelNorm (LETOR 3.0)",
+                fix=(
+                    "its sub-folder(s) "
+                    + ", ".join(inner)
+                    + " have them: point --data at one (e.g. "
+                    + str(p / inner[0])
+                    + ")"
+                    if inner
+                    else "point --data at a LETOR folder such as MQ2008 (LETOR 4.0) or "
+                    "OHSUMED/QueryLevelNorm (LETOR 3.0)"
+                ),
             )
         return DataSource("letor-folder", _folder_label(p), path=p, seed=seed)
     return DataSource("letor-file", p.name, path=p, seed=seed)

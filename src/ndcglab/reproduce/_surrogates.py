@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import DataSource, Settings, preset_for
+from ._common import DataSource, Settings, coverage_text, normalize_text, preset_for
 from ._fit import PerQueryStore
 from .protocols import (
     TUNED_GD_QUICK,
@@ -112,6 +112,42 @@ def _fitter(protocol: Protocol, spec: str, seed: int, preset: str) -> Any:
         )
 
     return fitter
+def _preset_reason(source: DataSource) -> str:
+    """Why the preset was chosen, as the page states it."""
+    if preset_for(source) == "letor4":
+        return (
+            "the official LETOR 4.0 conventions, chosen because the data's name contains MQ2007 "
+            "or MQ2008"
+        )
+    return "the official LETOR 3.0 conventions (Eval-Score-3.0.pl)"
+
+
+def find_failed(
+    report: Report,
+    source: DataSource,
+    settings: Settings,
+    stores: dict[str, PerQueryStore],
+    fits: dict[str, list[tuple[str, str, Any]]],
+    preset: str,
+) -> dict[str, dict[str, str]]:
+    """The methods that failed to train under each protocol (:mod:`.soundness`), named on the
+    page: ``{protocol: {method: reason}}``; constant scores are evaluated on the same test
+    parts under ``preset``."""
+    from .soundness import failed_methods, trivial_values
+
+    n_folds = settings.pick(5, 3, 1)
+    trivial = trivial_values(
+        [f.test for f in source.folds(n_folds, with_vali=False)], ["ndcg@10"], preset
+    )
+    out: dict[str, dict[str, str]] = {}
+    for name, store in stores.items():
+        out[name] = failed_methods(
+            {s: store.mean(s, "ndcg@10") for s in store.systems()}, fits[name], trivial
+        )
+        for method, why in out[name].items():
+            report.add_failed_run(name, method, why)
+    report.results["constant_scores_ndcg10"] = float(np.nanmean(trivial["ndcg@10"]))
+    return out
 
 
 def training_table(
@@ -147,25 +183,42 @@ def training_table(
         ],
         rows,
         collapsed=True,
-        notes=[
-            "stop: converged (gradient max-norm ≤ gtol or objective change ≤ tol), stalled (the "
-            "line search made no progress with the gradient above gtol), max_epochs (the cap); "
-            "|∇|∞: the max-norm of the objective's gradient at the end; converged — : Adam has "
-            "no convergence test",
-        ],
+        notes=[_stop_note(fits)],
     )
+
+
+def _stop_note(fits: Sequence[tuple[str, str, Any]]) -> str:
+    """The training table's note: only the stop reasons and symbols that occur in it."""
+    reasons = {str(fit.stop_reason) for _, _, fit in fits}
+    words = {
+        "converged": "converged (gradient max-norm ≤ gtol or objective change ≤ tol)",
+        "stalled": "stalled (the line search made no progress with the gradient above gtol)",
+        "max_epochs": "max_epochs (the epoch or iteration cap)",
+    }
+    parts = [w for k, w in words.items() if k in reasons]
+    text = "stop: " + ", ".join(parts) if parts else ""
+    if any(fit.grad_norm is not None for _, _, fit in fits):
+        text += "; |∇|∞: the max-norm of the objective's gradient at the end"
+    if any(fit.converged is None for _, _, fit in fits):
+        text += "; converged — : no convergence test (Adam)"
+    return text.lstrip("; ")
 
 
 def describe_protocol(
     report: Report, settings: Settings, source: DataSource, protocols: Sequence[Protocol]
 ) -> None:
+    parts = source.n_folds_available()
+    covered = coverage_text(min(settings.pick(5, 3, 1), parts), parts)
     report.text(
         f"Data: {source.label}. As in the paper, every loss trains the same linear model "
-        "(z-score features) under the same protocol, tested on each fold's test part; "
-        f"{settings.pick(5, 3, 1)} fold(s); NDCG@1..10 under the {preset_for(source)} preset "
-        "(official LETOR conventions). Each loss is trained under "
+        f"({normalize_text(settings.normalize)}) under the same protocol on each fold's "
+        f"training part. Tests: {covered}. Measures: NDCG@1..10 under the "
+        f"{preset_for(source)} preset ({_preset_reason(source)}). Each loss is trained under "
         f"{len(protocols)} protocols and every claim is checked under each; the primary one is "
-        f"{protocols[0].name}:"
+        f"{protocols[0].name}."
+    )
+    report.begin_details(
+        f"How every loss is trained: {len(protocols)} protocols (primary: {protocols[0].name})"
     )
     for text in protocol_texts(protocols):
         report.text(text)
@@ -179,6 +232,7 @@ def describe_protocol(
         "step per loss and fold on validation, and why the original protocol of this experiment "
         "(adam) used Adam, whose steps do not depend on the gradient's scale."
     )
+    report.end_details()
     if source.kind == "letor-file":
         report.text(source.single_file_note())
 
@@ -208,14 +262,22 @@ def ndcg_table(
     systems: Sequence[str],
     sig: Any | None,
     baseline: str | None,
+    failed: dict[str, str] | None = None,
+    protocol: str = "",
 ) -> Table:
-    """Rows: systems; columns NDCG@1..10 and their mean; cells marked against ``baseline``."""
+    """Rows: systems; columns NDCG@1..10 and their mean; cells marked against ``baseline``, no
+    mark for or against a method of ``failed`` (it failed to train)."""
+    from .soundness import failed_note
+
+    failed = failed or {}
+    if baseline in failed:
+        sig = None
     rows = []
     for s in systems:
-        row: list[Any] = [s]
+        row: list[Any] = [s + (" (failed to train)" if s in failed else "")]
         for m in NDCG_K:
             mark, p = "", None
-            if sig is not None and s != baseline:
+            if sig is not None and s != baseline and s not in failed:
                 t = sig.get(s, m)
                 if t is not None:
                     mark, p = t.mark, t.p_adjusted
@@ -231,26 +293,35 @@ def ndcg_table(
             digits=4,
             caption="mean over all test queries",
             legend=sig.legend if sig is not None else "",
+            notes=[failed_note(failed, protocol)] if failed else [],
         )
     )
 
 
 def curves(
-    ax: Any, store: PerQueryStore, systems: Sequence[str], conv_text: str, title: str
+    ax: Any,
+    store: PerQueryStore,
+    systems: Sequence[str],
+    conv_text: str,
+    title: str,
+    labels: Sequence[str] | None = None,
+    legend: bool = True,
 ) -> None:
     """NDCG@1..10 of each system with a ±1 standard-error band over queries. The y axis says
-    ``NDCG@k``; the full convention ``conv_text`` belongs in the figure's caption."""
+    ``NDCG@k``; the full convention ``conv_text`` belongs in the figure's caption; ``labels``
+    (default: the systems' names) are the legend's entries."""
     ks = np.array(KS)
-    for s in systems:
+    for s, label in zip(systems, labels or systems):
         mu = np.array([store.mean(s, m) for m in NDCG_K])
         se = np.array([store.sem(s, m) for m in NDCG_K])
-        (line,) = ax.plot(ks, mu, marker="o", ms=3, label=s)
+        (line,) = ax.plot(ks, mu, marker="o", ms=3, label=label)
         ax.fill_between(ks, mu - se, mu + se, color=line.get_color(), alpha=0.12, lw=0)
     ax.set_xlabel("cut-off k")
     ax.set_ylabel("NDCG@k")
     ax.set_title(title, fontsize="medium")
     ax.set_xticks(ks)
-    ax.legend(fontsize="x-small")
+    if legend:
+        ax.legend(fontsize="small")
 
 
 def conv_text(store: PerQueryStore, preset: str) -> str:

@@ -24,7 +24,7 @@ from .protocols import (
     fit_record,
 )
 from .report import Report, Table
-from .verdicts import AGREES, ALPHA, DISAGREES, Finding, threshold
+from .verdicts import AGREES, ALPHA, DISAGREES, Finding, threshold, untestable
 from .verdicts import better as better_rule
 
 TITLE = "NDCG-consistent surrogates vs the originals (Ravikumar et al., AISTATS 2011, Fig. 1)"
@@ -65,6 +65,7 @@ def run(report: Report, settings: Settings) -> None:
     S.describe_protocol(report, settings, source, protocols)
     all_losses = [pair for fam in FAMILIES for pair in losses_of(fam)]
     stores, preset, fits = S.train_all(report, settings, source, all_losses, protocols)
+    failed = S.find_failed(report, source, settings, stores, fits, preset)
 
     per_protocol: dict[str, list[Finding]] = {}
     results: dict[str, Any] = {}
@@ -75,9 +76,10 @@ def run(report: Report, settings: Settings) -> None:
         report.heading(
             f"Results under {p.name}" + (" (primary: the paper's protocol)" if i == 0 else "")
         )
-        report.text(p.describe())
+        if i:
+            report.begin_details(f"Results and training runs under {p.name} (described above)")
         if i == 0:
-            _figure(report, store, preset, source.label)
+            _figure(report, store, preset, source.label, p.name)
         _summary_table(report, summary_rows, p, sfx)
         for fam in FAMILIES:
             names = [n for n, _ in losses_of(fam)]
@@ -90,6 +92,8 @@ def run(report: Report, settings: Settings) -> None:
                 names,
                 sigs[fam],
                 names[0],
+                failed[p.name],
+                p.name,
             )
             if i == 0:
                 S.add_sig_files(report, f"{fam}_consistent_vs_original", sigs[fam])
@@ -97,7 +101,9 @@ def run(report: Report, settings: Settings) -> None:
         report.add_table(
             S.training_table(fits[p.name], f"training{sfx}", f"Training runs under {p.name}")
         )
-        per_protocol[p.name] = _claims(summary_rows, tests)
+        if i:
+            report.end_details()
+        per_protocol[p.name] = untestable(_claims(summary_rows, tests), failed[p.name])
         results[p.name] = {
             "protocol": p.to_dict(),
             "mean": {n: {m: store.mean(n, m) for m in S.NDCG_K} for n, _ in all_losses},
@@ -107,6 +113,7 @@ def run(report: Report, settings: Settings) -> None:
             "summary": _summary_dicts(summary_rows),
             "power": _power_rows(store),
             "training": [fit_record(f, n, fit) for f, n, fit in fits[p.name]],
+            "failed": failed[p.name],
         }
     report.add_protocol_findings(per_protocol)
     add_verdict_table(report, per_protocol)
@@ -160,18 +167,34 @@ def _summary_dicts(rows: list[list[Any]]) -> list[dict[str, Any]]:
     return [dict(zip(keys, r)) for r in rows]
 
 
-def _figure(report: Report, store: Any, preset: str, label: str) -> None:
+def _figure(report: Report, store: Any, preset: str, label: str, protocol: str = "") -> None:
     conv = S.conv_text(store, preset)
     fig, axes = subplots(len(FAMILIES), ncols=3, size=(5.0, 4.2))
     for ax, fam in zip(axes, FAMILIES):
-        S.curves(ax, store, [n for n, _ in losses_of(fam)], conv, FAMILIES[fam][0])
-    fig.suptitle(f"{label}: original vs NDCG-consistent surrogates (band: ±1 s.e. over queries)")
-    fig.tight_layout()
+        names = [n for n, _ in losses_of(fam)]
+        S.curves(
+            ax,
+            store,
+            names,
+            conv,
+            FAMILIES[fam][0],
+            [n.split(": ", 1)[-1] for n in names],
+            legend=False,
+        )
+    # one legend for the three panels (the same four versions in the same colours), below them
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize="medium", frameon=False)
+    fig.suptitle(
+        f"{label}, trained under {protocol}: original vs NDCG-consistent surrogates "
+        "(band: ±1 s.e. over queries)"
+    )
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     report.add_figure(
         "ndcg_at_k",
         fig,
-        title="NDCG@1..10 per loss family",
-        caption="one panel per family: the original loss and its consistent versions "
+        title=f"NDCG@1..10 per loss family (under {protocol})",
+        caption=f"every loss trained under {protocol}; "
+        "one panel per family: the original loss and its consistent versions "
         "with Z_1, Z_10 and Z; band ±1 standard error over test queries; NDCG@k is "
         f"{conv}",
     )
@@ -314,6 +337,7 @@ def _claims(
     ``tests``: :func:`._surrogates.mean_k_tests` per family.
     """
     out: list[Finding] = []
+    every = tuple(n for fam in FAMILIES for n, _ in losses_of(fam))
     sig = [r for r in rows if r[5] < alpha]
     big = [r for r in sig if abs(r[4]) > LARGE_PCT]
     changes = ", ".join(
@@ -337,6 +361,7 @@ def _claims(
                 "large change exists and all are improvements; disagrees if any is a degradation; "
                 "otherwise (no significant large change) inconclusive",
             ),
+            every,
         )
     )
     better = [r for r in sig if r[4] > 0]
@@ -358,6 +383,7 @@ def _claims(
                 f"{LARGE_PCT:g}%; otherwise (as many better as worse, or no significant change) "
                 "inconclusive",
             ),
+            every,
         )
     )
     lnet = tests["listnet"]
@@ -381,6 +407,7 @@ def _claims(
                 "lower; otherwise inconclusive",
                 "; ".join(v.detail for v in parts),
             ),
+            tuple(n for n, _ in losses_of("listnet")),
         )
     )
     return out

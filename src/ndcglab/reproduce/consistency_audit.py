@@ -14,6 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 
+import numpy as np
+
 from ._common import Settings
 from .report import Report, Table
 from .verdicts import threshold
@@ -143,17 +145,35 @@ def run(report: Report, settings: Settings) -> None:
     fig, ax = plt.subplots(figsize=(8.0, 0.35 * len(shown) + 1.5))
     share = [r.failures / max(r.distributions, 1) for r in shown]
     colors = ["C3" if r.verdict == "not consistent" else "C2" for r in shown]
-    ax.barh([r.loss for r in shown], share, color=colors)
+    y = np.arange(len(shown))
+    ax.barh(y, share, color=colors)
+    for yi, r, v in zip(y, shown, share):
+        label = f"{r.failures} of {r.distributions}" + (
+            " — no counter-example" if r.failures == 0 else ""
+        )
+        if r.failures == 0:  # a bar of zero length: mark it so the row is not read as missing
+            ax.plot([0], [yi], marker="o", ms=7, color="C2", clip_on=False, zorder=3)
+        ax.text(v + 0.015, yi, label, va="center", fontsize="small")
+    ax.set_yticks(y)
+    ax.set_yticklabels([r.loss for r in shown])
     ax.invert_yaxis()
     ax.set_xlabel("share of label distributions where the minimiser orders wrongly")
     ax.set_xlim(0, 1)
     fig.tight_layout()
+    n_zero = sum(r.failures == 0 for r in shown)
     report.add_figure(
         "wrong_order_share",
         fig,
         title="Share of distributions with a wrong order, per loss",
-        caption="red: not consistent (a counter-example was found); green: no counter-example "
-        f"among {count} distributions; measure {MEASURE} (exp2 gain, log discount)",
+        caption="bar length: the share of the label distributions whose expected-loss minimiser "
+        "orders some pair wrongly; red bar: not consistent (a counter-example was found)"
+        + (
+            f"; green dot at 0 (no bar): no counter-example among {count} distributions "
+            f"({n_zero} loss{'es' if n_zero != 1 else ''})"
+            if n_zero
+            else ""
+        )
+        + f"; the count beside each row; measure {MEASURE} (exp2 gain, log discount)",
     )
 
     by = {r.loss: r for r in results}

@@ -1,7 +1,8 @@
 """``cost-sensitive``: Lu et al. (PAKDD 2010) Tables 1–6 — CS-ListMLE@k vs ListMLE and baselines.
 
 Protocol (Lu et al. §5): a linear model f(x) = <w, x> for every method, trained on each fold's
-training part and tested on the test part; five folds, so every query is tested once. Every method
+training part and tested on the test part; five folds (three with ``--quick``), so in a full run
+every query is tested once. Every method
 is trained under three protocols (:mod:`.protocols`): ``tuned-gd`` (the paper's: gradient descent
 with η and ε chosen per fold on validation by the measure the method targets; primary),
 ``line-search`` (L-BFGS to the minimiser) and ``fixed-gd`` (this experiment's original protocol:
@@ -14,9 +15,12 @@ t-test on the per-query N@1 of every method against ListMLE, and of CS-ListMLE@1
 RankCosine, AdaRank and RankSVM (the paper's §5.2 test), with :mod:`ndcglab.analysis.significance`.
 
 The published numbers (Tables 1–6) are kept in :data:`PAPER` and printed beside ours. They are for
-LETOR **2.0** OHSUMED/TD2003/TD2004; our OHSUMED is LETOR 3.0 (QueryLevelNorm, 45 features
-instead of 25; same 106 queries and judgements), so equal numbers are not expected — the claims
-compared are the orderings and significance statements. Lu et al.'s ListMLE and RankCosine rows
+LETOR **2.0** OHSUMED/TD2003/TD2004; data given with ``--data`` are compared with a table only when
+their sizes match the LETOR 3.0 version of that collection (:func:`._common.known_collection`:
+OHSUMED has 106 queries and 45 features there, against 25 in LETOR 2.0), so equal numbers are not
+expected — the claims compared are the orderings and significance statements. Before any claim
+is decided, every method is checked for a failed training (:mod:`.soundness`); claims resting on
+a failed method are not testable under that protocol. Lu et al.'s ListMLE and RankCosine rows
 were not trained by them but taken from Xia et al.'s work (:data:`NOT_COMPARABLE`), so the page
 compares our CS-ListMLE with the published numbers and with our own baselines separately, and
 gives the 95% CI of every claimed difference with the queries needed to detect the paper's
@@ -29,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import Settings, source_for, subplots
+from ._common import Settings, coverage_text, normalize_text, source_for, subplots
 from ._fit import PerQueryStore
 from .protocols import (
     TUNED_GD_QUICK,
@@ -45,6 +49,7 @@ from .protocols import (
     protocol_texts,
 )
 from .report import Cell, Report, Table
+from .soundness import TRIVIAL, failed_methods, failed_note, trivial_values, unmark_details
 from .verdicts import (
     ALPHA,
     MARGIN,
@@ -52,6 +57,7 @@ from .verdicts import (
     all_of,
     better,
     comparable,
+    untestable,
     within,
 )
 
@@ -155,12 +161,17 @@ def run(report: Report, settings: Settings) -> None:
     fits: dict[str, list[tuple[str, str, Any]]] = {p.name: [] for p in protocols}
 
     report.text(
-        f"Data: {source.label}. Every method is a linear model (z-score features from the "
-        "training part) trained on each fold's training part and tested on its test part; test "
+        f"Data: {source.label}. Every method is a linear model "
+        f"({normalize_text(settings.normalize)}) trained on each fold's training part and "
+        "tested on its test part; test "
         "measures use the letor3 preset (Eval-Score-3.0.pl: gain {0:0, 1:1, 2:3}, discount "
         "1/max(1, log2 r), ties in file order, NDCG@k of a list shorter than k counts 0). "
         f"Each method is trained under {len(protocols)} protocols and every claim is checked "
-        f"under each; the primary protocol is {primary.name}, the paper's:"
+        f"under each; the primary protocol is {primary.name}, the paper's."
+    )
+    report.begin_details(
+        f"How every method is trained: {len(protocols)} protocols (primary: {primary.name}, "
+        "the paper's)"
     )
     for text in protocol_texts(protocols):
         report.text(text)
@@ -169,6 +180,7 @@ def run(report: Report, settings: Settings) -> None:
         f"protocol (boosting over single features, {rounds} rounds, the round with the best "
         "validation NDCG@10 kept), trained once per fold and shared by the protocols."
     )
+    report.end_details()
     if source.kind == "letor-file":
         report.text(source.single_file_note())
 
@@ -227,24 +239,40 @@ def run(report: Report, settings: Settings) -> None:
     report.add_dataset(source.describe())
     report.add_conventions(stores[primary.name].conventions)
 
-    paper_key = _paper_dataset(source.label)
+    paper_key = _paper_dataset(report.datasets[-1])
     paper = PAPER[paper_key or "OHSUMED"]
+    n_parts = source.n_folds_available()
+    trivial = trivial_values(
+        [f.test for f in source.folds(n_folds, with_vali=False)], all_measures, preset
+    )
     per_protocol: dict[str, list[Finding]] = {}
     results: dict[str, Any] = {}
     for i, p in enumerate(protocols):
         store = stores[p.name]
+        failed = failed_methods(
+            {n: store.mean(n, "ndcg@10") for n, _ in METHODS}, fits[p.name], trivial
+        )
+        for name, why in failed.items():
+            report.add_failed_run(p.name, name, why)
         sig_all, sig_52, sig_curve = _significance(store, settings)
         sfx = "" if i == 0 else f"_{p.slug}"
         report.heading(
             f"Results under {p.name}" + (" (primary: the paper's protocol)" if i == 0 else "")
         )
-        report.text(p.describe())
-        _results_table(report, store, sig_all, source.label, n_folds, p, sfx)
-        _curve_table(report, store, sig_curve, p, sfx)
-        _significance_tables(report, sig_all, sig_52, p, sfx, files=i == 0)
+        if i:
+            report.begin_details(
+                f"Results, tests and training runs under {p.name} (described above)"
+            )
+        _results_table(report, store, sig_all, source.label, n_folds, p, sfx, failed, trivial)
+        _curve_table(report, store, sig_curve, p, sfx, failed)
+        _significance_tables(report, sig_all, sig_52, p, sfx, files=i == 0, failed=failed)
         report.text(convergence_summary(p, fits[p.name]))
         report.add_table(_training_table(fits[p.name], p, sfx))
-        per_protocol[p.name] = _claims(store, sig_all, sig_52, paper_key, source.label)
+        if i:
+            report.end_details()
+        per_protocol[p.name] = untestable(
+            _claims(store, sig_all, sig_52, paper_key, source.label), failed
+        )
         results[p.name] = {
             "protocol": p.to_dict(),
             "mean": {n: {m: store.mean(n, m) for m in all_measures} for n, _ in METHODS},
@@ -257,15 +285,16 @@ def run(report: Report, settings: Settings) -> None:
             },
             "power": _power_rows(store, paper),
             "training": [fit_record(f, n, fit) for f, n, fit in fits[p.name]],
+            "failed": failed,
         }
     report.add_protocol_findings(per_protocol)
     add_verdict_table(report, per_protocol)
 
     # ------------------------------------------------------------------ beside the paper
     store = stores[primary.name]
-    _plots(report, store, paper if paper_key else None, source.label)
+    _plots(report, store, paper if paper_key else None, source.label, primary.name)
     report.heading("Beside the published numbers")
-    report.text(NOT_COMPARABLE)
+    report.text(NOT_COMPARABLE + " " + _data_sentence(report.datasets[-1], paper_key))
     cols = ["method"]
     for m in MEASURES:
         cols += [f"{SHORT[m]} ours", f"{SHORT[m]} paper"]
@@ -276,8 +305,9 @@ def run(report: Report, settings: Settings) -> None:
             row += [store.mean(name, m), paper[name][m]]
         rows.append([*row, _paper_source(name)])
     note = (
-        "the paper's numbers: Lu et al. Tables 1 and 4 (LETOR 2.0 OHSUMED); ours: LETOR 3.0 "
-        "OHSUMED (QueryLevelNorm) — same queries and judgements, different feature set"
+        "the paper's numbers: Lu et al. Tables 1 and 4 (LETOR 2.0 OHSUMED); ours: data with "
+        "LETOR 3.0 OHSUMED's sizes (106 queries, 45 features) — the same queries and judgements "
+        "if it is that collection, a different feature set"
         if paper_key == "OHSUMED"
         else f"the paper's numbers are for LETOR 2.0 {paper_key or 'OHSUMED'} (Tables "
         f"{_TABLES.get(paper_key or 'OHSUMED')}); "
@@ -314,7 +344,7 @@ def run(report: Report, settings: Settings) -> None:
 
     # ------------------------------------------------------------------ variance and power
     report.heading("Variance and power")
-    _power_section(report, store, paper, primary.name, paper_key)
+    _power_section(report, store, paper, primary.name, paper_key, n_folds, n_parts)
 
     sig_primary = results[primary.name]["significance"]
     report.results["primary_protocol"] = primary.name
@@ -339,6 +369,22 @@ def run(report: Report, settings: Settings) -> None:
     }
 
 
+def _data_sentence(info: dict[str, Any], paper_key: str | None) -> str:
+    """What the data of this run are, as far as their sizes tell (never from the folder name)."""
+    if info.get("kind") == "synthetic":
+        return "The data of this run are synthetic: no published number is comparable with ours."
+    match = info.get("sizes_match")
+    if match and paper_key:
+        return (
+            f"The data given have the sizes of {match}, so they are set beside the paper's "
+            f"{paper_key} tables (LETOR 2.0)."
+        )
+    return (
+        "The data given match no collection of the paper by their sizes: the published numbers "
+        "are printed for reference only."
+    )
+
+
 #: the paragraph that names what cannot be compared with the paper
 NOT_COMPARABLE = (
     "What cannot be compared. Lu et al. did not train their ListMLE and RankCosine baselines: "
@@ -350,7 +396,8 @@ NOT_COMPARABLE = (
     "separately (1) with the published numbers (the table of CS-ListMLE@k below, and the "
     "finding on the published N@1) and (2) with our own baselines trained under the same "
     "protocol (the results tables and findings above). All published numbers are for LETOR 2.0 "
-    "(25 features); our OHSUMED is LETOR 3.0 (45 features, same queries and judgements)."
+    "(OHSUMED with 25 features; LETOR 3.0's OHSUMED has 45, with the same queries and "
+    "judgements)."
 )
 
 
@@ -400,14 +447,18 @@ def _results_table(
     n_folds: int,
     p: Protocol,
     sfx: str,
+    failed: dict[str, str] | None = None,
+    trivial: dict[str, np.ndarray] | None = None,
 ) -> None:
+    failed = failed or {}
     n_q = store.per_query("ListMLE", "ndcg@1").size
     rows = []
     for name, _ in METHODS:
-        row: list[Any] = [name]
+        row: list[Any] = [name + (" (failed to train)" if name in failed else "")]
         for m in MEASURES:
-            mark = "" if name == "ListMLE" or m != "ndcg@1" else sig_all.mark(name, m)
-            t = sig_all.get(name, m) if m == "ndcg@1" and name != "ListMLE" else None
+            off = name == "ListMLE" or m != "ndcg@1" or name in failed or "ListMLE" in failed
+            mark = "" if off else sig_all.mark(name, m)
+            t = None if off else sig_all.get(name, m)
             row.append(
                 Cell(
                     store.mean(name, m),
@@ -417,27 +468,55 @@ def _results_table(
                 )
             )
         rows.append(row)
+    if trivial is not None:
+        rows.append(
+            [f"{TRIVIAL} (trivial ranker)"]
+            + [float(np.nanmean(trivial[m])) if trivial[m].size else None for m in MEASURES]
+        )
+    legend = (
+        ""
+        if "ListMLE" in failed
+        else "Marks on N@1 only (per-query NDCG@1 against ListMLE, Holm over the eight "
+        "comparisons): " + sig_all.legend
+    )
+    note = failed_note(failed, p.name)
     report.add_table(
         Table(
             f"results{sfx}",
             f"Test results on {label} under {p.name} ({n_q} test queries, {n_folds} fold(s))",
             ["method", *[SHORT[m] for m in MEASURES]],
             rows,
-            caption="mean over all test queries; ± standard deviation of the fold means",
+            caption="mean over all test queries; ± standard deviation of the fold means"
+            + (
+                f"; {TRIVIAL}: every document tied, ranked by the preset's tie rule"
+                if trivial is not None
+                else ""
+            ),
             digits=3,
-            legend="Marks on N@1 only (per-query NDCG@1, Holm over the eight comparisons): "
-            + sig_all.legend,
+            legend=legend,
+            notes=[note] if note else [],
         )
     )
 
 
-def _curve_table(report: Report, store: PerQueryStore, sig: Any, p: Protocol, sfx: str) -> None:
-    """CS-ListMLE@k vs ListMLE at N@1..10, marked by the paired t-test (Holm per cut-off)."""
+def _curve_table(
+    report: Report,
+    store: PerQueryStore,
+    sig: Any,
+    p: Protocol,
+    sfx: str,
+    failed: dict[str, str] | None = None,
+) -> None:
+    """CS-ListMLE@k vs ListMLE at N@1..10, marked by the paired t-test (Holm per cut-off); no
+    marks for or against a method that failed to train."""
+    failed = failed or {}
+    off = "ListMLE" in failed
     rows = []
     for name, _ in METHODS[:5]:
-        row: list[Any] = [name]
+        row: list[Any] = [name + (" (failed to train)" if name in failed else "")]
         for m in CURVE:
-            t = sig.get(name, m) if name != "ListMLE" else None
+            tested = name != "ListMLE" and not off and name not in failed
+            t = sig.get(name, m) if tested else None
             row.append(
                 Cell(
                     store.mean(name, m),
@@ -454,15 +533,28 @@ def _curve_table(report: Report, store: PerQueryStore, sig: Any, p: Protocol, sf
             ["method", *[f"N@{k}" for k in range(1, 11)]],
             rows,
             digits=3,
-            caption="mean over all test queries; paired t-test against ListMLE per cut-off, "
-            "Holm over the four CS-ListMLE variants",
-            legend=sig.legend,
+            caption="mean over all test queries"
+            + (
+                ""
+                if off
+                else "; paired t-test against ListMLE per cut-off, Holm over the four "
+                "CS-ListMLE variants"
+            ),
+            legend="" if off else sig.legend,
+            notes=[failed_note(failed, p.name)] if failed else [],
         )
     )
 
 
 def _significance_tables(
-    report: Report, sig_all: Any, sig_52: Any, p: Protocol, sfx: str, *, files: bool
+    report: Report,
+    sig_all: Any,
+    sig_52: Any,
+    p: Protocol,
+    sfx: str,
+    *,
+    files: bool,
+    failed: dict[str, str] | None = None,
 ) -> None:
     for tag, res, title in (
         ("vs_listmle", sig_all, "Every method vs ListMLE (N@1, paired t-test, Holm)"),
@@ -473,14 +565,16 @@ def _significance_tables(
         ),
     ):
         header, body = res.details()
+        note = failed_note(failed or {}, p.name)
         report.add_table(
             Table(
                 f"significance_{tag}{sfx}",
                 f"{title} under {p.name}",
                 header,
-                [list(r) for r in body],
+                unmark_details(header, body, failed or {}),
                 legend=res.legend,
-                collapsed=bool(sfx),
+                collapsed=True,
+                notes=[note] if note else [],
             )
         )
         if files:
@@ -522,12 +616,25 @@ def _training_table(fits: list[tuple[str, str, Any]], p: Protocol, sfx: str) -> 
         ],
         rows,
         collapsed=True,
-        notes=[
-            "vali score: the validation value the run was selected by (NDCG@10; tuned-gd: the "
-            "target of the chosen grid point, NDCG@k for CS-ListMLE@k); empty when nothing was "
-            "selected; |∇|∞: the max-norm of the objective's gradient at the end",
-        ],
+        notes=[_training_note(p, fits)],
     )
+
+
+def _training_note(p: Protocol, fits: list[tuple[str, str, Any]]) -> str:
+    """The training table's note: only what its columns hold under protocol ``p``."""
+    if p.tuned:
+        vali = (
+            "vali score: the validation value of the chosen grid point (NDCG@k for "
+            "CS-ListMLE@k, NDCG@10 otherwise)"
+        )
+    elif p.select_epoch:
+        vali = "vali score: the validation NDCG@10 of the kept epoch"
+    else:
+        vali = "vali score: empty — nothing is selected on validation under " + p.name
+    vali += "; AdaRank: the validation NDCG@10 of the kept round"
+    if any(getattr(fit, "grad_norm", None) is not None for _, _, fit in fits):
+        vali += "; |∇|∞: the max-norm of the objective's gradient at the end"
+    return vali
 
 
 def _published_cs_table(
@@ -600,6 +707,8 @@ def _power_section(
     paper: dict[str, Any],
     protocol: str,
     paper_key: str | None,
+    n_folds: int = 5,
+    n_parts: int = 5,
 ) -> None:
     rows_d = _power_rows(store, paper)
     n = rows_d[0]["n"] if rows_d else 0
@@ -634,8 +743,9 @@ def _power_section(
         f"Lu et al., LETOR 2.0 {paper_key}" if paper_key else "Lu et al.'s OHSUMED, for reference"
     )
     report.text(
-        f"How much this data can tell. There are {n} test queries (every query of the collection "
-        "is tested once over the folds). For each difference the paper claims, the table gives "
+        f"How much this data can tell. There are {n} test queries "
+        f"({coverage_text(n_folds, n_parts)}). "
+        "For each difference the paper claims, the table gives "
         f"our mean paired difference under {protocol} with its 95% confidence interval (Student "
         "t), the per-query standard deviation of the differences, the paper's difference δ "
         f"({source}) "
@@ -686,15 +796,23 @@ def _power_section(
     )
 
 
-def _paper_dataset(label: str) -> str | None:
-    up = label.upper()
+def _paper_dataset(info: dict[str, Any]) -> str | None:
+    """The paper's dataset whose tables apply: only when the data's sizes match that collection's
+    LETOR 3.0 version (:func:`._common.known_collection`), never from the folder's name."""
+    match = str(info.get("sizes_match") or "")
     for key in PAPER:
-        if key in up:
+        if match.endswith(" " + key):
             return key
     return None
 
 
-def _plots(report: Report, store: PerQueryStore, paper: dict[str, Any] | None, label: str) -> None:
+def _plots(
+    report: Report,
+    store: PerQueryStore,
+    paper: dict[str, Any] | None,
+    label: str,
+    protocol: str = "",
+) -> None:
     from .._compat import pyplot
 
     plt = pyplot()
@@ -739,14 +857,18 @@ def _plots(report: Report, store: PerQueryStore, paper: dict[str, Any] | None, l
     hi = max(high) if high else 1.0
     pad = 0.1 * max(hi - lo, 0.02)
     ax.set_ylim(max(0.0, lo - pad), min(1.0, hi + pad))
-    ax.set_title(f"{label}: N@1, N@3, N@5, N@10 and MAP (error bars: sd of fold means)")
+    ax.set_title(
+        f"{label}, trained under {protocol}: N@1, N@3, N@5, N@10 and MAP "
+        "(error bars: sd of fold means)"
+    )
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
     report.add_figure(
         "measures",
         fig,
-        title="N@k and MAP per method",
-        caption="bars: our test means; error bars: standard deviation over folds"
+        title=f"N@k and MAP per method (under {protocol})",
+        caption=f"bars: our test means, every method trained under {protocol}; error bars: "
+        "standard deviation over folds"
         + ("; black diamonds: the paper's numbers" if paper else "")
         + f"; the y axis does not start at 0. N@k is {conv_text}; MAP is "
         + store.resolved("map"),
@@ -766,14 +888,15 @@ def _plots(report: Report, store: PerQueryStore, paper: dict[str, Any] | None, l
             ax.fill_between(ks, mu - se, mu + se, color=line.get_color(), alpha=0.12, lw=0)
         ax.set_xlabel("cut-off k")
         ax.set_ylabel("NDCG@k")
-        ax.set_title(title, fontsize="medium")
-        ax.legend(fontsize="x-small")
+        ax.set_title(f"{title} ({protocol})", fontsize="medium")
+        ax.legend(fontsize="small")
     fig.tight_layout()
     report.add_figure(
         "ndcg_at_k",
         fig,
-        title="NDCG@1..10",
-        caption=f"mean over test queries; band: ±1 standard error over queries; NDCG@k is "
+        title=f"NDCG@1..10 (under {protocol})",
+        caption=f"mean over test queries, every method trained under {protocol}; band: ±1 "
+        "standard error over queries; NDCG@k is "
         f"{conv_text}",
     )
 
@@ -819,6 +942,7 @@ def _claims(
                 for n in cs
             ),
             all_of(parts),
+            ("ListMLE", *cs),
         )
     )
     n1 = {n: store.mean(n, "ndcg@1") for n in ("CS-ListMLE@1", *BASELINES_52)}
@@ -832,6 +956,7 @@ def _claims(
             all_of(
                 [better(-t.diff, t.p_value, what=f"CS-ListMLE@1 − {b}") for b, t in tests.items()]
             ),
+            ("CS-ListMLE@1", *BASELINES_52),
         )
     )
     out.append(
@@ -849,6 +974,7 @@ def _claims(
                     for b in ("RankSVM", "AdaRank")
                 ]
             ),
+            ("CS-ListMLE@1", "RankSVM", "AdaRank"),
         )
     )
     maps = {n: store.per_query(n, "map") for n in ("CS-ListMLE@1", *BASELINES_52)}
@@ -862,6 +988,7 @@ def _claims(
                     for b in BASELINES_52
                 ]
             ),
+            ("CS-ListMLE@1", *BASELINES_52),
         )
     )
     if paper_key == "OHSUMED":
@@ -880,6 +1007,7 @@ def _claims(
                     se=store.sem("CS-ListMLE@1", "ndcg@1"),
                     what="our N@1",
                 ),
+                ("CS-ListMLE@1",),
             )
         )
     return out

@@ -103,6 +103,46 @@ def _data(settings: Settings) -> tuple[Any, Any, dict[str, Any]]:
     )
 
 
+def _stability_panel(ax: Any, res: Any, measure: str) -> None:
+    """One panel of the stability figure: the full ranking's share as a wide grey band drawn
+    first, then each pair's share on top in its own colour and line style, so no curve hides
+    another."""
+    grid = res.grid
+    if len(res.rankers) > 2:
+        ax.step(
+            grid,
+            res.ranking_stability(measure),
+            where="post",
+            color="0.6",
+            lw=7,
+            alpha=0.45,
+            solid_capstyle="butt",
+            label="all three (full ranking)",
+            zorder=1,
+        )
+    styles = ("-", "--", ":")
+    for i, ((x, y), frac) in enumerate(res.pair_stability(measure).items()):
+        ax.step(
+            grid,
+            frac,
+            where="post",
+            ls=styles[i % len(styles)],
+            lw=1.8,
+            label=f"{x} vs {y}",
+            zorder=2 + i,
+        )
+    if grid[-1] / max(grid[0], 1) > 20:
+        ax.set_xscale("log")
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_xlabel(
+        "n (first n documents of each list, "
+        + ("file order)" if res.order == "file" else f"shuffled; {res.n_repeats} repetitions)"),
+        fontsize="small",
+    )
+    ax.set_ylabel("share of repetitions")
+    ax.legend(fontsize="small", loc="lower right")
+
+
 def run(report: Report, settings: Settings) -> None:
     from ..analysis.distinguish import distinguishability
 
@@ -163,6 +203,7 @@ def run(report: Report, settings: Settings) -> None:
                 seed=settings.seed,
                 preset="standard",
                 validation_measure="ndcg@10",
+                normalize=settings.normalize,
             )
     svm, net = fits["RankSVM"], fits["ListNet"]
     rnd = np.random.default_rng(settings.seed + 7).uniform(-1.0, 1.0, test.n_docs)
@@ -232,16 +273,17 @@ def run(report: Report, settings: Settings) -> None:
     )
     fig, axes = subplots(4, ncols=2, size=(6.3, 4.3))
     for ax, (_key, m, title) in zip(axes, MEASURES):
-        res.plot_stability(ax, measure=m)
+        _stability_panel(ax, res, m)
         ax.set_title(title, fontsize="medium")
-        ax.set_ylabel("share of repetitions")
     fig.tight_layout()
     report.add_figure(
         "stability",
         fig,
         title="Distinguishability: is the order already final?",
         caption="y axis: the share of repetitions in which the order of each pair of rankers "
-        "(and of all three, dashed) at n stays the same for every larger n",
+        "at n stays the same for every larger n (coloured lines, one style per pair); the wide "
+        "grey band underneath: the same for the order of all three — where a pair's line runs "
+        "inside the band, the full ranking is final exactly when that pair's order is",
     )
 
     # ------------------------------------------------------------------ tables

@@ -225,7 +225,7 @@ def run(report: Report, settings: Settings) -> None:
         ("binary labels, informative ranker: cut-offs", [8, 9, 10]),
         ("graded labels (Theorems 10–13)", [11, 12, 13, 14]),
     ]
-    fig, axes = subplots(len(panels), ncols=2, size=(6.4, 4.4))
+    fig, axes = subplots(len(panels), ncols=2, size=(6.4, 5.6))
     for ax, (title, idx) in zip(axes, panels):
         for i in idx:
             case = CASES[i]
@@ -235,7 +235,10 @@ def run(report: Report, settings: Settings) -> None:
         ax.set_xlabel("list size n (log scale)")
         ax.set_ylabel("NDCG(f, S_n)")
         ax.set_ylim(0.0, 1.0)
-        ax.legend(fontsize="x-small", loc="lower left")
+        # below the axes, so that no legend covers a curve or band
+        ax.legend(
+            fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False
+        )
     fig.suptitle("Simulated NDCG vs n; dashed: the theorem's limit")
     fig.tight_layout()
     report.add_figure(
@@ -249,7 +252,7 @@ def run(report: Report, settings: Settings) -> None:
         "discount and cut-off are in the legend",
     )
 
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    fig, ax = plt.subplots(figsize=(10.5, 4.8))
     for i in [0, 2, 4, 6, 7, 9]:
         ax.plot(
             sizes,
@@ -263,7 +266,7 @@ def run(report: Report, settings: Settings) -> None:
     ax.set_xlabel("list size n (log scale)")
     ax.set_ylabel("sd of NDCG across draws")
     ax.set_title("Spread vs n: 2^−r does not settle")
-    ax.legend(fontsize="x-small")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     fig.tight_layout()
     report.add_figure(
         "spread_vs_n",
@@ -371,8 +374,14 @@ def limit_verdict(
         "inconclusive (a limit cannot be refuted at finite n while the gap shrinks)"
     )
     if v.verdict == DISAGREES and abs(mean - limit) < abs(first_gap):
-        return Verdict(INCONCLUSIVE, rule, v.detail)
-    return Verdict(v.verdict, rule, v.detail)
+        return Verdict(
+            INCONCLUSIVE,
+            rule,
+            v.detail,
+            f"beyond ±{tol:g} of the limit but still closing (gap {first_gap:+.4f} at "
+            f"n = {n_first}) ({v.detail})",
+        )
+    return Verdict(v.verdict, rule, v.detail, v.reason)
 
 
 def _plot_sim(ax: Any, sim: Any, label: str) -> None:

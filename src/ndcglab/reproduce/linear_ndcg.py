@@ -6,9 +6,10 @@ discount (``DCG^β = Σ_i y_(i) (n − i)``) is compared with the label-gap-weig
 :mod:`ndcglab.measures.linear_ndcg` (``ideal_linear_dcg``, ``linear_dcg``, ``pairwise_loss``).
 
 Scores: a quick linear ListNet model trained on each fold's training part scores that fold's test
-part (every query is tested once over the five folds); with a single file, the model is trained and
-applied on it. Labels are integers and the discount n − i is an integer, so both sides are integers
-far below 2^53 and float64 holds them exactly: the identity must hold with a gap of exactly 0.
+part (five folds: every query is tested once; two with ``--quick``); with a single file, the
+model is trained and applied on it. Labels are integers and the discount n − i is an integer, so
+both sides are integers far below 2^53 and float64 holds them exactly: the identity must hold
+with a gap of exactly 0.
 Ties in scores need one rule on both sides (the module's ``ties``): checked with the file order
 (``input``) and, for scores rounded to one decimal (many ties), also with ``average`` (tied pairs
 count half on both sides; the group averages make the values non-integers, so a float tolerance
@@ -75,6 +76,7 @@ def run(report: Report, settings: Settings) -> None:
                 epochs=epochs,
                 seed=settings.seed,
                 preset="letor3",
+                normalize=settings.normalize,
             )
         test = fold.test
         parts.append(
@@ -125,7 +127,7 @@ def run(report: Report, settings: Settings) -> None:
     report.add_table(
         Table(
             "identity",
-            "DCG^β_ideal − DCG^β_f vs R(f), every query",
+            "DCG^β_ideal − DCG^β_f vs R(f), every test query",
             [
                 "scores",
                 "ties rule",
@@ -184,7 +186,7 @@ def run(report: Report, settings: Settings) -> None:
     axes[1].plot([0, hi], [0, hi], "k--", lw=1, label="identity y = x")
     axes[1].set_xlabel("R(f)")
     axes[1].set_ylabel("DCG^β_ideal − DCG^β_f")
-    axes[1].set_title("every query lies on the diagonal", fontsize="medium")
+    axes[1].set_title("every test query lies on the diagonal", fontsize="medium")
     axes[1].legend(fontsize="small")
     fig.tight_layout()
     report.add_figure(

@@ -82,6 +82,8 @@ class Protocol:
     grid: tuple[tuple[str, tuple[float, ...]], ...] = ()
     source: str = ""
     reduced: str = ""
+    #: feature normalisation (the run's ``--normalize``)
+    normalize: str = "zscore"
 
     @property
     def tuned(self) -> bool:
@@ -162,6 +164,14 @@ TUNED_GD_QUICK = (
 
 
 def protocol_by_name(name: str, experiment: str, settings: Settings) -> Protocol:
+    """The protocol ``name`` with the caps and grid of ``settings``' mode for ``experiment``, and
+    the run's feature normalisation (``settings.normalize``)."""
+    from dataclasses import replace
+
+    return replace(_protocol(name, experiment, settings), normalize=settings.normalize)
+
+
+def _protocol(name: str, experiment: str, settings: Settings) -> Protocol:
     """The protocol ``name`` with the caps and grid of ``settings``' mode for ``experiment``."""
     from ..errors import NdcglabError
 
@@ -229,7 +239,7 @@ def fit_protocol(
     validation: RankingDataset | None,
     seed: int,
     preset: str | None,
-    normalize: str = "zscore",
+    normalize: str | None = None,
     rounds: int | None = None,
 ) -> Any:
     """Train ``loss`` on ``train`` under ``protocol`` and score every set in ``score_sets``.
@@ -237,10 +247,12 @@ def fit_protocol(
     Returns a :class:`._fit.Fitted` with the protocol's name, the convergence (``converged``,
     ``grad_norm``) and, for a tuned protocol, the chosen values and every trial.
     ``fixed-gd`` and ``adam`` go through :func:`._fit.fit_scores` exactly as the experiments
-    always did (same calls, same numbers).
+    always did (same calls, same numbers). ``normalize`` defaults to the protocol's (the run's
+    ``--normalize``).
     """
     from ._fit import fit_scores
 
+    normalize = normalize or protocol.normalize
     if protocol.name == "fixed-gd":
         fit = fit_scores(
             loss,
@@ -252,6 +264,7 @@ def fit_protocol(
             preset=preset,
             validation_measure="ndcg@10",
             rounds=rounds,
+            normalize=normalize,
         )
     elif protocol.name == "adam":
         fit = fit_scores(
@@ -451,7 +464,6 @@ def add_verdict_table(report: Any, per_protocol: Mapping[str, Sequence[Any]]) ->
     findings are the combined ones of ``per_protocol`` (protocol -> its
     :class:`~ndcglab.reproduce.verdicts.Finding` list, in the same order)."""
     from .report import Table
-    from .verdicts import ROBUST_RULE
 
     names = list(per_protocol)
     n = len(per_protocol[names[0]])
@@ -459,13 +471,13 @@ def add_verdict_table(report: Any, per_protocol: Mapping[str, Sequence[Any]]) ->
         [f["claim"], *[per_protocol[p][i].verdict.verdict for p in names], f["verdict"]]
         for i, f in enumerate(report.findings[-n:])
     ]
-    report.heading("Verdicts per protocol")
     report.add_table(
         Table(
             "verdicts_by_protocol",
             "Each claim's verdict under each training protocol, and combined",
             ["claim", *names, "combined"],
             rows,
-            notes=[ROBUST_RULE],
+            notes=["combined by the robustness rule (listed with the rules under the verdicts)"],
+            collapsed=True,
         )
     )

@@ -16,9 +16,9 @@ import numpy as np
 
 from . import _surrogates as S
 from ._common import Settings, source_for
-from .protocols import convergence_summary, experiment_protocols, fit_record
-from .report import Report, Table
-from .verdicts import ROBUST_RULE, Finding, better_or_comparable
+from .protocols import add_verdict_table, convergence_summary, experiment_protocols, fit_record
+from .report import Report
+from .verdicts import Finding, better_or_comparable, untestable
 
 TITLE = "The normalised q-norm surrogate vs cosine and cross-entropy (Ravikumar et al., Fig. 2)"
 CLAIM = (
@@ -46,6 +46,7 @@ def run(report: Report, settings: Settings) -> None:
     stores, preset, fits = S.train_all(report, settings, source, LOSSES, protocols)
     names = [n for n, _ in LOSSES]
     qn = names[0]
+    failed = S.find_failed(report, source, settings, stores, fits, preset)
     per_protocol: dict[str, list[Finding]] = {}
     results: dict[str, Any] = {}
     for i, p in enumerate(protocols):
@@ -55,7 +56,8 @@ def run(report: Report, settings: Settings) -> None:
         report.heading(
             f"Results under {p.name}" + (" (primary: the paper's protocol)" if i == 0 else "")
         )
-        report.text(p.describe())
+        if i:
+            report.begin_details(f"Results and training runs under {p.name} (described above)")
         S.ndcg_table(
             report,
             f"ndcg{sfx}",
@@ -64,15 +66,19 @@ def run(report: Report, settings: Settings) -> None:
             names,
             sig,
             qn,
+            failed[p.name],
+            p.name,
         )
         if i == 0:
             S.add_sig_files(report, "qnorm_vs_others", sig)
-            _figure(report, store, preset, source.label, names, pyplot())
+            _figure(report, store, preset, source.label, names, pyplot(), p.name)
         report.text(convergence_summary(p, fits[p.name]))
         report.add_table(
             S.training_table(fits[p.name], f"training{sfx}", f"Training runs under {p.name}")
         )
-        per_protocol[p.name] = _claims(store, sig, names)
+        if i:
+            report.end_details()
+        per_protocol[p.name] = untestable(_claims(store, sig, names), failed[p.name])
         results[p.name] = {
             "protocol": p.to_dict(),
             "mean": {n: {m: store.mean(n, m) for m in S.NDCG_K} for n in names},
@@ -80,26 +86,10 @@ def run(report: Report, settings: Settings) -> None:
             "per_query": {n: {m: store.per_query(n, m) for m in S.NDCG_K} for n in names},
             "significance": sig.to_dict(),
             "training": [fit_record(f, n, fit) for f, n, fit in fits[p.name]],
+            "failed": failed[p.name],
         }
     report.add_protocol_findings(per_protocol)
-    n_claims = len(per_protocol[primary.name])
-    report.heading("Verdicts per protocol")
-    report.add_table(
-        Table(
-            "verdicts_by_protocol",
-            "Each claim's verdict under each training protocol, and combined",
-            ["claim", *per_protocol, "combined"],
-            [
-                [
-                    f["claim"],
-                    *[per_protocol[p][j].verdict.verdict for p in per_protocol],
-                    f["verdict"],
-                ]
-                for j, f in enumerate(report.findings[-n_claims:])
-            ],
-            notes=[ROBUST_RULE],
-        )
-    )
+    add_verdict_table(report, per_protocol)
     report.results["primary_protocol"] = primary.name
     report.results["protocols"] = results
     report.results["mean"] = results[primary.name]["mean"]
@@ -108,11 +98,17 @@ def run(report: Report, settings: Settings) -> None:
 
 
 def _figure(
-    report: Report, store: Any, preset: str, label: str, names: list[str], plt: Any
+    report: Report,
+    store: Any,
+    preset: str,
+    label: str,
+    names: list[str],
+    plt: Any,
+    protocol: str = "",
 ) -> None:
     conv = S.conv_text(store, preset)
     fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.3))
-    S.curves(axes[0], store, names, conv, f"{label}: NDCG@1..10")
+    S.curves(axes[0], store, names, conv, f"{label}, under {protocol}: NDCG@1..10")
     x = np.arange(len(names))
     v10 = [store.mean(n, "ndcg@10") for n in names]
     se10 = [store.sem(n, "ndcg@10") for n in names]
@@ -127,8 +123,9 @@ def _figure(
     report.add_figure(
         "qnorm",
         fig,
-        title="q-norm vs cosine vs cross-entropy",
-        caption="left: NDCG@1..10 with ±1 standard-error bands over test queries; right: "
+        title=f"q-norm vs cosine vs cross-entropy (under {protocol})",
+        caption=f"every loss trained under {protocol}; "
+        "left: NDCG@1..10 with ±1 standard-error bands over test queries; right: "
         "NDCG@10 (the y axis does not start at 0); NDCG@k is "
         f"{conv}",
     )
@@ -163,6 +160,7 @@ def _claims(store: Any, sig: Any, names: list[str]) -> list[Finding]:
                 f"{store.mean(other, 'ndcg@10'):.4f} (difference {-t.diff:+.4f} for q-norm, "
                 f"Holm-adjusted randomisation p = {t.p_adjusted:.3g})",
                 better_or_comparable(d, t.p_adjusted, what=f"q-norm − {other.split(' ')[0]}"),
+                (qn, other),
             )
         )
     return out

@@ -15,7 +15,7 @@ import os
 import platform
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +38,18 @@ class _Figure:
 
 @dataclass
 class _Section:
-    kind: str  # "text" | "table" | "figure" | "heading" | "html"
+    kind: str  # "text" | "table" | "figure" | "heading" | "details" | "end-details"
     payload: Any
+
+
+def _reason_with(verdict: Any, observed: str) -> str:
+    """A verdict's one-line reason; a rule that states only which condition held (no numbers of
+    its own, :func:`ndcglab.reproduce.verdicts.threshold` without a detail) is followed by the
+    first clause of what was observed, so the reason says why."""
+    reason = str(getattr(verdict, "reason", "") or "")
+    if reason and not getattr(verdict, "detail", "") and observed and "(" not in reason:
+        return f"{reason}: {observed.split('; ')[0]}"  # its first clause: the rest is folded
+    return reason
 
 
 class Report:
@@ -77,8 +87,10 @@ class Report:
         self.quick_note = ""
         #: what this run can and cannot test (synthetic vs real data), shown in a banner at the top
         self.scope = ""
-        #: how the verdicts are decided, shown above the findings
+        #: how the verdicts are decided, shown with the rules under the verdict table
         self.verdict_note = ""
+        #: the data this run read (HTML: path, sizes, hashes), shown in a banner at the top
+        self.data_note = ""
         #: the index page this report belongs to (``"../index.html"`` under ``reproduce all``)
         self.parent_href: str | None = None
         self.seed = seed
@@ -96,6 +108,8 @@ class Report:
         self.started = _dt.datetime.now(_dt.timezone.utc)
         self.finished: _dt.datetime | None = None
         self.elapsed_s: float | None = None
+        #: methods that failed to train (:mod:`ndcglab.reproduce.soundness`), named on the page
+        self.failed_runs: list[dict[str, str]] = []
         self.links: list[tuple[str, str, str]] = []  # (href, text, description) for index pages
         self.files: dict[str, str] = {}  # extra text files: relative path -> content
 
@@ -107,6 +121,22 @@ class Report:
     def text(self, paragraph: str) -> None:
         """A paragraph of plain text (escaped) in the page body."""
         self.sections.append(_Section("text", paragraph))
+
+    def begin_details(self, summary: str) -> None:
+        """Fold what follows (until :meth:`end_details`) into a closed ``<details>`` whose
+        ``<summary>`` is ``summary`` (plain text)."""
+        self.sections.append(_Section("details", summary))
+
+    def end_details(self) -> None:
+        """Close the ``<details>`` opened by :meth:`begin_details`."""
+        self.sections.append(_Section("end-details", None))
+
+    def add_failed_run(self, protocol: str, method: str, reason: str) -> None:
+        """Name a method that failed to train under ``protocol`` and why (shown above the
+        verdicts; see :mod:`ndcglab.reproduce.soundness`)."""
+        entry = {"protocol": protocol, "method": method, "reason": reason}
+        if entry not in self.failed_runs:
+            self.failed_runs.append(entry)
 
     def add_table(self, table: Table) -> Table:
         """Add a table (shown in the page and written as CSV/Markdown/LaTeX)."""
@@ -184,21 +214,27 @@ class Report:
     ) -> None:
         """A paper claim, what we observed and the verdict.
 
-        ``agrees`` is a :class:`ndcglab.reproduce.verdicts.Verdict` (its rule and detail are kept)
-        or ``True``/``False``/``None`` (agrees / disagrees / inconclusive) with the ``rule`` that
-        decided it. The finding stores ``agrees`` (``True``/``False``/``None``), ``verdict``
-        (``"agrees"``, ``"disagrees"``, ``"inconclusive"``), ``rule`` and ``detail``; a claim
-        checked under several training protocols also stores ``protocols`` (protocol name ->
-        ``{"verdict", "observed", "rule", "detail"}``) and ``robust`` (see
-        :meth:`add_protocol_findings`).
+        ``agrees`` is a :class:`ndcglab.reproduce.verdicts.Verdict` (its verdict, rule, detail and
+        reason are kept) or ``True``/``False``/``None`` (agrees / disagrees / inconclusive) with the
+        ``rule`` that decided it. The finding stores ``agrees`` (``True``/``False``/``None``),
+        ``verdict`` (one of :data:`ndcglab.reproduce.verdicts.VERDICTS`), ``rule``, ``detail`` and
+        ``reason`` (one line, for the verdict table); a claim checked under several training
+        protocols also stores ``base_rule`` (the rule without the robustness rule), ``protocols``
+        (protocol name -> ``{"verdict", "observed", "rule", "detail", "reason"}``) and ``robust``
+        (see :meth:`add_protocol_findings`).
         """
+        from ..verdicts import AGREES, DISAGREES, INCONCLUSIVE
+
+        reason = ""
         if hasattr(agrees, "verdict") and hasattr(agrees, "rule"):
             flag = agrees.agrees
+            verdict = agrees.verdict
             rule = rule or agrees.rule
+            reason = _reason_with(agrees, observed)
             detail = detail or getattr(agrees, "detail", "")
         else:
             flag = None if agrees is None else bool(agrees)
-        verdict = {True: "agrees", False: "disagrees", None: "inconclusive"}[flag]
+            verdict = {True: AGREES, False: DISAGREES, None: INCONCLUSIVE}[flag]
         self.findings.append(
             {
                 "claim": claim,
@@ -207,6 +243,7 @@ class Report:
                 "verdict": verdict,
                 "rule": rule,
                 "detail": detail,
+                "reason": reason,
                 **(
                     {}
                     if protocols is None
@@ -225,9 +262,10 @@ class Report:
         :data:`ndcglab.reproduce.verdicts.ROBUST_RULE` (agrees only if it agrees under every
         protocol; protocols that disagree make it inconclusive, and the detail names them); its
         ``observed`` text is the primary protocol's, and ``protocols`` keeps every protocol's
-        verdict, observation, rule and detail.
+        verdict, observation, rule, detail and reason. A protocol under which the claim is not
+        testable (a method it rests on failed to train) is left out of the combination and named.
         """
-        from ..verdicts import combine_protocols
+        from ..verdicts import ROBUST_RULE, combine_protocols
 
         names = list(per_protocol)
         if not names:
@@ -240,7 +278,13 @@ class Report:
                     "must check the same claims in the same order"
                 )
         for i, claim in enumerate(claims):
-            verdicts = {n: per_protocol[n][i].verdict for n in names}
+            verdicts = {
+                n: replace(
+                    per_protocol[n][i].verdict,
+                    reason=_reason_with(per_protocol[n][i].verdict, per_protocol[n][i].observed),
+                )
+                for n in names
+            }
             combined, robust = combine_protocols(verdicts)
             self.add_finding(
                 claim,
@@ -252,11 +296,13 @@ class Report:
                         "observed": per_protocol[n][i].observed,
                         "rule": per_protocol[n][i].verdict.rule,
                         "detail": per_protocol[n][i].verdict.detail,
+                        "reason": verdicts[n].reason,
                     }
                     for n in names
                 },
                 robust=robust,
             )
+            self.findings[-1]["base_rule"] = combined.rule.removesuffix("; " + ROBUST_RULE)
 
     def add_file(self, relpath: str, content: str) -> None:
         """An extra text file in the report folder (e.g. ``tables/x_significance.md`` written by
@@ -289,6 +335,7 @@ class Report:
                 "quick_note": self.quick_note,
                 "scope": self.scope,
                 "verdict_note": self.verdict_note,
+                "data_note": self.data_note,
                 "seed": self.seed,
                 "seeds": self.seeds,
                 "command": self.command,
@@ -304,6 +351,7 @@ class Report:
                 "conventions": self.conventions,
                 "legend": self.legend,
                 "findings": self.findings,
+                "failed_runs": self.failed_runs,
                 "tables": {name: t.to_dict() for name, t in self.tables.items()},
                 "figures": {
                     name: {"file": f"plots/{name}.png", "title": f.title, "caption": f.caption}

@@ -1,10 +1,14 @@
 """The report's HTML page: one self-contained file (inline CSS, plots as relative ``<img>``).
 
-:func:`render_page` lays out a :class:`~.document.Report`: title and run facts, the quick-run
-banner, the claim, the agreement with the paper, links (index pages), the sections in order
-(headings, paragraphs, tables, figures), the significance marks, the measure conventions, the
-datasets with their hashes, and the provenance (command, seeds, versions, timings). Every text
-goes through :func:`ndcglab._tables.html_escape`.
+:func:`render_page` lays out a :class:`~.document.Report`: title and run facts, the banners (what
+the run can test, the data given, the quick run), the claim, then the verdict table — one row per
+claim: verdict, a one-line reason, the protocols that flip it — with the runs that failed to train
+named above it; the rules (each stated once) and every claim's observations per protocol are
+folded (``<details>``). Then links (index pages), the sections in order (headings, paragraphs,
+tables, figures, folded groups), the significance marks, the measure conventions, the datasets
+with their hashes, and the provenance (command, seeds, versions, timings). Every text goes through
+:func:`ndcglab._tables.html_escape`. The verdict vocabulary and counts are
+:mod:`ndcglab.reproduce.verdicts`'.
 """
 
 from __future__ import annotations
@@ -15,12 +19,21 @@ from typing import TYPE_CHECKING, Any
 
 from ..._tables import html_escape
 from ..._versions import package_versions
+from ..verdicts import (
+    INCONCLUSIVE,
+    ROBUST_RULE,
+    VERDICTS,
+    counts_text,
+    flips,
+    verdict_counts,
+    verdict_of,
+)
 from .table import jsonable
 
 if TYPE_CHECKING:
     from .document import Report
 
-__all__ = ["counts_text", "render_page", "verdict_counts"]
+__all__ = ["render_page"]
 
 
 def render_page(report: Report) -> str:
@@ -36,12 +49,17 @@ def render_page(report: Report) -> str:
     if report.elapsed_s is not None:
         meta.append(f"run time {report.elapsed_s:.1f} s")
     meta.append("started " + e(report.started.strftime("%Y-%m-%d %H:%M:%S UTC")))
+    if report.finished is not None:
+        meta.append("finished " + e(report.finished.strftime("%Y-%m-%d %H:%M:%S UTC")))
     body.append('<p class="meta">' + " · ".join(meta) + "</p>")
     if report.scope:
         # the scope is HTML written by the experiment modules (it names commands in <code>)
         body.append(
             f'<div class="banner scope"><b>What this run can test.</b> {report.scope}</div>'
         )
+    if report.data_note:
+        # written by ndcglab.reproduce.data_html from the dataset descriptions (escaped there)
+        body.append(f'<div class="banner data"><b>Data.</b> {report.data_note}</div>')
     if report.quick:
         body.append(
             '<p class="banner"><b>Quick run.</b> '
@@ -55,6 +73,8 @@ def render_page(report: Report) -> str:
         body.append(f'<p class="claim"><b>Claim reproduced:</b> {e(report.claim)}</p>')
     if report.findings:
         body.append(_findings_html(report))
+    elif report.failed_runs:
+        body.append(_failed_html(report))
     if report.links:
         body.append("<h2>Experiments</h2><ul class='links'>")
         for href, text, desc in report.links:
@@ -64,8 +84,15 @@ def render_page(report: Report) -> str:
                 + "</li>"
             )
         body.append("</ul>")
+    open_details = 0
     for s in report.sections:
-        if s.kind == "heading":
+        if s.kind == "details":
+            body.append(f'<details class="group"><summary>{e(s.payload)}</summary>')
+            open_details += 1
+        elif s.kind == "end-details" and open_details:
+            body.append("</details>")
+            open_details -= 1
+        elif s.kind == "heading":
             body.append(f"<h2>{e(s.payload)}</h2>")
         elif s.kind == "text":
             body.append(f"<p>{e(s.payload)}</p>")
@@ -79,6 +106,7 @@ def render_page(report: Report) -> str:
                 + (f" — {e(fig.caption)}" if fig.caption else "")
                 + "</figcaption></figure>"
             )
+    body += ["</details>"] * open_details
     if report.legend:
         body.append("<h2>Significance marks</h2><ul>")
         body += [
@@ -122,54 +150,110 @@ def _back_link(report: Report) -> str:
     )
 
 
-def verdict_counts(findings: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    """``{"agrees": n, "disagrees": n, "inconclusive": n}`` over ``findings``."""
-    counts = dict.fromkeys(_VERDICTS, 0)
+def _findings_html(report: Report) -> str:
+    """The verdicts: counts, the runs that failed to train, one table row per claim (verdict,
+    one-line reason, the protocols that flip it), then folded: the rules, each stated once and
+    numbered, and every claim's observations and tests per protocol."""
+    e = html_escape
+    findings = report.findings
+    out = ["<h2>Verdicts</h2>"]
+    out.append(f'<p class="counts">{e(counts_text(verdict_counts(findings)))}.</p>')
+    out.append(_failed_html(report))
+    rules = _rules(findings)
+    number = {r: i + 1 for i, r in enumerate(rules)}
+    with_flips = any(f.get("protocols") for f in findings)
+    head = ["claim", "verdict", "reason"] + (["where the protocols differ"] if with_flips else [])
+    rows = []
     for f in findings:
-        counts[_verdict(f)] += 1
-    return counts
+        verdict = verdict_of(f)
+        refs = [number[r] for r in _finding_rules(f) if r in number]
+        ref = " ".join(f'<a href="#rule-{n}">R{n}</a>' for n in refs)
+        label = verdict + (" (robust)" if f.get("robust") and verdict in VERDICTS[:2] else "")
+        cells = [
+            f"<td>{e(f['claim'])}</td>",
+            f'<td class="v {_css(verdict)}"><b>{e(label)}</b> <sup>{ref}</sup></td>',
+            f'<td class="reason">{e(f.get("reason") or f.get("detail") or "")}</td>',
+        ]
+        if with_flips:
+            cells.append(f"<td>{e(flips(f.get('protocols') or {})) or '—'}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    out.append(
+        '<div class="wide"><table class="verdicts"><thead><tr>'
+        + "".join(f"<th>{e(h)}</th>" for h in head)
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></div>"
+    )
+    out.append(
+        f'<details class="rules"><summary>How each verdict is decided ({len(rules)} '
+        f"rule{'s' if len(rules) != 1 else ''}, each stated once)</summary>"
+    )
+    if report.verdict_note:
+        out.append(f'<p class="rules">{report.verdict_note}</p>')
+    out.append(
+        '<ol class="rules">'
+        + "".join(f'<li id="rule-{number[r]}">{e(r)}</li>' for r in rules)
+        + "</ol></details>"
+    )
+    summary = (
+        "What was observed for each claim, under each protocol"
+        if with_flips
+        else "What was observed for each claim, and the test"
+    )
+    out.append(f'<details class="claims"><summary>{e(summary)}</summary><ol class="findings">')
+    for f in findings:
+        verdict = verdict_of(f)
+        extra = ""
+        if f.get("protocols"):
+            extra += _protocols_html(f["protocols"])
+        else:
+            extra += f'<br><span class="obs">{e(f["observed"])}</span>'
+            if f.get("detail"):
+                extra += f'<br><span class="obs">test: {e(f["detail"])}</span>'
+        out.append(f'<li class="{_css(verdict)}"><b>{e(verdict)}</b> — {e(f["claim"])}{extra}</li>')
+    out.append("</ol></details>")
+    return "\n".join(out)
 
 
-def counts_text(counts: Mapping[str, int]) -> str:
-    """``"2 agree, 1 disagrees, 3 inconclusive"`` (every category, zeros included)."""
+def _failed_html(report: Report) -> str:
+    """The banner naming the runs that failed to train (``""`` when none did)."""
+    e = html_escape
+    if not report.failed_runs:
+        return ""
     return (
-        f"{counts.get('agrees', 0)} agree, {counts.get('disagrees', 0)} disagree, "
-        f"{counts.get('inconclusive', 0)} inconclusive"
+        '<div class="banner failed"><b>Failed to train — not tested against.</b><ul>'
+        + "".join(
+            f"<li><b>{e(r['method'])}</b> under <code>{e(r['protocol'])}</code>: "
+            f"{e(r['reason'])}</li>"
+            for r in report.failed_runs
+        )
+        + "</ul>Claims resting on these runs are <i>not testable</i> under that protocol; "
+        "no significance mark is set for or against them.</div>"
     )
 
 
-_VERDICTS = ("agrees", "disagrees", "inconclusive")
+def _css(verdict: str) -> str:
+    """The CSS class of a verdict (``not testable`` -> ``not-testable``)."""
+    return verdict.replace(" ", "-")
 
 
-def _verdict(f: Mapping[str, Any]) -> str:
-    v = f.get("verdict")
-    if v in _VERDICTS:
-        return str(v)
-    return {True: "agrees", False: "disagrees", None: "inconclusive"}[f.get("agrees")]
+def _finding_rules(f: Mapping[str, Any]) -> list[str]:
+    """The rules a finding's verdict rests on, each once: its own (without the robustness rule),
+    the rules of protocols where it was not testable, and the robustness rule."""
+    out: list[str] = []
+    if f.get("protocols"):
+        base = str(f.get("base_rule") or f.get("rule", "")).removesuffix("; " + ROBUST_RULE)
+        out += [r for r in base.split(" / ") if r]
+        out += [str(p.get("rule", "")) for p in f["protocols"].values() if p.get("rule")]
+        out.append(ROBUST_RULE)
+    elif f.get("rule"):
+        out.append(str(f["rule"]))
+    return list(dict.fromkeys(out))
 
 
-def _findings_html(report: Report) -> str:
-    e = html_escape
-    out = ["<h2>Agreement with the paper</h2>"]
-    out.append(f'<p class="counts">{e(counts_text(verdict_counts(report.findings)))}.</p>')
-    if report.verdict_note:
-        out.append(f'<p class="rules">{report.verdict_note}</p>')
-    out.append("<ul class='findings'>")
-    for f in report.findings:
-        verdict = _verdict(f)
-        extra = ""
-        if f.get("detail"):
-            extra += f'<br><span class="obs">test: {e(f["detail"])}</span>'
-        if f.get("rule"):
-            extra += f'<br><span class="rule">rule: {e(f["rule"])}</span>'
-        if f.get("protocols"):
-            extra += _protocols_html(f["protocols"])
-        out.append(
-            f'<li class="{verdict}"><b>{verdict}</b> — {e(f["claim"])}'
-            f'<br><span class="obs">{e(f["observed"])}</span>{extra}</li>'
-        )
-    out.append("</ul>")
-    return "\n".join(out)
+def _rules(findings: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Every rule the page's verdicts rest on, each once, in order of first use."""
+    return list(dict.fromkeys(r for f in findings for r in _finding_rules(f)))
 
 
 def _protocols_html(protocols: Mapping[str, Mapping[str, Any]]) -> str:
@@ -177,11 +261,12 @@ def _protocols_html(protocols: Mapping[str, Mapping[str, Any]]) -> str:
     e = html_escape
     items = []
     for name, p in protocols.items():
-        v = str(p.get("verdict", "inconclusive"))
-        v = v if v in _VERDICTS else "inconclusive"
-        test = f"; test: {e(p['detail'])}" if p.get("detail") else ""
+        v = str(p.get("verdict", INCONCLUSIVE))
+        v = v if v in VERDICTS else INCONCLUSIVE
+        why = p.get("reason") or p.get("detail") or ""
+        test = f"; {e(why)}" if why else ""
         items.append(
-            f'<li class="{v}"><b>{v}</b> under <code>{e(name)}</code>: '
+            f'<li class="{_css(v)}"><b>{e(v)}</b> under <code>{e(name)}</code>: '
             f'<span class="obs">{e(str(p.get("observed", "")))}{test}</span></li>'
         )
     return '<ul class="protocols">' + "".join(items) + "</ul>"
@@ -312,12 +397,23 @@ table.data th { width: 9em; color: #555; }
 table.conv th { font-weight: normal; }
 table.conv td, table.data td { overflow-wrap: anywhere; }
 pre.hash { white-space: pre-wrap; word-break: break-all; margin: 0; }
-ul.findings li { margin: .5em 0; }
+ol.findings li { margin: .5em 0; }
 ul.protocols { margin: .2em 0 .2em 0; padding-left: 1.2em; font-size: .9em; }
 ul.protocols li { margin: .15em 0; }
-li.agrees b { color: #1b7a2e; }
-li.disagrees b { color: #b3261e; }
-li.inconclusive b { color: #8a6d00; }
+li.agrees b, td.agrees b { color: #1b7a2e; }
+li.disagrees b, td.disagrees b { color: #b3261e; }
+li.inconclusive b, td.inconclusive b { color: #8a6d00; }
+li.not-testable b, td.not-testable b { color: #6b3fa0; }
+table.verdicts td { font-size: .95em; }
+table.verdicts td.v { white-space: nowrap; }
+table.verdicts td.reason { color: #333; min-width: 16em; }
+table.verdicts sup a { color: #777; font-size: .8em; text-decoration: none; }
+ol.rules li { font-size: .88em; color: #444; margin: .3em 0; }
+.banner.failed { background: #fbe9e7; border-color: #d9776a; }
+.banner.failed ul { margin: .3em 0; }
+.banner.data { background: #f3f3f3; border-color: #bbb; }
+details.group { border-left: 3px solid #d7e1ee; padding-left: .8em; }
+details.group > summary { font-weight: bold; }
 .obs { color: #444; font-size: .92em; }
 .rule { color: #666; font-size: .85em; }
 .rules, .counts { font-size: .92em; }

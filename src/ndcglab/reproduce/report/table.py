@@ -20,7 +20,7 @@ import numpy as np
 from ..._tables import TeX, TextTable, html_escape, latex_escape, markdown_escape
 from ...errors import NdcglabError
 
-__all__ = ["LATEX_MARKS", "Cell", "Table", "check_name", "jsonable"]
+__all__ = ["LATEX_MARKS", "Cell", "Table", "check_name", "jsonable", "legend_for_columns"]
 
 #: LaTeX spelling of the marks used by the experiments (anything else is escaped verbatim)
 LATEX_MARKS = {
@@ -134,6 +134,7 @@ class Table:
 
     def __post_init__(self) -> None:
         check_name(self.name, "table")
+        self.legend = legend_for_columns(self.legend, self.columns)
         width = len(self.columns)
         for i, row in enumerate(self.rows):
             if len(row) != width:
@@ -286,6 +287,32 @@ class Table:
             "notes": list(self.notes),
             "legend": self.legend,
         }
+
+
+#: the clauses of a significance legend (``ComparisonResult.legend``) that explain a column, by the
+#: column they explain: kept only in a table that has that column
+_COLUMN_CLAUSES = {"CI:": "CI", "d_z:": "d_z"}
+
+
+def legend_for_columns(legend: str, columns: list[str]) -> str:
+    """``legend`` without the clauses (``"; "``-separated) that explain a column the table does
+    not have — e.g. ``"CI: …"`` under a table of means with no interval column — so a legend
+    describes only what is on the table."""
+    if not legend or "; " not in legend:
+        return legend
+    parts = legend.split("; ")
+    kept = [
+        part
+        for part in parts
+        if not any(
+            part.startswith(head) and not any(col in c for c in columns)
+            for head, col in _COLUMN_CLAUSES.items()
+        )
+    ]
+    if len(kept) == len(parts):
+        return legend
+    text = "; ".join(kept).rstrip()
+    return text if text.endswith(".") else text + "."
 
 
 def _html_attrs(j: int, c: Any) -> dict[str, str]:
