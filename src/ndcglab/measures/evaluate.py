@@ -26,6 +26,7 @@ from ..data.dataset import boundaries_from_group
 from ..errors import ConventionError, DataFormatError
 from ._rank import MIN_GEO_MEAN
 from .compute import check_inputs, compute_per_query
+from .conventions import read_labels
 from .presets import Preset, canonical_precision, get_preset
 from .registry import Measure, measure_aliases, parse_measures
 
@@ -196,6 +197,19 @@ def _finish(
     aliases: dict[str, str] | None = None,
 ) -> EvaluationResult:
     precision = canonical_precision(score_precision or preset.score_precision)
+    labels, keep = read_labels(
+        preset, tuple(m.resolve(preset) for m in measures), labels, boundaries, query_ids
+    )
+    if keep is not None:
+        if ranked_end is not None:
+            raise ConventionError(
+                f"preset {preset.name} drops documents by label (ignore_index), which applies to "
+                "arrays, not TREC runs. Fix: use evaluate_arrays, or drop ignore_index"
+            )
+        labels, scores, boundaries = labels[keep], scores[keep], _kept(boundaries, keep)
+        doc_ids = None if doc_ids is None else doc_ids[keep]
+        if in_qrels is not None:  # pragma: no cover - TREC runs are refused above
+            in_qrels = in_qrels[keep]
     check_negative(preset, labels, boundaries, query_ids)
     conv: dict[str, Any] = {
         "preset": preset.name,
@@ -233,9 +247,13 @@ def _finish(
         conv["duplicates_dropped"] = dropped
     elif duplicates not in ("keep", "last"):
         raise ConventionError(f"unknown duplicates rule {duplicates!r}; known: keep, last")
-    resolved = tuple(m.resolve(preset) for m in measures)
+    resolved = tuple(_signed(m.resolve(preset), preset) for m in measures)
+    later = preset.negative == "gain" and preset.empty_when != "idcg=0"
+    computed = tuple(  # the empty rule applied by _empty_when below
+        r.with_options(empty="skip") if later and r.name == "ndcg" else r for r in resolved
+    )
     values = compute_per_query(
-        resolved,
+        computed,
         labels,
         scores,
         boundaries,
@@ -244,6 +262,9 @@ def _finish(
         query_ids=query_ids,
         in_qrels=in_qrels,
     )
+    values = {r: values[c] for r, c in zip(resolved, computed)}
+    if later:
+        _empty_when(preset, resolved, values, labels, scores, boundaries, query_ids)
     per_query: dict[str, np.ndarray] = {}
     mean: dict[str, float] = {}
     empty_any = np.zeros(len(boundaries) - 1, dtype=bool)
@@ -274,6 +295,66 @@ def _finish(
     )
 
 
+def _empty_when(
+    preset: Preset,
+    resolved: tuple[Measure, ...],
+    values: dict[Measure, Any],
+    labels: np.ndarray,
+    scores: np.ndarray,
+    boundaries: np.ndarray,
+    query_ids: Any,
+) -> None:
+    """The preset's ``empty_when`` rule for NDCG with signed gains (negative labels), in place:
+    ``idcg<=0`` (XGBoost, CatBoost: an ideal DCG at or below 0 makes the query empty),
+    ``label_sum=0`` (TorchMetrics: labels adding up to 0 make it empty; an ideal DCG of 0
+    otherwise gives 0), ``idcg=0:dcg`` (rax: the DCG divided by 1)."""
+    from .compute import PerQuery
+    from .conventions import apply_empty, apply_short
+
+    for r in resolved:
+        if r.name != "ndcg":
+            continue
+        opts = {k: r.get(k) for k in ("gain", "discount", "rounding") if r.get(k) is not None}
+        ideal = Measure.create("idcg", r.cutoff, **opts)
+        dcg = Measure.create("dcg", r.cutoff, **opts, ties=r.get("ties")).resolve(preset)
+        extra = compute_per_query([ideal.resolve(preset), dcg], labels, scores, boundaries)
+        z = extra[ideal.resolve(preset)].values
+        v = np.where(z == 0.0, 0.0, extra[dcg].values / np.where(z == 0.0, 1.0, z))
+        v = apply_short(r, v, np.diff(boundaries))
+        if preset.empty_when == "idcg=0:dcg":
+            zero = z == 0.0
+            v[zero] = extra[dcg].values[zero]
+            values[r] = PerQuery(v, values[r].empty)
+            continue
+        if preset.empty_when == "idcg<=0":
+            empty = z <= 0.0
+        else:  # label_sum=0
+            sums = np.add.reduceat(labels, boundaries[:-1]) if len(labels) else np.zeros(0)
+            sums = np.where(np.diff(boundaries) > 0, sums, 0.0)
+            empty = sums == 0.0
+            v[(z == 0.0) & ~empty] = 0.0
+        v = np.where(empty, 0.0, v)
+        values[r] = PerQuery(apply_empty(r, v, empty, query_ids), empty)
+
+
+def _kept(boundaries: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The boundaries of the documents left where ``keep`` is True (queries may become empty)."""
+    nq = len(boundaries) - 1
+    qidx = np.repeat(np.arange(nq, dtype=np.int64), np.diff(boundaries))
+    return boundaries_from_group(np.bincount(qidx[keep], minlength=nq))
+
+
+def _signed(m: Measure, preset: Preset) -> Measure:
+    """``m`` with its gain applied to negative labels too where the preset says
+    ``negative=gain`` (the ``signed:`` gains)."""
+    if preset.negative != "gain" or m.info.family != "gain" or "gain" in m.info.fixed:
+        return m
+    gain = m.get("gain")
+    if gain is None or str(gain).startswith("signed:") or not isinstance(gain, str):
+        return m
+    return m.with_options(gain=f"signed:{gain}")
+
+
 def mean_of(m: Measure, values: np.ndarray) -> float:
     """The mean over the queries not skipped (NaN if none): arithmetic, except gm_map's
     geometric mean exp(mean of the per-query logs)."""
@@ -297,7 +378,7 @@ def check_negative(
     """The preset's rule for labels below 0: ``zero`` (trec_eval's: gain 0, never relevant, left
     out of the ideal ranking) lets them through; ``error`` raises :class:`ConventionError`
     naming the first such label and its query."""
-    if preset.negative == "zero" or not len(labels):
+    if preset.negative in ("zero", "gain") or not len(labels):
         return
     neg = labels < 0.0
     if neg.any():

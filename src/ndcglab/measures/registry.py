@@ -635,7 +635,9 @@ def _build(
 #: ``P_10``, ``recall_100``, ``success_1``, ``map_cut_10``, ``iprec_at_recall_0.10``,
 #: ``11pt_avg``) and ir_measures' ``IPrec@0.1``. Plain names (``recip_rank``, ``Rprec``,
 #: ``infAP``, ``nDCG@10``, ``AP``, ``RR@10``, ``R@100``, ``Judged@10``, ``ERR@20``,
-#: ``RBP(p=0.8)``) are registry aliases read by the grammar itself.
+#: ``RBP(p=0.8)``) are registry aliases read by the grammar itself. XGBoost's ``ndcg@10-`` and
+#: ``map@10-`` (a query without a relevant document scores 0) are ``ndcg(empty=zero)@10`` and
+#: ``map(empty=zero)@10``.
 _TOOL_NAMES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"ndcg_cut[._](\d+)"), "ndcg@{0}"),
     (re.compile(r"p[._](\d+)"), "p@{0}"),
@@ -646,6 +648,7 @@ _TOOL_NAMES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"iprec@([0-9.]+)"), "iprec(level={0})"),
     (re.compile(r"11[_-]?pt(?:_avg)?"), "iprec_11pt"),
     (re.compile(r"ndcg_burges(@\d+|)"), "ndcg(gain=exp2){0}"),
+    (re.compile(r"(ndcg|map)(@\d+|)-"), "{0}(empty=zero){1}"),
 )
 
 
