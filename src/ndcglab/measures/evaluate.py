@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._atomic import write_text_atomic
+from .._warn import warn_user
 from ..data.dataset import boundaries_from_group
 from ..errors import ConventionError, DataFormatError
 from ._rank import MIN_GEO_MEAN
@@ -29,6 +30,7 @@ from .compute import check_inputs, compute_per_query
 from .conventions import read_labels
 from .presets import Preset, canonical_precision, get_preset
 from .registry import Measure, measure_aliases, parse_measures
+from .tie_range import TieRange, compute_tie_range, tie_warnings
 
 __all__ = [
     "EvaluationResult",
@@ -55,7 +57,10 @@ class EvaluationResult:
       (where the ideal ranking and AP's denominator come from), and ``measures``: printed name ->
       every option of the resolved measure;
     * ``aliases``: each measure name as typed (``ndcg_cut_10``, ``AP``) -> its canonical printed
-      name (``ndcg@10``, ``map``), for the names that differ; ``result["ndcg_cut_10"]`` works.
+      name (``ndcg@10``, ``map``), for the names that differ; ``result["ndcg_cut_10"]`` works;
+    * ``tie_range``: printed name -> :class:`~ndcglab.measures.tie_range.TieRange`, the best and
+      the worst value over every order of the tied documents (when asked for with
+      ``tie_range=True``; empty otherwise).
 
     ``gm_map``'s per-query values are log(max(AP, 1e-5)) and its mean is exp(mean of the logs),
     as trec_eval's; every other mean is the arithmetic mean.
@@ -70,6 +75,7 @@ class EvaluationResult:
     empty_by_measure: dict[str, int]
     convention: dict[str, Any] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
+    tie_range: dict[str, TieRange] = field(default_factory=dict)
 
     @property
     def n_queries(self) -> int:
@@ -97,6 +103,10 @@ class EvaluationResult:
         }
         if self.aliases:
             out["aliases"] = dict(self.aliases)
+        if self.tie_range:
+            out["tie_range"] = {
+                k: v.to_dict(per_query=per_query) for k, v in self.tie_range.items()
+            }
         if per_query:
             out["query_ids"] = [str(q) for q in self.query_ids]
             out["per_query"] = {k: [_num(x) for x in v.tolist()] for k, v in self.per_query.items()}
@@ -126,12 +136,22 @@ class EvaluationResult:
         """A plain text table of the means plus the convention line."""
         shown = self.display_names()
         width = max([len("measure"), *(len(shown[n]) for n in self.names)])
-        lines = [f"{'measure'.ljust(width)}  mean", f"{'-' * width}  {'-' * (digits + 2)}"]
+
+        def fmt(v: float) -> str:
+            return "nan".ljust(digits + 2) if math.isnan(v) else f"{v:.{digits}f}"
+
+        head = f"{'measure'.ljust(width)}  mean"
+        rule = f"{'-' * width}  {'-' * (digits + 2)}"
+        if self.tie_range:
+            head += f"{'':{digits - 2}}  tie range (worst .. best order of tied documents)"
+            rule += "  " + "-" * (2 * digits + 8)
+        lines = [head, rule]
         for n in self.names:
-            v = self.mean[n]
-            lines.append(
-                f"{shown[n].ljust(width)}  {'nan' if math.isnan(v) else f'{v:.{digits}f}'}"
-            )
+            row = f"{shown[n].ljust(width)}  {fmt(self.mean[n])}"
+            tr = self.tie_range.get(n)
+            if tr is not None:
+                row += f"  {fmt(tr.mean_low)} .. {fmt(tr.mean_high)}"
+            lines.append(row.rstrip())
         lines.append(convention_line(self))
         return "\n".join(lines)
 
@@ -195,6 +215,7 @@ def _finish(
     score_precision: str | None = None,
     in_qrels: np.ndarray | None = None,
     aliases: dict[str, str] | None = None,
+    tie_range: bool = False,
 ) -> EvaluationResult:
     precision = canonical_precision(score_precision or preset.score_precision)
     labels, keep = read_labels(
@@ -248,23 +269,30 @@ def _finish(
     elif duplicates not in ("keep", "last"):
         raise ConventionError(f"unknown duplicates rule {duplicates!r}; known: keep, last")
     resolved = tuple(_signed(m.resolve(preset), preset) for m in measures)
-    later = preset.negative == "gain" and preset.empty_when != "idcg=0"
-    computed = tuple(  # the empty rule applied by _empty_when below
-        r.with_options(empty="skip") if later and r.name == "ndcg" else r for r in resolved
-    )
-    values = compute_per_query(
-        computed,
+
+    def run(
+        ms: Sequence[Measure],
+        y: np.ndarray,
+        sc: np.ndarray,
+        b: np.ndarray,
+        *,
+        ranked_end: np.ndarray | None,
+        doc_ids: np.ndarray | None,
+        in_qrels: np.ndarray | None,
+        query_ids: Any,
+    ) -> dict[Measure, Any]:
+        return _values(preset, ms, y, sc, b, ranked_end, doc_ids, in_qrels, query_ids)
+
+    values = run(
+        resolved,
         labels,
         scores,
         boundaries,
         ranked_end=ranked_end,
         doc_ids=doc_ids,
-        query_ids=query_ids,
         in_qrels=in_qrels,
+        query_ids=query_ids,
     )
-    values = {r: values[c] for r, c in zip(resolved, computed)}
-    if later:
-        _empty_when(preset, resolved, values, labels, scores, boundaries, query_ids)
     per_query: dict[str, np.ndarray] = {}
     mean: dict[str, float] = {}
     empty_any = np.zeros(len(boundaries) - 1, dtype=bool)
@@ -282,6 +310,24 @@ def _finish(
         c["empty_queries"] = empty_by[name]
         conv_m[name] = c
     conv["measures"] = conv_m
+    ranges: dict[str, TieRange] = {}
+    if tie_range:
+        ranges = compute_tie_range(
+            measures,
+            resolved,
+            per_query,
+            lambda ms, *a, **kw: {m: pq.values for m, pq in run(ms, *a, **kw).items()},
+            mean_of,
+            labels,
+            scores,
+            boundaries,
+            ranked_end=ranked_end,
+            doc_ids=doc_ids,
+            in_qrels=in_qrels,
+            query_ids=query_ids,
+        )
+        for line in tie_warnings(ranges, mean):
+            warn_user(line)
     return EvaluationResult(
         measures=measures,
         resolved=resolved,
@@ -292,7 +338,41 @@ def _finish(
         empty_by_measure=empty_by,
         convention=conv,
         aliases=dict(aliases or {}),
+        tie_range=ranges,
     )
+
+
+def _values(
+    preset: Preset,
+    resolved: Sequence[Measure],
+    labels: np.ndarray,
+    scores: np.ndarray,
+    boundaries: np.ndarray,
+    ranked_end: np.ndarray | None,
+    doc_ids: np.ndarray | None,
+    in_qrels: np.ndarray | None,
+    query_ids: Any,
+) -> dict[Measure, Any]:
+    """Per-query values (:class:`~ndcglab.measures.compute.PerQuery`) of resolved measures
+    under every evaluation-level rule of the preset (the empty rule of signed gains)."""
+    later = preset.negative == "gain" and preset.empty_when != "idcg=0"
+    computed = tuple(  # the empty rule applied by _empty_when below
+        r.with_options(empty="skip") if later and r.name == "ndcg" else r for r in resolved
+    )
+    values = compute_per_query(
+        computed,
+        labels,
+        scores,
+        boundaries,
+        ranked_end=ranked_end,
+        doc_ids=doc_ids,
+        query_ids=query_ids,
+        in_qrels=in_qrels,
+    )
+    values = {r: values[c] for r, c in zip(resolved, computed)}
+    if later:
+        _empty_when(preset, tuple(resolved), values, labels, scores, boundaries, query_ids)
+    return values
 
 
 def _empty_when(
@@ -410,6 +490,7 @@ def evaluate_arrays(
     query_ids: Sequence[Any] | np.ndarray | None = None,
     duplicates: str | None = None,
     score_precision: str | None = None,
+    tie_range: bool = False,
 ) -> EvaluationResult:
     """Evaluate flat per-document ``labels`` and ``scores`` grouped by ``boundaries``.
 
@@ -421,7 +502,10 @@ def evaluate_arrays(
     trec_eval 9 and pytrec_eval do (also written ``trec_eval10``, ``trec_eval9``; default from
     the preset). Every document has a judgement here (its label); a negative label follows the
     preset's ``negative`` rule. The TREC-run options ``judged_only`` and ``depth`` belong to
-    :func:`evaluate_trec`.
+    :func:`evaluate_trec`. ``tie_range=True`` adds, per measure, the best and the worst value
+    over every order of the tied documents (``result.tie_range``,
+    :mod:`ndcglab.measures.tie_range`), with a warning where ties decide more than 5 % of a
+    mean.
     """
     p = get_preset(preset)
     if p.judged_only or p.depth is not None:
@@ -456,6 +540,7 @@ def evaluate_arrays(
         ideal="documents of the list",
         score_precision=score_precision,
         aliases=measure_aliases(measures),
+        tie_range=tie_range,
     )
 
 
@@ -467,6 +552,7 @@ def evaluate(
     preset: str | Preset | None = None,
     duplicates: str | None = None,
     score_precision: str | None = None,
+    tie_range: bool = False,
 ) -> EvaluationResult:
     """Evaluate ``scores`` (one per document, in the dataset's order) on a
     :class:`~ndcglab.data.RankingDataset` (see :func:`evaluate_arrays`)."""
@@ -481,6 +567,7 @@ def evaluate(
         query_ids=dataset.query_ids,
         duplicates=duplicates,
         score_precision=score_precision,
+        tie_range=tie_range,
     )
 
 
@@ -494,6 +581,7 @@ def evaluate_trec(
     judged_only: bool | None = None,
     depth: int | None = None,
     score_precision: str | None = None,
+    tie_range: bool = False,
 ) -> EvaluationResult:
     """Evaluate a TREC run against qrels (pytrec_eval's dict shapes: ``{qid: {docno: value}}``).
 
@@ -550,6 +638,7 @@ def evaluate_trec(
         score_precision=precision,
         in_qrels=np.asarray(known, dtype=bool),
         aliases=measure_aliases(measures),
+        tie_range=tie_range,
     )
     res.convention["judged_only"] = only_judged
     res.convention["depth"] = max_docs
@@ -622,10 +711,24 @@ def _complete(res: EvaluationResult, missing: list[str]) -> EvaluationResult:
     order = np.argsort(qids.astype(str), kind="stable")
     per_query: dict[str, np.ndarray] = {}
     mean: dict[str, float] = {}
+    ranges: dict[str, TieRange] = {}
     for m, r in zip(res.measures, res.resolved):
         name = str(m)
         fill = math.log(MIN_GEO_MEAN) if r.name == "gm_map" else 0.0
         v = np.concatenate([res.per_query[name], np.full(len(missing), fill)])[order]
         per_query[name] = v
         mean[name] = mean_of(r, v)
-    return replace(res, per_query=per_query, mean=mean, query_ids=qids[order], convention=conv)
+        tr = res.tie_range.get(name)
+        if tr is not None:
+            lo = np.concatenate([tr.low, np.full(len(missing), fill)])[order]
+            hi = np.concatenate([tr.high, np.full(len(missing), fill)])[order]
+            tied = np.concatenate([tr.tied, np.zeros(len(missing), dtype=bool)])[order]
+            ranges[name] = TieRange(name, lo, hi, mean_of(r, lo), mean_of(r, hi), tied)
+    return replace(
+        res,
+        per_query=per_query,
+        mean=mean,
+        query_ids=qids[order],
+        convention=conv,
+        tie_range=ranges,
+    )
