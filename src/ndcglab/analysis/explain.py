@@ -716,7 +716,16 @@ def explain(
     hyb: dict[int, tuple[np.ndarray, np.ndarray, float]] = {}
     for mask in range(1 << d):
         take = {keys[i] for i in range(d) if mask >> i & 1}
-        hyb[mask] = ev(*_hybrid(ca, cb, take))
+        try:
+            hyb[mask] = ev(*_hybrid(ca, cb, take))
+        except ConventionError as exc:  # a mix the tools never make (e.g. a label rule refuses)
+            mixed = ", ".join(f"{k}={_text(cb.options[k])}" for k in keys if k in take)
+            raise ConventionError(
+                f"explain cannot split {ca.label} -> {cb.label}: the mixed convention that takes "
+                f"{mixed} from {cb.label} and the rest from {ca.label} is refused on these data "
+                f"({exc}). Fix: compare conventions that read these labels alike, or evaluate "
+                "both and compare the means"
+            ) from None
     per_q = {mask: ev.aligned(v) for mask, v in hyb.items()}
     va, vb = ev.aligned(raw_a), ev.aligned(raw_b)
     mean_a, mean_b = raw_a[2], raw_b[2]

@@ -371,7 +371,17 @@ def _values(
     )
     values = {r: values[c] for r, c in zip(resolved, computed)}
     if later:
-        _empty_when(preset, tuple(resolved), values, labels, scores, boundaries, query_ids)
+        _empty_when(
+            preset,
+            tuple(resolved),
+            values,
+            labels,
+            scores,
+            boundaries,
+            query_ids,
+            ranked_end=ranked_end,
+            doc_ids=doc_ids,
+        )
     return values
 
 
@@ -383,6 +393,8 @@ def _empty_when(
     scores: np.ndarray,
     boundaries: np.ndarray,
     query_ids: Any,
+    ranked_end: np.ndarray | None = None,
+    doc_ids: np.ndarray | None = None,
 ) -> None:
     """The preset's ``empty_when`` rule for NDCG with signed gains (negative labels), in place:
     ``idcg<=0`` (XGBoost, CatBoost: an ideal DCG at or below 0 makes the query empty),
@@ -395,12 +407,24 @@ def _empty_when(
         if r.name != "ndcg":
             continue
         opts = {k: r.get(k) for k in ("gain", "discount", "rounding") if r.get(k) is not None}
-        ideal = Measure.create("idcg", r.cutoff, **opts)
+        if r.cutoff is not None and r.cutoff.k is not None:
+            opts["short"] = "clip"  # the measure's own short rule is applied below
         dcg = Measure.create("dcg", r.cutoff, **opts, ties=r.get("ties")).resolve(preset)
-        extra = compute_per_query([ideal.resolve(preset), dcg], labels, scores, boundaries)
+        opts.pop("short", None)
+        ideal = Measure.create("idcg", r.cutoff, **opts)
+        extra = compute_per_query(
+            [ideal.resolve(preset), dcg],
+            labels,
+            scores,
+            boundaries,
+            ranked_end=ranked_end,
+            doc_ids=doc_ids,
+            query_ids=query_ids,
+        )
         z = extra[ideal.resolve(preset)].values
         v = np.where(z == 0.0, 0.0, extra[dcg].values / np.where(z == 0.0, 1.0, z))
-        v = apply_short(r, v, np.diff(boundaries))
+        n_ranked = np.diff(boundaries) if ranked_end is None else ranked_end - boundaries[:-1]
+        v = apply_short(r, v, n_ranked)
         if preset.empty_when == "idcg=0:dcg":
             zero = z == 0.0
             v[zero] = extra[dcg].values[zero]

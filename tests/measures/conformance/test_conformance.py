@@ -109,3 +109,28 @@ def test_xgboost_minus_names_read_as_empty_zero() -> None:
 
     assert str(parse_measure("ndcg@10-")) == "ndcg(empty=zero)@10"
     assert str(parse_measure("map-")) == "map(empty=zero)"
+
+
+def test_list_presets_shows_the_verified_versions() -> None:
+    import json as _json
+    import subprocess
+    import sys
+
+    r = subprocess.run(
+        [sys.executable, "-m", "ndcglab", "list", "presets", "--format", "json"],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    items = {it["name"]: it for it in _json.loads(r.stdout)["items"]}
+    for tool in TOOLS:
+        version = load_golden(tool)["version"].split(",")[0].split()[-1]
+        assert version in items[tool]["verified"]
+    assert items["catboost"]["options"] == {
+        "type": "base, exp",
+        "denominator": "logposition, position",
+    }
+    text = subprocess.run(
+        [sys.executable, "-m", "ndcglab", "list", "presets"], capture_output=True, text=True
+    ).stdout
+    assert "verified against: xgboost 3.2.0" in text
