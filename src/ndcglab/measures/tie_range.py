@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from . import _small
+from ._parallel import run_kernel
 from .registry import Measure
 
 __all__ = ["TIE_SHARE", "TieRange", "tie_warnings", "tied_queries"]
@@ -100,19 +102,19 @@ def tied_queries(
     """``(Q,)`` bool: the queries with at least two equal scores among their ranked documents
     (``ranked_end``: the end of each query's ranked part; default the whole list)."""
     nq = len(boundaries) - 1
-    n = len(scores)
-    if n < 2 or nq == 0:
+    if len(scores) < 2 or nq == 0:
         return np.zeros(nq, dtype=bool)
-    qidx = np.repeat(np.arange(nq, dtype=np.int64), np.diff(boundaries))
-    if ranked_end is not None:
-        ranked = np.arange(n) < np.repeat(ranked_end, np.diff(boundaries))
-        qidx = np.where(ranked, qidx, -1 - np.arange(n))  # unranked documents never tie
-    order = np.lexsort((scores, qidx))
-    q, s = qidx[order], scores[order]
-    same = (q[1:] == q[:-1]) & (s[1:] == s[:-1]) & (q[1:] >= 0)
-    out = np.zeros(nq, dtype=bool)
-    out[q[1:][same]] = True
-    return out
+    rend = np.ascontiguousarray(boundaries[1:]) if ranked_end is None else ranked_end
+    flags = np.zeros(len(scores), dtype=bool)
+    s = np.ascontiguousarray(scores, dtype=np.float64)
+    if _small.fits(boundaries):  # the same flags as trec_eval's docid tie key uses
+        _small.tie_flags(s, boundaries, rend, flags)
+    else:
+        from . import _kernels as K
+
+        run_kernel(K.tie_flags_kernel, boundaries, s, np.zeros(len(s)), boundaries, rend, (flags,))
+    count = np.concatenate([[0], np.cumsum(flags)])
+    return count[boundaries[1:]] > count[boundaries[:-1]]
 
 
 def _subset(
