@@ -20,7 +20,8 @@ case                    what it stresses
 ``negative``            labels -1 and -2 beside positive ones
 ``large``               labels up to 40 (exp2 overflows a 32-bit gain table; LightGBM,
                         XGBoost and gdeval cap or refuse them)
-``binary``              labels 0/1 only (MAP in XGBoost needs them)
+``binary``              labels 0/1 only (MAP in XGBoost needs them), one query without a
+                        relevant document
 ======================  ==================================================================
 """
 
@@ -128,6 +129,7 @@ def generate() -> list[dict[str, Any]]:
     groups = [8, 6, 9, 7]
     n = sum(groups)
     lab = rng.integers(0, 2, n).astype(float)
+    lab[-7:] = 0.0  # the last query has no relevant document (map@k- against map@k)
     sc = np.round(rng.uniform(0, 1, n), 1)
-    out.append(_case("binary", "labels 0/1, some tied scores", lab, sc, groups))
+    out.append(_case("binary", "labels 0/1, some tied scores, one empty query", lab, sc, groups))
     return out
