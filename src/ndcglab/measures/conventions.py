@@ -70,6 +70,8 @@ def cutoff_k(
 # ------------------------------------------------------------------------------ label reading
 #: XGBoost's tolerance for a whole label (``kRtEps``)
 XGBOOST_EPS = 1e-6
+#: labels LightGBM's default ``label_gain`` (2^i - 1, i = 0..30) has a gain for
+LIGHTGBM_LEVELS = 31
 
 
 def _first(mask: np.ndarray, labels: np.ndarray, query_ids: Any, boundaries: np.ndarray) -> str:
@@ -97,6 +99,8 @@ def read_labels(
       every label must be whole (within XGBoost's 1e-6), >= 0 and <= 31, and where ``map`` is
       asked for every label 0 or 1 — otherwise :class:`ConventionError`, as XGBoost stops;
     * ``gdeval``: every label must be a whole number <= 4 (gdeval.pl stops otherwise);
+    * ``lightgbm``: single precision, and for the ndcg family whole labels below 31 (its default
+      ``label_gain`` table; LightGBM stops otherwise);
     * ``int`` (ranx, whose qrels hold integers): each label truncated toward zero (1.5 -> 1).
 
     Warnings name the first changed label and its query (:func:`ndcglab._warn.warn_user`)."""
@@ -125,7 +129,7 @@ def read_labels(
                 f"{float(whole[np.flatnonzero(changed)[0]])!r}"
             )
         labels = whole
-    if rule in ("float32", "xgboost"):
+    if rule in ("float32", "xgboost", "lightgbm"):
         narrow = labels.astype(np.float32).astype(np.float64)
         changed = narrow != labels
         if changed.any():
@@ -155,6 +159,15 @@ def read_labels(
                     "1, and XGBoost's map takes binary labels only. Fix: labels 0/1 (e.g. "
                     "label >= 1 as 1), or another preset"
                 )
+    elif rule == "lightgbm" and any(m.info.family == "gain" for m in measures):
+        bad = (check != np.trunc(check)) | (check >= LIGHTGBM_LEVELS)
+        if bad.any():
+            raise ConventionError(
+                f"preset {name}: {_first(bad, check, query_ids, boundaries)} is not a whole "
+                f"number below {LIGHTGBM_LEVELS}, which LightGBM's ndcg refuses with its default "
+                "label_gain (2^i - 1 for i < 31). Fix: whole labels 0..30, or a preset that "
+                "reads labels as numbers (standard: the same gain 2^y - 1)"
+            )
     elif rule == "gdeval":
         bad = (np.floor(check) != check) | (check > 4.0)
         if bad.any():

@@ -54,8 +54,9 @@ class Preset:
     ``labels`` is how the tool reads a label (:func:`~ndcglab.measures.conventions.read_labels`):
     ``float64`` as written, ``float32`` rounded to single precision, ``xgboost`` (single
     precision; NDCG with the exponential gain takes only whole labels 0..31 and MAP only 0/1),
-    ``gdeval`` (whole labels up to 4 only); ``ignore_label`` drops the documents with that label
-    before anything else (TorchMetrics' ``ignore_index``, allRank's padding label -1).
+    ``gdeval`` (whole labels up to 4 only), ``lightgbm`` (single precision; NDCG takes whole
+    labels 0..30, its default ``label_gain`` table); ``ignore_label`` drops the documents with
+    that label before anything else (TorchMetrics' ``ignore_index``, allRank's padding label -1).
     ``negative``: ``zero`` (gain 0, never relevant), ``error`` (refused) or ``gain`` (the gain
     formula's own value, negative: ``signed:`` gains). ``verified`` names the library version the
     preset was checked against by the conformance suite (``tests/measures/conformance``).
@@ -229,9 +230,11 @@ PRESETS: dict[str, Preset] = {
                 "a query with no relevant document scores 1 (empty=one)",
                 "ties: stable sort by score, i.e. input order; k > n is clipped to n",
                 "map@k divides by min(R, k) (denom=cut)",
-                "negative labels are an error, as in LightGBM",
+                "negative labels are an error, as in LightGBM; labels read as float32, and "
+                "ndcg takes whole labels 0..30 only (its default label_gain table)",
             ),
             negative="error",
+            labels="lightgbm",
             verified="lightgbm 4.7.0",
         ),
         Preset(
