@@ -204,7 +204,10 @@ def tie_key(
     input; ``average`` is True for ``ties=average`` (each group of tied scores shares its mean;
     the kernels compute the expectation). ``values`` are the per-document gains (ndcg family) or
     relevance (map, p, mrr) that ``pessimistic`` (worse first) and ``optimistic`` (better first)
-    need. ``docid`` (docno descending, as trec_eval) ranks the ids of the documents whose score
+    need; ``label_asc`` / ``label_desc`` order tied documents by their label (``values`` are then
+    the labels), one order shared by every measure — the worst and the best order wherever the
+    gain and the relevance rule grow with the label (:mod:`.tie_range`). ``docid`` (docno
+    descending, as trec_eval) ranks the ids of the documents whose score
     is tied within their query only (ranking millions of strings would cost seconds, and untied
     documents never reach the tie-breaker); ``random:<seed>`` draws one uniform number per
     document from ``numpy.random.default_rng(seed)``.
@@ -235,6 +238,10 @@ def tie_key(
             _, inv = np.unique(np.asarray(doc_ids)[sel].astype(str), return_inverse=True)
             key[sel] = -inv.astype(np.float64)
         return key, False
+    if ties in ("label_asc", "label_desc"):
+        if values is None:  # pragma: no cover - internal use
+            raise ConventionError(f"ties={ties} needs the documents' labels")
+        return (values if ties == "label_asc" else -values).astype(np.float64), False
     if ties in ("pessimistic", "optimistic"):
         if values is None:  # pragma: no cover - internal use
             raise ConventionError(f"ties={ties} needs the documents' gains or relevance")

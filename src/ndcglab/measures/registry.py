@@ -73,7 +73,7 @@ OPTIONS: dict[str, OptionInfo] = {
         ),
         OptionInfo(
             "ties",
-            "input, docid, average, pessimistic, optimistic, random:<seed>",
+            "input, docid, average, pessimistic, optimistic, label_asc, label_desc, random:<seed>",
             "order of documents with equal scores",
         ),
         OptionInfo(
@@ -122,7 +122,16 @@ OPTIONS: dict[str, OptionInfo] = {
     )
 }
 
-TIE_RULES = ("input", "docid", "average", "pessimistic", "optimistic", "random:<seed>")
+TIE_RULES = (
+    "input",
+    "docid",
+    "average",
+    "pessimistic",
+    "optimistic",
+    "label_asc",
+    "label_desc",
+    "random:<seed>",
+)
 EMPTY_RULES = ("zero", "one", "skip", "error")
 ROUNDINGS = ("ceil", "floor", "round")
 
@@ -131,7 +140,7 @@ def canonical_ties(v: str) -> str:
     """The canonical text of a tie rule (``random:07`` -> ``random:7``); unknown rules raise
     :class:`ConventionError`."""
     s = v.strip().lower()
-    if s in ("input", "docid", "average", "pessimistic", "optimistic"):
+    if s in ("input", "docid", "average", "pessimistic", "optimistic", "label_asc", "label_desc"):
         return s
     if s.startswith("random"):
         _, _, seed = s.partition(":")

@@ -15,7 +15,9 @@ query:
 * ties are judged at the preset's score precision (``trec_eval`` and the float32 tools: scores
   equal in single precision tie);
 * a query without ties has a range of width 0 and is not evaluated again: only the queries
-  with at least two equal scores among the ranked documents are, twice (best and worst), so
+  with at least two equal scores among the ranked documents are, twice (best and worst; where
+  every gain and relevance rule grows with the label, by the tie rules ``label_asc`` and
+  ``label_desc``, one sort shared by all measures as in the plain evaluation), so
   the cost over the plain evaluation is small when ties are rare and at most two more
   evaluations when every query has ties (``benchmarks/bench_tie_range.py``);
 * measures without a tie rule (``idcg``, ``num_rel``, ...) have a range of width 0.
@@ -130,6 +132,34 @@ def _subset(
     return b, [None if a is None else a[doc] for a in arrays]
 
 
+def _by_label(measures: Sequence[Measure], labels: np.ndarray) -> bool:
+    """True when every measure's worst order of a tied group is "lower labels first" (and its
+    best "higher labels first"): each gain (ndcg family) and relevance rule is a nondecreasing
+    function of the label on the labels present, and no measure tells judged from unjudged
+    documents. Then the tie rules ``label_asc``/``label_desc`` give every measure its bound
+    with one sort per query, shared as in the plain evaluation; otherwise each family orders by
+    its own values (``pessimistic``/``optimistic``)."""
+    from .conventions import relevance
+    from .gains import get_gain
+
+    levels = np.unique(labels)
+    for m in measures:
+        if m.name in ("judged", "rbp_residual", "bpref", "infap"):
+            return False
+        if m.info.family == "gain" and m.get("gain") is not None:
+            gain = get_gain(m.get("gain"))
+            with np.errstate(over="ignore", invalid="ignore"):
+                g = np.asarray(gain(levels), dtype=np.float64)
+            if not gain.signed:
+                g = np.where(levels < 0.0, 0.0, g)
+            if not np.isfinite(g).all() or (np.diff(g) < 0).any():
+                return False
+        rel = m.get("rel")
+        if rel is not None and (np.diff(relevance(str(rel), levels)) < 0).any():
+            return False
+    return True
+
+
 def compute_tie_range(
     measures: Sequence[Measure],
     resolved: Sequence[Measure],
@@ -156,12 +186,18 @@ def compute_tie_range(
     with_ties = [(m, r) for m, r in zip(measures, resolved) if "ties" in r.info.params]
     if tied.any() and with_ties:
         keep = np.flatnonzero(tied)
-        b, (y, s, d, iq) = _subset(keep, boundaries, labels, scores, doc_ids, in_qrels)
+        if len(keep) == len(tied):  # every query is tied: no copy
+            b, y, s, d, iq = boundaries, labels, scores, doc_ids, in_qrels
+        else:
+            b, (y, s, d, iq) = _subset(keep, boundaries, labels, scores, doc_ids, in_qrels)
         re = None
         if ranked_end is not None:
             re = b[:-1] + (ranked_end - boundaries[:-1])[keep]
         qids = None if query_ids is None else np.asarray(query_ids, dtype=object)[keep]
+        shared = _by_label([r for _, r in with_ties], y)
         for rule, store in (("pessimistic", lows), ("optimistic", highs)):
+            if shared:  # one order for every measure: one sort per bound, as the plain run
+                rule = "label_asc" if rule == "pessimistic" else "label_desc"
             ruled = [r.with_options(ties=rule) for _, r in with_ties]
             got = evaluate_rule(
                 ruled, y, s, b, ranked_end=re, doc_ids=d, in_qrels=iq, query_ids=qids
