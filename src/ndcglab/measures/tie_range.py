@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -186,10 +186,13 @@ def compute_tie_range(
     with_ties = [(m, r) for m, r in zip(measures, resolved) if "ties" in r.info.params]
     if tied.any() and with_ties:
         keep = np.flatnonzero(tied)
+        cut: list[np.ndarray | None]
         if len(keep) == len(tied):  # every query is tied: no copy
-            b, y, s, d, iq = boundaries, labels, scores, doc_ids, in_qrels
+            b, cut = boundaries, [labels, scores, doc_ids, in_qrels]
         else:
-            b, (y, s, d, iq) = _subset(keep, boundaries, labels, scores, doc_ids, in_qrels)
+            b, cut = _subset(keep, boundaries, labels, scores, doc_ids, in_qrels)
+        y, s = cast(np.ndarray, cut[0]), cast(np.ndarray, cut[1])  # always given
+        d, iq = cut[2], cut[3]
         re = None
         if ranked_end is not None:
             re = b[:-1] + (ranked_end - boundaries[:-1])[keep]
