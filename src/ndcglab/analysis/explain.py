@@ -59,7 +59,7 @@ __all__ = ["Convention", "Explanation", "OptionPart", "QueryMove", "explain", "p
 #: fields of :class:`~ndcglab.measures.Preset` that name or describe it rather than change a
 #: number (the measure options a preset sets are read from the resolved measure instead)
 _DESCRIPTIVE_FIELDS = frozenset(
-    {"name", "title", "defaults", "short_gain", "short_p", "measures", "notes"}
+    {"name", "title", "defaults", "short_gain", "short_p", "measures", "notes", "verified"}
 )
 _DEFAULT_MEASURE = "ndcg@10"
 _TOL = 1e-15
@@ -554,6 +554,12 @@ def _why(key: str, va: str, vb: str, la: str, lb: str, n: int) -> str:
         f"compared as {va} ({la}) vs {vb} ({lb})",
         "duplicates": f"{qs} {have} repeated document ids: duplicates={va} ({la}) vs {vb} ({lb})",
         "negative": f"{qs} {have} negative labels: negative={va} ({la}) vs {vb} ({lb})",
+        "labels": f"{qs} {have} labels the tools read differently: labels={va} ({la}) vs {vb} "
+        f"({lb})",
+        "ignore_label": f"{qs} {have} documents one tool drops by their label: ignore_label={va} "
+        f"({la}) vs {vb} ({lb})",
+        "empty_when": f"{qs} {have} an ideal DCG at or below 0 (negative labels): empty_when={va}"
+        f" ({la}) vs {vb} ({lb})",
         "judged_only": f"{qs} {have} unjudged documents in the ranking: judged_only={va} ({la}) "
         f"vs {vb} ({lb})",
         "depth": f"{qs} {have} {'a ranking' if n == 1 else 'rankings'} longer than the depth: "
@@ -574,6 +580,9 @@ def _query_reason(key: str, va: str, vb: str, la: str, lb: str) -> str:
         "duplicates": "repeated document ids",
         "rel": "relevance threshold",
         "negative": "negative labels",
+        "labels": "labels read differently",
+        "ignore_label": "documents dropped by label",
+        "empty_when": "ideal DCG <= 0",
         "judged_only": "unjudged documents",
         "depth": "ranking beyond the depth",
     }
@@ -709,7 +718,16 @@ def explain(
     hyb: dict[int, tuple[np.ndarray, np.ndarray, float]] = {}
     for mask in range(1 << d):
         take = {keys[i] for i in range(d) if mask >> i & 1}
-        hyb[mask] = ev(*_hybrid(ca, cb, take))
+        try:
+            hyb[mask] = ev(*_hybrid(ca, cb, take))
+        except ConventionError as exc:  # a mix the tools never make (e.g. a label rule refuses)
+            mixed = ", ".join(f"{k}={_text(cb.options[k])}" for k in keys if k in take)
+            raise ConventionError(
+                f"explain cannot split {ca.label} -> {cb.label}: the mixed convention that takes "
+                f"{mixed} from {cb.label} and the rest from {ca.label} is refused on these data "
+                f"({exc}). Fix: compare conventions that read these labels alike, or evaluate "
+                "both and compare the means"
+            ) from None
     per_q = {mask: ev.aligned(v) for mask, v in hyb.items()}
     va, vb = ev.aligned(raw_a), ev.aligned(raw_b)
     mean_a, mean_b = raw_a[2], raw_b[2]

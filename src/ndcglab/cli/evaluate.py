@@ -70,6 +70,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "'trec_eval(depth=100)'; the list is below",
     )
     p.add_argument("--per-query", metavar="FILE", help="write per-query values to FILE (CSV)")
+    p.add_argument(
+        "--tie-range",
+        action="store_true",
+        help="also report each measure's worst and best value over every order of the tied "
+        "documents (exact per query), and warn where ties decide more than 5%% of a mean",
+    )
     t = p.add_argument_group(
         "trec_eval's options", "named as in trec_eval; -c, -M and -J apply to --qrels/--run"
     )
@@ -250,8 +256,16 @@ def _evaluate(args: argparse.Namespace) -> Any:
             judged_only=True if args.judged_only else None,
             depth=args.max_docs,
             score_precision=args.score_precision,
+            tie_range=args.tie_range,
         )
-    return evaluate(data, scores, args.measure, preset=preset, score_precision=args.score_precision)
+    return evaluate(
+        data,
+        scores,
+        args.measure,
+        preset=preset,
+        score_precision=args.score_precision,
+        tie_range=args.tie_range,
+    )
 
 
 def _evaluate_dask(args: argparse.Namespace, preset: str, trec: bool) -> Any:
@@ -267,6 +281,7 @@ def _evaluate_dask(args: argparse.Namespace, preset: str, trec: bool) -> Any:
             ("-J", args.judged_only),
             ("--score-precision", args.score_precision is not None),
             ("--feature", args.feature is not None),
+            ("--tie-range", args.tie_range),
         )
         if on
     ]

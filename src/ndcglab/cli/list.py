@@ -3,7 +3,8 @@
 Lists what exists, read from the registries (nothing is hard-coded here): every measure with its
 one-line description and options (each option's default under the standard preset), every loss
 with its summary and parameters (default and what is allowed), every measure preset with its
-conventions and usual measure set, every experiment of ndcglab reproduce with the claim it tests.
+conventions, usual measure set, tool options and the tool version it was verified against
+(the conformance suite), every experiment of ndcglab reproduce with the claim it tests.
 With --format json: one object {"kind": ..., "items": [{"name", "description", "parameters",
 ...}]}.
 """
@@ -93,14 +94,16 @@ def _losses() -> list[dict[str, Any]]:
 
 
 def _presets() -> list[dict[str, Any]]:
-    from ..measures.presets import PRESETS
+    from ..measures.presets import PRESETS, TOOL_OPTIONS
 
     return [
         {
             "name": p.name,
             "description": p.title,
-            "parameters": {k: v for k, v in p.as_dict().items() if k != "preset"},
+            "parameters": {k: v for k, v in p.as_dict().items() if k not in ("preset", "verified")},
             "measures": list(p.measures),
+            "verified": p.verified or None,
+            "options": {k: v[0] for k, v in TOOL_OPTIONS.get(p.name, {}).items()},
         }
         for p in PRESETS.values()
     ]
@@ -178,6 +181,12 @@ def run(args: argparse.Namespace) -> int:
                 name += "[@k]"
             lines.append(f"{name:<{width}}{it['description']}")
             lines.append(f"{'':<{width}}{head}: {_param_text(args.kind, it['parameters'])}")
+            if args.kind == "presets":
+                opts = "; ".join(f"{k} ({v})" for k, v in it["options"].items())
+                if opts:
+                    lines.append(f"{'':<{width}}tool options: {opts}")
+                checked = it["verified"] or "not checked against the tool itself"
+                lines.append(f"{'':<{width}}verified against: {checked}")
         return "\n".join(lines)
 
     emit(args, payload, text)

@@ -9,9 +9,13 @@
   ``P_10``, ``nDCG@10``, ``RBP(p=0.8)``) parse to the canonical measure
   (:func:`measure_aliases` maps the text as typed to it).
 * :func:`get_preset`: whole conventions of other tools (``standard``, ``letor3``, ``letor4``,
-  ``trec_eval``, ``trec_eval10``, ``sklearn``, ``lightgbm``), with options in the same grammar
-  (``trec_eval(judged_only=yes,depth=100,rel=2)``).
-* :func:`evaluate`, :func:`evaluate_arrays`, :func:`evaluate_trec` -> :class:`EvaluationResult`.
+  ``trec_eval``, ``trec_eval10``, ``sklearn``, ``lightgbm``, and the libraries ``xgboost``,
+  ``catboost``, ``torchmetrics``, ``allrank``, ``rax``, ``ranx``, ``gdeval``), with options in
+  the same grammar (``trec_eval(judged_only=yes,depth=100,rel=2)``,
+  ``catboost(type=exp,denominator=position)``, ``torchmetrics(empty=skip)``).
+* :func:`evaluate`, :func:`evaluate_arrays`, :func:`evaluate_trec` -> :class:`EvaluationResult`;
+  with ``tie_range=True`` each measure's :class:`TieRange` (best and worst value over every
+  order of the tied documents, :mod:`~ndcglab.measures.tie_range`).
 * :func:`ndcg_per_query`: the fast per-query NDCG for training loops.
 * :class:`MeasureScorer`: one measure under one preset, as training and boosting select models.
 * :mod:`~ndcglab.measures.linear_ndcg`: NDCG^beta and Jin & Geng's weighted pairwise loss.
@@ -40,6 +44,7 @@ from .registry import (
     parse_measures,
 )
 from .scorer import MeasureScorer
+from .tie_range import TieRange
 
 #: names loaded on first use (their module loads the Numba kernels)
 _LAZY = {"linear_dcg": "linear_ndcg", "pairwise_loss": "linear_ndcg"}
@@ -65,6 +70,7 @@ __all__ = [
     "MeasureInfo",
     "MeasureScorer",
     "Preset",
+    "TieRange",
     "available_measures",
     "available_presets",
     "evaluate",

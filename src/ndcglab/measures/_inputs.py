@@ -28,7 +28,9 @@ TABLE_SIZE = 64
 def document_gains(gain: Gain, labels: np.ndarray) -> np.ndarray:
     """``gain(labels)`` as a float64 array, checked: one finite number per label. A negative
     label has gain 0 whatever the gain (trec_eval's rule: judged, but worth nothing and left out
-    of the ideal ranking; presets that refuse negative labels do so before this)."""
+    of the ideal ranking; presets that refuse negative labels do so before this), except for a
+    ``signed:`` gain (:class:`~ndcglab.measures.gains.SignedGain`), which keeps the formula's
+    value."""
     with np.errstate(over="ignore", invalid="ignore"):
         arr = np.ascontiguousarray(gain(labels), dtype=np.float64)
     if arr.shape != labels.shape:
@@ -36,7 +38,7 @@ def document_gains(gain: Gain, labels: np.ndarray) -> np.ndarray:
             f"gain {gain} must map each label to one finite number (got shape {arr.shape})"
         )
     neg = labels < 0.0
-    if neg.any():
+    if neg.any() and not gain.signed:
         arr = np.where(neg, 0.0, arr)
     if not np.isfinite(arr).all():
         i = int(np.flatnonzero(~np.isfinite(arr))[0])

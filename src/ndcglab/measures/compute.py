@@ -204,7 +204,7 @@ def compute_per_query(
         if ties in ("pessimistic", "optimistic"):  # depends on the family's values
             return tie_key(ties, s, b, ranked_end=re, doc_ids=doc_ids, values=values())
         if ties not in tkeys:
-            tkeys[ties] = tie_key(ties, s, b, ranked_end=re, doc_ids=doc_ids)
+            tkeys[ties] = tie_key(ties, s, b, ranked_end=re, doc_ids=doc_ids, values=y)
         return tkeys[ties]
 
     # gain groups that can take their top k from a relevance group's full ranking

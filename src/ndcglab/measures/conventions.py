@@ -15,6 +15,7 @@ tie rule                :func:`tie_key` (the order); ``average`` in the kernels
 relevance threshold     :func:`relevance`
 k beyond the list       :func:`apply_short` (and :func:`precision_divisor` for P@k)
 empty query             :func:`normalise` (which queries are empty) and :func:`apply_empty`
+labels as a tool reads  :func:`read_labels` (single precision, whole labels, ignored labels)
 DCG of a ranked list    :func:`cumulative_dcg` (its running sums) and :func:`dcg_at` (at
                         the cut-off; the numba kernels for whole datasets)
 ideal DCG               the same sums over :func:`ideal_gains` (gains in descending order)
@@ -48,6 +49,7 @@ __all__ = [
     "ideal_gains",
     "normalise",
     "precision_divisor",
+    "read_labels",
     "relevance",
     "tie_key",
 ]
@@ -67,6 +69,118 @@ def cutoff_k(
     if rounding is None:
         raise ConventionError(f"the fractional cut-off @{cutoff} needs a rounding rule")
     return cutoff.k_for(np.asarray(n_ranked, dtype=np.int64), rounding)
+
+
+# ------------------------------------------------------------------------------ label reading
+#: XGBoost's tolerance for a whole label (``kRtEps``)
+XGBOOST_EPS = 1e-6
+#: labels LightGBM's default ``label_gain`` (2^i - 1, i = 0..30) has a gain for
+LIGHTGBM_LEVELS = 31
+
+
+def _first(mask: np.ndarray, labels: np.ndarray, query_ids: Any, boundaries: np.ndarray) -> str:
+    i = int(np.flatnonzero(mask)[0])
+    q = int(np.searchsorted(boundaries, i, side="right")) - 1
+    qid = str(query_ids[q]) if query_ids is not None else f"#{q}"
+    return f"label {float(labels[i])!r} (query {qid}, document {i - int(boundaries[q]) + 1})"
+
+
+def read_labels(
+    preset: Any,
+    measures: Sequence[Measure],
+    labels: np.ndarray,
+    boundaries: np.ndarray,
+    query_ids: Any = None,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The labels as the preset's tool reads them: ``(labels, keep)``, ``keep`` the documents
+    left after ``ignore_label`` (None: all).
+
+    * ``ignore_label`` (TorchMetrics' ``ignore_index``, allRank's padding label -1): documents
+      with that label are dropped, with a warning saying how many;
+    * ``labels=float32`` (TorchMetrics, allRank, rax) and ``xgboost``: each label rounded to single
+      precision, with a warning naming the first label whose value this changes;
+    * ``xgboost``: where a measure of the ndcg family has the gain ``exp2`` (ndcg_exp_gain=true)
+      every label must be whole (within XGBoost's 1e-6), >= 0 and <= 31, and where ``map`` is
+      asked for every label 0 or 1 — otherwise :class:`ConventionError`, as XGBoost stops;
+    * ``gdeval``: every label must be a whole number <= 4 (gdeval.pl stops otherwise);
+    * ``lightgbm``: single precision, and for the ndcg family whole labels below 31 (its default
+      ``label_gain`` table; LightGBM stops otherwise);
+    * ``int`` (ranx, whose qrels hold integers): each label truncated toward zero (1.5 -> 1).
+
+    Warnings name the first changed label and its query (:func:`ndcglab._warn.warn_user`)."""
+    from .._warn import warn_user
+
+    rule = getattr(preset, "labels", "float64")
+    keep: np.ndarray | None = None
+    name = getattr(preset, "name", "?")
+    ignore = getattr(preset, "ignore_label", None)
+    if ignore is not None:
+        drop = labels == ignore
+        if drop.any():
+            keep = ~drop
+            warn_user(
+                f"preset {name}: {int(drop.sum())} document(s) with label {ignore:g} dropped "
+                "before evaluation, as the tool does (ignore_index / padding label)"
+            )
+    if rule == "int":
+        whole = np.trunc(labels)
+        changed = whole != labels
+        if changed.any():
+            warn_user(
+                f"preset {name} reads labels as whole numbers, as the tool does (its qrels hold "
+                f"integers): {int(changed.sum())} label(s) change, first "
+                f"{_first(changed, labels, query_ids, boundaries)} -> "
+                f"{float(whole[np.flatnonzero(changed)[0]])!r}"
+            )
+        labels = whole
+    if rule in ("float32", "xgboost", "lightgbm"):
+        narrow = labels.astype(np.float32).astype(np.float64)
+        changed = narrow != labels
+        if changed.any():
+            warn_user(
+                f"preset {name} reads labels in single precision, as the tool does: "
+                f"{int(changed.sum())} label(s) change, first "
+                f"{_first(changed, labels, query_ids, boundaries)} "
+                f"-> {float(narrow[np.flatnonzero(changed)[0]])!r}"
+            )
+        labels = narrow
+    check = labels if keep is None else labels[keep]
+    if rule == "xgboost":
+        exp = any(m.info.family == "gain" and str(m.get("gain")) == "exp2" for m in measures)
+        if exp:
+            bad = (np.abs(np.floor(check) - check) > XGBOOST_EPS) | (check < 0.0) | (check > 31.0)
+            if bad.any():
+                raise ConventionError(
+                    f"preset {name}: {_first(bad, check, query_ids, boundaries)} is not a whole "
+                    "number in 0..31, which XGBoost refuses for NDCG with ndcg_exp_gain=true. "
+                    "Fix: whole labels 0..31, or xgboost(exp_gain=false) for a linear gain"
+                )
+        if any(m.name == "map" for m in measures):
+            binary = (np.abs(check - 1.0) < XGBOOST_EPS) | (np.abs(check) < XGBOOST_EPS)
+            if not binary.all():
+                raise ConventionError(
+                    f"preset {name}: {_first(~binary, check, query_ids, boundaries)} is not 0 or "
+                    "1, and XGBoost's map takes binary labels only. Fix: labels 0/1 (e.g. "
+                    "label >= 1 as 1), or another preset"
+                )
+    elif rule == "lightgbm" and any(m.info.family == "gain" for m in measures):
+        bad = (check != np.trunc(check)) | (check >= LIGHTGBM_LEVELS)
+        if bad.any():
+            raise ConventionError(
+                f"preset {name}: {_first(bad, check, query_ids, boundaries)} is not a whole "
+                f"number below {LIGHTGBM_LEVELS}, which LightGBM's ndcg refuses with its default "
+                "label_gain (2^i - 1 for i < 31). Fix: whole labels 0..30, or a preset that "
+                "reads labels as numbers (standard: the same gain 2^y - 1)"
+            )
+    elif rule == "gdeval":
+        bad = (np.floor(check) != check) | (check > 4.0)
+        if bad.any():
+            raise ConventionError(
+                f"preset {name}: {_first(bad, check, query_ids, boundaries)} is not a whole "
+                "number <= 4, and gdeval.pl stops on it (format error). Fix: whole labels up "
+                "to 4, or another preset (ranx's ndcg_burges has the same gain)"
+            )
+    return labels, keep
 
 
 # ------------------------------------------------------------------------------ relevance
@@ -94,7 +208,10 @@ def tie_key(
     input; ``average`` is True for ``ties=average`` (each group of tied scores shares its mean;
     the kernels compute the expectation). ``values`` are the per-document gains (ndcg family) or
     relevance (map, p, mrr) that ``pessimistic`` (worse first) and ``optimistic`` (better first)
-    need. ``docid`` (docno descending, as trec_eval) ranks the ids of the documents whose score
+    need; ``label_asc`` / ``label_desc`` order tied documents by their label (``values`` are then
+    the labels), one order shared by every measure — the worst and the best order wherever the
+    gain and the relevance rule grow with the label (:mod:`.tie_range`). ``docid`` (docno
+    descending, as trec_eval) ranks the ids of the documents whose score
     is tied within their query only (ranking millions of strings would cost seconds, and untied
     documents never reach the tie-breaker); ``random:<seed>`` draws one uniform number per
     document from ``numpy.random.default_rng(seed)``.
@@ -125,6 +242,10 @@ def tie_key(
             _, inv = np.unique(np.asarray(doc_ids)[sel].astype(str), return_inverse=True)
             key[sel] = -inv.astype(np.float64)
         return key, False
+    if ties in ("label_asc", "label_desc"):
+        if values is None:  # pragma: no cover - internal use
+            raise ConventionError(f"ties={ties} needs the documents' labels")
+        return (values if ties == "label_asc" else -values).astype(np.float64), False
     if ties in ("pessimistic", "optimistic"):
         if values is None:  # pragma: no cover - internal use
             raise ConventionError(f"ties={ties} needs the documents' gains or relevance")

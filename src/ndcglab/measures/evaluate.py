@@ -22,15 +22,17 @@ from typing import Any
 import numpy as np
 
 from .._atomic import write_text_atomic
+from .._warn import warn_user
 from ..data.dataset import boundaries_from_group
 from ..data.validate import check_not_empty
 from ..errors import ConventionError, DataFormatError
 from ._rank import MIN_GEO_MEAN
 from .compute import check_inputs, compute_per_query
-from .conventions import relevance
+from .conventions import read_labels, relevance
 from .label_range import warn_beyond_grades
 from .presets import Preset, canonical_precision, get_preset
 from .registry import Measure, measure_aliases, parse_measures
+from .tie_range import TieRange, compute_tie_range, tie_warnings
 
 __all__ = [
     "EvaluationResult",
@@ -57,7 +59,10 @@ class EvaluationResult:
       (where the ideal ranking and AP's denominator come from), and ``measures``: printed name ->
       every option of the resolved measure;
     * ``aliases``: each measure name as typed (``ndcg_cut_10``, ``AP``) -> its canonical printed
-      name (``ndcg@10``, ``map``), for the names that differ; ``result["ndcg_cut_10"]`` works.
+      name (``ndcg@10``, ``map``), for the names that differ; ``result["ndcg_cut_10"]`` works;
+    * ``tie_range``: printed name -> :class:`~ndcglab.measures.tie_range.TieRange`, the best and
+      the worst value over every order of the tied documents (when asked for with
+      ``tie_range=True``; empty otherwise).
 
     ``gm_map``'s per-query values are log(max(AP, 1e-5)) and its mean is exp(mean of the logs),
     as trec_eval's; every other mean is the arithmetic mean.
@@ -72,6 +77,7 @@ class EvaluationResult:
     empty_by_measure: dict[str, int]
     convention: dict[str, Any] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
+    tie_range: dict[str, TieRange] = field(default_factory=dict)
 
     @property
     def n_queries(self) -> int:
@@ -99,6 +105,10 @@ class EvaluationResult:
         }
         if self.aliases:
             out["aliases"] = dict(self.aliases)
+        if self.tie_range:
+            out["tie_range"] = {
+                k: v.to_dict(per_query=per_query) for k, v in self.tie_range.items()
+            }
         if per_query:
             out["query_ids"] = [str(q) for q in self.query_ids]
             out["per_query"] = {k: [_num(x) for x in v.tolist()] for k, v in self.per_query.items()}
@@ -128,12 +138,22 @@ class EvaluationResult:
         """A plain text table of the means plus the convention line."""
         shown = self.display_names()
         width = max([len("measure"), *(len(shown[n]) for n in self.names)])
-        lines = [f"{'measure'.ljust(width)}  mean", f"{'-' * width}  {'-' * (digits + 2)}"]
+
+        def fmt(v: float) -> str:
+            return "nan".ljust(digits + 2) if math.isnan(v) else f"{v:.{digits}f}"
+
+        head = f"{'measure'.ljust(width)}  mean"
+        rule = f"{'-' * width}  {'-' * (digits + 2)}"
+        if self.tie_range:
+            head += f"{'':{digits - 2}}  tie range (worst .. best order of tied documents)"
+            rule += "  " + "-" * (2 * digits + 8)
+        lines = [head, rule]
         for n in self.names:
-            v = self.mean[n]
-            lines.append(
-                f"{shown[n].ljust(width)}  {'nan' if math.isnan(v) else f'{v:.{digits}f}'}"
-            )
+            row = f"{shown[n].ljust(width)}  {fmt(self.mean[n])}"
+            tr = self.tie_range.get(n)
+            if tr is not None:
+                row += f"  {fmt(tr.mean_low)} .. {fmt(tr.mean_high)}"
+            lines.append(row.rstrip())
         lines.append(convention_line(self))
         return "\n".join(lines)
 
@@ -207,8 +227,22 @@ def _finish(
     score_precision: str | None = None,
     in_qrels: np.ndarray | None = None,
     aliases: dict[str, str] | None = None,
+    tie_range: bool = False,
 ) -> EvaluationResult:
     precision = canonical_precision(score_precision or preset.score_precision)
+    labels, keep = read_labels(
+        preset, tuple(m.resolve(preset) for m in measures), labels, boundaries, query_ids
+    )
+    if keep is not None:
+        if ranked_end is not None:
+            raise ConventionError(
+                f"preset {preset.name} drops documents by label (ignore_index), which applies to "
+                "arrays, not TREC runs. Fix: use evaluate_arrays, or drop ignore_index"
+            )
+        labels, scores, boundaries = labels[keep], scores[keep], _kept(boundaries, keep)
+        doc_ids = None if doc_ids is None else doc_ids[keep]
+        if in_qrels is not None:  # pragma: no cover - TREC runs are refused above
+            in_qrels = in_qrels[keep]
     check_negative(preset, labels, boundaries, query_ids)
     conv: dict[str, Any] = {
         "preset": preset.name,
@@ -246,17 +280,31 @@ def _finish(
         conv["duplicates_dropped"] = dropped
     elif duplicates not in ("keep", "last"):
         raise ConventionError(f"unknown duplicates rule {duplicates!r}; known: keep, last")
-    resolved = tuple(m.resolve(preset) for m in measures)
+    resolved = tuple(_signed(m.resolve(preset), preset) for m in measures)
     warn_beyond_grades(preset.name, resolved, labels, boundaries, query_ids)
-    values = compute_per_query(
+
+    def run(
+        ms: Sequence[Measure],
+        y: np.ndarray,
+        sc: np.ndarray,
+        b: np.ndarray,
+        *,
+        ranked_end: np.ndarray | None,
+        doc_ids: np.ndarray | None,
+        in_qrels: np.ndarray | None,
+        query_ids: Any,
+    ) -> dict[Measure, Any]:
+        return _values(preset, ms, y, sc, b, ranked_end, doc_ids, in_qrels, query_ids)
+
+    values = run(
         resolved,
         labels,
         scores,
         boundaries,
         ranked_end=ranked_end,
         doc_ids=doc_ids,
-        query_ids=query_ids,
         in_qrels=in_qrels,
+        query_ids=query_ids,
     )
     per_query: dict[str, np.ndarray] = {}
     mean: dict[str, float] = {}
@@ -276,6 +324,24 @@ def _finish(
         c["empty_queries"] = empty_by[name]
         conv_m[name] = c
     conv["measures"] = conv_m
+    ranges: dict[str, TieRange] = {}
+    if tie_range:
+        ranges = compute_tie_range(
+            measures,
+            resolved,
+            per_query,
+            lambda ms, *a, **kw: {m: pq.values for m, pq in run(ms, *a, **kw).items()},
+            mean_of,
+            labels,
+            scores,
+            boundaries,
+            ranked_end=ranked_end,
+            doc_ids=doc_ids,
+            in_qrels=in_qrels,
+            query_ids=query_ids,
+        )
+        for line in tie_warnings(ranges, mean):
+            warn_user(line)
     return EvaluationResult(
         measures=measures,
         resolved=resolved,
@@ -286,7 +352,125 @@ def _finish(
         empty_by_measure=empty_by,
         convention=conv,
         aliases=dict(aliases or {}),
+        tie_range=ranges,
     )
+
+
+def _values(
+    preset: Preset,
+    resolved: Sequence[Measure],
+    labels: np.ndarray,
+    scores: np.ndarray,
+    boundaries: np.ndarray,
+    ranked_end: np.ndarray | None,
+    doc_ids: np.ndarray | None,
+    in_qrels: np.ndarray | None,
+    query_ids: Any,
+) -> dict[Measure, Any]:
+    """Per-query values (:class:`~ndcglab.measures.compute.PerQuery`) of resolved measures
+    under every evaluation-level rule of the preset (the empty rule of signed gains)."""
+    later = preset.negative == "gain" and preset.empty_when != "idcg=0"
+    computed = tuple(  # the empty rule applied by _empty_when below
+        r.with_options(empty="skip") if later and r.name == "ndcg" else r for r in resolved
+    )
+    values = compute_per_query(
+        computed,
+        labels,
+        scores,
+        boundaries,
+        ranked_end=ranked_end,
+        doc_ids=doc_ids,
+        query_ids=query_ids,
+        in_qrels=in_qrels,
+    )
+    values = {r: values[c] for r, c in zip(resolved, computed)}
+    if later:
+        _empty_when(
+            preset,
+            tuple(resolved),
+            values,
+            labels,
+            scores,
+            boundaries,
+            query_ids,
+            ranked_end=ranked_end,
+            doc_ids=doc_ids,
+        )
+    return values
+
+
+def _empty_when(
+    preset: Preset,
+    resolved: tuple[Measure, ...],
+    values: dict[Measure, Any],
+    labels: np.ndarray,
+    scores: np.ndarray,
+    boundaries: np.ndarray,
+    query_ids: Any,
+    ranked_end: np.ndarray | None = None,
+    doc_ids: np.ndarray | None = None,
+) -> None:
+    """The preset's ``empty_when`` rule for NDCG with signed gains (negative labels), in place:
+    ``idcg<=0`` (XGBoost, CatBoost: an ideal DCG at or below 0 makes the query empty),
+    ``label_sum=0`` (TorchMetrics: labels adding up to 0 make it empty; an ideal DCG of 0
+    otherwise gives 0), ``idcg=0:dcg`` (rax: the DCG divided by 1)."""
+    from .compute import PerQuery
+    from .conventions import apply_empty, apply_short
+
+    for r in resolved:
+        if r.name != "ndcg":
+            continue
+        opts = {k: r.get(k) for k in ("gain", "discount", "rounding") if r.get(k) is not None}
+        if r.cutoff is not None and r.cutoff.k is not None:
+            opts["short"] = "clip"  # the measure's own short rule is applied below
+        dcg = Measure.create("dcg", r.cutoff, **opts, ties=r.get("ties")).resolve(preset)
+        opts.pop("short", None)
+        ideal = Measure.create("idcg", r.cutoff, **opts)
+        extra = compute_per_query(
+            [ideal.resolve(preset), dcg],
+            labels,
+            scores,
+            boundaries,
+            ranked_end=ranked_end,
+            doc_ids=doc_ids,
+            query_ids=query_ids,
+        )
+        z = extra[ideal.resolve(preset)].values
+        v = np.where(z == 0.0, 0.0, extra[dcg].values / np.where(z == 0.0, 1.0, z))
+        n_ranked = np.diff(boundaries) if ranked_end is None else ranked_end - boundaries[:-1]
+        v = apply_short(r, v, n_ranked)
+        if preset.empty_when == "idcg=0:dcg":
+            zero = z == 0.0
+            v[zero] = extra[dcg].values[zero]
+            values[r] = PerQuery(v, values[r].empty)
+            continue
+        if preset.empty_when == "idcg<=0":
+            empty = z <= 0.0
+        else:  # label_sum=0
+            sums = np.add.reduceat(labels, boundaries[:-1]) if len(labels) else np.zeros(0)
+            sums = np.where(np.diff(boundaries) > 0, sums, 0.0)
+            empty = sums == 0.0
+            v[(z == 0.0) & ~empty] = 0.0
+        v = np.where(empty, 0.0, v)
+        values[r] = PerQuery(apply_empty(r, v, empty, query_ids), empty)
+
+
+def _kept(boundaries: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """The boundaries of the documents left where ``keep`` is True (queries may become empty)."""
+    nq = len(boundaries) - 1
+    qidx = np.repeat(np.arange(nq, dtype=np.int64), np.diff(boundaries))
+    return boundaries_from_group(np.bincount(qidx[keep], minlength=nq))
+
+
+def _signed(m: Measure, preset: Preset) -> Measure:
+    """``m`` with its gain applied to negative labels too where the preset says
+    ``negative=gain`` (the ``signed:`` gains)."""
+    if preset.negative != "gain" or m.info.family != "gain" or "gain" in m.info.fixed:
+        return m
+    gain = m.get("gain")
+    if gain is None or str(gain).startswith("signed:") or not isinstance(gain, str):
+        return m
+    return m.with_options(gain=f"signed:{gain}")
 
 
 def mean_of(m: Measure, values: np.ndarray) -> float:
@@ -312,7 +496,7 @@ def check_negative(
     """The preset's rule for labels below 0: ``zero`` (trec_eval's: gain 0, never relevant, left
     out of the ideal ranking) lets them through; ``error`` raises :class:`ConventionError`
     naming the first such label and its query."""
-    if preset.negative == "zero" or not len(labels):
+    if preset.negative in ("zero", "gain") or not len(labels):
         return
     neg = labels < 0.0
     if neg.any():
@@ -344,6 +528,7 @@ def evaluate_arrays(
     query_ids: Sequence[Any] | np.ndarray | None = None,
     duplicates: str | None = None,
     score_precision: str | None = None,
+    tie_range: bool = False,
 ) -> EvaluationResult:
     """Evaluate flat per-document ``labels`` and ``scores`` grouped by ``boundaries``.
 
@@ -355,7 +540,10 @@ def evaluate_arrays(
     trec_eval 9 and pytrec_eval do (also written ``trec_eval10``, ``trec_eval9``; default from
     the preset). Every document has a judgement here (its label); a negative label follows the
     preset's ``negative`` rule. The TREC-run options ``judged_only`` and ``depth`` belong to
-    :func:`evaluate_trec`.
+    :func:`evaluate_trec`. ``tie_range=True`` adds, per measure, the best and the worst value
+    over every order of the tied documents (``result.tie_range``,
+    :mod:`ndcglab.measures.tie_range`), with a warning where ties decide more than 5 % of a
+    mean.
     """
     p = get_preset(preset)
     if p.judged_only or p.depth is not None:
@@ -391,6 +579,7 @@ def evaluate_arrays(
         ideal="documents of the list",
         score_precision=score_precision,
         aliases=measure_aliases(measures),
+        tie_range=tie_range,
     )
 
 
@@ -402,6 +591,7 @@ def evaluate(
     preset: str | Preset | None = None,
     duplicates: str | None = None,
     score_precision: str | None = None,
+    tie_range: bool = False,
 ) -> EvaluationResult:
     """Evaluate ``scores`` (one per document, in the dataset's order) on a
     :class:`~ndcglab.data.RankingDataset` (see :func:`evaluate_arrays`)."""
@@ -416,6 +606,7 @@ def evaluate(
         query_ids=dataset.query_ids,
         duplicates=duplicates,
         score_precision=score_precision,
+        tie_range=tie_range,
     )
 
 
@@ -429,6 +620,7 @@ def evaluate_trec(
     judged_only: bool | None = None,
     depth: int | None = None,
     score_precision: str | None = None,
+    tie_range: bool = False,
 ) -> EvaluationResult:
     """Evaluate a TREC run against qrels (pytrec_eval's dict shapes: ``{qid: {docno: value}}``).
 
@@ -485,6 +677,7 @@ def evaluate_trec(
         score_precision=precision,
         in_qrels=np.asarray(known, dtype=bool),
         aliases=measure_aliases(measures),
+        tie_range=tie_range,
     )
     res.convention["judged_only"] = only_judged
     res.convention["depth"] = max_docs
@@ -557,10 +750,24 @@ def _complete(res: EvaluationResult, missing: list[str]) -> EvaluationResult:
     order = np.argsort(qids.astype(str), kind="stable")
     per_query: dict[str, np.ndarray] = {}
     mean: dict[str, float] = {}
+    ranges: dict[str, TieRange] = {}
     for m, r in zip(res.measures, res.resolved):
         name = str(m)
         fill = math.log(MIN_GEO_MEAN) if r.name == "gm_map" else 0.0
         v = np.concatenate([res.per_query[name], np.full(len(missing), fill)])[order]
         per_query[name] = v
         mean[name] = mean_of(r, v)
-    return replace(res, per_query=per_query, mean=mean, query_ids=qids[order], convention=conv)
+        tr = res.tie_range.get(name)
+        if tr is not None:
+            lo = np.concatenate([tr.low, np.full(len(missing), fill)])[order]
+            hi = np.concatenate([tr.high, np.full(len(missing), fill)])[order]
+            tied = np.concatenate([tr.tied, np.zeros(len(missing), dtype=bool)])[order]
+            ranges[name] = TieRange(name, lo, hi, mean_of(r, lo), mean_of(r, hi), tied)
+    return replace(
+        res,
+        per_query=per_query,
+        mean=mean,
+        query_ids=qids[order],
+        convention=conv,
+        tie_range=ranges,
+    )

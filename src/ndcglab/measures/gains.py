@@ -11,6 +11,7 @@ name           G(y)                                   used by
 ``linear``     y                                      Järvelin & Kekäläinen, trec_eval, sklearn
 ``letor``      table {0: 0, 1: 1, 2: 3}, else 0       official LETOR Eval-Score-3.0/4.0 scripts
 ``table:...``  explicit table, e.g. ``table:0=0;1=1;2=3``, other labels 0
+``signed:G``   G, negative labels too (G(-1) = -1)     TorchMetrics, allRank, rax, XGBoost
 custom         any callable, via :class:`CallableGain`
 =============  =====================================  =========================================
 """
@@ -26,13 +27,25 @@ import numpy as np
 from .._spec import format_number
 from ..errors import ConventionError
 
-__all__ = ["CallableGain", "Exp2Gain", "Gain", "LinearGain", "TableGain", "get_gain"]
+__all__ = [
+    "CallableGain",
+    "Exp2Gain",
+    "Gain",
+    "LinearGain",
+    "SignedGain",
+    "TableGain",
+    "get_gain",
+]
 
 
 class Gain:
-    """Base class: ``gain(labels) -> gains``, elementwise, for NumPy arrays or torch tensors."""
+    """Base class: ``gain(labels) -> gains``, elementwise, for NumPy arrays or torch tensors.
+
+    ``signed`` is False for every gain but :class:`SignedGain`: a negative label then has gain 0
+    in the measures (trec_eval's rule), whatever the formula gives."""
 
     name: str = "gain"
+    signed: bool = False
 
     def __call__(self, labels: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -111,6 +124,23 @@ class CallableGain(Gain):
         return self.fn(labels)
 
 
+@dataclass(frozen=True)
+class SignedGain(Gain):
+    """``signed:<gain>``: the gain ``base`` applied to negative labels too, so a label below 0
+    has the (negative) value of the formula, as the tools that read labels as plain numbers do
+    (TorchMetrics, allRank, rax, XGBoost with a linear gain): 2^-1 - 1 = -0.5, linear -1."""
+
+    base: Gain = Exp2Gain()
+    signed: bool = True
+
+    @property
+    def name(self) -> str:  # type: ignore[override]  # read-only over the base's class attribute
+        return f"signed:{self.base.name}"
+
+    def __call__(self, labels: Any) -> Any:
+        return self.base(labels)
+
+
 LETOR_GAIN = TableGain(table=((0.0, 0.0), (1.0, 1.0), (2.0, 3.0)), default=0.0, label="letor")
 
 _NAMED: dict[str, Gain] = {"exp2": Exp2Gain(), "linear": LinearGain(), "letor": LETOR_GAIN}
@@ -129,6 +159,9 @@ def get_gain(spec: str | Gain | Mapping[float, float] | Callable[[Any], Any]) ->
         s = spec.strip().lower()
         if s in _NAMED:
             return _NAMED[s]
+        if s.startswith("signed:"):
+            base = get_gain(s[len("signed:") :])
+            return base if base.signed else SignedGain(base=base)
         if s.startswith("table:"):
             try:
                 pairs = [p.split("=") for p in s[6:].split(";") if p]

@@ -34,6 +34,7 @@ from ..errors import ConventionError, SpecError
 __all__ = [
     "PRESETS",
     "PRESET_OPTIONS",
+    "TOOL_OPTIONS",
     "Preset",
     "available_presets",
     "canonical_precision",
@@ -49,6 +50,16 @@ class Preset:
     ``short`` rules of the ndcg family and of P@k; ``duplicates`` is what happens to documents of
     one query sharing a doc id (``keep`` all, or keep only the ``last`` line, as the LETOR scripts'
     hash keyed by docid does).
+
+    ``labels`` is how the tool reads a label (:func:`~ndcglab.measures.conventions.read_labels`):
+    ``float64`` as written, ``float32`` rounded to single precision, ``xgboost`` (single
+    precision; NDCG with the exponential gain takes only whole labels 0..31 and MAP only 0/1),
+    ``gdeval`` (whole labels up to 4 only), ``lightgbm`` (single precision; NDCG takes whole
+    labels 0..30, its default ``label_gain`` table); ``ignore_label`` drops the documents with
+    that label before anything else (TorchMetrics' ``ignore_index``, allRank's padding label -1).
+    ``negative``: ``zero`` (gain 0, never relevant), ``error`` (refused) or ``gain`` (the gain
+    formula's own value, negative: ``signed:`` gains). ``verified`` names the library version the
+    preset was checked against by the conformance suite (``tests/measures/conformance``).
     """
 
     name: str
@@ -63,6 +74,10 @@ class Preset:
     negative: str = "zero"
     judged_only: bool = False
     depth: int | None = None
+    labels: str = "float64"
+    ignore_label: float | None = None
+    empty_when: str = "idcg=0"
+    verified: str = ""
 
     def default(self, measure: str, key: str) -> str:
         """The value this preset gives option ``key`` of measure ``measure`` (canonical name)."""
@@ -85,6 +100,10 @@ class Preset:
             "negative": self.negative,
             "judged_only": self.judged_only,
             "depth": self.depth,
+            "labels": self.labels,
+            "ignore_label": self.ignore_label,
+            "empty_when": self.empty_when,
+            "verified": self.verified,
         }
 
 
@@ -137,6 +156,7 @@ PRESETS: dict[str, Preset] = {
                 "AP divides by the relevant docs in the list, 0 if none; means over all queries",
                 "docs keyed by docid within a query: a duplicated docid keeps only the later line",
             ),
+            verified="Eval-Score-4.0.pl (transcribed)",
         ),
         Preset(
             "letor3",
@@ -150,6 +170,7 @@ PRESETS: dict[str, Preset] = {
                 "as letor4, except P@k for k > n is missing and counts as 0",
                 "the 3.0 script itself rejects labels outside 0..2; here they gain 0, not relevant",
             ),
+            verified="Eval-Score-3.0.pl (transcribed)",
         ),
         Preset(
             "trec_eval",
@@ -168,6 +189,7 @@ PRESETS: dict[str, Preset] = {
                 "ranking; 'in the pool but unjudged' for judged_only, bpref and infAP",
             ),
             score_precision="float32",
+            verified="pytrec_eval-terrier 0.5.11 (trec_eval 9)",
         ),
         Preset(
             "trec_eval10",
@@ -195,6 +217,7 @@ PRESETS: dict[str, Preset] = {
                 "negative labels are an error, as in scikit-learn",
             ),
             negative="error",
+            verified="scikit-learn 1.9.1",
         ),
         Preset(
             "lightgbm",
@@ -207,9 +230,134 @@ PRESETS: dict[str, Preset] = {
                 "a query with no relevant document scores 1 (empty=one)",
                 "ties: stable sort by score, i.e. input order; k > n is clipped to n",
                 "map@k divides by min(R, k) (denom=cut)",
-                "negative labels are an error, as in LightGBM",
+                "negative labels are an error, as in LightGBM; labels read as float32, and "
+                "ndcg takes whole labels 0..30 only (its default label_gain table)",
             ),
             negative="error",
+            labels="lightgbm",
+            verified="lightgbm 4.7.0",
+        ),
+        Preset(
+            "xgboost",
+            "XGBoost's ndcg@k, ndcg@k- and map@k metrics (ndcg_exp_gain=true)",
+            {**_BASE, "empty": "one", "denom": "cut"},
+            short_gain="clip",
+            short_p="pad",
+            measures=("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "ndcg", "map"),
+            notes=(
+                "gain 2^y - 1 (ndcg_exp_gain=true; xgboost(exp_gain=false): y itself)",
+                "labels and scores read as float32; ties keep input order (stable sort)",
+                "a query with no relevant document scores 1; ndcg@k- and map@k- score it 0",
+                "exp_gain=true takes whole labels 0..31 only, map only labels 0 and 1",
+            ),
+            score_precision="float32",
+            negative="gain",
+            labels="xgboost",
+            empty_when="idcg<=0",
+            verified="xgboost 3.2.0",
+        ),
+        Preset(
+            "catboost",
+            "CatBoost's NDCG metric (type=Base, denominator=LogPosition)",
+            {**_BASE, "gain": "linear", "ties": "pessimistic", "empty": "one"},
+            short_gain="clip",
+            short_p="pad",
+            measures=("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "ndcg"),
+            notes=(
+                "type=Base: gain y; type=Exp: 2^y - 1; denominator=LogPosition: "
+                "1/log2(1 + r), Position: 1/r",
+                "tied scores: the worst order (lower labels first)",
+                "a query with no relevant document scores 1; negative labels keep their gain",
+            ),
+            negative="gain",
+            empty_when="idcg<=0",
+            verified="catboost 1.2.10",
+        ),
+        Preset(
+            "torchmetrics",
+            "TorchMetrics' RetrievalNormalizedDCG (empty_target_action=neg)",
+            {**_BASE, "gain": "linear", "ties": "average", "empty": "zero"},
+            short_gain="clip",
+            short_p="pad",
+            measures=("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "ndcg"),
+            notes=(
+                "gain = the label (negative labels too); tied scores share their mean gain "
+                "(scikit-learn's rule), scores compared as float32",
+                "empty_target_action: neg = 0, pos = 1, skip, error "
+                "(torchmetrics(empty=skip)); ignore_index drops documents with that label",
+            ),
+            score_precision="float32",
+            negative="gain",
+            labels="float32",
+            empty_when="label_sum=0",
+            verified="torchmetrics 1.9.0",
+        ),
+        Preset(
+            "allrank",
+            "allRank's ndcg metric (gain 2^y - 1, filler_value=1.0)",
+            {**_BASE, "empty": "one"},
+            short_gain="clip",
+            short_p="pad",
+            measures=("ndcg@1", "ndcg@5", "ndcg@10", "ndcg@30", "ndcg@60"),
+            notes=(
+                "labels and scores as float32 tensors; a label -1 is padding (dropped)",
+                "a query with no relevant document scores filler_value (1.0; allrank(filler=0))",
+                "ties: torch.sort's order, input order on these lists",
+            ),
+            score_precision="float32",
+            negative="gain",
+            labels="float32",
+            ignore_label=-1.0,
+            verified="allRank 1.4.3",
+        ),
+        Preset(
+            "rax",
+            "rax.ndcg_metric (default gain 2^y - 1 and discount 1/log2(1 + r))",
+            {**_BASE},
+            short_gain="clip",
+            short_p="pad",
+            measures=("ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10", "ndcg"),
+            notes=(
+                "float32 (JAX's default); ties keep input order (stable sort, no key)",
+                "a query with no relevant document scores 0; documents outside where= are "
+                "left out (evaluate without them)",
+            ),
+            score_precision="float32",
+            negative="gain",
+            labels="float32",
+            empty_when="idcg=0:dcg",
+            verified="rax 0.4.0",
+        ),
+        Preset(
+            "ranx",
+            "ranx's ndcg (Jarvelin and Kekalainen's linear gain) and ndcg_burges (2^y - 1)",
+            {**_BASE, "gain": "linear", "ties": "input"},
+            short_gain="clip",
+            short_p="pad",
+            measures=("ndcg@5", "ndcg@10", "ndcg", "ndcg_burges@10", "map"),
+            notes=(
+                "ndcg_burges@k is ndcg(gain=exp2)@k",
+                "ties keep the run's order; labels read as integers (1.5 -> 1)",
+            ),
+            labels="int",
+            verified="ranx 0.3.21",
+        ),
+        Preset(
+            "gdeval",
+            "the TREC Web track's gdeval.pl (1.2a) as ir_measures runs it",
+            {**_BASE, "ties": "docid", "max_grade": "4"},
+            short_gain="clip",
+            short_p="pad",
+            measures=("ndcg@5", "ndcg@10", "ndcg@20", "err@5", "err@10", "err@20"),
+            notes=(
+                "gain 2^y - 1, ties: score descending then docno descending",
+                "whole labels up to 4 only (gdeval.pl stops otherwise); values printed to 5 "
+                "decimals",
+                "a query with no relevant document: 0 (ir_measures fills the query gdeval.pl "
+                "leaves out)",
+            ),
+            labels="gdeval",
+            verified="ir_measures 0.4.3, gdeval.pl 1.2a",
         ),
     )
 }
@@ -229,8 +377,89 @@ PRESET_OPTIONS: dict[str, tuple[str, str]] = {
     "judged_only": ("yes, no", "rank only judged documents (trec_eval -J; TREC runs)"),
     "depth": ("<N>", "keep the first N documents of each ranking (trec_eval -M N; TREC runs)"),
     "rel": ("<threshold>, letor", "relevance threshold of every measure (trec_eval -l N)"),
-    "negative": ("zero, error", "what a label below 0 means (gain 0 and not relevant, or refused)"),
+    "negative": (
+        "zero, error, gain",
+        "what a label below 0 means (gain 0 and not relevant, refused, or the gain formula's "
+        "value)",
+    ),
 }
+
+#: options of one tool's preset, in the tool's own words: preset -> key -> (values, meaning)
+TOOL_OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
+    "xgboost": {"exp_gain": ("true, false", "ndcg_exp_gain: gain 2^y - 1 (true) or y (false)")},
+    "catboost": {
+        "type": ("base, exp", "NDCG type: gain y (Base) or 2^y - 1 (Exp)"),
+        "denominator": (
+            "logposition, position",
+            "NDCG denominator: log2(1 + r) (LogPosition) or r (Position)",
+        ),
+    },
+    "torchmetrics": {
+        "empty": ("neg, pos, skip, error", "empty_target_action: 0, 1, left out, or refused"),
+        "ignore_index": ("<label>", "documents with this label are dropped"),
+    },
+    "allrank": {"filler": ("1, 0", "filler_value: the NDCG of a query whose ideal DCG is 0")},
+}
+
+_TOOL_VALUES: dict[tuple[str, str], dict[str, dict[str, str]]] = {
+    ("xgboost", "exp_gain"): {
+        "true": {"gain": "exp2"},
+        "false": {"gain": "linear"},
+    },
+    ("catboost", "type"): {"base": {"gain": "linear"}, "exp": {"gain": "exp2"}},
+    ("catboost", "denominator"): {
+        "logposition": {"discount": "log"},
+        "position": {"discount": "zipf"},
+    },
+    ("torchmetrics", "empty"): {
+        "neg": {"empty": "zero"},
+        "pos": {"empty": "one"},
+        "skip": {"empty": "skip"},
+        "error": {"empty": "error"},
+    },
+    ("allrank", "filler"): {"1": {"empty": "one"}, "0": {"empty": "zero"}},
+}
+
+_BOOL_TEXT = {
+    "1": "true",
+    "yes": "true",
+    "true": "true",
+    "0": "false",
+    "no": "false",
+    "false": "false",
+}
+
+
+def _tool_option(
+    base: Preset, key: str, value: str, text: str, defaults: dict[str, str], changes: dict[str, Any]
+) -> str:
+    """Apply one option of :data:`TOOL_OPTIONS` to ``defaults``/``changes``; returns its printed
+    form (``key=value``, the value in lower case)."""
+    v = value.strip().lower()
+    tool = base.name.split("(")[0]
+    known = TOOL_OPTIONS[tool][key][0]
+    if tool == "torchmetrics" and key == "ignore_index":
+        try:
+            label = float(v)
+        except ValueError:
+            raise ConventionError(
+                f"ignore_index={value!r} in {text!r}: a label (documents with it are dropped)"
+            ) from None
+        changes["ignore_label"] = label
+        return f"ignore_index={format_number(label)}"
+    if (tool, key) == ("xgboost", "exp_gain"):
+        v = _BOOL_TEXT.get(v, v)
+    elif (tool, key) == ("allrank", "filler"):
+        try:
+            v = format_number(float(v))
+        except ValueError:
+            pass
+    table = _TOOL_VALUES[(tool, key)]
+    if v not in table:
+        raise ConventionError(f"{key}={value!r} in {text!r}; known: {known}")
+    defaults.update(table[v])
+    return f"{key}={v}"
+
 
 _PRECISIONS = {
     "float32": "float32",
@@ -291,14 +520,17 @@ def _with_options(base: Preset, params: tuple[tuple[str, str], ...], text: str) 
                     ) from None
             defaults["rel"] = v
             printed.append(f"rel={v}")
+        elif key in TOOL_OPTIONS.get(base.name.split("(")[0], {}):
+            printed.append(_tool_option(base, key, value, text, defaults, changes))
         elif key == "negative":
-            if v not in ("zero", "error"):
-                raise ConventionError(f"negative={value!r} in {text!r}; known: zero, error")
+            if v not in ("zero", "error", "gain"):
+                raise ConventionError(f"negative={value!r} in {text!r}; known: zero, error, gain")
             changes["negative"] = v
             printed.append(f"negative={v}")
         else:
+            allowed = [*TOOL_OPTIONS.get(base.name.split("(")[0], {}), *PRESET_OPTIONS]
             raise SpecError(
-                f"unknown preset option {key!r} in {text!r}; allowed: {', '.join(PRESET_OPTIONS)}"
+                f"unknown preset option {key!r} in {text!r}; allowed: {', '.join(allowed)}"
             )
     if not printed:
         return base
@@ -317,7 +549,8 @@ def get_preset(preset: str | Preset | None = None) -> Preset:
     if isinstance(preset, Preset):
         return preset
     text = str(preset)
-    parsed = parse_spec(text.strip().lower().replace("-", "_"), what="preset")
+    head, paren, rest = text.strip().lower().partition("(")
+    parsed = parse_spec(head.replace("-", "_") + paren + rest, what="preset")
     if parsed.cutoff is not None:
         raise SpecError(f"a preset takes no cut-off: {text!r}")
     key = parsed.name
@@ -327,6 +560,8 @@ def get_preset(preset: str | Preset | None = None) -> Preset:
         "pytrec_eval": "trec_eval",
         "trec_eval9": "trec_eval",
         "lgb": "lightgbm",
+        "xgb": "xgboost",
+        "ir_measures_gdeval": "gdeval",
     }
     key = aliases.get(key, key)
     if key not in PRESETS:

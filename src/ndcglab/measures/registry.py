@@ -73,7 +73,7 @@ OPTIONS: dict[str, OptionInfo] = {
         ),
         OptionInfo(
             "ties",
-            "input, docid, average, pessimistic, optimistic, random:<seed>",
+            "input, docid, average, pessimistic, optimistic, label_asc, label_desc, random:<seed>",
             "order of documents with equal scores",
         ),
         OptionInfo(
@@ -122,7 +122,16 @@ OPTIONS: dict[str, OptionInfo] = {
     )
 }
 
-TIE_RULES = ("input", "docid", "average", "pessimistic", "optimistic", "random:<seed>")
+TIE_RULES = (
+    "input",
+    "docid",
+    "average",
+    "pessimistic",
+    "optimistic",
+    "label_asc",
+    "label_desc",
+    "random:<seed>",
+)
 EMPTY_RULES = ("zero", "one", "skip", "error")
 ROUNDINGS = ("ceil", "floor", "round")
 
@@ -131,7 +140,7 @@ def canonical_ties(v: str) -> str:
     """The canonical text of a tie rule (``random:07`` -> ``random:7``); unknown rules raise
     :class:`ConventionError`."""
     s = v.strip().lower()
-    if s in ("input", "docid", "average", "pessimistic", "optimistic"):
+    if s in ("input", "docid", "average", "pessimistic", "optimistic", "label_asc", "label_desc"):
         return s
     if s.startswith("random"):
         _, colon, seed = s.partition(":")
@@ -637,7 +646,9 @@ def _build(
 #: ``P_10``, ``recall_100``, ``success_1``, ``map_cut_10``, ``iprec_at_recall_0.10``,
 #: ``11pt_avg``) and ir_measures' ``IPrec@0.1``. Plain names (``recip_rank``, ``Rprec``,
 #: ``infAP``, ``nDCG@10``, ``AP``, ``RR@10``, ``R@100``, ``Judged@10``, ``ERR@20``,
-#: ``RBP(p=0.8)``) are registry aliases read by the grammar itself.
+#: ``RBP(p=0.8)``) are registry aliases read by the grammar itself. XGBoost's ``ndcg@10-`` and
+#: ``map@10-`` (a query without a relevant document scores 0) are ``ndcg(empty=zero)@10`` and
+#: ``map(empty=zero)@10``.
 _TOOL_NAMES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"ndcg_cut[._](\d+)"), "ndcg@{0}"),
     (re.compile(r"p[._](\d+)"), "p@{0}"),
@@ -648,6 +659,7 @@ _TOOL_NAMES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"iprec@([0-9.]+)"), "iprec(level={0})"),
     (re.compile(r"11[_-]?pt(?:_avg)?"), "iprec_11pt"),
     (re.compile(r"ndcg_burges(@\d+|)"), "ndcg(gain=exp2){0}"),
+    (re.compile(r"(ndcg|map)(@\d+|)-"), "{0}(empty=zero){1}"),
 )
 
 

@@ -1,0 +1,231 @@
+"""The tie range: how much of a result the order of tied documents decides.
+
+Every tool breaks ties in scores its own way (input order, document id, the worst order, the
+average over orders), and none reports how much that choice moves the number. The tie range is
+the best and the worst value of a measure over **all** orders of the tied documents, exact per
+query:
+
+* the worst order of a tied group puts its lower gains (or non-relevant documents) first — the
+  tie rule ``pessimistic`` — and the best order the higher ones first (``optimistic``). For
+  every measure of ndcglab whose value never drops when a better document moves up past a
+  worse one at a tie (NDCG, DCG, MeanNDCG with any gain and a non-increasing discount, by the
+  rearrangement inequality; AP, P@k, RR, recall, success, ERR, RBP, ...) these two orders reach
+  the minimum and the maximum, so the range is exact, and ``tests/measures/test_tie_range.py``
+  checks it against every permutation of the tied documents on small lists;
+* ties are judged at the preset's score precision (``trec_eval`` and the float32 tools: scores
+  equal in single precision tie);
+* a query without ties has a range of width 0 and is not evaluated again: only the queries
+  with at least two equal scores among the ranked documents are, twice (best and worst; where
+  every gain and relevance rule grows with the label, by the tie rules ``label_asc`` and
+  ``label_desc``, one sort shared by all measures as in the plain evaluation), so
+  the cost over the plain evaluation is small when ties are rare and at most two more
+  evaluations when every query has ties (``benchmarks/bench_tie_range.py``);
+* measures without a tie rule (``idcg``, ``num_rel``, ...) have a range of width 0.
+
+:class:`TieRange` holds the per-query bounds and their means; ``evaluate_arrays(...,
+tie_range=True)`` and ``evaluate(...)``/``evaluate_trec(...)`` with ``tie_range=True`` put one
+per measure in ``EvaluationResult.tie_range``, and :func:`tie_warnings` states when ties decide
+more than a share of a mean (:data:`TIE_SHARE`, 5 % by default).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+
+from . import _small
+from ._parallel import run_kernel
+from .registry import Measure
+
+__all__ = ["TIE_SHARE", "TieRange", "tie_warnings", "tied_queries"]
+
+#: a mean whose tie range is wider than this share of it gets a warning (:func:`tie_warnings`)
+TIE_SHARE = 0.05
+
+
+@dataclass(frozen=True)
+class TieRange:
+    """The best and the worst value of one measure over every order of the tied documents.
+
+    ``low`` and ``high`` are per query (``(Q,)``, NaN where the measure skips the query);
+    ``mean_low`` and ``mean_high`` their means (the measure's own mean: gm_map's is geometric);
+    ``tied`` marks the queries with tied scores (at the preset's precision)."""
+
+    measure: str
+    low: np.ndarray
+    high: np.ndarray
+    mean_low: float
+    mean_high: float
+    tied: np.ndarray
+
+    @property
+    def width(self) -> float:
+        """``mean_high - mean_low``: how much of the mean the tie order decides."""
+        return self.mean_high - self.mean_low
+
+    @property
+    def n_tied(self) -> int:
+        """Number of queries with tied scores."""
+        return int(self.tied.sum())
+
+    def share(self, mean: float) -> float:
+        """``width / |mean|`` (inf for a mean of 0 with a positive width, 0 for no width)."""
+        if self.width == 0.0 or math.isnan(self.width):
+            return 0.0
+        return self.width / abs(mean) if mean else math.inf
+
+    def to_dict(self, *, per_query: bool = False) -> dict[str, Any]:
+        """The JSON shape: ``low``, ``high`` (means), ``width``, ``tied_queries``; with
+        ``per_query=True`` also the per-query bounds."""
+        out: dict[str, Any] = {
+            "low": _num(self.mean_low),
+            "high": _num(self.mean_high),
+            "width": _num(self.width),
+            "tied_queries": self.n_tied,
+        }
+        if per_query:
+            out["per_query_low"] = [_num(v) for v in self.low.tolist()]
+            out["per_query_high"] = [_num(v) for v in self.high.tolist()]
+        return out
+
+
+def _num(v: float) -> float | None:
+    f = float(v)
+    return None if math.isnan(f) or math.isinf(f) else f
+
+
+def tied_queries(
+    scores: np.ndarray, boundaries: np.ndarray, ranked_end: np.ndarray | None = None
+) -> np.ndarray:
+    """``(Q,)`` bool: the queries with at least two equal scores among their ranked documents
+    (``ranked_end``: the end of each query's ranked part; default the whole list)."""
+    nq = len(boundaries) - 1
+    if len(scores) < 2 or nq == 0:
+        return np.zeros(nq, dtype=bool)
+    rend = np.ascontiguousarray(boundaries[1:]) if ranked_end is None else ranked_end
+    flags = np.zeros(len(scores), dtype=bool)
+    s = np.ascontiguousarray(scores, dtype=np.float64)
+    if _small.fits(boundaries):  # the same flags as trec_eval's docid tie key uses
+        _small.tie_flags(s, boundaries, rend, flags)
+    else:
+        from . import _kernels as K
+
+        run_kernel(K.tie_flags_kernel, boundaries, s, np.zeros(len(s)), boundaries, rend, (flags,))
+    count = np.concatenate([[0], np.cumsum(flags)])
+    return count[boundaries[1:]] > count[boundaries[:-1]]
+
+
+def _subset(
+    keep_q: np.ndarray, boundaries: np.ndarray, *arrays: np.ndarray | None
+) -> tuple[np.ndarray, list[np.ndarray | None]]:
+    """The boundaries of the queries ``keep_q`` and the per-document ``arrays`` cut to them."""
+    n = np.diff(boundaries)
+    chosen = np.zeros(len(n), dtype=bool)
+    chosen[keep_q] = True
+    lengths = n[keep_q]
+    doc = np.repeat(chosen, n)
+    b = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    return b, [None if a is None else a[doc] for a in arrays]
+
+
+def _by_label(measures: Sequence[Measure], labels: np.ndarray) -> bool:
+    """True when every measure's worst order of a tied group is "lower labels first" (and its
+    best "higher labels first"): each gain (ndcg family) and relevance rule is a nondecreasing
+    function of the label on the labels present, and no measure tells judged from unjudged
+    documents. Then the tie rules ``label_asc``/``label_desc`` give every measure its bound
+    with one sort per query, shared as in the plain evaluation; otherwise each family orders by
+    its own values (``pessimistic``/``optimistic``)."""
+    from .conventions import relevance
+    from .gains import get_gain
+
+    levels = np.unique(labels)
+    for m in measures:
+        if m.name in ("judged", "rbp_residual", "bpref", "infap"):
+            return False
+        if m.info.family == "gain" and m.get("gain") is not None:
+            gain = get_gain(m.get("gain"))
+            with np.errstate(over="ignore", invalid="ignore"):
+                g = np.asarray(gain(levels), dtype=np.float64)
+            if not gain.signed:
+                g = np.where(levels < 0.0, 0.0, g)
+            if not np.isfinite(g).all() or (np.diff(g) < 0).any():
+                return False
+        rel = m.get("rel")
+        if rel is not None and (np.diff(relevance(str(rel), levels)) < 0).any():
+            return False
+    return True
+
+
+def compute_tie_range(
+    measures: Sequence[Measure],
+    resolved: Sequence[Measure],
+    values: dict[str, np.ndarray],
+    evaluate_rule: Callable[..., dict[Measure, np.ndarray]],
+    mean: Callable[[Measure, np.ndarray], float],
+    labels: np.ndarray,
+    scores: np.ndarray,
+    boundaries: np.ndarray,
+    *,
+    ranked_end: np.ndarray | None = None,
+    doc_ids: np.ndarray | None = None,
+    in_qrels: np.ndarray | None = None,
+    query_ids: np.ndarray | None = None,
+) -> dict[str, TieRange]:
+    """One :class:`TieRange` per measure (by printed name). ``values`` are the plain per-query
+    values (printed name -> ``(Q,)``); ``evaluate_rule(measures, labels, scores, boundaries,
+    ranked_end=, doc_ids=, in_qrels=, query_ids=)`` evaluates resolved measures on a subset of
+    queries (the caller's pipeline, so every preset rule applies) and returns measure ->
+    ``(Q',)``; ``mean(measure, values)`` is the measure's mean."""
+    tied = tied_queries(scores, boundaries, ranked_end)
+    lows = {str(m): values[str(m)].copy() for m in measures}
+    highs = {str(m): values[str(m)].copy() for m in measures}
+    with_ties = [(m, r) for m, r in zip(measures, resolved) if "ties" in r.info.params]
+    if tied.any() and with_ties:
+        keep = np.flatnonzero(tied)
+        cut: list[np.ndarray | None]
+        if len(keep) == len(tied):  # every query is tied: no copy
+            b, cut = boundaries, [labels, scores, doc_ids, in_qrels]
+        else:
+            b, cut = _subset(keep, boundaries, labels, scores, doc_ids, in_qrels)
+        y, s = cast(np.ndarray, cut[0]), cast(np.ndarray, cut[1])  # always given
+        d, iq = cut[2], cut[3]
+        re = None
+        if ranked_end is not None:
+            re = b[:-1] + (ranked_end - boundaries[:-1])[keep]
+        qids = None if query_ids is None else np.asarray(query_ids, dtype=object)[keep]
+        shared = _by_label([r for _, r in with_ties], y)
+        for rule, store in (("pessimistic", lows), ("optimistic", highs)):
+            if shared:  # one order for every measure: one sort per bound, as the plain run
+                rule = "label_asc" if rule == "pessimistic" else "label_desc"
+            ruled = [r.with_options(ties=rule) for _, r in with_ties]
+            got = evaluate_rule(
+                ruled, y, s, b, ranked_end=re, doc_ids=d, in_qrels=iq, query_ids=qids
+            )
+            for (m, _), r in zip(with_ties, ruled):
+                store[str(m)][keep] = got[r]
+    out: dict[str, TieRange] = {}
+    for m, r in zip(measures, resolved):
+        lo, hi = lows[str(m)], highs[str(m)]
+        out[str(m)] = TieRange(str(m), lo, hi, mean(r, lo), mean(r, hi), tied)
+    return out
+
+
+def tie_warnings(
+    ranges: dict[str, TieRange], means: dict[str, float], share: float = TIE_SHARE
+) -> list[str]:
+    """One sentence per measure whose tie range is wider than ``share`` of its mean."""
+    out = []
+    for name, tr in ranges.items():
+        m = means.get(name, math.nan)
+        if math.isnan(m) or tr.share(m) <= share:
+            continue
+        out.append(
+            f"{name}: ties decide {tr.width:.4f} of the mean {m:.4f} ({tr.share(m):.0%} > "
+            f"{share:.0%}): any order of the tied documents gives {tr.mean_low:.4f} to "
+            f"{tr.mean_high:.4f} ({tr.n_tied} queries have tied scores)"
+        )
+    return out
