@@ -1,0 +1,122 @@
+"""``ndcglab compare --qrels QRELS RUN ...`` as a subprocess: numbers against the library and
+pytrec_eval, and every odd input answered by one warning or one error line, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from .test_compare_runs import make_trec
+
+
+def _write(tmp_path, n_topics: int = 15, drop: dict[str, list[str]] | None = None):
+    qrels, runs = make_trec(n_topics=n_topics)
+    q = tmp_path / "qrels.txt"
+    q.write_text("".join(f"{t} 0 {d} {r}\n" for t, docs in qrels.items() for d, r in docs.items()))
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    paths = []
+    for n, r in runs.items():
+        lines = []
+        for t, docs in r.items():
+            if drop and t in drop.get(n, []):
+                continue
+            for k, (d, s) in enumerate(sorted(docs.items(), key=lambda x: -x[1])):
+                lines.append(f"{t} Q0 {d} {k + 1} {s!r} {n}\n")
+        p = folder / f"{n}.run"
+        p.write_text("".join(lines))
+        paths.append(str(p))
+    return str(q), paths, qrels, runs
+
+
+def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ndcglab", "compare", *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def _one_line(err: str, kind: str) -> str:
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert "Traceback" not in err
+    found = [x for x in lines if x.startswith(f"ndcglab: {kind}: ")]
+    assert found, err
+    return "\n".join(found)
+
+
+def test_json_numbers_equal_scipy_on_the_per_topic_values(tmp_path) -> None:
+    qrels_path, paths, _, _ = _write(tmp_path)
+    out = _cli("--qrels", qrels_path, str(tmp_path / "runs"), "-m", "ndcg_cut.10", "-m", "P_5",
+               "--format", "json", "--resamples", "500")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    assert d["systems"].keys() == {"sys0", "sys1", "sys2"}
+    pt = d["per_topic"]
+    for t in d["tests"]:
+        a, b = np.array(pt[t["system"]][t["measure"]]), np.array(pt[t["baseline"]][t["measure"]])
+        assert t["p_value"] == pytest.approx(stats.ttest_rel(a, b).pvalue, rel=1e-9)
+    assert d["query_set"]["policy"] == "intersection" and d["query_set"]["n_topics"] == 15
+
+
+def test_text_export_and_all_pairs(tmp_path) -> None:
+    qrels_path, paths, _, _ = _write(tmp_path)
+    html = tmp_path / "t.html"
+    out = _cli("--qrels", qrels_path, *paths, "--name", "a", "--name", "b", "--name", "c",
+               "--all-pairs", "--test", "tukey", "--export", str(html), "-m", "map",
+               "--resamples", "300")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "(a) a" in out.stdout and "Tukey's HSD" in out.stdout and "Query set" in out.stdout
+    assert "<svg" in html.read_text(encoding="utf-8")
+
+
+def test_topics_missing_from_the_qrels_are_one_warning(tmp_path) -> None:
+    qrels_path, paths, _, _ = _write(tmp_path)
+    with open(paths[0], "a") as f:
+        f.write("zzz Q0 d1 1 3.0 x\n")
+    out = _cli("--qrels", qrels_path, *paths, "-m", "map", "--resamples", "200")
+    assert out.returncode == 0
+    assert "zzz" in _one_line(out.stderr, "warning")
+
+
+def test_an_empty_run_is_dropped_with_one_warning(tmp_path) -> None:
+    qrels_path, paths, _, _ = _write(tmp_path)
+    empty = tmp_path / "empty.run"
+    empty.write_text("")
+    out = _cli("--qrels", qrels_path, *paths, str(empty), "-m", "map", "--resamples", "200")
+    assert out.returncode == 0
+    assert "run 'empty' dropped from the comparison: empty run" in _one_line(out.stderr, "warning")
+    assert "empty" not in out.stdout.split("\n\n")[0]
+
+
+def test_two_runs_of_one_name_are_one_error(tmp_path) -> None:
+    qrels_path, paths, _, _ = _write(tmp_path)
+    out = _cli("--qrels", qrels_path, paths[0], paths[0], "-m", "map")
+    assert out.returncode == 2
+    assert "two runs are named" in _one_line(out.stderr, "error")
+    out = _cli("--qrels", qrels_path, paths[0], paths[1], "--name", "x", "--name", "x")
+    assert out.returncode == 2 and "--name" in _one_line(out.stderr, "error")
+
+
+def test_runs_with_different_topic_sets_are_one_warning(tmp_path) -> None:
+    qrels_path, paths, _, _ = _write(tmp_path, drop={"sys1": ["t002", "t004"]})
+    out = _cli("--qrels", qrels_path, *paths, "-m", "map", "--resamples", "200")
+    assert out.returncode == 0
+    w = _one_line(out.stderr, "warning")
+    assert "2 topics dropped" in w and "t002 (missing from sys1)" in w
+    assert "13 topics" in out.stdout
+    out = _cli("--qrels", qrels_path, *paths, "-m", "map", "-c", "--resamples", "200")
+    assert "sys1: t002, t004" in _one_line(out.stderr, "warning") and "15 topics" in out.stdout
+
+
+def test_a_baseline_that_is_not_a_run_is_one_error(tmp_path) -> None:
+    qrels_path, paths, _, _ = _write(tmp_path)
+    out = _cli("--qrels", qrels_path, *paths, "--baseline", "bm25", "-m", "map")
+    assert out.returncode == 2
+    assert "unknown baseline 'bm25'; systems: sys0, sys1, sys2" in _one_line(out.stderr, "error")
