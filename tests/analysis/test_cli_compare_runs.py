@@ -52,7 +52,7 @@ def _one_line(err: str, kind: str) -> str:
 
 
 def test_json_numbers_equal_scipy_on_the_per_topic_values(tmp_path) -> None:
-    qrels_path, paths, _, _ = _write(tmp_path)
+    qrels_path, _paths, _, _ = _write(tmp_path)
     out = _cli("--qrels", qrels_path, str(tmp_path / "runs"), "-m", "ndcg_cut.10", "-m", "P_5",
                "--format", "json", "--resamples", "500")  # fmt: skip
     assert out.returncode == 0, out.stderr

@@ -141,7 +141,7 @@ def test_studentized_range_equals_scipy(k: int, df: int) -> None:
 def test_tukey_hsd_equals_the_studentized_range_of_the_ols_residual_mean_square() -> None:
     rng = np.random.default_rng(5)
     x = rng.random((4, 20)) * 0.3 + rng.random((1, 20)) + np.array([[0], [0.05], [0.1], [0.2]])
-    p, q, an = tukey_hsd(x)
+    p, q, _an = tukey_hsd(x)
     ref = _anova_statsmodels(x)
     mse = ref.loc["Residual", "sum_sq"] / ref.loc["Residual", "df"]
     means = x.mean(axis=1)
