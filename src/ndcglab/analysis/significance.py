@@ -197,10 +197,10 @@ def compare_rankers(
         bases = [baseline]
     else:
         bases = [str(b) for b in baseline] or [systems[0]]
-    for b in bases:
-        if b not in table:
+    for name in bases:
+        if name not in table:
             raise ConventionError(
-                f"unknown baseline {b!r}; systems: {', '.join(systems)}. "
+                f"unknown baseline {name!r}; systems: {', '.join(systems)}. "
                 "Fix: pass one of these names"
             )
     base = bases[0]
@@ -255,7 +255,7 @@ def compare_rankers(
             full &= ~np.isnan(v)
         batch = bool(full.all()) and full.size >= 2
         diffs = np.stack([cols[a] - cols[b] for a, b in pair_list], axis=1) if pair_list else None
-        p_batch = ci_lo = ci_hi = None
+        p_batch = ci_lo = ci_hi = t_batch = None
         if batch and diffs is not None:
             bm = bootstrap_many(
                 diffs, n_resamples=n_bootstrap, seed=seed, confidence=confidence, method=bootstrap
@@ -291,7 +291,7 @@ def compare_rankers(
                 else:
                     tr = permutation_test(a, b, n_resamples=n_resamples, seed=seed)
             elif test == "bootstrap":
-                if p_batch is not None and not degenerate and np.any(d):
+                if p_batch is not None and t_batch is not None and not degenerate and np.any(d):
                     tr = TestResult("bootstrap", float(t_batch[j]), float(p_batch[j]),
                                     int(d.size), n_resamples=n_resamples)  # fmt: skip
                 else:
