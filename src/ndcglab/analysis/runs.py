@@ -56,7 +56,9 @@ def _shown(items: Sequence[str], limit: int = 8) -> str:
 def to_trec_dict(obj: Any, *, what: str, value: str) -> dict[str, dict[str, float]]:
     """``{query_id: {doc_id: number}}`` from a path, a dict-of-dicts, a pandas DataFrame (columns
     ``query_id``, ``doc_id`` and ``value``: ``score`` or ``relevance``), or an object with
-    ``to_dict()`` (ranx). Ids become strings, numbers floats."""
+    ``to_dict()`` (ranx). Query ids become strings; a query's ``{doc_id: value}`` dict with
+    string ids is used as it is (not copied), others are converted (ids to strings, values to
+    floats)."""
     from ..data.trec import read_qrels, read_run
 
     if isinstance(obj, str | os.PathLike):
@@ -95,7 +97,11 @@ def to_trec_dict(obj: Any, *, what: str, value: str) -> dict[str, dict[str, floa
                 f"{{doc_id: {value}}}",
                 fix=f"give {{query_id: {{doc_id: {value}}}}} (pytrec_eval's shape)",
             )
-        res[str(qid)] = {str(k): float(x) for k, x in docs.items()}
+        first = next(iter(docs), None)
+        if isinstance(docs, dict) and (first is None or isinstance(first, str)):
+            res[str(qid)] = docs  # as given: evaluate_trec reads the values as numbers
+        else:
+            res[str(qid)] = {str(k): float(x) for k, x in docs.items()}
     return res
 
 
