@@ -258,8 +258,13 @@ class ComparisonResult:
         )
         if self.per_topic:
             text += (
-                f" W/T/L: topics with d > {self.tie:g}, |d| <= {self.tie:g}, d < -{self.tie:g} "
-                "(d = system - reference); topics needed: for a two-sided paired t-test at "
+                " W/T/L: topics with "
+                + (
+                    f"d > {self.tie:g}, |d| <= {self.tie:g}, d < -{self.tie:g}"
+                    if self.tie
+                    else "d > 0, d = 0, d < 0"
+                )
+                + " (d = system - reference); topics needed: for a two-sided paired t-test at "
                 f"{self.alpha:g} to "
                 f"detect the difference with power {self.power:g}; mean CI: Student-t."
             )
@@ -277,7 +282,8 @@ class ComparisonResult:
         rows = []
         letters = self.mark_style == "letters"
         for s in self.systems:
-            label = f"{s} (baseline)" if s in (self.baselines or (self.baseline,)) else s
+            named = self.settings.get("pairs", "baseline") == "baseline"
+            label = f"{s} (baseline)" if named and s in (self.baselines or (self.baseline,)) else s
             if letters:
                 label = f"({self.letters[s]}) {label}"
             cells = [label]
