@@ -120,3 +120,42 @@ def test_a_baseline_that_is_not_a_run_is_one_error(tmp_path) -> None:
     out = _cli("--qrels", qrels_path, *paths, "--baseline", "bm25", "-m", "map")
     assert out.returncode == 2
     assert "unknown baseline 'bm25'; systems: sys0, sys1, sys2" in _one_line(out.stderr, "error")
+
+
+def test_an_export_over_an_input_is_one_error(tmp_path) -> None:
+    qrels_path, paths, _, _ = _write(tmp_path)
+    before = open(paths[0]).read()
+    out = _cli("--qrels", qrels_path, *paths, "-m", "map", "--export", paths[0])
+    assert out.returncode == 2 and "would overwrite" in _one_line(out.stderr, "error")
+    assert open(paths[0]).read() == before
+
+
+def test_the_html_page_renders_in_headless_chromium(tmp_path) -> None:
+    import os
+    import shutil
+    import tempfile
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("no chromium to render the page")
+    qrels_path, paths, _, _ = _write(tmp_path)
+    page = tmp_path / "t.html"
+    out = _cli("--qrels", qrels_path, *paths, "-m", "map", "-m", "ndcg@10", "--all-pairs",
+               "--asl", "--resamples", "300", "--export", str(page))  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    shot = tmp_path / "page.png"
+    with tempfile.TemporaryDirectory() as profile:
+        subprocess.run(
+            [browser, "--headless", "--no-sandbox", "--disable-gpu",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             "--no-first-run", f"--user-data-dir={profile}", f"--screenshot={shot}",
+             "--window-size=1280,1600", page.as_uri()],
+            capture_output=True, timeout=120, check=False,
+        )  # fmt: skip
+    assert shot.exists() and os.path.getsize(shot) > 20_000  # a drawn page, not a blank one
+    from PIL import Image
+
+    img = np.asarray(Image.open(shot).convert("RGB"))
+    red = (img[..., 0] > 180) & (img[..., 1] < 80) & (img[..., 2] < 80)
+    green = (img[..., 1] > 120) & (img[..., 0] < 80) & (img[..., 2] < 80)
+    assert red.sum() > 100 and green.sum() > 100  # the per-topic bars: losses and wins

@@ -311,9 +311,27 @@ def _letor(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     return res, extra
 
 
+def _refuse_export_over_input(args: argparse.Namespace) -> None:
+    """An ``--export`` file that is the qrels, a run or a score file would overwrite it."""
+    import os
+
+    from ..errors import NdcglabError
+
+    inputs = [args.qrels, *(args.inputs or []), *(args.scores or []), args.topics]
+    for out in args.export or []:
+        for path in inputs:
+            if path and os.path.exists(path) and os.path.isfile(path):
+                if os.path.exists(out) and os.path.samefile(out, path):
+                    raise NdcglabError(
+                        f"--export {out} is the input {path}; writing it would overwrite the "
+                        "input (nothing was written). Fix: give --export another file name"
+                    )
+
+
 def run(args: argparse.Namespace) -> int:
     from ..measures.evaluate import convention_line
 
+    _refuse_export_over_input(args)
     if args.qrels is not None:
         res, extra = _trec(args)
     else:
