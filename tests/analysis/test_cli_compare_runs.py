@@ -159,3 +159,18 @@ def test_the_html_page_renders_in_headless_chromium(tmp_path) -> None:
     red = (img[..., 0] > 180) & (img[..., 1] < 80) & (img[..., 2] < 80)
     green = (img[..., 1] > 120) & (img[..., 0] < 80) & (img[..., 2] < 80)
     assert red.sum() > 100 and green.sum() > 100  # the per-topic bars: losses and wins
+
+
+def test_trec_eval_options_reach_the_evaluation(tmp_path) -> None:
+    from ndcglab.measures import evaluate_trec
+
+    qrels_path, paths, qrels, runs = _write(tmp_path)
+    out = _cli("--qrels", qrels_path, *paths, "-m", "ndcg@10", "-m", "map", "-J", "-M", "20",
+               "-l", "2", "--format", "json", "--resamples", "200")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    for name, run in runs.items():
+        want = evaluate_trec(qrels, run, ["ndcg@10", "map"], preset="trec_eval(rel=2)",
+                             judged_only=True, depth=20)  # fmt: skip
+        for m in ("ndcg@10", "map"):
+            assert d["per_topic"][name][m] == pytest.approx(want.per_query[m].tolist(), abs=0)

@@ -225,6 +225,11 @@ def test_p_values_equal_ranx_compare(test: str) -> None:
             else:  # two Monte-Carlo estimates of one p: within 5 standard errors of each other
                 se = math.sqrt(max(theirs * (1 - theirs), 1e-4) / 20_000)
                 assert abs(t.p_value - theirs) < 5 * math.sqrt(2) * se + 1e-4
+        if test == "student":  # the same letters as ranx's table (p < 0.05, larger mean)
+            from ndcglab.analysis.comparison import superscript
+
+            for s in names:
+                assert superscript(ours.better_than(s, om)) == rep.get_superscript_for_table(s, m)
 
 
 def test_compare_runs_takes_files_dicts_and_dataframes(tmp_path) -> None:
