@@ -41,10 +41,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     from ..analysis.paired_tests import CORRECTIONS
 
     doc = plain(__doc__) if __doc__ else ""
+    parts = doc.split("\n\n")
     p = subparsers.add_parser(
         "compare",
         help="compare systems (TREC runs or score files): means, paired tests, marks",
-        description=doc.split("\n\n", 2)[2] if doc.count("\n\n") >= 2 else doc,
+        description="\n\n".join(parts[2:]) if len(parts) > 2 else doc,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "inputs",
