@@ -335,3 +335,52 @@ def test_latex_markdown_csv_html_outputs(tmp_path) -> None:
     assert len(res.asl["map"]) == 3 and res.asl["map"] == sorted(res.asl["map"])
     for suffix in ("md", "tex", "csv", "html", "json"):
         assert res.export(tmp_path / f"t.{suffix}").stat().st_size > 0
+
+
+def test_real_runs_mq2008_features_as_systems(mq2008) -> None:
+    """Real data: MQ2008 Fold1 test (real judgements), five LETOR features as five systems;
+    every test's p-value against scipy on the per-topic values, and Student's t against ranx's
+    compare."""
+    ranx = pytest.importorskip("ranx")
+    from ndcglab.data import load_dataset
+    from ndcglab.data.trec import dataset_to_qrels, document_names
+
+    ds = load_dataset(str(mq2008 / "Fold1" / "test.txt.gz"), missing="zero")
+    names = document_names(ds)
+    qrels = dataset_to_qrels(ds, integer=True)
+    runs = {}
+    for f in (1, 5, 20, 39, 45):
+        col = ds.features[:, f - 1].astype(float)
+        run: dict[str, dict[str, float]] = {}
+        for qi in range(ds.n_queries):
+            lo, hi = int(ds.boundaries[qi]), int(ds.boundaries[qi + 1])
+            # the feature's order with ties broken by document position, as distinct integer
+            # scores: ranx and trec_eval break score ties differently, the tests are the subject
+            order = np.lexsort((np.arange(hi - lo), col[lo:hi]))
+            score = np.empty(hi - lo)
+            score[order] = np.arange(hi - lo)
+            run[str(ds.query_ids[qi])] = {names[lo + i]: float(score[i]) for i in range(hi - lo)}
+        runs[f"f{f}"] = run
+    for test in ("t", "wilcoxon", "sign"):
+        res = compare_runs(qrels, runs, "map", test=test, pairs="all", correction="none",
+                           n_bootstrap=200)  # fmt: skip
+        for t in res.tests:
+            a, b = res.per_topic[t.system]["map"], res.per_topic[t.baseline]["map"]
+            if test == "t":
+                want = stats.ttest_rel(a, b).pvalue
+            elif test == "wilcoxon":  # the stated rule: exact when <= 50 non-zero, untied |d|
+                nz = np.abs((a - b)[a != b])
+                exact = nz.size <= 50 and np.unique(nz).size == nz.size
+                method = "exact" if exact else "asymptotic"
+                want = stats.wilcoxon(a, b, method=method, correction=False).pvalue
+            else:
+                d = a - b
+                want = stats.binomtest(int((d > 0).sum()), int((d != 0).sum())).pvalue
+            assert t.p_value == pytest.approx(want, rel=1e-9), (test, t.system, t.baseline)
+    rep = ranx.compare(ranx.Qrels(qrels), [ranx.Run(r, name=n) for n, r in runs.items()],
+                       ["map"], stat_test="student")  # fmt: skip
+    res = compare_runs(qrels, runs, "map", pairs="all", correction="none", n_bootstrap=200)
+    for t in res.tests:
+        assert res.mean[t.system]["map"] == pytest.approx(rep.results[t.system]["map"], rel=1e-9)
+        theirs = rep.comparisons[t.system, t.baseline]["map"]["p_value"]
+        assert t.p_value == pytest.approx(theirs, rel=1e-9)
