@@ -59,8 +59,7 @@ def make(n_runs: int, n_topics: int, n_docs: int, seed: int = 0):
 
 def stats_line(values: list[float]) -> str:
     return (
-        f"min {min(values):8.3f}  median {statistics.median(values):8.3f}  "
-        f"max {max(values):8.3f}"
+        f"min {min(values):8.3f}  median {statistics.median(values):8.3f}  max {max(values):8.3f}"
     )
 
 
