@@ -407,6 +407,6 @@ def test_export_refuses_an_unknown_suffix_with_the_fix(tmp_path: Path) -> None:
     with pytest.raises(
         ConventionError,
         match=r"cannot tell the table format of '.*t\.txt'\. Fix: end the file name in \.md, "
-        r"\.tex or \.csv$",
+        r"\.tex, \.csv, \.html or \.json$",
     ):
         _result().export(tmp_path / "t.txt")

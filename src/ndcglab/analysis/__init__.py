@@ -3,8 +3,12 @@
 * :mod:`~ndcglab.analysis.paired_tests` — paired t-test, randomisation (sign-flip) test,
   bootstrap CI, Cohen's d_z, Holm.
 * :mod:`~ndcglab.analysis.significance` — :func:`compare_rankers`: every system against a
-  baseline on every measure, returning a :class:`~ndcglab.analysis.comparison.ComparisonResult`
-  with text/Markdown/LaTeX/CSV tables that mark significant differences.
+  baseline (or several, or all pairs) on every measure, returning a
+  :class:`~ndcglab.analysis.comparison.ComparisonResult` with text/Markdown/LaTeX/CSV/HTML/JSON
+  tables that mark significant differences; :func:`compare_runs` does it for TREC runs and
+  qrels (files, dicts, DataFrames) on one stated query set (:mod:`~ndcglab.analysis.runs`).
+* :mod:`~ndcglab.analysis.multi_tests` — the tests over many pairs at once (randomisation,
+  bootstrap) and of all systems together (two-way ANOVA, Tukey's HSD).
 * :mod:`~ndcglab.analysis.distinguish` — mean measure vs list size n on prefixes S_n, and the
   stability of the rankers' order (Wang et al. 2013, §4 and Definition 3).
 * :mod:`~ndcglab.analysis.limits` — the limits of Theorems 1, 3, 5–13 of Wang et al. (2013).
@@ -35,20 +39,27 @@ from .limits import (
     positive_rate,
     theoretical_limit,
 )
+from .multi_tests import AnovaResult, anova_two_way, tukey_hsd
 from .paired_tests import (
     ConfidenceInterval,
     TestResult,
+    adjust_p,
     bootstrap_ci,
+    bootstrap_test,
     cohens_dz,
     holm,
     paired_t_test,
     permutation_test,
+    sign_test,
+    wilcoxon_test,
 )
 from .power import PairedPower, paired_power, queries_needed
-from .significance import compare_rankers
+from .runs import QuerySet, RunSet, evaluate_runs
+from .significance import compare_rankers, compare_runs
 from .simulate import SimulationResult, convergence_table, simulate_ndcg, uniform_order_statistics
 
 __all__ = [
+    "AnovaResult",
     "ComparisonResult",
     "ConfidenceInterval",
     "DistinguishResult",
@@ -57,13 +68,20 @@ __all__ = [
     "Limit",
     "PairedComparison",
     "PairedPower",
+    "QuerySet",
+    "RunSet",
     "SimulationResult",
     "TestResult",
+    "adjust_p",
+    "anova_two_way",
     "bootstrap_ci",
+    "bootstrap_test",
     "cohens_dz",
     "compare_rankers",
+    "compare_runs",
     "convergence_table",
     "distinguishability",
+    "evaluate_runs",
     "explain",
     "holm",
     "limit_graded_log_cutoff",
@@ -82,7 +100,10 @@ __all__ = [
     "permutation_test",
     "positive_rate",
     "queries_needed",
+    "sign_test",
     "simulate_ndcg",
     "theoretical_limit",
+    "tukey_hsd",
     "uniform_order_statistics",
+    "wilcoxon_test",
 ]

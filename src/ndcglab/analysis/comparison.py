@@ -37,7 +37,10 @@ class PairedComparison:
     ``diff = mean(system − baseline)`` over the ``n`` queries where both have a value; ``ci_low``,
     ``ci_high`` its bootstrap interval; ``effect_size`` Cohen's d_z; ``p_value`` the raw p-value and
     ``p_adjusted`` after the family-wise correction; ``mark`` the significance mark (``‡``, ``†``
-    or ``""``).
+    or ``""``); ``wins``/``ties``/``losses`` the per-topic counts of ``d > tie``, ``|d| <= tie``,
+    ``d < −tie``; ``n_needed`` the topics a two-sided paired t-test needs to detect ``diff`` with
+    the result's power at level ``alpha`` (:func:`ndcglab.analysis.power.queries_needed`; None:
+    not detectable).
     """
 
     system: str
@@ -55,6 +58,10 @@ class PairedComparison:
     p_adjusted: float
     mark: str
     test: str
+    wins: int = 0
+    ties: int = 0
+    losses: int = 0
+    n_needed: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -75,7 +82,37 @@ def significance_mark(p_adj: float, alpha: float, alpha_strong: float) -> str:
 _TEST_WORDS = {
     "t": "two-sided paired t-test",
     "permutation": "two-sided paired randomisation (sign-flip) test",
+    "wilcoxon": "two-sided Wilcoxon signed-rank test",
+    "sign": "two-sided sign test",
+    "bootstrap": "two-sided paired bootstrap test (Sakai, studentised, shifted to the null)",
+    "tukey": "Tukey's HSD after a two-way ANOVA (system x topic), studentized range with the "
+    "ANOVA's residual mean square",
 }
+
+_CORRECTION_WORDS = {
+    "holm": "Holm-adjusted",
+    "bonferroni": "Bonferroni-adjusted",
+    "bh": "Benjamini-Hochberg-adjusted (false discovery rate)",
+    "by": "Benjamini-Yekutieli-adjusted (false discovery rate, any dependence)",
+    "none": "not adjusted for multiple comparisons",
+}
+
+_SUPERSCRIPT = dict(zip("abcdefghijklmnopqrstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ𐞥ʳˢᵗᵘᵛʷˣʸᶻ"))
+
+
+def system_letter(i: int) -> str:
+    """The letter of the ``i``-th system (0-based): ``a`` … ``z``, then ``A`` … ``Z``, then
+    ``a1``, ``b1`` …"""
+    if i < 26:
+        return chr(97 + i)
+    if i < 52:
+        return chr(65 + i - 26)
+    return chr(97 + i % 26) + str(i // 52)
+
+
+def superscript(letters: list[str]) -> str:
+    """Letters as Unicode superscripts where one exists (``a`` … ``z``), else ``^X``."""
+    return "".join(_SUPERSCRIPT.get(c, "^" + c) for c in letters)
 
 
 @dataclass
@@ -103,8 +140,51 @@ class ComparisonResult:
     alpha_strong: float
     confidence: float
     settings: dict[str, Any] = field(default_factory=dict)
+    baselines: tuple[str, ...] = ()
+    mean_ci: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
+    per_topic: dict[str, dict[str, Any]] = field(default_factory=dict)
+    topics: tuple[str, ...] = ()
+    query_set: Any = None
+    asl: dict[str, list[float]] = field(default_factory=dict)
+    anova: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tie: float = 0.0
+    power: float = 0.8
 
     # ------------------------------------------------------------------ look-ups
+    @property
+    def mark_style(self) -> str:
+        """``"baseline"`` (``†``/``‡`` against the one baseline) when every test has the
+        baseline as its reference, else ``"letters"``: a mean carries the letters of the systems
+        it is significantly better than (adjusted p < ``alpha``), as ranx prints them."""
+        if self.settings.get("pairs", "baseline") == "all" or len(self.baselines) > 1:
+            return "letters"
+        return "baseline"
+
+    @property
+    def letters(self) -> dict[str, str]:
+        """System -> its letter (``a``, ``b``, … in the systems' order)."""
+        return {s: system_letter(i) for i, s in enumerate(self.systems)}
+
+    def better_than(self, system: str, measure: str) -> list[str]:
+        """Letters of the systems ``system`` is significantly better than on ``measure``
+        (adjusted p < ``alpha`` and a larger mean)."""
+        out = []
+        let = self.letters
+        for t in self.tests:
+            if t.measure != measure or not (t.p_adjusted < self.alpha):
+                continue
+            if t.system == system and t.diff > 0:
+                out.append(let[t.baseline])
+            elif t.baseline == system and t.diff < 0:
+                out.append(let[t.system])
+        return sorted(out, key=lambda c: list(let.values()).index(c))
+
+    def cell_mark(self, system: str, measure: str) -> str:
+        """The text mark after a mean: ``†``/``‡`` (baseline style) or superscript letters."""
+        if self.mark_style == "baseline":
+            return "" if system == self.baseline else self.mark(system, measure)
+        return superscript(self.better_than(system, measure))
+
     def get(
         self, system: str, measure: str, baseline: str | None = None
     ) -> PairedComparison | None:
@@ -123,10 +203,11 @@ class ComparisonResult:
     @property
     def legend(self) -> str:
         """One sentence that explains the marks (printed with every export)."""
-        corr = {
-            "holm": "Holm-adjusted",
-            "none": "not adjusted for multiple comparisons",
-        }[self.correction]
+        corr = _CORRECTION_WORDS[self.correction]
+        if self.test == "tukey":
+            corr = (
+                "not adjusted further (Tukey's HSD controls the family-wise error over all pairs)"
+            )
         fam = (
             "over the comparisons of each measure"
             if self.family == "measure"
@@ -135,6 +216,19 @@ class ComparisonResult:
         if self.correction == "none":
             fam = ""
         words = _TEST_WORDS[self.test]
+        if self.test == "wilcoxon":
+            zm = self.settings.get("zero_method", "wilcox")
+            words += (
+                " (zero differences "
+                + ("dropped (Wilcoxon)" if zm == "wilcox" else "ranked, then dropped (Pratt)")
+                + "; tied |d| get their average rank; exact distribution when at most 50 "
+                "differences and no ties, else normal approximation with tie correction, no "
+                "continuity correction)"
+            )
+        elif self.test == "sign":
+            words += f" (|d| <= {self.tie:g} is a tie and is dropped; binomial, p = 1/2)"
+        elif self.test == "bootstrap":
+            words += f" ({self.settings.get('n_resamples')} resamples)"
         extra = ""
         if self.test == "permutation":
             r = self.settings.get("n_resamples")
@@ -142,14 +236,41 @@ class ComparisonResult:
                 f" (exact when at most {EXACT_MAX_N} non-zero differences, else {r} random "
                 "sign vectors)"
             )
-        return (
-            f"{MARK_WEAK} p < {self.alpha:g}, {MARK_STRONG} p < {self.alpha_strong:g}: "
-            f"{words}{extra} "
-            f"against the baseline {self.baseline!r} on per-query values, p-values {corr}"
-            + (f" {fam}" if fam else "")
+        if self.mark_style == "baseline":
+            head = f"{MARK_WEAK} p < {self.alpha:g}, {MARK_STRONG} p < {self.alpha_strong:g}: "
+            against = f"against the baseline {self.baseline!r}"
+        else:
+            head = (
+                f"a letter after a mean: significantly better (p < {self.alpha:g}) than the "
+                "system of that letter: "
+            )
+            against = (
+                "between every pair of systems"
+                if self.settings.get("pairs") == "all"
+                else "against the baselines " + ", ".join(repr(b) for b in self.baselines)
+            )
+        text = (
+            f"{head}{words}{extra} "
+            f"{against} on per-query values, p-values {corr}"
+            + (f" {fam}" if fam and self.test != "tukey" else "")
             + f"; CI: {self.confidence:.0%} bootstrap ({self.settings.get('bootstrap', 'bca')}) "
             "interval of the mean difference; d_z: Cohen's d for paired data, mean(d)/sd(d)."
         )
+        if self.per_topic:
+            text += (
+                " W/T/L: topics with "
+                + (
+                    f"d > {self.tie:g}, |d| <= {self.tie:g}, d < -{self.tie:g}"
+                    if self.tie
+                    else "d > 0, d = 0, d < 0"
+                )
+                + " (d = system - reference); topics needed: for a two-sided paired t-test at "
+                f"{self.alpha:g} to "
+                f"detect the difference with power {self.power:g}; mean CI: Student-t."
+            )
+        if self.query_set is not None:
+            text += " " + self.query_set.statement[0].upper() + self.query_set.statement[1:]
+        return text
 
     # ------------------------------------------------------------------ tables
     def table(
@@ -159,15 +280,32 @@ class ComparisonResult:
         system, each mean followed by its mark (the baseline's row reads ``"NAME (baseline)"``)."""
         header = ["system", *self.measures]
         rows = []
+        letters = self.mark_style == "letters"
         for s in self.systems:
-            label = f"{s} (baseline)" if s == self.baseline else s
+            named = self.settings.get("pairs", "baseline") == "baseline"
+            label = f"{s} (baseline)" if named and s in (self.baselines or (self.baseline,)) else s
+            if letters:
+                label = f"({self.letters[s]}) {label}"
             cells = [label]
             for m in self.measures:
                 v = self.mean[s][m]
                 text = "n/a" if not math.isfinite(v) else f"{v:{floatfmt}}"
-                if marks and s != self.baseline:
-                    text += self.mark(s, m)
+                if marks:
+                    text += self.cell_mark(s, m)
                 cells.append(text)
+            rows.append(cells)
+        return header, rows
+
+    def means_ci(self, *, floatfmt: str = ".4f") -> tuple[list[str], list[list[str]]]:
+        """Each mean with its Student-t interval: ``mean [low, high]`` per system and measure."""
+        header = ["system", *(f"{m} ({self.confidence:.0%} CI)" for m in self.measures)]
+        rows = []
+        for s in self.systems:
+            cells = [s]
+            for m in self.measures:
+                lo, hi = self.mean_ci.get(s, {}).get(m, (math.nan, math.nan))
+                mu = _fmt(self.mean[s][m], floatfmt)
+                cells.append(f"{mu} [{_fmt(lo, floatfmt)}, {_fmt(hi, floatfmt)}]")
             rows.append(cells)
         return header, rows
 
@@ -175,33 +313,63 @@ class ComparisonResult:
         """One row per test: system, baseline, measure, n, diff, CI, d_z, p, adjusted p, mark."""
         lo = f"{self.confidence:.0%} CI"
         header = ["system", "baseline", "measure", "n", "diff", lo, "d_z", "p", "p_adj", "mark"]
+        more = bool(self.per_topic)
+        if more:
+            header += ["W/T/L", "topics needed"]
         rows = []
         for t in self.tests:
-            rows.append(
-                [
-                    t.system,
-                    t.baseline,
-                    t.measure,
-                    str(t.n),
-                    _fmt(t.diff, "+" + floatfmt),
-                    f"[{_fmt(t.ci_low, '+' + floatfmt)}, {_fmt(t.ci_high, '+' + floatfmt)}]",
-                    _fmt(t.effect_size, ".2f"),
-                    _fmt_p(t.p_value),
-                    _fmt_p(t.p_adjusted),
-                    t.mark,
+            row = [
+                t.system,
+                t.baseline,
+                t.measure,
+                str(t.n),
+                _fmt(t.diff, "+" + floatfmt),
+                f"[{_fmt(t.ci_low, '+' + floatfmt)}, {_fmt(t.ci_high, '+' + floatfmt)}]",
+                _fmt(t.effect_size, ".2f"),
+                _fmt_p(t.p_value),
+                _fmt_p(t.p_adjusted),
+                t.mark,
+            ]
+            if more:
+                row += [
+                    f"{t.wins}/{t.ties}/{t.losses}",
+                    "n/a" if t.n_needed is None else str(t.n_needed),
                 ]
-            )
+            rows.append(row)
         return header, rows
 
     def to_text(self, *, details: bool = True) -> str:
         """A plain-text rendering (what ``ndcglab compare`` prints)."""
         header, rows = self.table()
         out = [format_table(header, rows)]
+        if details and self.mean_ci:
+            h1, r1 = self.means_ci()
+            out += ["", format_table(h1, r1)]
         if details and self.tests:
             h2, r2 = self.details()
             out += ["", format_table(h2, r2)]
+        if details and self.asl:
+            out += ["", self.asl_summary()]
         out += ["", self.legend]
         return "\n".join(out)
+
+    def discriminative_power(self, measure: str) -> float:
+        """The share of system pairs whose bootstrap ASL is below ``alpha`` (Sakai)."""
+        v = self.asl.get(measure, [])
+        return float(sum(x < self.alpha for x in v)) / len(v) if v else math.nan
+
+    def asl_summary(self) -> str:
+        """One line per measure: the discriminative power (pairs with ASL < alpha)."""
+        lines = [
+            f"discriminative power (paired bootstrap ASL < {self.alpha:g}, "
+            f"{self.settings.get('n_bootstrap')} resamples, all "
+            f"{len(next(iter(self.asl.values())))} "
+            "pairs of systems):"
+        ]
+        for m, v in self.asl.items():
+            k = sum(x < self.alpha for x in v)
+            lines.append(f"  {m}: {k} of {len(v)} pairs ({self.discriminative_power(m):.1%})")
+        return "\n".join(lines)
 
     def to_markdown(self, path: str | PathLike[str] | None = None, *, details: bool = False) -> str:
         """A Markdown table of means with marks, then (``details=True``) the per-test table, then
@@ -229,30 +397,54 @@ class ComparisonResult:
         header, rows = self.table(marks=False)
         body: list[list[str]] = []
         best = {m: _best(self, m) for m in self.measures}
+        letters = self.mark_style == "letters"
         for s, cells in zip(self.systems, rows):
             out: list[str] = [cells[0]]
             for m, c in zip(self.measures, cells[1:]):
-                mk = "" if s == self.baseline else self.mark(s, m)
                 c = latex_escape(c)
                 if s == best[m]:
                     c = r"\textbf{" + c + "}"
-                if mk:
-                    c += r"$^{\ddag}$" if mk == MARK_STRONG else r"$^{\dag}$"
+                if letters:
+                    lt = self.better_than(s, m)
+                    if lt:
+                        c += "$^{" + "".join(lt) + "}$"
+                else:
+                    mk = "" if s == self.baseline else self.mark(s, m)
+                    if mk:
+                        c += r"$^{\ddag}$" if mk == MARK_STRONG else r"$^{\dag}$"
                 out.append(TeX(c))
             body.append(out)
         legend = self.legend.replace(MARK_WEAK, r"\dag{}").replace(MARK_STRONG, r"\ddag{}")
         legend = latex_escape(legend, keep=(r"\dag{}", r"\ddag{}")).replace("<", "$<$")
-        cap = (latex_escape(caption) + " " if caption else "") + legend + " Bold: best mean."
-        lines = [
-            r"% requires \usepackage{booktabs}",
-            r"\begin{table}[t]",
-            r"\centering",
-            TextTable(header, body).to_latex(),
-            r"\caption{" + cap + "}",
-        ]
-        if label:
-            lines.append(r"\label{" + label + "}")
-        lines += [r"\end{table}", ""]
+        if self.per_topic:  # the legend as a table note under the table, the caption short
+            cap = latex_escape(caption) if caption else "Comparison of systems."
+            lines = [
+                r"% requires \usepackage{booktabs}",
+                r"\begin{table}[t]",
+                r"\centering",
+                r"\caption{" + cap + "}",
+            ]
+            if label:
+                lines.append(r"\label{" + label + "}")
+            lines += [
+                TextTable(header, body).to_latex(),
+                r"\par\smallskip",
+                r"\parbox{\linewidth}{\footnotesize " + legend + " Bold: best mean.}",
+                r"\end{table}",
+                "",
+            ]
+        else:
+            cap = (latex_escape(caption) + " " if caption else "") + legend + " Bold: best mean."
+            lines = [
+                r"% requires \usepackage{booktabs}",
+                r"\begin{table}[t]",
+                r"\centering",
+                TextTable(header, body).to_latex(),
+                r"\caption{" + cap + "}",
+            ]
+            if label:
+                lines.append(r"\label{" + label + "}")
+            lines += [r"\end{table}", ""]
         text = "\n".join(lines)
         if path is not None:
             write_text_atomic(path, text)
@@ -278,34 +470,53 @@ class ComparisonResult:
             "mark",
             "test",
         ]
+        more = bool(self.per_topic)
+        if more:
+            header += ["mean_ci_low", "mean_ci_high", "wins", "ties", "losses", "topics_needed"]
         rows: list[list[str]] = []
         for s in self.systems:
             for m in self.measures:
-                t = self.get(s, m) if s != self.baseline else None
-                row = [s, m, _csv_num(self.mean[s][m]), str(self.n_queries[s][m])]
-                if t is None:
-                    row += [""] * 10
-                else:
-                    row += [
-                        t.baseline,
-                        _csv_num(t.diff),
-                        _csv_num(t.ci_low),
-                        _csv_num(t.ci_high),
-                        _csv_num(t.effect_size),
-                        _csv_num(t.statistic),
-                        _csv_num(t.p_value),
-                        _csv_num(t.p_adjusted),
-                        t.mark,
-                        t.test,
-                    ]
-                rows.append(row)
+                found = [t for t in self.tests if t.measure == m and t.system == s]
+                if not more:
+                    found = found[:1] if s != self.baseline else []
+                    found = [t for t in found if t.baseline == self.baseline]
+                for t in found or [None]:  # type: ignore[list-item]
+                    rows.append(self._csv_row(s, m, t, more))
         text = TextTable(header, rows).to_csv(comment=self.legend)
         if path is not None:
             write_text_atomic(path, text)
         return text
 
+    def _csv_row(self, s: str, m: str, t: PairedComparison | None, more: bool) -> list[str]:
+        row = [s, m, _csv_num(self.mean[s][m]), str(self.n_queries[s][m])]
+        if t is None:
+            row += [""] * 10
+        else:
+            row += [
+                t.baseline,
+                _csv_num(t.diff),
+                _csv_num(t.ci_low),
+                _csv_num(t.ci_high),
+                _csv_num(t.effect_size),
+                _csv_num(t.statistic),
+                _csv_num(t.p_value),
+                _csv_num(t.p_adjusted),
+                t.mark,
+                t.test,
+            ]
+        if more:
+            lo, hi = self.mean_ci.get(s, {}).get(m, (math.nan, math.nan))
+            row += [_csv_num(lo), _csv_num(hi)]
+            if t is None:
+                row += [""] * 4
+            else:
+                row += [str(t.wins), str(t.ties), str(t.losses),
+                        "" if t.n_needed is None else str(t.n_needed)]  # fmt: skip
+        return row
+
     def export(self, path: str | PathLike[str]) -> Path:
-        """Write the table in the format named by the file's suffix: ``.md``, ``.tex``, ``.csv``."""
+        """Write the table in the format named by the file's suffix: ``.md``, ``.tex``, ``.csv``,
+        ``.html``, ``.json``."""
         p = Path(path)
         suffix = p.suffix.lower()
         if suffix in (".md", ".markdown"):
@@ -314,10 +525,16 @@ class ComparisonResult:
             self.to_latex(p)
         elif suffix == ".csv":
             self.to_csv(p)
+        elif suffix in (".html", ".htm"):
+            self.to_html(p)
+        elif suffix == ".json":
+            import json
+
+            write_text_atomic(p, json.dumps(_plain(self.to_dict()), indent=2) + "\n")
         else:
             raise ConventionError(
                 f"cannot tell the table format of {str(path)!r}. Fix: end the file name in .md, "
-                ".tex or .csv"
+                ".tex, .csv, .html or .json"
             )
         return p
 
@@ -341,7 +558,56 @@ class ComparisonResult:
             "confidence": self.confidence,
             "settings": dict(self.settings),
             "legend": self.legend,
+        } | self._more_dict()
+
+    def _more_dict(self) -> dict[str, Any]:
+        if not self.per_topic:
+            return {}
+        out: dict[str, Any] = {
+            "baselines": list(self.baselines),
+            "mark_style": self.mark_style,
+            "letters": self.letters,
+            "mean_ci": {s: {m: list(v) for m, v in d.items()} for s, d in self.mean_ci.items()},
+            "tie": self.tie,
+            "power": self.power,
+            "topics": list(self.topics),
+            "per_topic": {
+                s: {m: [float(x) for x in v] for m, v in d.items()}
+                for s, d in self.per_topic.items()
+            },
         }
+        if self.query_set is not None:
+            out["query_set"] = self.query_set.to_dict()
+        if self.asl:
+            out["asl"] = {m: list(v) for m, v in self.asl.items()}
+            out["discriminative_power"] = {m: self.discriminative_power(m) for m in self.asl}
+        if self.anova:
+            out["anova"] = dict(self.anova)
+        return out
+
+    def to_html(self, path: str | PathLike[str] | None = None, *, title: str | None = None) -> str:
+        """A self-contained HTML page: the table, the per-topic difference plots (sorted bars)
+        and the ASL curves, as inline SVG (:mod:`ndcglab.analysis.compare_html`). Written
+        atomically to ``path`` when given."""
+        from .compare_html import comparison_page
+
+        text = comparison_page(self, title=title)
+        if path is not None:
+            write_text_atomic(path, text)
+        return text
+
+
+def _plain(x: Any) -> Any:
+    """``x`` as JSON values: NaN and infinities as ``null``, NumPy numbers as Python's."""
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_plain(v) for v in x]
+    if hasattr(x, "tolist") and not isinstance(x, str):
+        return _plain(x.tolist())
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    return x
 
 
 def _fmt(x: float, spec: str) -> str:

@@ -1,10 +1,14 @@
 """Significance testing of several rankers at once: :func:`compare_rankers`.
 
 ``compare_rankers`` takes every system's per-query values, tests each system against a baseline
-on every measure with one of the paired tests of :mod:`ndcglab.analysis.paired_tests`, adjusts
-the p-values for multiple comparisons (Holm) and returns a
+(or several, or every pair) on every measure with one of the tests of
+:mod:`ndcglab.analysis.paired_tests` and :mod:`ndcglab.analysis.multi_tests`, adjusts the
+p-values for multiple comparisons (Holm, Bonferroni, Benjamini–Hochberg, Benjamini–Yekutieli or
+none) and returns a
 :class:`~ndcglab.analysis.comparison.ComparisonResult`, whose table marks significant differences
-(``†`` p < 0.05, ``‡`` p < 0.01 by default) and exports to text, Markdown, LaTeX and CSV.
+(``†`` p < 0.05, ``‡`` p < 0.01 by default) and exports to text, Markdown, LaTeX, CSV and HTML.
+:func:`compare_runs` does the same for TREC runs and qrels (files, dicts or DataFrames) on one
+stated query set (:mod:`ndcglab.analysis.runs`).
 
 This module is also the one place to import the whole toolbox from: it re-exports the paired
 tests (:mod:`~ndcglab.analysis.paired_tests`) and the result classes
@@ -23,32 +27,46 @@ import numpy as np
 from ..errors import ConventionError, DataFormatError
 from .comparison import ComparisonResult, PairedComparison, significance_mark
 from .paired_tests import (
+    CORRECTIONS,
+    EXACT_MAX_N,
     ConfidenceInterval,
     TestResult,
+    adjust_p,
     bootstrap_ci,
+    bootstrap_test,
     cohens_dz,
     holm,
     paired_differences,
     paired_t_test,
     permutation_test,
+    sign_test,
+    wilcoxon_test,
 )
 
 __all__ = [
+    "TESTS",
     "ComparisonResult",
     "ConfidenceInterval",
     "PairedComparison",
     "TestResult",
+    "adjust_p",
     "bootstrap_ci",
+    "bootstrap_test",
     "cohens_dz",
     "compare_rankers",
+    "compare_runs",
     "holm",
     "paired_differences",
     "paired_t_test",
     "permutation_test",
+    "sign_test",
+    "wilcoxon_test",
 ]
 
-#: the paired tests compare_rankers can run
-_TESTS = ("t", "permutation")
+#: the tests compare_rankers can run (``fisher`` and ``randomisation`` name ``permutation``)
+TESTS = ("t", "wilcoxon", "sign", "permutation", "bootstrap", "tukey")
+_TEST_ALIASES = {"fisher": "permutation", "randomisation": "permutation",
+                 "randomization": "permutation", "student": "t", "hsd": "tukey"}  # fmt: skip
 
 
 def _per_query_table(
@@ -72,10 +90,36 @@ def _per_query_table(
     return table
 
 
+def _canonical_test(test: str) -> str:
+    t = _TEST_ALIASES.get(str(test).lower(), str(test).lower())
+    if t not in TESTS:
+        raise ConventionError(f"unknown test {test!r}; known: {', '.join(TESTS)}")
+    return t
+
+
+def _pair_list(systems: tuple[str, ...], bases: list[str], pairs: str) -> list[tuple[str, str]]:
+    """(system, baseline) pairs: each system against each baseline, or every pair (a pair with
+    the first baseline tested against it; otherwise the later system against the earlier)."""
+    if pairs == "baseline":
+        out: list[tuple[str, str]] = []
+        for b in bases:
+            out += [(s, b) for s in systems if s != b and (s, b) not in out and (b, s) not in out]
+        return out
+    base = bases[0]
+    out = []
+    for i, x in enumerate(systems):
+        for y in systems[i + 1 :]:
+            if base in (x, y):
+                out.append((y if x == base else x, base))
+            else:
+                out.append((y, x))
+    return out
+
+
 def compare_rankers(
     per_query: Mapping[str, Any],
     *,
-    baseline: str | None = None,
+    baseline: str | Sequence[str] | None = None,
     test: str = "t",
     measures: Sequence[str] | None = None,
     pairs: str = "baseline",
@@ -89,6 +133,12 @@ def compare_rankers(
     n_bootstrap: int = 10_000,
     seed: int | None = 0,
     measure: str = "value",
+    tie: float = 0.0,
+    zero_method: str = "wilcox",
+    power: float = 0.8,
+    asl: bool = False,
+    topics: Sequence[str] | None = None,
+    query_set: Any = None,
 ) -> ComparisonResult:
     """Compare several systems evaluated on the same queries.
 
@@ -96,35 +146,64 @@ def compare_rankers(
     named ``measure``), a mapping ``{measure name: (Q,) array}``, or an ``EvaluationResult`` (its
     ``.per_query`` is used). All systems must share the queries, in the same order.
 
-    Every system other than the ``baseline`` (default: the first) is tested against it on every
-    measure (``pairs="baseline"``); ``pairs="all"`` tests every pair (the table's marks still refer
-    to the baseline). ``test="t"`` is the paired t-test, ``"permutation"`` the paired sign-flip test
-    (seeded; exact for small n). p-values are adjusted by ``correction="holm"`` (or ``"none"``)
-    within each measure (``family="measure"``) or over the whole table (``family="all"``); a
-    difference is marked ``‡`` when the adjusted p < ``alpha_strong`` and ``†`` when < ``alpha``.
-    Each test also reports a bootstrap CI of the mean difference (``bootstrap="bca"`` or
-    ``"percentile"``, ``n_bootstrap`` resamples, seeded) and Cohen's d_z.
+    Every system other than the ``baseline`` (default: the first; a list names several
+    baselines) is tested against it on every measure (``pairs="baseline"``); ``pairs="all"``
+    tests every pair. ``test``: ``"t"`` (paired t-test), ``"wilcoxon"`` (signed-rank,
+    ``zero_method``), ``"sign"`` (``|d| <= tie`` is a tie), ``"permutation"`` (Fisher's
+    randomisation, sign-flip; exact for small n), ``"bootstrap"`` (Sakai's paired bootstrap
+    test), ``"tukey"`` (two-way ANOVA system × topic and Tukey's HSD; its p-values already
+    control the family-wise error over all pairs of systems of a measure, so ``correction``
+    does not apply). p-values are adjusted by ``correction`` (``holm``, ``bonferroni``, ``bh``,
+    ``by``, ``none``) within each measure (``family="measure"``) or over the whole table
+    (``family="all"``); a difference is marked ``‡`` when the adjusted p < ``alpha_strong`` and
+    ``†`` when < ``alpha``. Each test also reports a bootstrap CI of the mean difference
+    (``bootstrap="bca"`` or ``"percentile"``, ``n_bootstrap`` resamples, seeded), Cohen's d_z,
+    the per-topic wins/ties/losses (``|d| <= tie`` is a tie) and the topics a paired t-test
+    needs to detect the difference with probability ``power`` at level ``alpha``.
+    ``asl=True`` adds Sakai's achieved significance levels of every pair of systems (paired
+    bootstrap) per measure, for the discriminative-power curves.
+
+    ``topics`` names the queries (in the values' order); with it the tables also show each
+    mean's Student-t interval, the wins/ties/losses and the topics needed, and the HTML page the
+    per-topic plots (:func:`compare_runs` and ``ndcglab compare`` always name them).
+    ``query_set`` (a :class:`~ndcglab.analysis.runs.QuerySet`) is stated under every table.
     """
-    if test not in _TESTS:
-        raise ConventionError(f"unknown test {test!r}; known: {', '.join(_TESTS)}")
+    from .multi_tests import bootstrap_many, sign_flip_pvalues, tukey_hsd
+    from .power import queries_needed
+
+    test = _canonical_test(test)
     if pairs not in ("baseline", "all"):
         raise ConventionError(f"unknown pairs {pairs!r}; known: baseline, all")
-    if correction not in ("holm", "none"):
-        raise ConventionError(f"unknown correction {correction!r}; known: holm, none")
+    if correction not in CORRECTIONS:
+        raise ConventionError(f"unknown correction {correction!r}; known: {', '.join(CORRECTIONS)}")
     if family not in ("measure", "all"):
         raise ConventionError(f"unknown family {family!r}; known: measure, all")
     if not (0.0 < alpha_strong <= alpha < 1.0):
         raise ConventionError(
             f"need 0 < alpha_strong <= alpha < 1, got alpha={alpha}, alpha_strong={alpha_strong}"
         )
+    if not tie >= 0.0:
+        raise ConventionError(f"the tie threshold must be >= 0, got {tie}")
     table = _per_query_table(per_query, measure)
     systems = tuple(table)
-    base = systems[0] if baseline is None else str(baseline)
-    if base not in table:
+    if len(systems) < 2:
         raise ConventionError(
-            f"unknown baseline {base!r}; systems: {', '.join(systems)}. "
-            "Fix: pass one of these names"
+            f"a comparison needs at least two systems, got {len(systems)} "
+            f"({', '.join(systems)}). Fix: give two runs or more"
         )
+    if baseline is None:
+        bases = [systems[0]]
+    elif isinstance(baseline, str):
+        bases = [baseline]
+    else:
+        bases = [str(b) for b in baseline] or [systems[0]]
+    for name in bases:
+        if name not in table:
+            raise ConventionError(
+                f"unknown baseline {name!r}; systems: {', '.join(systems)}. "
+                "Fix: pass one of these names"
+            )
+    base = bases[0]
     if measures is None:
         names = list(table[systems[0]])
         for s in systems[1:]:
@@ -155,64 +234,121 @@ def compare_rankers(
 
     mean: dict[str, dict[str, float]] = {}
     counts: dict[str, dict[str, int]] = {}
+    mean_ci: dict[str, dict[str, tuple[float, float]]] = {}
     for s in systems:
-        mean[s], counts[s] = {}, {}
+        mean[s], counts[s], mean_ci[s] = {}, {}, {}
         for m in meas:
             v = table[s][m]
             ok = ~np.isnan(v)
             counts[s][m] = int(ok.sum())
             mean[s][m] = float(v[ok].mean()) if ok.any() else math.nan
+            mean_ci[s][m] = _t_interval(v[ok], confidence)
 
-    if pairs == "baseline":
-        pair_list = [(s, base) for s in systems if s != base]
-    else:
-        pair_list = []
-        for i, x in enumerate(systems):
-            for y in systems[i + 1 :]:
-                if base in (x, y):
-                    pair_list.append((y if x == base else x, base))
-                else:
-                    pair_list.append((y, x))
-
+    pair_list = _pair_list(systems, bases, pairs)
     raw: list[dict[str, Any]] = []
+    asl_curves: dict[str, list[float]] = {}
+    anova: dict[str, Any] = {}
     for m in meas:
-        for sys_a, sys_b in pair_list:
-            a, b = table[sys_a][m], table[sys_b][m]
+        cols = {s: table[s][m] for s in systems}
+        full = np.ones(len(cols[systems[0]]), dtype=bool)
+        for v in cols.values():
+            full &= ~np.isnan(v)
+        batch = bool(full.all()) and full.size >= 2
+        diffs = np.stack([cols[a] - cols[b] for a, b in pair_list], axis=1) if pair_list else None
+        p_batch = ci_lo = ci_hi = t_batch = None
+        if batch and diffs is not None:
+            bm = bootstrap_many(
+                diffs, n_resamples=n_bootstrap, seed=seed, confidence=confidence, method=bootstrap
+            )
+            ci_lo, ci_hi = bm.low, bm.high
+            if test == "permutation":
+                p_batch = sign_flip_pvalues(diffs, n_resamples=n_resamples, seed=seed)
+            elif test == "bootstrap":
+                bt = bootstrap_many(diffs, n_resamples=n_resamples, seed=seed)
+                p_batch, t_batch = bt.asl, bt.t
+        tk = None
+        if test == "tukey":
+            x = np.stack([cols[s][full] for s in systems])
+            pv, qv, an = tukey_hsd(x)
+            anova[m] = an.to_dict()
+            tk = (pv, qv, int(full.sum()))
+        for j, (sys_a, sys_b) in enumerate(pair_list):
+            a, b = cols[sys_a], cols[sys_b]
+            d = paired_differences(a, b)
+            degenerate = d.size < 2 or bool(np.all(d == d[0]))
             if test == "t":
                 tr = paired_t_test(a, b)
+            elif test == "wilcoxon":
+                tr = wilcoxon_test(a, b, zero_method=zero_method)
+            elif test == "sign":
+                tr = sign_test(a, b, tie=tie)
+            elif test == "permutation":
+                nz = int(np.count_nonzero(d))
+                exact = nz <= EXACT_MAX_N or 2.0**nz <= n_resamples
+                if p_batch is not None and not exact:
+                    tr = TestResult("permutation", float(d.mean()), float(p_batch[j]), int(d.size),
+                                    exact=False, n_resamples=n_resamples)  # fmt: skip
+                else:
+                    tr = permutation_test(a, b, n_resamples=n_resamples, seed=seed)
+            elif test == "bootstrap":
+                if p_batch is not None and t_batch is not None and not degenerate and np.any(d):
+                    tr = TestResult("bootstrap", float(t_batch[j]), float(p_batch[j]),
+                                    int(d.size), n_resamples=n_resamples)  # fmt: skip
+                else:
+                    tr = bootstrap_test(a, b, n_resamples=n_resamples, seed=seed)
             else:
-                tr = permutation_test(a, b, n_resamples=n_resamples, seed=seed)
-            ci = bootstrap_ci(
-                a, b, confidence=confidence, n_resamples=n_bootstrap, method=bootstrap, seed=seed
-            )
-            d = paired_differences(a, b)
+                assert tk is not None
+                i1, i2 = systems.index(sys_a), systems.index(sys_b)
+                tr = TestResult("tukey", float(tk[1][i1, i2]), float(tk[0][i1, i2]), tk[2])
+            if ci_lo is not None and ci_hi is not None and not degenerate:
+                lo, hi = float(ci_lo[j]), float(ci_hi[j])
+            else:
+                ci = bootstrap_ci(
+                    a, b, confidence=confidence, n_resamples=n_bootstrap, method=bootstrap,
+                    seed=seed,
+                )  # fmt: skip
+                lo, hi = ci.low, ci.high
+            diff = float(d.mean()) if d.size else math.nan
+            sd = float(d.std(ddof=1)) if d.size >= 2 else math.nan
             raw.append(
                 dict(
                     system=sys_a,
                     baseline=sys_b,
                     measure=m,
-                    n=tr.n,
+                    n=tr.n if test != "sign" else int(d.size),
                     mean_system=mean[sys_a][m],
                     mean_baseline=mean[sys_b][m],
-                    diff=float(d.mean()) if d.size else math.nan,
-                    ci_low=ci.low,
-                    ci_high=ci.high,
+                    diff=diff,
+                    ci_low=lo,
+                    ci_high=hi,
                     effect_size=cohens_dz(a, b),
                     statistic=tr.statistic,
                     p_value=tr.p_value,
                     test=test,
+                    wins=int(np.count_nonzero(d > tie)),
+                    ties=int(np.count_nonzero(np.abs(d) <= tie)),
+                    losses=int(np.count_nonzero(d < -tie)),
+                    n_needed=queries_needed(sd, diff, alpha=alpha, power=power)
+                    if math.isfinite(sd) and math.isfinite(diff)
+                    else None,
                 )
             )
+        if asl and batch:
+            every = _pair_list(systems, [base], "all")
+            dd = np.stack([cols[a] - cols[b] for a, b in every], axis=1)
+            asl_curves[m] = sorted(
+                float(x) for x in bootstrap_many(dd, n_resamples=n_bootstrap, seed=seed).asl
+            )
     p = np.array([r["p_value"] for r in raw], dtype=np.float64)
-    if correction == "none":
+    if test == "tukey" or correction == "none":
         adj = p.copy()
     elif family == "all":
-        adj = holm(p)
+        adj = adjust_p(p, correction)
     else:
         adj = np.full(p.shape, np.nan)
         for m in meas:  # names compared as Python strings (NumPy's drop trailing NULs)
             sel = [i for i, r in enumerate(raw) if r["measure"] == m]
-            adj[sel] = holm(p[sel])
+            adj[sel] = adjust_p(p[sel], correction)
     tests = [
         PairedComparison(
             **r,
@@ -221,6 +357,21 @@ def compare_rankers(
         )
         for i, r in enumerate(raw)
     ]
+    settings: dict[str, Any] = {
+        "pairs": pairs,
+        "bootstrap": bootstrap,
+        "n_bootstrap": n_bootstrap,
+        "n_resamples": n_resamples,
+        "seed": seed,
+    }
+    if len(bases) > 1:
+        settings["baselines"] = list(bases)
+    if tie:
+        settings["tie"] = tie
+    if test == "wilcoxon":
+        settings["zero_method"] = zero_method
+    n_rows = len(next(iter(table[systems[0]].values())))
+    rich = topics is not None  # the per-topic columns and plots need the topics named
     return ComparisonResult(
         systems=systems,
         measures=meas,
@@ -234,11 +385,68 @@ def compare_rankers(
         alpha=alpha,
         alpha_strong=alpha_strong,
         confidence=confidence,
-        settings={
-            "pairs": pairs,
-            "bootstrap": bootstrap,
-            "n_bootstrap": n_bootstrap,
-            "n_resamples": n_resamples,
-            "seed": seed,
-        },
+        settings=settings,
+        baselines=tuple(bases),
+        mean_ci=mean_ci if rich else {},
+        per_topic={s: {m: table[s][m] for m in meas} for s in systems} if rich else {},
+        topics=tuple(str(t) for t in topics)
+        if topics is not None
+        else tuple(str(i) for i in range(n_rows)),
+        query_set=query_set,
+        asl=asl_curves,
+        anova=anova,
+        tie=tie,
+        power=power,
     )
+
+
+def _t_interval(v: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The Student-t ``confidence`` interval of the mean of ``v`` (``mean ± t·sd/√n``, sd with
+    ddof = 1); NaN for fewer than two values."""
+    from scipy import stats
+
+    n = v.size
+    if n < 2:
+        return (math.nan, math.nan)
+    mu = float(v.mean())
+    half = float(stats.t.ppf(0.5 + confidence / 2.0, n - 1)) * float(v.std(ddof=1)) / math.sqrt(n)
+    return (mu - half, mu + half)
+
+
+def compare_runs(
+    qrels: Any,
+    runs: Any,
+    measures: Any = None,
+    *,
+    preset: Any = "trec_eval",
+    complete: bool = False,
+    topics: Any = None,
+    judged_only: bool | None = None,
+    depth: int | None = None,
+    score_precision: str | None = None,
+    **options: Any,
+) -> ComparisonResult:
+    """Compare TREC runs on one qrels: :func:`ndcglab.analysis.runs.evaluate_runs` (files,
+    dict-of-dicts or DataFrames; the query set stated and what it drops warned about), then
+    :func:`compare_rankers` on the per-topic values with ``options`` (``baseline``, ``test``,
+    ``pairs``, ``correction``, …). The result carries the query set
+    (``result.query_set``) and the convention of the measures (``result.settings``)."""
+    from .runs import evaluate_runs
+
+    rs = evaluate_runs(
+        qrels,
+        runs,
+        measures,
+        preset=preset,
+        complete=complete,
+        topics=topics,
+        judged_only=judged_only,
+        depth=depth,
+        score_precision=score_precision,
+    )
+    res = compare_rankers(
+        rs.per_query(), topics=rs.query_set.topics, query_set=rs.query_set, **options
+    )
+    first = next(iter(rs.results.values()))
+    res.settings["convention"] = first.convention
+    return res

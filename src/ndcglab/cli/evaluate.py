@@ -6,13 +6,23 @@
     ndcglab evaluate DATA --feature N    [...]   (rank by feature column N, 1-based as in the file)
     ndcglab evaluate --qrels FILE --run FILE [...]   (TREC; default preset trec_eval)
     ndcglab evaluate --qrels FILE --run FILE -c -M 1000 -J -l 2 --score-precision trec_eval10
+    ndcglab evaluate --qrels FILE --run FILE -q -m ndcg_cut.5,10 -m map   (trec_eval's layout)
+    ndcglab evaluate --qrels FILE --run A --run B -m 'nDCG(dcg=exp-log2)@10' -m 'P(rel=2)@5'
 
 DATA is a LETOR/SVMlight file (plain or .gz) or ``synthetic:NAME[:SEED]``. Without ``--measure``
 the preset's usual set is reported (letor4: P@1..10, MAP, NDCG@1..10, MeanNDCG). The output is a
 table of means followed by a line stating the convention and the number of queries without a
 relevant document; ``--format json`` prints one object with ``mean`` (printed measure name ->
 mean), ``queries``, ``empty_queries`` and ``convention``. ``--per-query FILE`` writes the
-per-query values as CSV.
+per-query values as CSV. ``-q`` prints trec_eval's per-query lines instead (``name<TAB>query
+id<TAB>value``, the name padded to 22 characters, values with 4 decimals, then the ``all``
+lines of the means), as ``trec_eval -q`` does.
+
+Measures (``-m`` or ``--measure``) take ndcglab's specs, trec_eval's names and its ``-m``
+syntax (``ndcg_cut.5,10``, ``P.5,10``, ``all_trec``, ``official``), and ir_measures' names
+(``nDCG@10``, ``nDCG(dcg=exp-log2)@10``, ``P(rel=2)@5``, ``AP(rel=2)``). Several ``--run``
+files are evaluated one by one on the same qrels: a table with one column per run (``-q``: each
+run's lines, ended by its ``runid`` line).
 
 trec_eval's options keep their letters: ``-c`` (every query of the qrels, a missing one scoring
 0), ``-M N`` (the first N documents of each ranking), ``-J`` (judged documents only), ``-l N``
@@ -53,8 +63,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         f"names are accepted too). Presets: {', '.join(available_presets())}. See "
         "docs/measures.md.",
     )
-    add_ranking_arguments(p)
+    add_ranking_arguments(p, several_runs=True)
     p.add_argument(
+        "-q",
+        "--query-lines",
+        action="store_true",
+        help="print trec_eval's per-query lines (and the 'all' lines) instead of the table",
+    )
+    p.add_argument(
+        "-m",
         "--measure",
         action="append",
         default=None,
@@ -135,9 +152,10 @@ def _with_rel(preset: str, level: str) -> str:
     return str(ParsedSpec(parsed.name, tuple(sorted(have.items())), parsed.cutoff))
 
 
-def add_ranking_arguments(p: argparse.ArgumentParser) -> None:
+def add_ranking_arguments(p: argparse.ArgumentParser, *, several_runs: bool = False) -> None:
     """The ranking to measure: ``DATA`` with ``--scores FILE`` or ``--feature N`` (and
-    ``--missing``, ``--cache``), or ``--qrels FILE --run FILE``; read by :func:`read_ranking`."""
+    ``--missing``, ``--cache``), or ``--qrels FILE --run FILE`` (repeatable with
+    ``several_runs``); read by :func:`read_ranking`."""
     p.add_argument(
         "data",
         nargs="?",
@@ -157,7 +175,19 @@ def add_ranking_arguments(p: argparse.ArgumentParser) -> None:
         help="rank by feature column N of DATA (1-based, as written in the file)",
     )
     p.add_argument("--qrels", metavar="FILE", help="TREC qrels file (with --run, without DATA)")
-    p.add_argument("--run", dest="run_file", metavar="FILE", help="TREC run file (with --qrels)")
+    if several_runs:
+        p.add_argument(
+            "--run",
+            dest="run_file",
+            action="append",
+            default=None,
+            metavar="FILE",
+            help="TREC run file (with --qrels); repeat for several runs",
+        )
+    else:
+        p.add_argument(
+            "--run", dest="run_file", metavar="FILE", help="TREC run file (with --qrels)"
+        )
     p.add_argument(
         "--missing",
         choices=("nan", "min", "zero"),
@@ -184,7 +214,8 @@ def read_ranking(args: argparse.Namespace) -> tuple[Any, Any]:
             raise NdcglabError("TREC evaluation needs both --qrels FILE and --run FILE")
         from ..data.trec import read_trec
 
-        return read_trec(args.qrels, args.run_file)
+        run = args.run_file[0] if isinstance(args.run_file, list) else args.run_file
+        return read_trec(args.qrels, run)
     if args.data is None:
         raise NdcglabError(
             "nothing to evaluate. Fix: ndcglab evaluate DATA --scores FILE (or --feature N), or "
@@ -310,16 +341,98 @@ def _evaluate_dask(args: argparse.Namespace, preset: str, trec: bool) -> Any:
     ) as client:
         if trec:
             return evaluate_trec_dask(
-                args.qrels, args.run_file, args.measure, preset=preset, client=client
+                args.qrels,
+                args.run_file[0] if isinstance(args.run_file, list) else args.run_file,
+                args.measure,
+                preset=preset,
+                client=client,
             )
         return evaluate_letor_dask(
             str(args.data), str(args.scores), args.measure, preset=preset, client=client
         )
 
 
+def _run_names(files: list[str]) -> list[str]:
+    from ..analysis.runs import run_names
+
+    names = run_names(files)
+    if len(set(names)) != len(names):
+        raise NdcglabError(f"--run {files[0]} is given twice. Fix: give each run once")
+    return names
+
+
+def _several(args: argparse.Namespace) -> int:
+    """Several ``--run`` files on one qrels: one column (or one ``-q`` block) per run."""
+    from .._tables import TextTable
+    from ..measures.evaluate import convention_line
+    from ..measures.ir_names import format_trec_eval
+
+    files = list(args.run_file)
+    if args.per_query or getattr(args, "dask", None):
+        used = "--per-query" if args.per_query else "--dask"
+        raise NdcglabError(
+            f"{used} takes one --run. Fix: evaluate the runs one by one, or drop {used} (-q "
+            "prints every run's per-query lines)"
+        )
+    names = _run_names(files)
+    results = {}
+    for name, f in zip(names, files):
+        args.run_file = [f]
+        results[name] = _evaluate(args)
+    args.run_file = files
+    first = next(iter(results.values()))
+    if args.query_lines and args.format != "json":
+        import sys
+
+        for name, res in results.items():
+            sys.stdout.write(format_trec_eval(res, queries=_printed(args, res), runid=name))
+        return 0
+    shown = first.display_names()
+    rows = [[shown[n], *(_num(results[r].mean[n]) for r in names)] for n in first.names]
+    payload = {
+        "runs": {r: res.to_dict() for r, res in results.items()},
+        "mean": {r: res.to_dict()["mean"] for r, res in results.items()},
+        "files": dict(zip(names, files)),
+    }
+
+    def text() -> str:
+        table = TextTable(["measure", *names], rows).to_text()
+        lines = [table]
+        for r, res in results.items():
+            lines.append(f"{r}: {convention_line(res)}")
+        return "\n".join(lines)
+
+    emit(args, payload, text)
+    return 0
+
+
+def _num(v: float) -> str:
+    return "nan" if v != v else f"{v:.4f}"
+
+
+def _printed(args: argparse.Namespace, res: Any) -> list[str] | None:
+    """The queries ``-q`` prints per query: with ``-c``, those of the run (as trec_eval)."""
+    if not args.all_queries:
+        return None
+    from ..data.trec import read_run
+
+    run = args.run_file[0] if isinstance(args.run_file, list) else args.run_file
+    return [q for q in read_run(run) if q in set(res.query_ids.tolist())]
+
+
 def run(args: argparse.Namespace) -> int:
+    if isinstance(args.run_file, list) and len(args.run_file) > 1:
+        return _several(args)
     res = _evaluate(args)
     if args.per_query:
         res.to_csv(args.per_query)
-    emit(args, res.to_dict(), res.table)
+    if args.query_lines and args.format != "json":
+        import sys
+
+        from ..measures.ir_names import format_trec_eval
+
+        sys.stdout.write(format_trec_eval(res, queries=_printed(args, res)))
+        return 0
+    payload = res.to_dict(per_query=bool(args.query_lines))
+    emit(args, payload, res.table)
     return 0

@@ -681,6 +681,9 @@ def measure_aliases(specs: Any) -> dict[str, str]:
     nobody has to guess which measure an alias means."""
     if specs is None or isinstance(specs, Measure):
         return {}
+    from .ir_names import expand_measure_specs
+
+    specs = expand_measure_specs(specs)
     if isinstance(specs, str):
         specs = [specs]
     out: dict[str, str] = {}
@@ -703,7 +706,9 @@ def parse_measure(spec: str | Measure) -> Measure:
     if isinstance(spec, Measure):
         return spec
     if isinstance(spec, str):
-        spec = tool_name(spec)
+        from .ir_names import translate_ir_measures
+
+        spec = tool_name(translate_ir_measures(spec))
     parsed = parse_spec(spec, what="measure")
     info = get_measure_info(parsed.name)
     return _build(info, dict(parsed.params), parsed.cutoff, spec_text=spec)
@@ -714,6 +719,9 @@ def parse_measures(specs: Any) -> tuple[Measure, ...]:
     duplicates (same printed form) dropped, order kept."""
     if specs is None:
         return ()
+    from .ir_names import expand_measure_specs
+
+    specs = expand_measure_specs(specs)
     if isinstance(specs, str | Measure):
         specs = [specs]
     out: dict[str, Measure] = {}

@@ -1,0 +1,401 @@
+"""Several TREC runs against one qrels, on one stated set of topics: :func:`evaluate_runs`.
+
+Runs and qrels may be given as files (paths), as the dict-of-dicts that pytrec_eval, ir_measures
+and ranx users hold (``{query_id: {doc_id: score}}``), or as pandas DataFrames with the columns
+``query_id, doc_id, score`` (qrels: ``query_id, doc_id, relevance``); a ranx ``Run``/``Qrels``
+works through its ``to_dict()``. Runs are a mapping ``{name: run}`` or a sequence of runs
+(named after their files, else ``run1``, ``run2``, …).
+
+**The query set** (:class:`QuerySet`), stated with every comparison:
+
+* ``intersection`` (default, as trec_eval): each run is evaluated on its topics that have
+  judgements, and the comparison uses the topics that **every** run has; topics some runs miss
+  are dropped from all, and named in a warning;
+* ``complete`` (trec_eval ``-c``): every topic of the qrels; a topic a run misses scores 0 in
+  every measure;
+* ``topics`` (a list, or ``--topics FILE``): exactly these topics; a listed topic a run misses
+  scores 0, a listed topic without judgements is dropped (warning).
+
+A run's topics that have no judgements are ignored (as trec_eval does) and named in a warning;
+an empty run, or one that shares no topic with the qrels, is dropped with a warning. Nothing is
+averaged over different topic sets: every system's mean is over the same topics.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._warn import warn_user
+from ..errors import ConventionError, DataFormatError
+
+__all__ = [
+    "QuerySet",
+    "RunSet",
+    "evaluate_runs",
+    "expand_run_paths",
+    "read_topics",
+    "run_names",
+    "to_trec_dict",
+]
+
+
+def _shown(items: Sequence[str], limit: int = 8) -> str:
+    """``a, b, c`` (the first ``limit``, then ``… (N in all)``)."""
+    items = list(items)
+    head = ", ".join(items[:limit])
+    return head + (f", … ({len(items)} in all)" if len(items) > limit else "")
+
+
+def to_trec_dict(obj: Any, *, what: str, value: str) -> dict[str, dict[str, float]]:
+    """``{query_id: {doc_id: number}}`` from a path, a dict-of-dicts, a pandas DataFrame (columns
+    ``query_id``, ``doc_id`` and ``value``: ``score`` or ``relevance``), or an object with
+    ``to_dict()`` (ranx). Query ids become strings; a query's ``{doc_id: value}`` dict with
+    string ids is used as it is (not copied), others are converted (ids to strings, values to
+    floats)."""
+    from ..data.trec import read_qrels, read_run
+
+    if isinstance(obj, str | os.PathLike):
+        if value == "relevance":
+            return read_qrels(obj)
+        return read_run(obj, allow_empty=True)
+    if hasattr(obj, "columns") and hasattr(obj, "itertuples"):  # a pandas DataFrame
+        cols = [str(c) for c in obj.columns]
+        alt = {"relevance": ("relevance", "rel", "label"), "score": ("score",)}[value]
+        vcol = next((c for c in alt if c in cols), None)
+        if "query_id" not in cols or "doc_id" not in cols or vcol is None:
+            raise DataFormatError(
+                f"the {what} DataFrame has columns {cols}",
+                fix=f"give columns query_id, doc_id, {value} (as ir_measures and ranx do)",
+            )
+        out: dict[str, dict[str, float]] = {}
+        q = obj["query_id"].astype(str).tolist()
+        d = obj["doc_id"].astype(str).tolist()
+        v = obj[vcol].astype(float).tolist()
+        for qi, di, vi in zip(q, d, v):
+            out.setdefault(qi, {})[di] = vi
+        return out
+    if not isinstance(obj, Mapping) and hasattr(obj, "to_dict"):
+        obj = obj.to_dict()
+    if not isinstance(obj, Mapping):
+        raise DataFormatError(
+            f"cannot read the {what} from a {type(obj).__name__}",
+            fix=f"give a file path, a dict {{query_id: {{doc_id: {value}}}}} or a pandas "
+            f"DataFrame (query_id, doc_id, {value})",
+        )
+    res: dict[str, dict[str, float]] = {}
+    for qid, docs in obj.items():
+        if not isinstance(docs, Mapping):
+            raise DataFormatError(
+                f"the {what}'s query {qid!r} maps to a {type(docs).__name__}, not to "
+                f"{{doc_id: {value}}}",
+                fix=f"give {{query_id: {{doc_id: {value}}}}} (pytrec_eval's shape)",
+            )
+        first = next(iter(docs), None)
+        if isinstance(docs, dict) and (first is None or isinstance(first, str)):
+            res[str(qid)] = docs  # as given: evaluate_trec reads the values as numbers
+        else:
+            res[str(qid)] = {str(k): float(x) for k, x in docs.items()}
+    return res
+
+
+def expand_run_paths(items: Sequence[str]) -> list[str]:
+    """Run files from command-line items: a file as it is, a folder as its files (sorted, hidden
+    files skipped), a glob pattern as its matches (sorted). An item that names nothing raises."""
+    out: list[str] = []
+    for it in items:
+        p = Path(it)
+        if p.is_dir():
+            files = sorted(
+                str(f) for f in p.iterdir() if f.is_file() and not f.name.startswith(".")
+            )
+            if not files:
+                raise DataFormatError("the run folder holds no file", path=it, fix="give run files")
+            out += files
+        elif p.exists():
+            out.append(str(p))
+        elif any(c in it for c in "*?["):
+            found = sorted(glob.glob(it))
+            if not found:
+                raise DataFormatError(
+                    "the pattern matches no file", path=it, fix="check the pattern"
+                )
+            out += found
+        else:
+            raise DataFormatError("no such run file", path=it, fix="check the path")
+    return out
+
+
+def read_topics(path: str | os.PathLike[str]) -> list[str]:
+    """Topic ids from a file: the first blank-separated field of every non-empty line that does
+    not start with ``#`` (a list of ids, or a qrels/run file)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            tok = line.split()
+            if tok and not tok[0].startswith("#") and tok[0] not in seen:
+                seen.add(tok[0])
+                out.append(tok[0])
+    if not out:
+        raise DataFormatError("no topic id in the file", path=path, fix="one topic id a line")
+    return out
+
+
+@dataclass(frozen=True)
+class QuerySet:
+    """The topics a comparison uses and why: ``policy`` (``intersection``, ``complete`` or
+    ``topics``), ``topics`` (sorted ids), ``dropped`` (topics left out: id -> reason),
+    ``zero_filled`` (run name -> topics it misses that score 0), ``runs_dropped`` (name ->
+    reason), ``ignored`` (run name -> its topics without judgements), ``empty`` (topics without
+    a relevant document)."""
+
+    policy: str
+    topics: tuple[str, ...]
+    dropped: dict[str, str] = field(default_factory=dict)
+    zero_filled: dict[str, list[str]] = field(default_factory=dict)
+    runs_dropped: dict[str, str] = field(default_factory=dict)
+    ignored: dict[str, list[str]] = field(default_factory=dict)
+    empty: tuple[str, ...] = ()
+
+    @property
+    def statement(self) -> str:
+        """One sentence: the policy, the number of topics, and what was dropped or filled."""
+        rule = {
+            "intersection": "the topics every run retrieved for and the qrels judge (as "
+            "trec_eval; topics some runs miss are dropped from all)",
+            "complete": "every topic of the qrels (trec_eval -c); a topic a run misses scores 0",
+            "topics": "the listed topics; a listed topic a run misses scores 0",
+        }[self.policy]
+        text = f"query set: {len(self.topics)} topics, {rule}"
+        extra = []
+        if self.dropped:
+            extra.append(f"{len(self.dropped)} topics dropped")
+        filled = sum(len(v) for v in self.zero_filled.values())
+        if filled:
+            extra.append(f"{filled} missing run-topic pairs scored 0")
+        if self.runs_dropped:
+            extra.append(f"runs dropped: {_shown(list(self.runs_dropped))}")
+        if self.empty:
+            extra.append(f"{len(self.empty)} topics without a relevant document")
+        return text + ("; " + "; ".join(extra) if extra else "") + "."
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy,
+            "n_topics": len(self.topics),
+            "topics": list(self.topics),
+            "dropped": dict(self.dropped),
+            "zero_filled": {k: list(v) for k, v in self.zero_filled.items()},
+            "runs_dropped": dict(self.runs_dropped),
+            "ignored": {k: list(v) for k, v in self.ignored.items()},
+            "empty": list(self.empty),
+            "statement": self.statement,
+        }
+
+
+@dataclass(frozen=True)
+class RunSet:
+    """Every run evaluated on the same topics: ``results`` (name -> ``EvaluationResult`` whose
+    ``query_ids`` are ``query_set.topics``), the ``query_set`` and the measures' printed names."""
+
+    results: dict[str, Any]
+    query_set: QuerySet
+    measures: tuple[str, ...]
+
+    def per_query(self) -> dict[str, dict[str, np.ndarray]]:
+        """``{run: {measure: (Q,) values}}`` on the common topics, in topic order."""
+        return {n: dict(r.per_query) for n, r in self.results.items()}
+
+
+_RUN_SUFFIXES = (".gz", ".txt", ".run", ".trec", ".res", ".tsv")
+
+
+def run_names(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """A name per run file: its file name, the suffixes ``.gz``, ``.txt``, ``.run``, ``.trec``,
+    ``.res``, ``.tsv`` dropped while the names stay distinct; the full paths when two files share
+    a name (the same path twice stays a clash, refused by :func:`evaluate_runs`)."""
+    out = [Path(p).name for p in paths]
+    for suffix in _RUN_SUFFIXES:
+        stripped = [n[: -len(suffix)] if n.endswith(suffix) else n for n in out]
+        if len(set(stripped)) == len(stripped) and all(stripped):
+            out = stripped
+    if len(set(out)) != len(out):
+        out = [str(p) for p in paths]
+    return out
+
+
+def _names_for(runs: Any) -> list[tuple[str, Any]]:
+    if isinstance(runs, Mapping):
+        return [(str(k), v) for k, v in runs.items()]
+    if isinstance(runs, str | os.PathLike):
+        runs = [runs]
+    items = list(runs)
+    paths = [str(r) for r in items if isinstance(r, str | os.PathLike)]
+    if len(paths) == len(items):
+        return list(zip(run_names(paths), items))
+    out = []
+    for i, r in enumerate(items, start=1):
+        name = getattr(r, "name", None)
+        out.append((str(name) if isinstance(name, str) and name else f"run{i}", r))
+    return out
+
+
+def evaluate_runs(
+    qrels: Any,
+    runs: Any,
+    measures: Any = None,
+    *,
+    preset: Any = "trec_eval",
+    complete: bool = False,
+    topics: Sequence[str] | str | os.PathLike[str] | None = None,
+    judged_only: bool | None = None,
+    depth: int | None = None,
+    score_precision: str | None = None,
+) -> RunSet:
+    """Evaluate every run on the qrels (:func:`ndcglab.measures.evaluate_trec`) and align them
+    on one query set (module docstring). ``runs``: ``{name: run}`` or a sequence of runs (paths,
+    dicts, DataFrames). ``topics``: a list of ids or a file (:func:`read_topics`)."""
+    from ..measures import evaluate_trec
+
+    if complete and topics is not None:
+        raise ConventionError(
+            "complete=True (-c) and topics= (--topics) are two query sets. Fix: give one"
+        )
+    q = to_trec_dict(qrels, what="qrels", value="relevance")
+    if not q:
+        raise DataFormatError("the qrels hold no judgement", fix="give the qrels of the topics")
+    named = _names_for(runs)
+    seen: dict[str, int] = {}
+    for n, _ in named:
+        seen[n] = seen.get(n, 0) + 1
+    twice = [n for n, c in seen.items() if c > 1]
+    if twice:
+        raise ConventionError(
+            f"two runs are named {twice[0]!r}. Fix: give each run its own name (--name)"
+        )
+    read: dict[str, dict[str, dict[str, float]]] = {}
+    runs_dropped: dict[str, str] = {}
+    ignored: dict[str, list[str]] = {}
+    for name, r in named:
+        run = to_trec_dict(r, what=f"run {name!r}", value="score")
+        if not run:
+            runs_dropped[name] = "empty run"
+            continue
+        extra = sorted(t for t in run if t not in q)
+        if extra:
+            ignored[name] = extra
+        if len(extra) == len(run):
+            runs_dropped[name] = "no topic of the run is in the qrels"
+            continue
+        read[name] = run
+    for name, why in runs_dropped.items():
+        warn_user(f"run {name!r} dropped from the comparison: {why}")
+    for name, extra in ignored.items():
+        if name not in runs_dropped:
+            warn_user(
+                f"run {name!r}: {len(extra)} topics without judgements in the qrels are "
+                f"ignored (as trec_eval): {_shown(extra)}"
+            )
+    if not read:
+        raise DataFormatError(
+            "no run is left to evaluate ("
+            + "; ".join(f"{k}: {v}" for k, v in runs_dropped.items())
+            + ")",
+            fix="give runs of the qrels' topics",
+        )
+    dropped: dict[str, str] = {}
+    zero_filled: dict[str, list[str]] = {}
+    if topics is not None:
+        policy = "topics"
+        listed = read_topics(topics) if isinstance(topics, str | os.PathLike) else list(topics)
+        listed = [str(t) for t in listed]
+        for t in listed:
+            if t not in q:
+                dropped[t] = "listed but not in the qrels"
+        chosen = sorted(t for t in set(listed) if t in q)
+    elif complete:
+        policy = "complete"
+        chosen = sorted(q)
+    else:
+        policy = "intersection"
+        per_run = [set(r) & set(q) for r in read.values()]
+        common = set.intersection(*per_run)
+        union = set.union(*per_run)
+        for t in sorted(union - common):
+            missing = [n for n, r in read.items() if t not in r]
+            dropped[t] = f"missing from {_shown(missing, 3)}"
+        chosen = sorted(common)
+    if not chosen:
+        raise DataFormatError(
+            "the runs share no judged topic, so nothing can be compared",
+            fix="use -c (every qrels topic, a missing one scoring 0) or runs of the same topics",
+        )
+    if policy != "intersection":
+        for n, r in read.items():
+            miss = [t for t in chosen if t not in r]
+            if miss:
+                zero_filled[n] = miss
+    if dropped:
+        warn_user(
+            f"{len(dropped)} topics dropped from the comparison ({policy}): "
+            + _shown([f"{t} ({why})" for t, why in dropped.items()], 5)
+        )
+    if zero_filled:
+        warn_user(
+            "topics a run misses score 0 in every measure: "
+            + "; ".join(f"{n}: {_shown(v, 5)}" for n, v in zero_filled.items())
+        )
+    sub_q = {t: q[t] for t in chosen}
+    results: dict[str, Any] = {}
+    for n, r in read.items():
+        sub_r = {t: r[t] for t in chosen if t in r}
+        if not sub_r:  # a run with none of the chosen topics: every topic scores 0
+            sub_r = {}
+        res = evaluate_trec(
+            sub_q,
+            sub_r,
+            measures,
+            preset=preset,
+            complete=True,
+            judged_only=judged_only,
+            depth=depth,
+            score_precision=score_precision,
+        )
+        results[n] = res
+    first = next(iter(results.values()))
+    empty = _empty_topics(sub_q, first)
+    return RunSet(
+        results,
+        QuerySet(
+            policy,
+            tuple(chosen),
+            dropped,
+            zero_filled,
+            runs_dropped,
+            ignored,
+            empty,
+        ),
+        tuple(first.names),
+    )
+
+
+def _empty_topics(qrels: Mapping[str, Mapping[str, float]], res: Any) -> tuple[str, ...]:
+    """Topics without a document of the relevance level of the evaluation (label >= the
+    preset's ``rel``, default 1)."""
+    rel = 1.0
+    conv = res.convention.get("measures", {})
+    for c in conv.values():
+        if "rel" in c:
+            try:
+                rel = float(c["rel"])
+            except (TypeError, ValueError):
+                rel = 1.0
+            break
+    return tuple(t for t, docs in qrels.items() if not any(v >= rel for v in docs.values()))
