@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import SpecError
 from .config import TrainConfig, TrainingDivergedError
 
 __all__ = ["CVResult", "FoldResult", "cross_validate"]
@@ -144,7 +145,10 @@ def cross_validate(
     from ..measures import evaluate
 
     if failures not in ("record", "raise"):
-        raise ValueError(f"failures must be 'record' or 'raise', got {failures!r}")
+        raise SpecError(
+            f"failures={failures!r} is not a failure rule. Fix: pass failures='record' (name the "
+            "failed runs and go on) or failures='raise'"
+        ).naming("failures")
     if preset is None:
         preset = next((c.preset for c in runs.values() if isinstance(c, TrainConfig)), None)
     wanted = list(measures) if measures else None
