@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+
+
 def python_blocks(text: str) -> list[str]:
     """Every fenced ```python block of ``text``, in order."""
     return re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)

@@ -116,4 +116,4 @@ def test_max_docs_must_be_positive(capsys, trec_files):
     qrels_path, run_path = trec_files
     code = main(["evaluate", "--qrels", qrels_path, "--run", run_path, "-M", "0"])
     err = capsys.readouterr().err
-    assert code == 2 and "-M 0" in err
+    assert code == 2 and "--max-docs 0 is out of range" in err and "Fix:" in err

@@ -203,6 +203,8 @@ def error_text(exc: NdcglabError) -> str:
         pattern = rf"(?<![\w.,-])(?<!\w\(){re.escape(name)}=('[^']*'|\"[^\"]*\"|[^\s,;)]*)"
         text = re.sub(pattern, option, text)
     return text
+
+
 #: the fix of an error message that names none (every error line says what to do next)
 GENERIC_FIX = "Fix: check the value this message names against 'ndcglab COMMAND --help'"
 

@@ -112,6 +112,8 @@ def _fitter(protocol: Protocol, spec: str, seed: int, preset: str) -> Any:
         )
 
     return fitter
+
+
 def _preset_reason(source: DataSource) -> str:
     """Why the preset was chosen, as the page states it."""
     if preset_for(source) == "letor4":
