@@ -32,6 +32,7 @@ import copy
 import io
 import json
 import os
+import tempfile
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -178,20 +179,20 @@ def _torchscript_bytes(module: Any, meta: dict[str, Any]) -> bytes:
 def _onnx_bytes(module: Any, meta: dict[str, Any]) -> bytes:
     onnx = require("onnx")
     example = torch.zeros((2, meta["n_features"]), dtype=torch.float32)
-    buf = io.BytesIO()
-    with warnings.catch_warnings():
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TorchScript-based exporter announces its successor
+        graph = Path(tmp) / "model.onnx"
         torch.onnx.export(
             module,
             (example,),
-            buf,
+            graph,
             dynamo=False,
             input_names=[INPUT_NAME],
             output_names=[OUTPUT_NAME],
             dynamic_axes={INPUT_NAME: {0: "n_documents"}, OUTPUT_NAME: {0: "n_documents"}},
             opset_version=ONNX_OPSET,
         )
-    proto = onnx.load_model_from_string(buf.getvalue())
+        proto = onnx.load_model_from_string(graph.read_bytes())
     del proto.metadata_props[:]
     for key, value in meta.items():
         entry = proto.metadata_props.add()
