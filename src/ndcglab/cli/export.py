@@ -1,6 +1,14 @@
 """``ndcglab export MODEL --format onnx|torchscript|lightgbm|xgboost --out FILE``.
 
-Writes a model file of ``ndcglab train`` in a format that runs without ndcglab:
+Writes a model file of ``ndcglab train`` in a format that runs without ndcglab: linear and MLP
+rankers as ONNX (``--format onnx``, needs the onnx extra) or TorchScript (``--format
+torchscript``) that take the raw features of the data file (the normalisation is inside the
+graph; a model normalised per query, query_minmax, is refused) and carry the feature count,
+normalisation and ndcglab version in their metadata; boosted trees as their engine's own model
+file (``--format lightgbm``: ``lightgbm.Booster(model_file=FILE).predict(X)`` gives ``ndcglab
+predict``'s scores; ``--format xgboost`` for trees grown by XGBoost).
+
+In detail:
 
 * ``onnx`` / ``torchscript`` — linear and MLP rankers, with the feature normalisation folded
   into the graph, so the exported model takes the raw features of the data file (float32
