@@ -3,7 +3,7 @@
 Writes a model file of ``ndcglab train`` in a format that runs without ndcglab: linear and MLP
 rankers as ONNX (``--format onnx``, needs the onnx extra) or TorchScript (``--format
 torchscript``) that take the raw features of the data file (the normalisation is inside the
-graph; a model normalised per query, query_minmax, is refused) and carry the feature count,
+graph; a model normalised per query, query_minmax, also takes each document's query id) and carry the feature count,
 normalisation and ndcglab version in their metadata; boosted trees as their engine's own model
 file (``--format lightgbm``: ``lightgbm.Booster(model_file=FILE).predict(X)`` gives ``ndcglab
 predict``'s scores; ``--format xgboost`` for trees grown by XGBoost).
@@ -15,7 +15,8 @@ In detail:
   ``(N, F)``) and returns one score per document; the feature count, the normalisation and the
   ndcglab version are in the file's metadata (ONNX ``metadata_props``; TorchScript's extra file
   ``ndcglab.json``). Run them with ``onnxruntime`` or ``torch.jit.load``. ONNX needs the
-  ``onnx`` extra. A model normalised per query (``query_minmax``) is refused.
+  ``onnx`` extra. A model normalised per query (``query_minmax``) takes a second input, the
+  query id of each document (int64).
 * ``lightgbm`` — boosted trees grown by LightGBM (with any ndcglab objective) as LightGBM's own
   model text: ``lightgbm.Booster(model_file=FILE).predict(X)`` gives ``ndcglab predict``'s
   scores.

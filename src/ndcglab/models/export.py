@@ -9,18 +9,22 @@ computed the way :class:`ndcglab.data.Normalizer` computes it:
 * ``none`` — ``z = x``;
 * ``zscore`` — ``z = float32(float64(x) − μ) · float32(1/σ)`` (the subtraction in double
   precision, the product in single, as the NumPy transform does);
-* then, under every method, entries of ``z`` that are NaN (missing) or ±inf become 0;
-* ``query_minmax`` needs the query of every document and is refused (a :class:`SpecError`
-  naming the fix: retrain with ``normalize=zscore`` or ``none``).
+* ``query_minmax`` — per query and feature, ``z = float32((x − min_q) · (1/(max_q − min_q)))``
+  in double precision (0 where the feature is constant in the query), minimum and maximum over
+  the query's documents ignoring NaN. It needs each document's query: the exported model then
+  takes a **second input**, ``query`` — int64 ``(N,)``, any id per document, equal for the
+  documents of one query (they need not be contiguous);
+* then, under every method, entries of ``z`` that are NaN (missing) or ±inf become 0.
 
 Metadata travel inside the file: ONNX ``metadata_props`` (strings as they are, other values as
 JSON) and TorchScript's extra file ``ndcglab.json`` (one JSON object) hold the same keys —
 ``ndcglab_version``, ``torch_version``, ``n_features``, ``feature_names``, ``normalization``
 (method and statistics, and that it is applied inside the graph), ``model`` (the
-architecture), ``loss``, ``input`` and ``output`` (names, dtype, shape). The ONNX graph's input
-is named ``features`` and its output ``scores``, with a dynamic first dimension; the
-TorchScript module's ``forward(features)`` returns the scores. Neither needs ndcglab to run:
-``onnxruntime.InferenceSession(path)`` or ``torch.jit.load(path)``.
+architecture), ``loss``, ``input``, ``query_input`` (null unless per query) and ``output``
+(names, dtype, shape). The ONNX graph's input is named ``features`` (and ``query``) and its
+output ``scores``, with a dynamic first dimension; the TorchScript module's
+``forward(features)`` (``forward(features, query)``) returns the scores. Neither needs
+ndcglab to run: ``onnxruntime.InferenceSession(path)`` or ``torch.jit.load(path)``.
 
 ONNX export uses torch's TorchScript-based exporter (``torch.onnx.export(..., dynamo=False)``),
 which needs the ``onnx`` package (the ``onnx`` extra) but no network and no ``onnxscript``.
@@ -54,6 +58,7 @@ __all__ = [
     "METADATA_FILE",
     "ONNX_OPSET",
     "OUTPUT_NAME",
+    "QUERY_NAME",
     "export_metadata",
     "export_model",
     "exportable_module",
@@ -67,8 +72,10 @@ INPUT_NAME = "features"
 OUTPUT_NAME = "scores"
 #: the TorchScript extra file holding the metadata JSON
 METADATA_FILE = "ndcglab.json"
-#: the ONNX operator set written
-ONNX_OPSET = 17
+#: the name of the second input of a model normalised per query (int64 query ids, ``(N,)``)
+QUERY_NAME = "query"
+#: the ONNX operator set written (18: ScatterElements with min/max, for per-query statistics)
+ONNX_OPSET = 18
 
 
 class _RawFeatureRanker(torch.nn.Module):
@@ -97,6 +104,29 @@ class _RawFeatureRanker(torch.nn.Module):
         return self.model(x)
 
 
+class _QueryMinMaxRanker(_RawFeatureRanker):
+    """``query_minmax`` inside the graph: raw features and query ids in, scores out."""
+
+    def forward(self, features: Any, query: Any) -> Any:  # type: ignore[override]
+        _, inverse = torch.unique(query, return_inverse=True)
+        x = features.to(torch.float64)
+        idx = inverse.reshape(-1, 1).expand_as(x)
+        nan = torch.isnan(x)
+        up = torch.full_like(x, float("inf"))
+        down = torch.full_like(x, float("-inf"))
+        # per query (rows 0..Q-1 of an (N, F) table): min and max, NaN ignored
+        lo = up.scatter_reduce(0, idx, torch.where(nan, up, x), "amin", include_self=True)
+        hi = down.scatter_reduce(0, idx, torch.where(nan, down, x), "amax", include_self=True)
+        lo = lo.gather(0, idx)
+        span = hi.gather(0, idx) - lo
+        inv = torch.where(span > 0, 1.0 / span, torch.zeros_like(span))
+        z = ((x - lo) * inv).to(torch.float32)
+        z = torch.where(torch.isfinite(z), z, torch.zeros_like(z))
+        if self.float64:
+            z = z.to(torch.float64)
+        return self.model(z)
+
+
 def _model_dtype(model: RankModel) -> str:
     """``"float64"`` or ``"float32"``: the dtype of the model's parameters (its scores')."""
     p = next(model.parameters(), None)
@@ -123,7 +153,7 @@ def exportable_module(model: Any) -> Any:
 
     ``model`` is a model file path, a :class:`~ndcglab.models.TrainedModel` or a bare
     :class:`~ndcglab.models.RankModel` (no normalisation). Only the ``linear`` and ``mlp``
-    families are exported; ``query_minmax`` normalisation is refused (see the module
+    families are exported; a ``query_minmax`` model also takes the query ids (see the module
     docstring)."""
     trained = _as_trained(model)
     kind = trained.model.kind
@@ -135,14 +165,9 @@ def exportable_module(model: Any) -> Any:
             "ndcglab predict"
         )
     norm = trained.normalizer
-    if norm.method == "query_minmax":
-        raise SpecError(
-            "the model normalises features per query (query_minmax), which needs every "
-            "document's query and cannot be folded into a per-document graph. Fix: retrain with "
-            "normalize=zscore or none (e.g. ndcglab train --normalize zscore)"
-        )
     inner = copy.deepcopy(trained.model).cpu().requires_grad_(False)
-    module = _RawFeatureRanker(inner, norm.method, norm.mean, norm.scale)
+    cls = _QueryMinMaxRanker if norm.method == "query_minmax" else _RawFeatureRanker
+    module = cls(inner, norm.method, norm.mean, norm.scale)
     module.eval()
     return module
 
@@ -162,15 +187,26 @@ def export_metadata(model: Any) -> dict[str, Any]:
         "model": trained.model.config(),
         "loss": trained.metadata.get("loss"),
         "input": {"name": INPUT_NAME, "dtype": "float32", "shape": ["N", trained.n_features]},
+        "query_input": (
+            {"name": QUERY_NAME, "dtype": "int64", "shape": ["N"], "meaning": "query id"}
+            if trained.normalizer.method == "query_minmax"
+            else None
+        ),
         "output": {"name": OUTPUT_NAME, "dtype": _model_dtype(trained.model), "shape": ["N"]},
     }
 
 
+def _example(meta: dict[str, Any]) -> tuple[Any, ...]:
+    x = torch.zeros((2, meta["n_features"]), dtype=torch.float32)
+    if meta.get("query_input"):
+        return (x, torch.tensor([0, 1], dtype=torch.int64))
+    return (x,)
+
+
 def _torchscript_bytes(module: Any, meta: dict[str, Any]) -> bytes:
-    example = torch.zeros((2, meta["n_features"]), dtype=torch.float32)
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch announces TorchScript's successor, torch.export
-        scripted = torch.jit.trace(module, (example,), check_trace=False)
+        scripted = torch.jit.trace(module, _example(meta), check_trace=False)
         buf = io.BytesIO()
         torch.jit.save(scripted, buf, _extra_files={METADATA_FILE: json.dumps(meta)})
     return buf.getvalue()
@@ -178,21 +214,24 @@ def _torchscript_bytes(module: Any, meta: dict[str, Any]) -> bytes:
 
 def _onnx_bytes(module: Any, meta: dict[str, Any]) -> bytes:
     onnx = require("onnx")
-    example = torch.zeros((2, meta["n_features"]), dtype=torch.float32)
+    inputs = [INPUT_NAME, QUERY_NAME] if meta.get("query_input") else [INPUT_NAME]
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TorchScript-based exporter announces its successor
         graph = Path(tmp) / "model.onnx"
         torch.onnx.export(
             module,
-            (example,),
+            _example(meta),
             graph,
             dynamo=False,
-            input_names=[INPUT_NAME],
+            input_names=inputs,
             output_names=[OUTPUT_NAME],
-            dynamic_axes={INPUT_NAME: {0: "n_documents"}, OUTPUT_NAME: {0: "n_documents"}},
+            dynamic_axes={name: {0: "n_documents"} for name in [*inputs, OUTPUT_NAME]},
             opset_version=ONNX_OPSET,
         )
         proto = onnx.load_model_from_string(graph.read_bytes())
+    # the tracer's shapes of intermediate values can be wrong for dynamic lengths (onnxruntime
+    # warns about them); they are optional, and onnxruntime infers its own
+    del proto.graph.value_info[:]
     del proto.metadata_props[:]
     for key, value in meta.items():
         entry = proto.metadata_props.add()
