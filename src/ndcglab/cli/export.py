@@ -5,9 +5,9 @@ rankers as ONNX (``--format onnx``, needs the onnx extra) or TorchScript (``--fo
 torchscript``) that take the raw features of the data file (the normalisation is inside the
 graph; a model normalised per query, query_minmax, also takes each document's query id) and
 carry the feature count, normalisation and ndcglab version in their metadata; boosted trees as
-their engine's own model
-file (``--format lightgbm``: ``lightgbm.Booster(model_file=FILE).predict(X)`` gives ``ndcglab
-predict``'s scores; ``--format xgboost`` for trees grown by XGBoost).
+their engine's own model file (``--format lightgbm``:
+``lightgbm.Booster(model_file=FILE).predict(X)`` gives ``ndcglab predict``'s scores;
+``--format xgboost`` for trees grown by XGBoost).
 
 In detail:
 
