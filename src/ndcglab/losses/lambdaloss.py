@@ -41,6 +41,8 @@ from .base import (
     number_param,
     register_loss,
 )
+from .closed_form import ClosedForm
+from .pairwise import PairForm
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch import Generator, Tensor
@@ -81,13 +83,14 @@ class LambdaLoss(Loss):
         discount_param(),
     )
     cutoff_rule = "optional"
+    closed_form_type = PairForm
 
-    def _compute(
-        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
-    ) -> tuple[Tensor, Tensor]:
+    def _ranking_terms(
+        self, s: Tensor, y: Tensor, mask: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+        """What the weights need, no gradient: ``k`` per list, ``Ḡ`` and ``IDCG@k``, the current
+        1-based positions ``π`` and the discount table ``D(1..M+1)`` per list."""
         p = self.params
-        scheme, sigma, mu = p["scheme"], float(p["sigma"]), float(p["mu"])
-        both = p["pairs"] == "both"
         n = _ops.lengths(mask)
         m = s.shape[-1]
         with torch.no_grad():
@@ -98,6 +101,56 @@ class LambdaLoss(Loss):
             _, rank = _ops.ranking(s, mask)
             pos = rank + 1  # 1-based current positions
             table = _ops.discount_rows(p["discount"], m + 1, n, s).expand(s.shape[0], m + 1)
+        return k, gbar, idcg, pos, table
+
+    def _weight_block(
+        self,
+        s: Tensor,
+        y: Tensor,
+        mask: Tensor,
+        gbar: Tensor,
+        pos: Tensor,
+        table: Tensor,
+        k: Tensor,
+    ) -> tuple[Tensor, Tensor]:
+        """``(use, w)`` for a block of lists: which ordered pairs count and their weights
+        ``w_ij`` (module docstring), held constant (no gradient)."""
+        p = self.params
+        scheme, mu = p["scheme"], float(p["mu"])
+        both = p["pairs"] == "both"
+        with torch.no_grad():
+            pi, pj = pos.unsqueeze(-1), pos.unsqueeze(-2)
+            valid = mask.unsqueeze(-1) & mask.unsqueeze(-2)
+            eye = torch.eye(s.shape[-1], dtype=torch.bool, device=s.device)
+            kk = k.view(-1, 1, 1)
+            top = torch.maximum(pi, pj) <= kk if both else torch.minimum(pi, pj) <= kk
+            disc = table.gather(-1, (pos - 1).clamp_min(0))  # D(π_i), (B, M)
+            if scheme == "ndcg1":
+                use = valid & ~eye & top
+                w = (gbar * disc).unsqueeze(-1).expand_as(use)
+            else:
+                use = _ops.better_pairs(y, mask) & top
+                gap = (pi - pj).abs()
+                bm = table.shape[-1]
+                flat = table.unsqueeze(-2).expand(-1, s.shape[-1], -1)
+
+                def at(r: Tensor) -> Tensor:  # D(r) for 1-based r ≥ 1 (r = 0: unused)
+                    idx = (r - 1).clamp(0, bm - 1)
+                    return flat.gather(-1, idx)
+
+                delta = (at(gap) - at(gap + 1)).abs()
+                dg = (gbar.unsqueeze(-1) - gbar.unsqueeze(-2)).abs()
+                w = delta * dg
+                if scheme == "ndcg2pp":
+                    rho = (disc.unsqueeze(-1) - disc.unsqueeze(-2)).abs()
+                    w = (mu * delta + rho) * dg
+        return use, w
+
+    def _compute(
+        self, s: Tensor, y: Tensor, mask: Tensor, generator: Generator | None
+    ) -> tuple[Tensor, Tensor]:
+        sigma = float(self.params["sigma"])
+        k, gbar, idcg, pos, table = self._ranking_terms(s, y, mask)
 
         def rows(
             s: Tensor,
@@ -108,35 +161,25 @@ class LambdaLoss(Loss):
             table: Tensor,
             k: Tensor,
         ) -> Tensor:
-            with torch.no_grad():
-                pi, pj = pos.unsqueeze(-1), pos.unsqueeze(-2)
-                valid = mask.unsqueeze(-1) & mask.unsqueeze(-2)
-                eye = torch.eye(s.shape[-1], dtype=torch.bool, device=s.device)
-                kk = k.view(-1, 1, 1)
-                top = torch.maximum(pi, pj) <= kk if both else torch.minimum(pi, pj) <= kk
-                disc = table.gather(-1, (pos - 1).clamp_min(0))  # D(π_i), (B, M)
-                if scheme == "ndcg1":
-                    use = valid & ~eye & top
-                    w = (gbar * disc).unsqueeze(-1).expand_as(use)
-                else:
-                    use = _ops.better_pairs(y, mask) & top
-                    gap = (pi - pj).abs()
-                    bm = table.shape[-1]
-                    flat = table.unsqueeze(-2).expand(-1, s.shape[-1], -1)
-
-                    def at(r: Tensor) -> Tensor:  # D(r) for 1-based r ≥ 1 (r = 0: unused)
-                        idx = (r - 1).clamp(0, bm - 1)
-                        return flat.gather(-1, idx)
-
-                    delta = (at(gap) - at(gap + 1)).abs()
-                    dg = (gbar.unsqueeze(-1) - gbar.unsqueeze(-2)).abs()
-                    w = delta * dg
-                    if scheme == "ndcg2pp":
-                        rho = (disc.unsqueeze(-1) - disc.unsqueeze(-2)).abs()
-                        w = (mu * delta + rho) * dg
+            use, w = self._weight_block(s, y, mask, gbar, pos, table, k)
             pair = torch.nn.functional.softplus(-sigma * (s.unsqueeze(-1) - s.unsqueeze(-2)))
             total = torch.where(use, w * pair, s.new_zeros(())).sum(dim=(-2, -1))
             return total / math.log(2.0)
 
         values = _ops.chunked_rows(rows, s, y, mask, gbar, pos, table, k)
         return values, _ops.has_two_levels(y, mask) & (idcg > 0)
+
+    def _closed_form(self, y: Tensor, mask: Tensor) -> ClosedForm:
+        """See :class:`~ndcglab.losses.pairwise.PairForm`: ``φ = Σ W_ij log(1 + e^{−σ(s_i −
+        s_j)})`` with ``W_ij = w_ij / ln 2`` on the counted pairs (:meth:`pair_weights`)."""
+        return PairForm(loss=self, labels=y, mask=mask)
+
+    def pair_weights(self, scores: Tensor, labels: Tensor, mask: Tensor) -> Tensor:
+        """``W`` ``(B, M, M)``: ``w_ij / ln 2`` at the ranking by ``scores`` on the ordered pairs
+        the scheme counts, 0 elsewhere and on lists without a loss (held constant)."""
+        s = scores.masked_fill(~mask, 0.0)
+        y = labels.to(s.dtype).masked_fill(~mask, 0.0)
+        k, gbar, idcg, pos, table = self._ranking_terms(s, y, mask)
+        use, w = self._weight_block(s, y, mask, gbar, pos, table, k)
+        has = (_ops.has_two_levels(y, mask) & (idcg > 0)).view(-1, 1, 1)
+        return torch.where(use & has, w, s.new_zeros(())) / math.log(2.0)
