@@ -29,6 +29,7 @@ also counts the pairs (i, i) — a term constant between ranking changes, with n
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from . import _ops
@@ -85,23 +86,30 @@ class LambdaLoss(Loss):
     cutoff_rule = "optional"
     closed_form_type = PairForm
 
-    def _ranking_terms(
-        self, s: Tensor, y: Tensor, mask: Tensor
-    ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
-        """What the weights need, no gradient: ``k`` per list, ``Ḡ`` and ``IDCG@k``, the current
-        1-based positions ``π`` and the discount table ``D(1..M+1)`` per list."""
+    def _label_terms(
+        self, y: Tensor, mask: Tensor, like: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """What the weights need from the labels alone, no gradient: ``k`` per list, ``Ḡ``,
+        ``IDCG@k`` and the discount table ``D(1..M+1)`` per list (``like``'s dtype, device)."""
         p = self.params
         n = _ops.lengths(mask)
-        m = s.shape[-1]
+        m = y.shape[-1]
         with torch.no_grad():
             k = torch.minimum(_ops.cutoff_per_list(self.cutoff, n), n)
             g = _ops.masked_gains(p["gain"], y, mask)
             idcg = _ops.ideal_dcg(g, mask, p["discount"], k)
             gbar = _ops.safe_divide(g, idcg.unsqueeze(-1), (idcg > 0).unsqueeze(-1))
+            table = _ops.discount_rows(p["discount"], m + 1, n, like).expand(y.shape[0], m + 1)
+        return k, gbar, idcg, table
+
+    def _ranking_terms(
+        self, s: Tensor, y: Tensor, mask: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+        """:meth:`_label_terms` and the current 1-based positions ``π`` (no gradient)."""
+        k, gbar, idcg, table = self._label_terms(y, mask, s)
+        with torch.no_grad():
             _, rank = _ops.ranking(s, mask)
-            pos = rank + 1  # 1-based current positions
-            table = _ops.discount_rows(p["discount"], m + 1, n, s).expand(s.shape[0], m + 1)
-        return k, gbar, idcg, pos, table
+        return k, gbar, idcg, rank + 1, table
 
     def _weight_block(
         self,
@@ -112,9 +120,13 @@ class LambdaLoss(Loss):
         pos: Tensor,
         table: Tensor,
         k: Tensor,
+        pairs: Tensor | None = None,
+        dg: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
         """``(use, w)`` for a block of lists: which ordered pairs count and their weights
-        ``w_ij`` (module docstring), held constant (no gradient)."""
+        ``w_ij`` (module docstring), held constant (no gradient). ``pairs`` and ``dg``: the
+        label-only parts (the scheme's pairs before the top-k rule, ``|Ḡ_i − Ḡ_j|``) when they
+        were built once (:meth:`bind_pair_weights`)."""
         p = self.params
         scheme, mu = p["scheme"], float(p["mu"])
         both = p["pairs"] == "both"
@@ -126,20 +138,18 @@ class LambdaLoss(Loss):
             top = torch.maximum(pi, pj) <= kk if both else torch.minimum(pi, pj) <= kk
             disc = table.gather(-1, (pos - 1).clamp_min(0))  # D(π_i), (B, M)
             if scheme == "ndcg1":
-                use = valid & ~eye & top
+                use = (valid & ~eye if pairs is None else pairs) & top
                 w = (gbar * disc).unsqueeze(-1).expand_as(use)
             else:
-                use = _ops.better_pairs(y, mask) & top
+                use = (_ops.better_pairs(y, mask) if pairs is None else pairs) & top
+                # δ(r) = |D(r) − D(r + 1)| for the gaps r = 1..M, looked up once per pair (a gap
+                # of 0 — a document with itself, or padding — is never a counted pair)
+                steps = (table[:, :-1] - table[:, 1:]).abs()
                 gap = (pi - pj).abs()
-                bm = table.shape[-1]
-                flat = table.unsqueeze(-2).expand(-1, s.shape[-1], -1)
-
-                def at(r: Tensor) -> Tensor:  # D(r) for 1-based r ≥ 1 (r = 0: unused)
-                    idx = (r - 1).clamp(0, bm - 1)
-                    return flat.gather(-1, idx)
-
-                delta = (at(gap) - at(gap + 1)).abs()
-                dg = (gbar.unsqueeze(-1) - gbar.unsqueeze(-2)).abs()
+                idx = (gap - 1).clamp(0, steps.shape[-1] - 1)
+                delta = steps.unsqueeze(-2).expand(-1, s.shape[-1], -1).gather(-1, idx)
+                if dg is None:
+                    dg = (gbar.unsqueeze(-1) - gbar.unsqueeze(-2)).abs()
                 w = delta * dg
                 if scheme == "ndcg2pp":
                     rho = (disc.unsqueeze(-1) - disc.unsqueeze(-2)).abs()
@@ -177,9 +187,33 @@ class LambdaLoss(Loss):
     def pair_weights(self, scores: Tensor, labels: Tensor, mask: Tensor) -> Tensor:
         """``W`` ``(B, M, M)``: ``w_ij / ln 2`` at the ranking by ``scores`` on the ordered pairs
         the scheme counts, 0 elsewhere and on lists without a loss (held constant)."""
-        s = scores.masked_fill(~mask, 0.0)
-        y = labels.to(s.dtype).masked_fill(~mask, 0.0)
-        k, gbar, idcg, pos, table = self._ranking_terms(s, y, mask)
-        use, w = self._weight_block(s, y, mask, gbar, pos, table, k)
-        has = (_ops.has_two_levels(y, mask) & (idcg > 0)).view(-1, 1, 1)
-        return torch.where(use & has, w, s.new_zeros(())) / math.log(2.0)
+        return self.bind_pair_weights(labels, mask, scores)(scores)
+
+    def bind_pair_weights(
+        self, labels: Tensor, mask: Tensor, like: Tensor
+    ) -> Callable[[Tensor], Tensor]:
+        """:meth:`pair_weights` for fixed ``labels``/``mask`` as a function of the scores (in
+        ``like``'s dtype and device): the label-only parts (:meth:`_label_terms`, the counted
+        pairs of lists that have a loss, ``|Ḡ_i − Ḡ_j|``) built once; each call ranks the scores
+        and computes the rest."""
+        y = _ops.zero_padding(labels.to(like.dtype), mask)
+        k, gbar, idcg, table = self._label_terms(y, mask, like)
+        with torch.no_grad():
+            has = (_ops.has_two_levels(y, mask) & (idcg > 0)).view(-1, 1, 1)
+            if self.params["scheme"] == "ndcg1":
+                eye = torch.eye(y.shape[-1], dtype=torch.bool, device=y.device)
+                pairs = mask.unsqueeze(-1) & mask.unsqueeze(-2) & ~eye & has
+                dg = None
+            else:
+                pairs = _ops.better_pairs(y, mask) & has
+                dg = (gbar.unsqueeze(-1) - gbar.unsqueeze(-2)).abs()
+        scale = 1.0 / math.log(2.0)
+
+        def weights(scores: Tensor) -> Tensor:
+            with torch.no_grad():
+                s = _ops.zero_padding(scores, mask)
+                _, rank = _ops.ranking(s, mask)
+                use, w = self._weight_block(s, y, mask, gbar, rank + 1, table, k, pairs, dg)
+                return torch.where(use, w, s.new_zeros(())).mul_(scale)
+
+        return weights
