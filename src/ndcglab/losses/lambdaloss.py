@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from . import _ops
 from ._ops import torch
@@ -42,13 +43,13 @@ from .base import (
     number_param,
     register_loss,
 )
-from .closed_form import ClosedForm
+from .closed_form import ClosedForm, PairMatrixForm
 from .pairwise import PairForm
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch import Generator, Tensor
 
-__all__ = ["LambdaLoss"]
+__all__ = ["LambdaLoss", "TopPairForm"]
 
 
 @register_loss
@@ -180,8 +181,12 @@ class LambdaLoss(Loss):
         return values, _ops.has_two_levels(y, mask) & (idcg > 0)
 
     def _closed_form(self, y: Tensor, mask: Tensor) -> ClosedForm:
-        """See :class:`~ndcglab.losses.pairwise.PairForm`: ``φ = Σ W_ij log(1 + e^{−σ(s_i −
-        s_j)})`` with ``W_ij = w_ij / ln 2`` on the counted pairs (:meth:`pair_weights`)."""
+        """With a cut-off and the NDCG-Loss2 / 2++ schemes, :class:`TopPairForm` (only the
+        pairs with a document in the current top k are built); otherwise
+        :class:`~ndcglab.losses.pairwise.PairForm`: ``φ = Σ W_ij log(1 + e^{−σ(s_i − s_j)})``
+        with ``W_ij = w_ij / ln 2`` on the counted pairs (:meth:`pair_weights`)."""
+        if self.cutoff is not None and self.params["scheme"] != "ndcg1":
+            return TopPairForm(loss=self, labels=y, mask=mask)
         return PairForm(loss=self, labels=y, mask=mask)
 
     def pair_weights(self, scores: Tensor, labels: Tensor, mask: Tensor) -> Tensor:
@@ -217,3 +222,91 @@ class LambdaLoss(Loss):
                 return torch.where(use, w, s.new_zeros(())).mul_(scale)
 
         return weights
+
+
+@dataclass
+class TopPairForm(PairMatrixForm):
+    """LambdaLoss@k's closed form (NDCG-Loss2 and 2++), built from the pairs that count only.
+
+    With a cut-off, a pair counts only when a document of it is in the current top k
+    (``pairs=either``; both, ``pairs=both``), so the weights ``W`` of
+    :class:`~ndcglab.losses.pairwise.PairForm` vanish outside the rows and columns of the top-k
+    documents. Here each counted unordered pair is visited once, from its better-placed document
+    ``t`` (one of the first ``k`` positions) to a document ``j`` placed below it: ``(B, k, M)``
+    tensors instead of ``(B, M, M)``. The weight ``w_tj`` is symmetric (``δ``, ``|Ḡ_t − Ḡ_j|``,
+    ``ρ``), the pair's term is ``w/ln 2 · log(1 + e^{−σ d})`` with ``d = ±(s_t − s_j)`` oriented
+    from the higher label to the lower, and ::
+
+        ∂/∂s_t = −σ a ε,  ∂/∂s_j = +σ a ε,  ∂²/∂s_t² = ∂²/∂s_j² = σ² W ρ (1 − ρ)
+
+    with ``ρ = 1/(1 + e^{σ d})``, ``a = W ρ`` and ``ε = sign(y_t − y_j)``: the derivatives of
+    the loss, which holds ``W`` constant, as autograd gives them."""
+
+    def grad_hess(
+        self, scores: Tensor, generator: Generator | None = None
+    ) -> tuple[Tensor, Tensor]:
+        loss = self.loss
+        p = loss.params
+        sigma, mu = float(p["sigma"]), float(p["mu"])
+        mask = self.mask
+        s = _ops.zero_padding(scores, mask)
+        b, m = s.shape
+        g = torch.zeros_like(s)
+        h = torch.zeros_like(s)
+        y, k, gbar, steps, table, has = self._label_state(s)
+        kmax = min(int(k.max()), m) if b and m else 0
+        if kmax == 0:
+            return g, h
+        with torch.no_grad():
+            order, rank = _ops.ranking(s, mask)
+            pos = rank + 1
+            top = order[:, :kmax]  # (B, K): the documents at positions 1..K
+            tpos = torch.arange(1, kmax + 1, device=s.device).expand(b, kmax)
+            row_ok = (tpos <= k.view(-1, 1)) & mask.gather(1, top) & has.view(-1, 1)
+            pj = pos.unsqueeze(1)  # (B, 1, M)
+            pt = tpos.unsqueeze(-1)  # (B, K, 1)
+            use = (pj > pt) & mask.unsqueeze(1) & row_ok.unsqueeze(-1)
+            if p["pairs"] == "both":
+                use &= pj <= k.view(-1, 1, 1)
+            eps = torch.sign(y.gather(1, top).unsqueeze(-1) - y.unsqueeze(1))
+            use &= eps != 0
+            idx = (pj - pt - 1).clamp(0, m - 1)
+            delta = steps.unsqueeze(1).expand(-1, kmax, -1).gather(-1, idx)
+            dg = (gbar.gather(1, top).unsqueeze(-1) - gbar.unsqueeze(1)).abs()
+            w = delta * dg
+            if p["scheme"] == "ndcg2pp":
+                disc = table.gather(-1, (pos - 1).clamp_min(0))  # D(π) per document
+                rho = (disc.gather(1, top).unsqueeze(-1) - disc.unsqueeze(1)).abs()
+                w = (mu * delta + rho) * dg
+            weight = torch.where(use, w, s.new_zeros(())) / math.log(2.0)
+        diff = eps * (s.gather(1, top).unsqueeze(-1) - s.unsqueeze(1))
+        prob = torch.sigmoid(-sigma * diff)
+        a = weight * prob * eps
+        g += sigma * a.sum(dim=1)
+        g.scatter_add_(1, top, -sigma * a.sum(dim=2))
+        c = weight * prob * (1.0 - prob) * (sigma * sigma)
+        h += c.sum(dim=1)
+        h.scatter_add_(1, top, c.sum(dim=2))
+        return g * mask, h * mask
+
+    def _label_state(self, like: Tensor) -> tuple[Tensor, ...]:
+        """The label-only terms in ``like``'s dtype and device, built once per dtype/device:
+        labels, ``k`` per list, ``Ḡ``, the steps ``δ(r) = |D(r) − D(r + 1)|``, the discount table
+        and whether each list has a loss."""
+        key = (like.dtype, like.device)
+        cached = self.__dict__.get("_state")
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        y = _ops.zero_padding(self.labels.to(like.dtype), self.mask)
+        k, gbar, idcg, table = self.loss._label_terms(y, self.mask, like)
+        with torch.no_grad():
+            steps = (table[:, :-1] - table[:, 1:]).abs()
+            has = _ops.has_two_levels(y, self.mask) & (idcg > 0)
+        state = (y, k, gbar, steps, table, has)
+        self.__dict__["_state"] = (key, state)
+        return state
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_state", None)
+        return state
