@@ -20,6 +20,9 @@ _EXTRA_OF = {
     "dask": "distributed",
     "distributed": "distributed",
     "pandas": "distributed",
+    "onnx": "onnx",
+    "onnxruntime": "onnx",
+    "xgboost": "xgboost",
 }
 
 

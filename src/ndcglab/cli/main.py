@@ -45,6 +45,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("generate", "write a seeded synthetic LETOR dataset"),
     "train": ("train", "train a ranker with a registered loss"),
     "predict": ("predict", "score a dataset with a saved model"),
+    "export": ("export", "write a model as ONNX, TorchScript or LightGBM/XGBoost model text"),
     "cv": ("cv", "cross-validate losses over LETOR folds"),
     "compare": ("compare", "compare rankers with significance tests"),
     "distinguish": ("distinguish", "mean NDCG against list size: distinguishability curves"),

@@ -9,7 +9,9 @@ trees on the cluster.
   single-process path;
 * :mod:`ndcglab.distributed.train` — :func:`train_gbdt_dask` (LightGBM's data-parallel learning
   with our objectives, queries never split across workers, the round chosen on validation in one
-  distributed pass); :func:`ndcglab.training.fit` reaches it when given a client.
+  distributed pass); :func:`ndcglab.training.fit` reaches it when given a client;
+* :mod:`ndcglab.distributed.xgboost_train` — :func:`train_xgboost_dask`, the same through
+  ``xgboost.dask`` for the XGBoost engine.
 
 Dask is imported when these functions run (the ``distributed`` extra), never on import.
 """
@@ -25,6 +27,7 @@ __all__ = [
     "parse_address",
     "partition_queries",
     "train_gbdt_dask",
+    "train_xgboost_dask",
 ]
 
 _WHERE = {
@@ -34,6 +37,7 @@ _WHERE = {
     "evaluate_trec_dask": "ndcglab.distributed.evaluate",
     "partition_queries": "ndcglab.distributed.train",
     "train_gbdt_dask": "ndcglab.distributed.train",
+    "train_xgboost_dask": "ndcglab.distributed.xgboost_train",
 }
 
 __getattr__, __dir__ = lazy_names(__name__, _WHERE, __all__)

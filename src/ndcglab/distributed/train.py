@@ -44,7 +44,13 @@ from ..gbdt.model import GBDTModel, model_versions
 from ..gbdt.train import DEFAULT_LOSS, DEFAULTS, lightgbm_label, lightgbm_objective, make_objective
 from .evaluate import _take
 
-__all__ = ["fit_gbdt_dask", "partition_queries", "select_rounds_dask", "train_gbdt_dask"]
+__all__ = [
+    "DASK_SETTINGS",
+    "fit_gbdt_dask",
+    "partition_queries",
+    "select_rounds_dask",
+    "train_gbdt_dask",
+]
 
 PathLike = str | os.PathLike[str]
 
@@ -306,7 +312,7 @@ def select_rounds_dask(
 
 
 #: the settings of :func:`ndcglab.gbdt.fit_gbdt` that :func:`train_gbdt_dask` takes by name
-_DASK_SETTINGS = (
+DASK_SETTINGS = (
     "num_boost_round",
     "learning_rate",
     "num_leaves",
@@ -341,5 +347,5 @@ def fit_gbdt_dask(
     # its logger: send them to Python logging (warnings reach stderr), keeping stdout the result
     require("lightgbm").register_logger(logging.getLogger("lightgbm"))
     ours, extra = split_settings({**DEFAULTS, **dict(settings or {})})
-    named = {k: ours[k] for k in _DASK_SETTINGS if k in ours}
+    named = {k: ours[k] for k in DASK_SETTINGS if k in ours}
     return train_gbdt_dask(train, loss, client=client, valid=valid, params=extra, **named)

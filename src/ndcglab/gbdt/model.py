@@ -167,13 +167,18 @@ def _stderr_silenced() -> Iterator[None]:
 
 
 def load_gbdt(path: str | os.PathLike[str]) -> GBDTModel:
-    """Load a boosted-trees model file (see the module docstring)."""
-    lgb = _lightgbm()
+    """Load a boosted-trees model file (see the module docstring); a file of trees grown by
+    XGBoost (``model.engine == "xgboost"``) is read by
+    :func:`ndcglab.gbdt.xgboost_model.load_xgboost`."""
     p = Path(path)
     if not p.exists():
         raise DataFormatError("model file not found", path=p, fix="check the path")
     if zipfile.is_zipfile(p):
         meta = read_model_metadata(p)  # checks the format and its version
+        if (meta.get("model") or {}).get("engine") == "xgboost":  # trees grown by XGBoost
+            from .xgboost_model import load_xgboost
+
+            return load_xgboost(p)  # type: ignore[return-value]
         if model_kind(meta) != GBDTModel.kind:
             raise DataFormatError(
                 f"not a boosted-trees model (kind {model_kind(meta)!r})",
@@ -203,6 +208,7 @@ def load_gbdt(path: str | os.PathLike[str]) -> GBDTModel:
                 fix="give a file written by GBDTModel.save or lightgbm.Booster.save_model",
             )
         meta = {"model": {"kind": GBDTModel.kind}}
+    lgb = _lightgbm()
     try:
         with _stderr_silenced():  # LightGBM prints "[LightGBM] [Fatal] ..." before raising
             booster = lgb.Booster(model_str=text)

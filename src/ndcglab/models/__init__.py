@@ -5,6 +5,8 @@ into ``(...)`` scores — with ``config()`` (rebuilds the architecture) and ``pr
 (NumPy in, float64 out). :func:`save_model` / :func:`load_model` write and read one self-describing
 file (weights, normalisation, loss, training options, versions); see :mod:`ndcglab.models.io` and,
 for the container every model family shares, :mod:`ndcglab.models.file_format`.
+:func:`export_model` writes a linear or MLP ranker as ONNX or TorchScript that takes raw features
+(:mod:`ndcglab.models.export`).
 
 Names load lazily: the models themselves import torch, :mod:`ndcglab.models.file_format` does not
 (boosted trees use it without torch).
@@ -22,6 +24,7 @@ __all__ = [
     "RankModel",
     "TrainedModel",
     "build_model",
+    "export_model",
     "load_model",
     "make_model",
     "read_metadata",
@@ -37,6 +40,7 @@ _WHERE = {
     "RankModel": "ndcglab.models.base",
     "build_model": "ndcglab.models.base",
     "make_model": "ndcglab.models.base",
+    "export_model": "ndcglab.models.export",
     "TrainedModel": "ndcglab.models.io",
     "load_model": "ndcglab.models.io",
     "read_metadata": "ndcglab.models.io",

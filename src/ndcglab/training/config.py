@@ -47,7 +47,7 @@ OPTIMIZERS = ("gd", "adam", "lbfgs")
 TREE_DEFAULTS: dict[str, Any] = {"lr": 0.05, "rounds": 500, "patience": 50}
 #: the engines that grow boosted trees (``TreeOptions.engine``); each is a trainer of
 #: :mod:`ndcglab.gbdt` with the signature of :func:`ndcglab.gbdt.train_gbdt`
-TREE_ENGINES = ("lightgbm",)
+TREE_ENGINES = ("lightgbm", "xgboost")
 #: training data with fewer feature values (documents x features) than this trains on one
 #: torch thread when ``num_threads=None`` (see :func:`auto_threads` and docs/training.md, "Threads")
 SMALL_DATA_CELLS = 10_000_000

@@ -88,22 +88,56 @@ def _fit_torch(train: RankingDataset, cfg: TrainConfig, kind: ModelKind, **how: 
 
 def _fit_trees(train: RankingDataset, cfg: TrainConfig, kind: ModelKind, **how: Any) -> TrainResult:
     """Boosted trees, on one machine or on the Dask client."""
-    from ..gbdt.train import fit_gbdt, settings_from_config
+    from ..gbdt.train import settings_from_config
 
     settings = settings_from_config(cfg)
     client = how["client"]
+    local, on_dask = _TREE_ENGINES[cfg.trees.engine]
     if client is None:
-        model = fit_gbdt(train, cfg.loss, valid=how["validation"], params=settings)
+        model = local()(train, cfg.loss, valid=how["validation"], params=settings)
     else:
         if cfg.patience is not None:
             raise SpecError(
                 "patience does not apply on Dask: boosting there trains `rounds` rounds, then "
                 "keeps the best round on the validation set. Fix: drop patience (set rounds)"
             )
-        from ..distributed.train import fit_gbdt_dask
-
-        model = fit_gbdt_dask(train, cfg.loss, client, valid=how["validation"], settings=settings)
+        model = on_dask()(train, cfg.loss, client, valid=how["validation"], settings=settings)
     return tree_result(model)
+
+
+def _lightgbm() -> Callable[..., Any]:
+    from ..gbdt.train import fit_gbdt
+
+    return fit_gbdt
+
+
+def _lightgbm_dask() -> Callable[..., Any]:
+    from ..distributed.train import fit_gbdt_dask
+
+    return fit_gbdt_dask
+
+
+def _xgboost() -> Callable[..., Any]:
+    from ..gbdt.xgboost_train import fit_xgboost
+
+    return fit_xgboost
+
+
+def _xgboost_dask() -> Callable[..., Any]:
+    from ..distributed.xgboost_train import fit_xgboost_dask
+
+    return fit_xgboost_dask
+
+
+#: each tree engine of :data:`~ndcglab.training.config.TREE_ENGINES`: (the trainer on one
+#: machine, the trainer on a Dask client), each taking the settings of
+#: :func:`ndcglab.gbdt.train.settings_from_config` and imported only when used
+_TREE_ENGINES: dict[
+    str, tuple[Callable[[], Callable[..., Any]], Callable[[], Callable[..., Any]]]
+] = {
+    "lightgbm": (_lightgbm, _lightgbm_dask),
+    "xgboost": (_xgboost, _xgboost_dask),
+}
 
 
 def tree_result(model: Any) -> TrainResult:

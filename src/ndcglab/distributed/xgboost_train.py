@@ -1,0 +1,184 @@
+"""XGBoost rankers with our objectives on a Dask cluster (``xgboost.dask``).
+
+XGBoost's Dask interface trains one booster over the workers' rows: each worker builds the
+gradient histograms of its rows and the workers combine them (allreduce) to grow one shared tree
+per round. A custom objective is pickled to every worker and called there with the worker's
+**local** scores and ``DMatrix``. A listwise loss is a sum over queries, so each document's local
+gradient is its exact global gradient **provided no query is split across workers**. As for
+LightGBM on Dask (:mod:`ndcglab.distributed.train`), the data are cut only between queries
+(:func:`ndcglab.distributed.train.partition_queries`), and every document carries its query's
+index as ``qid``; XGBoost (3.0 and later) sorts each worker's rows by ``qid``, so the local
+``group_ptr`` the objective reads (:func:`~ndcglab.gbdt.xgboost_objective.group_boundaries`)
+holds whole queries.
+
+**Choosing the number of rounds.** As on LightGBM's Dask path, no early stopping:
+``num_boost_round`` trees are trained, and with ``valid=`` the validation curve (``measure``
+under ``preset`` after every round) is computed on the client and the best round (the first
+on ties) becomes the model's ``best_iteration``.
+
+Dask and XGBoost are imported when these functions run (the ``distributed`` and ``xgboost``
+extras); the active ``distributed.Client`` is used unless ``client=`` is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .._compat import require
+from ..data import RankingDataset
+from ..errors import SpecError
+from ..gbdt.xgboost_model import XGBoostModel, xgboost_versions
+from ..gbdt.xgboost_objective import XGBoostObjective
+from ..gbdt.xgboost_train import XGBOOST_PREFIX, xgboost_objective, xgboost_params
+from .train import partition_queries
+
+__all__ = ["fit_xgboost_dask", "train_xgboost_dask", "xgboost_valid_curve"]
+
+
+def _client(client: Any) -> Any:
+    if client is not None:
+        return client
+    distributed = require("distributed")
+    try:
+        return distributed.get_client()
+    except ValueError as exc:
+        raise SpecError(
+            "no Dask client. Fix: start one, e.g. distributed.Client(distributed.LocalCluster("
+            "n_workers=2, threads_per_worker=1)), or pass client="
+        ) from exc
+
+
+def xgboost_valid_curve(
+    booster: Any, valid: RankingDataset, measure: str = "ndcg@10", preset: str | None = "letor4"
+) -> list[float]:
+    """The mean of ``measure`` (under ``preset``) on ``valid`` after every round ``t = 1..T``
+    of ``booster`` (the margin of the trees of rounds ``1..t``)."""
+    from ..measures import MeasureScorer
+
+    scorer = MeasureScorer(measure, preset)
+    x = np.asarray(valid.features, dtype=np.float32)
+    curve = []
+    for t in range(1, int(booster.num_boosted_rounds()) + 1):
+        score = booster.inplace_predict(x, iteration_range=(0, t), predict_type="margin")
+        s = np.asarray(score, dtype=np.float64).ravel()
+        curve.append(float(scorer.mean(valid.labels, s, valid.boundaries)))
+    return curve
+
+
+def train_xgboost_dask(
+    train: RankingDataset,
+    loss: Any = "listnet",
+    *,
+    client: Any = None,
+    n_partitions: int | None = None,
+    num_boost_round: int = 100,
+    learning_rate: float = 0.05,
+    num_leaves: int = 31,
+    min_data_in_leaf: int = 20,
+    hessian: str = "auto",
+    hess_floor: float = 1e-6,
+    constant_lists: str = "keep",
+    seed: int = 0,
+    params: Mapping[str, Any] | None = None,
+    valid: RankingDataset | None = None,
+    measure: str = "ndcg@10",
+    preset: str | None = "letor4",
+) -> XGBoostModel:
+    """Train an XGBoost ranker with our loss on a Dask cluster (see the module docstring).
+
+    The arguments are those of :func:`ndcglab.distributed.train.train_gbdt_dask` for a
+    :class:`~ndcglab.data.RankingDataset` (cut here into ``n_partitions`` blocks of whole
+    queries, default one per worker); ``loss`` may name an XGBoost built-in
+    (``"xgboost:rank:ndcg"``). Returns an :class:`~ndcglab.gbdt.xgboost_model.XGBoostModel`.
+    """
+    dxgb = require("xgboost.dask")
+    da = require("dask.array")
+    if not isinstance(train, RankingDataset):
+        raise SpecError(f"train must be a RankingDataset, got {type(train).__name__}")
+    client = _client(client)
+    n_workers = max(1, len(client.scheduler_info()["workers"]))
+    parts = partition_queries(train.boundaries, n_partitions or n_workers)
+    b = train.boundaries
+    rows = tuple(int(b[q1]) - int(b[q0]) for q0, q1 in parts)
+    qid = np.repeat(np.arange(train.n_queries, dtype=np.int64), train.query_lengths)
+    X = da.from_array(train.features, chunks=(rows, train.n_features))
+    y = da.from_array(np.asarray(train.labels, dtype=np.float32), chunks=(rows,))
+    q = da.from_array(qid, chunks=(rows,))
+    dtrain = dxgb.DaskDMatrix(client, X, y, qid=q, missing=np.nan)
+
+    xgb_params = xgboost_params(
+        learning_rate=learning_rate, num_leaves=num_leaves, seed=seed, num_threads=0
+    )
+    builtin = xgboost_objective(loss)
+    obj: XGBoostObjective | None = None
+    if builtin is not None:
+        xgb_params["objective"] = builtin
+        loss_label = f"{XGBOOST_PREFIX}{builtin}"
+        objective_info: dict[str, Any] = {"loss": loss_label, "hessian": "xgboost built-in"}
+    else:
+        obj = XGBoostObjective(
+            loss, hessian=hessian, hess_floor=hess_floor, constant_lists=constant_lists, seed=seed
+        )
+        loss_label, objective_info = obj.name, obj.describe()
+    xgb_params.update(dict(params or {}))
+    out = dxgb.train(client, xgb_params, dtrain, num_boost_round=int(num_boost_round), obj=obj)
+    booster = out["booster"]
+    curve = xgboost_valid_curve(booster, valid, measure, preset) if valid is not None else []
+    best = int(np.argmax(curve)) + 1 if curve else 0
+    stored = {k: v for k, v in xgb_params.items() if k != "objective"}
+    stored["objective"] = builtin if builtin is not None else "custom"
+    meta: dict[str, Any] = {
+        "loss": loss_label,
+        "objective": objective_info,
+        "params": stored,
+        "model": {"kind": "gbdt", "engine": "xgboost", "best_iteration": best},
+        "feature_names": list(train.feature_names) if train.feature_names else None,
+        "training_data": train.source,
+        "training": {
+            "engine": "xgboost",
+            "num_boost_round": int(num_boost_round),
+            "distributed": True,
+            "partitions": len(parts),
+            "workers": n_workers,
+            "partition_docs": list(rows),
+            "rounds_run": int(booster.num_boosted_rounds()),
+            "best_iteration": best,
+            "min_data_in_leaf": {"value": int(min_data_in_leaf), "applied": False},
+            "measure": measure if curve else None,
+            "preset": preset if curve else None,
+            "valid_curve": curve,
+            "best_valid": float(curve[best - 1]) if curve else None,
+            "history": [{"round": i + 1, "valid": v} for i, v in enumerate(curve)],
+            "best_score": float(curve[best - 1]) if curve else None,
+            "round_selection": "fixed rounds, then the best round on the validation set"
+            if curve
+            else None,
+        },
+        "seed": int(seed),
+        "versions": xgboost_versions(),
+    }
+    return XGBoostModel(booster=booster, metadata=meta)
+
+
+def fit_xgboost_dask(
+    train: RankingDataset,
+    loss: Any,
+    client: Any,
+    *,
+    valid: RankingDataset | None = None,
+    settings: Mapping[str, Any] | None = None,
+) -> XGBoostModel:
+    """:func:`train_xgboost_dask` with the settings of :func:`ndcglab.gbdt.fit_xgboost` (what
+    :func:`ndcglab.gbdt.train.settings_from_config` gives), as
+    :func:`ndcglab.distributed.train.fit_gbdt_dask` for LightGBM: a fixed number of rounds, then
+    the best round on ``valid``; early stopping, the Hutchinson sample count and the thread count
+    do not apply on Dask and are left out; every other XGBoost parameter is passed through."""
+    from ..gbdt.xgboost_train import XGBOOST_DEFAULTS, split_xgboost_settings
+    from .train import DASK_SETTINGS
+
+    ours, extra = split_xgboost_settings({**XGBOOST_DEFAULTS, **dict(settings or {})})
+    named = {k: ours[k] for k in DASK_SETTINGS if k in ours}
+    return train_xgboost_dask(train, loss, client=client, valid=valid, params=extra, **named)
