@@ -66,7 +66,7 @@ KINDS: dict[str, ModelKind] = {k.name: k for k in (
     ModelKind("adarank", "boosting", "adarank", _BOOST, "epoch", False, False, False, True,
               "AdaRank: boosting over single features, the round chosen on validation"),
     ModelKind("gbdt", "trees", _LISTNET, _DIFF, "round", False, False, True, False,
-              "boosted trees (LightGBM, or XGBoost with engine=xgboost) with the loss as custom objective"),
+              "boosted trees (LightGBM or XGBoost) with the loss as custom objective"),
 )}
 # fmt: on
 #: the kinds' names, in order
