@@ -36,6 +36,9 @@ from ._help import plain
 
 __all__ = ["add_parser", "run"]
 
+#: the tie-range warning of one evaluation, replaced by compare_rankers' (naming the system)
+_TIE_WARNING = r".*: ties decide .* of the mean "
+
 _TEST_CHOICES = ("t", "wilcoxon", "sign", "permutation", "fisher", "bootstrap", "tukey")
 
 
@@ -271,7 +274,6 @@ def _trec(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 def _letor(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     import warnings
 
-    from ..analysis.runs import _TIE_WARNING
     from ..analysis.significance import compare_rankers
     from ..errors import NdcglabError
     from ..measures import evaluate
