@@ -124,7 +124,10 @@ class ComparisonResult:
     (``{system: {measure: mean}}``, NaN-skipping), ``n_queries`` (``{system: {measure: count of
     non-NaN values}}``), ``tests`` (a list of :class:`PairedComparison`), ``test`` (``"t"`` or
     ``"permutation"``), ``correction``, ``family``, ``alpha``, ``alpha_strong``, ``confidence``,
-    ``settings`` (every other option, for reports).
+    ``settings`` (every other option, for reports), ``tie_range`` (``{system: {measure:
+    TieRange}}``, :mod:`ndcglab.measures.tie_range`; empty unless asked): the worst and the
+    best mean over every order of each system's tied documents, its ``mean_low`` and
+    ``mean_high`` taken as ``mean`` is (NaN-skipping, over the same topics).
     """
 
     systems: tuple[str, ...]
@@ -149,6 +152,7 @@ class ComparisonResult:
     anova: dict[str, dict[str, Any]] = field(default_factory=dict)
     tie: float = 0.0
     power: float = 0.8
+    tie_range: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ look-ups
     @property
@@ -268,6 +272,13 @@ class ComparisonResult:
                 f"{self.alpha:g} to "
                 f"detect the difference with power {self.power:g}; mean CI: Student-t."
             )
+        if self.tie_range:
+            text += (
+                " Tie range: [worst, best] mean over every order of the system's documents with "
+                "tied scores (exact per topic: the pessimistic and the optimistic tie order), "
+                "with the number of topics that have ties; the means and the tests use the "
+                "values under the preset's tie rule."
+            )
         if self.query_set is not None:
             text += " " + self.query_set.statement[0].upper() + self.query_set.statement[1:]
         return text
@@ -278,7 +289,7 @@ class ComparisonResult:
     ) -> tuple[list[str], list[list[str]]]:
         """The table of means as text cells: header ``["system", *measures]`` and one row per
         system, each mean followed by its mark (the baseline's row reads ``"NAME (baseline)"``)."""
-        header = ["system", *self.measures]
+        header = ["system", *self.measures, *self._tie_header()]
         rows = []
         letters = self.mark_style == "letters"
         for s in self.systems:
@@ -293,8 +304,32 @@ class ComparisonResult:
                 if marks:
                     text += self.cell_mark(s, m)
                 cells.append(text)
-            rows.append(cells)
+            rows.append(cells + self._tie_cells(s, floatfmt))
         return header, rows
+
+    def _tie_header(self) -> list[str]:
+        """The tie-range columns: one ``tie range`` per measure (named after it when there are
+        several) and ``tied topics``; none unless the result has tie ranges."""
+        if not self.tie_range:
+            return []
+        if len(self.measures) == 1:
+            return ["tie range", "tied topics"]
+        return [f"tie range {m}" for m in self.measures] + ["tied topics"]
+
+    def _tie_cells(self, system: str, floatfmt: str) -> list[str]:
+        """``[low, high]`` per measure and the number of topics with ties, for ``system``."""
+        if not self.tie_range:
+            return []
+        got = self.tie_range.get(system, {})
+        cells, n_tied = [], 0
+        for m in self.measures:
+            tr = got.get(m)
+            if tr is None:
+                cells.append("n/a")
+                continue
+            n_tied = max(n_tied, tr.n_tied)
+            cells.append(f"[{_fmt(tr.mean_low, floatfmt)}, {_fmt(tr.mean_high, floatfmt)}]")
+        return [*cells, str(n_tied)]
 
     def means_ci(self, *, floatfmt: str = ".4f") -> tuple[list[str], list[list[str]]]:
         """Each mean with its Student-t interval: ``mean [low, high]`` per system and measure."""
@@ -413,6 +448,7 @@ class ComparisonResult:
                     if mk:
                         c += r"$^{\ddag}$" if mk == MARK_STRONG else r"$^{\dag}$"
                 out.append(TeX(c))
+            out += [TeX(latex_escape(c)) for c in cells[1 + len(self.measures) :]]
             body.append(out)
         legend = self.legend.replace(MARK_WEAK, r"\dag{}").replace(MARK_STRONG, r"\ddag{}")
         legend = latex_escape(legend, keep=(r"\dag{}", r"\ddag{}")).replace("<", "$<$")
@@ -473,6 +509,8 @@ class ComparisonResult:
         more = bool(self.per_topic)
         if more:
             header += ["mean_ci_low", "mean_ci_high", "wins", "ties", "losses", "topics_needed"]
+        if self.tie_range:
+            header += ["tie_low", "tie_high", "tie_width", "tied_topics"]
         rows: list[list[str]] = []
         for s in self.systems:
             for m in self.measures:
@@ -512,6 +550,13 @@ class ComparisonResult:
             else:
                 row += [str(t.wins), str(t.ties), str(t.losses),
                         "" if t.n_needed is None else str(t.n_needed)]  # fmt: skip
+        if self.tie_range:
+            tr = self.tie_range.get(s, {}).get(m)
+            if tr is None:
+                row += [""] * 4
+            else:
+                row += [_csv_num(tr.mean_low), _csv_num(tr.mean_high), _csv_num(tr.width),
+                        str(tr.n_tied)]  # fmt: skip
         return row
 
     def export(self, path: str | PathLike[str]) -> Path:
@@ -542,23 +587,37 @@ class ComparisonResult:
         """The JSON shape: ``systems`` ({name: {"mean": {...}, "n": {...}}}), ``mean``
         ({system: {measure: value}}), ``tests`` (list of dicts), ``baseline``, ``legend`` and the
         settings."""
+        return (
+            {
+                "baseline": self.baseline,
+                "measures": list(self.measures),
+                "systems": {
+                    s: {"mean": dict(self.mean[s]), "n": dict(self.n_queries[s])}
+                    for s in self.systems
+                },
+                "mean": {s: dict(self.mean[s]) for s in self.systems},
+                "tests": [t.to_dict() for t in self.tests],
+                "test": self.test,
+                "correction": self.correction,
+                "family": self.family,
+                "alpha": self.alpha,
+                "alpha_strong": self.alpha_strong,
+                "confidence": self.confidence,
+                "settings": dict(self.settings),
+                "legend": self.legend,
+            }
+            | self._more_dict()
+            | self._tie_dict()
+        )
+
+    def _tie_dict(self) -> dict[str, Any]:
+        if not self.tie_range:
+            return {}
         return {
-            "baseline": self.baseline,
-            "measures": list(self.measures),
-            "systems": {
-                s: {"mean": dict(self.mean[s]), "n": dict(self.n_queries[s])} for s in self.systems
-            },
-            "mean": {s: dict(self.mean[s]) for s in self.systems},
-            "tests": [t.to_dict() for t in self.tests],
-            "test": self.test,
-            "correction": self.correction,
-            "family": self.family,
-            "alpha": self.alpha,
-            "alpha_strong": self.alpha_strong,
-            "confidence": self.confidence,
-            "settings": dict(self.settings),
-            "legend": self.legend,
-        } | self._more_dict()
+            "tie_range": {
+                s: {m: tr.to_dict() for m, tr in d.items()} for s, d in self.tie_range.items()
+            }
+        }
 
     def _more_dict(self) -> dict[str, Any]:
         if not self.per_topic:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import glob
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,11 @@ __all__ = [
     "run_names",
     "to_trec_dict",
 ]
+
+
+#: the pattern of the tie-range warning of one evaluation (``tie_warnings``), which a
+#: comparison replaces by its own, naming the system
+_TIE_WARNING = r".*: ties decide .* of the mean "
 
 
 def _shown(items: Sequence[str], limit: int = 8) -> str:
@@ -258,10 +264,14 @@ def evaluate_runs(
     judged_only: bool | None = None,
     depth: int | None = None,
     score_precision: str | None = None,
+    tie_range: bool = False,
 ) -> RunSet:
     """Evaluate every run on the qrels (:func:`ndcglab.measures.evaluate_trec`) and align them
     on one query set (module docstring). ``runs``: ``{name: run}`` or a sequence of runs (paths,
-    dicts, DataFrames). ``topics``: a list of ids or a file (:func:`read_topics`)."""
+    dicts, DataFrames). ``topics``: a list of ids or a file (:func:`read_topics`).
+    ``tie_range=True``: each result also holds its tie range (``result.tie_range``), without
+    the per-run warning of :func:`~ndcglab.measures.evaluate_trec` (the comparison warns, naming
+    the run)."""
     from ..measures import evaluate_trec
 
     if complete and topics is not None:
@@ -358,16 +368,20 @@ def evaluate_runs(
         sub_r = {t: r[t] for t in chosen if t in r}
         if not sub_r:  # a run with none of the chosen topics: every topic scores 0
             sub_r = {}
-        res = evaluate_trec(
-            sub_q,
-            sub_r,
-            measures,
-            preset=preset,
-            complete=True,
-            judged_only=judged_only,
-            depth=depth,
-            score_precision=score_precision,
-        )
+        with warnings.catch_warnings():
+            if tie_range:  # compare_rankers warns about the range, naming the run
+                warnings.filterwarnings("ignore", message=_TIE_WARNING)
+            res = evaluate_trec(
+                sub_q,
+                sub_r,
+                measures,
+                preset=preset,
+                complete=True,
+                judged_only=judged_only,
+                depth=depth,
+                score_precision=score_precision,
+                tie_range=tie_range,
+            )
         results[n] = res
     first = next(iter(results.values()))
     empty = _empty_topics(sub_q, first)

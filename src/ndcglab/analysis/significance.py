@@ -139,6 +139,8 @@ def compare_rankers(
     asl: bool = False,
     topics: Sequence[str] | None = None,
     query_set: Any = None,
+    tie_range: bool | Mapping[str, Mapping[str, Any]] = False,
+    tie_share: float | None = None,
 ) -> ComparisonResult:
     """Compare several systems evaluated on the same queries.
 
@@ -167,6 +169,14 @@ def compare_rankers(
     mean's Student-t interval, the wins/ties/losses and the topics needed, and the HTML page the
     per-topic plots (:func:`compare_runs` and ``ndcglab compare`` always name them).
     ``query_set`` (a :class:`~ndcglab.analysis.runs.QuerySet`) is stated under every table.
+
+    ``tie_range``: each system's worst and best mean over every order of its tied documents
+    (:mod:`ndcglab.measures.tie_range`), shown beside its row; ``True`` takes them from the
+    ``EvaluationResult`` values (evaluated with ``tie_range=True``), or give ``{system:
+    {measure: TieRange}}``. The range's means are taken as the table's (NaN-skipping), a
+    warning names each system and measure whose range is wider than ``tie_share`` (default
+    :data:`~ndcglab.measures.tie_range.TIE_SHARE`) of its mean, and the tests stay on the
+    values under the preset's tie rule.
     """
     from .multi_tests import bootstrap_many, sign_flip_pvalues, tukey_hsd
     from .power import queries_needed
@@ -371,6 +381,7 @@ def compare_rankers(
     if test == "wilcoxon":
         settings["zero_method"] = zero_method
     n_rows = len(next(iter(table[systems[0]].values())))
+    ranges = _tie_ranges(tie_range, per_query, table, systems, meas, mean, tie_share)
     rich = topics is not None  # the per-topic columns and plots need the topics named
     return ComparisonResult(
         systems=systems,
@@ -397,7 +408,66 @@ def compare_rankers(
         anova=anova,
         tie=tie,
         power=power,
+        tie_range=ranges,
     )
+
+
+def _tie_ranges(
+    tie_range: bool | Mapping[str, Mapping[str, Any]],
+    per_query: Mapping[str, Any],
+    per_query_sizes: Mapping[str, Mapping[str, np.ndarray]],
+    systems: tuple[str, ...],
+    meas: tuple[str, ...],
+    mean: dict[str, dict[str, float]],
+    share: float | None,
+) -> dict[str, dict[str, Any]]:
+    """``{system: {measure: TieRange}}`` with the table's means (NaN-skipping) of each
+    system's per-topic bounds, and a warning per system and measure whose range is wider than
+    ``share`` of its mean (``{}`` when ``tie_range`` is false)."""
+    from .._warn import warn_user
+    from ..measures.tie_range import TIE_SHARE, TieRange, tie_warnings
+
+    if tie_range is False or tie_range is None:
+        return {}
+    given: Mapping[str, Mapping[str, Any]]
+    if tie_range is True:
+        given = {str(k): getattr(v, "tie_range", None) or {} for k, v in per_query.items()}
+    else:
+        given = {str(k): v for k, v in tie_range.items()}
+    out: dict[str, dict[str, Any]] = {}
+    for s in systems:
+        got = given.get(s) or {}
+        missing = [m for m in meas if m not in got]
+        if missing:
+            raise ConventionError(
+                f"system {s!r} has no tie range for {', '.join(missing)}. Fix: evaluate it "
+                "with tie_range=True (evaluate, evaluate_trec) and pass the EvaluationResult, "
+                "or pass tie_range={system: {measure: TieRange}}"
+            )
+        out[s] = {}
+        for m in meas:
+            tr = got[m]
+            if np.asarray(tr.low).size != np.asarray(per_query_sizes[s][m]).size:
+                raise DataFormatError(
+                    f"system {s!r}'s tie range of {m} has {np.asarray(tr.low).size} topics, its "
+                    f"values {np.asarray(per_query_sizes[s][m]).size}",
+                    fix="pass the tie ranges of the same evaluation as the values",
+                )
+            low = np.asarray(tr.low, dtype=np.float64)
+            high = np.asarray(tr.high, dtype=np.float64)
+            out[s][m] = TieRange(
+                m, low, high, _nanmean(low), _nanmean(high), np.asarray(tr.tied, dtype=bool)
+            )
+        named = {f"{m} of {s}": out[s][m] for m in meas}
+        means = {f"{m} of {s}": mean[s][m] for m in meas}
+        for line in tie_warnings(named, means, TIE_SHARE if share is None else share):
+            warn_user(line)
+    return out
+
+
+def _nanmean(v: np.ndarray) -> float:
+    ok = ~np.isnan(v)
+    return float(v[ok].mean()) if ok.any() else math.nan
 
 
 def _t_interval(v: np.ndarray, confidence: float) -> tuple[float, float]:
@@ -424,13 +494,15 @@ def compare_runs(
     judged_only: bool | None = None,
     depth: int | None = None,
     score_precision: str | None = None,
+    tie_range: bool = False,
     **options: Any,
 ) -> ComparisonResult:
     """Compare TREC runs on one qrels: :func:`ndcglab.analysis.runs.evaluate_runs` (files,
     dict-of-dicts or DataFrames; the query set stated and what it drops warned about), then
     :func:`compare_rankers` on the per-topic values with ``options`` (``baseline``, ``test``,
     ``pairs``, ``correction``, …). The result carries the query set
-    (``result.query_set``) and the convention of the measures (``result.settings``)."""
+    (``result.query_set``) and the convention of the measures (``result.settings``).
+    ``tie_range=True`` adds each run's tie range (:func:`compare_rankers`)."""
     from .runs import evaluate_runs
 
     rs = evaluate_runs(
@@ -443,9 +515,14 @@ def compare_runs(
         judged_only=judged_only,
         depth=depth,
         score_precision=score_precision,
+        tie_range=tie_range,
     )
     res = compare_rankers(
-        rs.per_query(), topics=rs.query_set.topics, query_set=rs.query_set, **options
+        rs.per_query(),
+        topics=rs.query_set.topics,
+        query_set=rs.query_set,
+        tie_range={n: r.tie_range for n, r in rs.results.items()} if tie_range else False,
+        **options,
     )
     first = next(iter(rs.results.values()))
     res.settings["convention"] = first.convention

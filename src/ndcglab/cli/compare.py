@@ -5,7 +5,7 @@
     ndcglab compare --qrels QRELS RUN [RUN ...] [--name NAME ...] [-m SPEC ...] [-c] [-M N] [-J]
                     [-l N] [--topics FILE] [--test t|wilcoxon|sign|fisher|bootstrap|tukey]
                     [--baseline NAME ...] [--all-pairs] [--correction holm|bonferroni|bh|by|none]
-                    [--asl] [--export FILE.md|.tex|.csv|.html|.json ...]
+                    [--asl] [--tie-range] [--export FILE.md|.tex|.csv|.html|.json ...]
     ndcglab compare DATA --scores A --scores B [...]     (a LETOR file and score files)
 
 Evaluates every TREC run on the qrels (a RUN may be a file, a folder of runs or a glob pattern;
@@ -17,7 +17,9 @@ p < 0.05, ``‡`` p < 0.01 against one baseline; letters of the systems a mean i
 better than, otherwise) and states its rule under it: the test, the correction, the interval,
 the effect size, the wins/ties/losses threshold and the query set. ``--export`` writes the table
 as Markdown, LaTeX (booktabs), CSV, HTML (with per-topic and ASL plots) or JSON by the file's
-suffix.
+suffix. ``--tie-range`` adds each system's worst and best mean over every order of its tied
+documents, and the topics with ties, and warns where ties decide more than 5% of a mean; the
+tests stay on the values under the preset's tie rule.
 
 The query set of TREC runs: by default the topics that every run has and the qrels judge (as
 trec_eval evaluates one run); ``-c`` every topic of the qrels, a topic a run misses scoring 0;
@@ -33,6 +35,9 @@ from ._common import add_cache_argument, add_format_argument, emit
 from ._help import plain
 
 __all__ = ["add_parser", "run"]
+
+#: the tie-range warning of one evaluation, replaced by compare_rankers' (naming the system)
+_TIE_WARNING = r".*: ties decide .* of the mean "
 
 _TEST_CHOICES = ("t", "wilcoxon", "sign", "permutation", "fisher", "bootstrap", "tukey")
 
@@ -181,6 +186,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="power for the topics needed to detect each difference (default 0.8)",
     )
     p.add_argument(
+        "--tie-range",
+        action="store_true",
+        help="also state each system's worst and best mean over every order of its tied "
+        "documents (exact per topic) and the topics with ties; warn where ties decide more "
+        "than 5%% of a mean",
+    )
+    p.add_argument(
         "--export",
         action="append",
         default=None,
@@ -253,12 +265,15 @@ def _trec(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         judged_only=True if args.judged_only else None,
         depth=args.max_docs,
         score_precision=args.score_precision,
+        tie_range=args.tie_range,
         **_options(args),
     )
     return res, {"qrels": str(args.qrels), "runs": dict(zip(names, files))}
 
 
 def _letor(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    import warnings
+
     from ..analysis.significance import compare_rankers
     from ..errors import NdcglabError
     from ..measures import evaluate
@@ -291,14 +306,25 @@ def _letor(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
 
         preset = _with_rel(preset, args.rel_level)
     ds, systems = read_systems(args)
-    results = {
-        n: evaluate(ds, sc, args.measure, preset=preset, score_precision=args.score_precision)
-        for n, sc in systems.items()
-    }
+    with warnings.catch_warnings():
+        if args.tie_range:  # compare_rankers warns about the range, naming the system
+            warnings.filterwarnings("ignore", message=_TIE_WARNING)
+        results = {
+            n: evaluate(
+                ds,
+                sc,
+                args.measure,
+                preset=preset,
+                score_precision=args.score_precision,
+                tie_range=args.tie_range,
+            )
+            for n, sc in systems.items()
+        }
     first = next(iter(results.values()))
     res = compare_rankers(
         {n: r.per_query for n, r in results.items()},
         topics=[str(q) for q in first.query_ids],
+        tie_range={n: r.tie_range for n, r in results.items()} if args.tie_range else False,
         **_options(args),
     )
     res.settings["convention"] = first.convention
