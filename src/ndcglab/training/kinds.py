@@ -4,6 +4,11 @@ Every other place that names a model kind reads :data:`KINDS`: :class:`TrainConf
 ``model`` and its default loss, :func:`ndcglab.training.fit` (which route trains it),
 :func:`ndcglab.training.load_trained` (which reader opens its model file), the choices of
 ``ndcglab train/cv --model``, :class:`~ndcglab.estimator.NDCGRanker` and ``ndcglab reproduce``.
+A torch model's class writes its kind's name once, as :attr:`ndcglab.models.RankModel.kind`
+(:mod:`ndcglab.models` cannot import this package): ``models.MODEL_KINDS``, the model families
+and the model-file schemas are keyed by that attribute, and the tests check that the torch
+kinds here are exactly those classes. The gradient loop builds a model with the
+:class:`TrainConfig` fields its row names (``model_options``), never by testing the kind's name.
 
 A kind is trained by one of three *routes* (:mod:`ndcglab.training.fitting`):
 
