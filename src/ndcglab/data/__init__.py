@@ -20,7 +20,7 @@ from .padding import length_buckets, pad_layout, pad_mask, pad_segments, segment
 
 if TYPE_CHECKING:  # the lazily loaded names (see _LAZY below), for type checkers
     from .folds import Fold, load_letor_folder
-    from .letor import default_cache_dir, read_letor, read_query_file
+    from .letor import default_cache_dir, read_letor, read_letor_bytes, read_query_file
     from .load import load_dataset
     from .normalize import NORMALIZATIONS, Normalizer
     from .synthetic import (
@@ -37,7 +37,9 @@ if TYPE_CHECKING:  # the lazily loaded names (see _LAZY below), for type checker
         dataset_to_qrels,
         document_names,
         read_qrels,
+        read_qrels_bytes,
         read_run,
+        read_run_bytes,
         read_trec,
         write_run,
     )
@@ -70,9 +72,12 @@ __all__ = [
     "pad_segments",
     "parse_synthetic_spec",
     "read_letor",
+    "read_letor_bytes",
     "read_qrels",
+    "read_qrels_bytes",
     "read_query_file",
     "read_run",
+    "read_run_bytes",
     "read_scores",
     "read_trec",
     "segment_index",
@@ -97,7 +102,10 @@ _SYNTHETIC = (
 _LAZY = {
     **dict.fromkeys(_SYNTHETIC, "ndcglab.data.synthetic"),
     **dict.fromkeys(("Fold", "load_letor_folder"), "ndcglab.data.folds"),
-    **dict.fromkeys(("default_cache_dir", "read_letor", "read_query_file"), "ndcglab.data.letor"),
+    **dict.fromkeys(
+        ("default_cache_dir", "read_letor", "read_letor_bytes", "read_query_file"),
+        "ndcglab.data.letor",
+    ),
     "load_dataset": "ndcglab.data.load",
     **dict.fromkeys(("NORMALIZATIONS", "Normalizer"), "ndcglab.data.normalize"),
     **dict.fromkeys(
@@ -105,7 +113,9 @@ _LAZY = {
             "dataset_to_qrels",
             "document_names",
             "read_qrels",
+            "read_qrels_bytes",
             "read_run",
+            "read_run_bytes",
             "read_trec",
             "write_run",
         ),

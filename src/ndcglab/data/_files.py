@@ -22,6 +22,7 @@ __all__ = [
     "is_gzip",
     "join_strings",
     "open_binary",
+    "open_bytes",
     "split_lines",
     "split_strings",
 ]
@@ -108,6 +109,16 @@ def open_binary(path: PathLike, *, letor: bool = False) -> io.BufferedIOBase:
         raise DataFormatError(
             f"cannot open the file ({exc.strerror})", path=p, fix="check the file's permissions"
         ) from None
+
+
+def open_bytes(data: bytes, name: PathLike) -> io.BufferedIOBase:
+    """:func:`open_binary` for bytes already in memory: a binary stream over ``data``,
+    decompressed when it starts with the gzip magic bytes; a truncated or corrupt gzip stream
+    raises :class:`DataFormatError` naming ``name`` (the file the bytes stand for)."""
+    raw = io.BytesIO(data)
+    if data[:2] == b"\x1f\x8b":
+        return _CheckedGzipFile(filename=os.fspath(name), mode="rb", fileobj=raw)
+    return raw
 
 
 def file_sha256(path: PathLike, *, uncompressed: bool = False, chunk: int = 1 << 22) -> str:

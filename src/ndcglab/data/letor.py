@@ -80,7 +80,7 @@ from .._warn import warn_user
 from ..errors import DataFormatError, SpecError
 from . import _letor_numpy
 from . import _parse_codes as C
-from ._files import PathLike, open_binary, split_lines, split_strings
+from ._files import PathLike, open_binary, open_bytes, split_lines, split_strings
 from ._letor_cache import default_cache_dir, read_cached
 from .dataset import RankingDataset, boundaries_from_group
 
@@ -89,6 +89,7 @@ __all__ = [
     "default_cache_dir",
     "max_features_limit",
     "read_letor",
+    "read_letor_bytes",
     "read_query_file",
 ]
 
@@ -175,16 +176,7 @@ def read_letor(
     DataFormatError
         With file, line, the offending token and a fix, for any malformed input.
     """
-    if missing not in _MISSING:
-        raise SpecError(f"missing={missing!r}. Fix: choose one of {', '.join(_MISSING)}")
-    if split_queries not in _SPLIT:
-        raise SpecError(f"split_queries={split_queries!r}. Fix: choose one of {', '.join(_SPLIT)}")
-    if n_features is not None and (int(n_features) != n_features or n_features < 1):
-        raise SpecError(
-            f"n_features must be a positive integer or None, got {n_features!r}. "
-            "Fix: give the number of features, or leave it out to read it from the file"
-        )
-    limit = int(n_features) if n_features is not None else max_features_limit(max_features)
+    limit = _checked_options(missing, split_queries, n_features, max_features)
     p = Path(path)
     qfile = Path(query_file) if query_file is not None else None
     if qfile is not None and not qfile.exists():
@@ -211,6 +203,50 @@ def read_letor(
             depends=[qfile] if qfile is not None else [],
         )
     return _read(p, missing, qfile, auto_qfile, n_features, split_queries, limit)
+
+
+def read_letor_bytes(
+    data: bytes,
+    *,
+    name: PathLike = "<bytes>",
+    missing: Missing = "nan",
+    query_file: PathLike | None = None,
+    n_features: int | None = None,
+    split_queries: SplitQueries = "error",
+    max_features: int | None = None,
+) -> RankingDataset:
+    """:func:`read_letor` of a file's bytes already in memory (plain or gzip).
+
+    The bytes go through the same parser as a file, so every format rule, every number and
+    every error is that of :func:`read_letor` on a file holding ``data``. ``name`` is the file
+    the bytes stand for: errors name it (with the line within ``data``) and it becomes the
+    dataset's ``source``. No query file is looked for beside ``name``; pass ``query_file=`` for
+    data without ``qid:``. The other options are those of :func:`read_letor` (no cache).
+    """
+    limit = _checked_options(missing, split_queries, n_features, max_features)
+    qfile = Path(query_file) if query_file is not None else None
+    if qfile is not None and not qfile.exists():
+        raise DataFormatError("query file not found", path=qfile, fix="check the path")
+    return _read(
+        Path(name), missing, qfile, False, n_features, split_queries, limit, data=bytes(data)
+    )
+
+
+def _checked_options(
+    missing: str, split_queries: str, n_features: int | None, max_features: int | None
+) -> int:
+    """Refuse unknown ``missing``/``split_queries`` values and a bad ``n_features``; return the
+    cap on the largest feature index."""
+    if missing not in _MISSING:
+        raise SpecError(f"missing={missing!r}. Fix: choose one of {', '.join(_MISSING)}")
+    if split_queries not in _SPLIT:
+        raise SpecError(f"split_queries={split_queries!r}. Fix: choose one of {', '.join(_SPLIT)}")
+    if n_features is not None and (int(n_features) != n_features or n_features < 1):
+        raise SpecError(
+            f"n_features must be a positive integer or None, got {n_features!r}. "
+            "Fix: give the number of features, or leave it out to read it from the file"
+        )
+    return int(n_features) if n_features is not None else max_features_limit(max_features)
 
 
 def read_query_file(path: PathLike) -> np.ndarray:
@@ -523,17 +559,24 @@ def _comment_pairs(comment: str) -> list[tuple[str, str]]:
     return list(seen.items())
 
 
-def _feed_blocks(path: Path, feed: Any) -> None:
-    """Call ``feed(arr)`` with uint8 arrays of whole lines (the last may lack its newline).
+def _open(path: Path, data: bytes | None) -> Any:
+    """The file at ``path``, or the bytes ``data`` standing for it, as a binary stream."""
+    return open_binary(path, letor=True) if data is None else open_bytes(data, path)
+
+
+def _feed_blocks(path: Path, feed: Any, data: bytes | None = None) -> None:
+    """Call ``feed(arr)`` with uint8 arrays of whole lines (the last may lack its newline) of
+    the file, or of ``data`` (its bytes, already in memory) when given.
 
     One reusable buffer, filled with ``readinto``: it starts small (the file's size for small
     plain files) and doubles while it keeps filling up, to at most ``_CHUNK`` bytes (more only
     for a line longer than that). ``feed`` must not keep a reference to ``arr``.
     """
-    with open_binary(path, letor=True) as f:
+    with _open(path, data) as f:
         size = _CHUNK
         if not isinstance(f, gzip.GzipFile):
-            size = min(_CHUNK, os.fstat(f.fileno()).st_size + 1)
+            n = len(data) if data is not None else os.fstat(f.fileno()).st_size
+            size = min(_CHUNK, n + 1)
         else:
             size = min(_CHUNK, 1 << 20)
         buf = bytearray(max(size, 1))
@@ -570,18 +613,20 @@ def _numba_parser_loaded() -> bool:
     return _Parser.loaded
 
 
-def _read_with_numpy(path: Path, n_features: int | None, limit: int) -> _letor_numpy.Parsed | None:
-    """The NumPy reader's result for a file that fits one block (at most
+def _read_with_numpy(
+    path: Path, n_features: int | None, limit: int, data: bytes | None = None
+) -> _letor_numpy.Parsed | None:
+    """The NumPy reader's result for a file (or its bytes ``data``) that fits one block (at most
     :data:`._letor_numpy.MAX_BYTES` after decompression) and has the shape it takes, while the
     Numba parser is not loaded; ``None`` otherwise."""
     if _numba_parser_loaded():
         return None
     most = min(_letor_numpy.MAX_BYTES, _CHUNK)
-    with open_binary(path, letor=True) as f:
+    with _open(path, data) as f:
         if isinstance(f, gzip.GzipFile):
-            if _gzip_size_hint(path) > most:
+            if data is None and _gzip_size_hint(path) > most:
                 return None
-        elif os.fstat(f.fileno()).st_size > most:
+        elif (len(data) if data is not None else os.fstat(f.fileno()).st_size) > most:
             return None
         data = f.read(most + 1)
     if len(data) > most:
@@ -621,13 +666,16 @@ def _read(
     n_features: int | None,
     split_queries: str,
     limit: int = MAX_FEATURES,
+    *,
+    data: bytes | None = None,
 ) -> RankingDataset:
+    """The dataset of the file at ``path``, or of ``data`` (its bytes) when given."""
     parser = _Parser(path, n_features, query_file, limit)
-    got = _read_with_numpy(path, n_features, limit)
+    got = _read_with_numpy(path, n_features, limit, data)
     if got is not None:
         parser.take(got)
     else:
-        _feed_blocks(path, parser.feed)
+        _feed_blocks(path, parser.feed, data)
     if missing == "zero" and parser.n_nan:
         for c in parser.chunks:
             np.putmask(c.X, np.isnan(c.X), np.float32(0))

@@ -39,14 +39,16 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataFormatError, SpecError
-from ._files import PathLike, atomic_write, open_binary, split_lines
+from ._files import PathLike, atomic_write, open_binary, open_bytes, split_lines
 from .dataset import RankingDataset
 
 __all__ = [
     "dataset_to_qrels",
     "document_names",
     "read_qrels",
+    "read_qrels_bytes",
     "read_run",
+    "read_run_bytes",
     "read_trec",
     "write_run",
 ]
@@ -56,9 +58,14 @@ __all__ = [
 _FIELD_SEP = re.compile(r"[ \t\v\f]+")
 
 
-def _lines(p: Path) -> Iterator[tuple[int, str]]:
-    with open_binary(p) as f:
-        text = f.read().decode("utf-8", "replace")
+def _content(p: Path, data: bytes | None) -> bytes:
+    """The (decompressed) bytes of the file ``p``, or of ``data`` standing for it."""
+    with open_binary(p) if data is None else open_bytes(data, p) as f:
+        return f.read()
+
+
+def _lines(p: Path, data: bytes | None = None) -> Iterator[tuple[int, str]]:
+    text = _content(p, data).decode("utf-8", "replace")
     for k, line in enumerate(split_lines(text), start=1):
         stripped = line.strip(" \t\v\f")
         if stripped and not stripped.startswith("#"):
@@ -175,8 +182,11 @@ class _Columns:
         return True
 
 
-def _fast_columns(p: Path, n_fields: int, exact: bool) -> _Columns | None:
-    """The first ``n_fields`` fields of every data line of ``p``, found in one pass, or
+def _fast_columns(
+    p: Path, n_fields: int, exact: bool, data: bytes | None = None
+) -> _Columns | None:
+    """The first ``n_fields`` fields of every data line of ``p`` (or of ``data``, its bytes),
+    found in one pass, or
     ``None`` when the file needs the line-by-line reader (non-ASCII or NUL bytes, separators
     other than ASCII blanks, a line with other than ``n_fields`` fields (``exact``) or fewer (not
     ``exact``), or no data line).
@@ -187,8 +197,7 @@ def _fast_columns(p: Path, n_fields: int, exact: bool) -> _Columns | None:
     without a Python loop. ``None`` means "fall back", never "bad file": the line-by-line reader
     then applies (and reports) every rule.
     """
-    with open_binary(p) as f:
-        data = f.read()
+    data = _content(p, data)
     if not data or not data.isascii() or b"\x00" in data or any(c in data for c in _OTHER_BLANKS):
         return None
     if b"\r" in data:
@@ -277,14 +286,29 @@ def read_qrels(
     ``#`` comment lines are skipped. A file without any judgement raises
     :class:`~ndcglab.errors.DataFormatError` unless ``allow_empty=True`` (then ``{}``).
     """
-    p = Path(path)
-    fast = _read_qrels_fast(p, integer)
+    return _read_qrels(Path(path), None, integer, allow_empty)
+
+
+def read_qrels_bytes(
+    data: bytes, *, name: PathLike = "<bytes>", integer: bool = False, allow_empty: bool = False
+) -> dict[str, dict[str, Any]]:
+    """:func:`read_qrels` of a file's bytes already in memory (plain or gzip): the same rules,
+    values and errors, which name ``name`` (the file the bytes stand for) and the line within
+    ``data``."""
+    return _read_qrels(Path(name), bytes(data), integer, allow_empty)
+
+
+def _read_qrels(
+    p: Path, data: bytes | None, integer: bool, allow_empty: bool
+) -> dict[str, dict[str, Any]]:
+    """:func:`read_qrels` of the file ``p``, or of ``data`` (its bytes) when given."""
+    fast = _read_qrels_fast(p, integer, data)
     if fast is not None:
         return fast
     fix = "qrels lines are 'QID 0 DOCNO RELEVANCE' (four fields separated by blanks)"
     out: dict[str, dict[str, Any]] = {}
     first: dict[tuple[str, str], int] = {}
-    for k, line in _lines(p):
+    for k, line in _lines(p, data):
         tok = [t for t in _FIELD_SEP.split(line) if t]
         if len(tok) != 4:
             raise DataFormatError(
@@ -317,8 +341,21 @@ def read_run(path: PathLike, *, allow_empty: bool = False) -> dict[str, dict[str
     are skipped. A file without any ranked document raises
     :class:`~ndcglab.errors.DataFormatError` unless ``allow_empty=True`` (then ``{}``).
     """
-    p = Path(path)
-    fast = _read_run_fast(p)
+    return _read_run(Path(path), None, allow_empty)
+
+
+def read_run_bytes(
+    data: bytes, *, name: PathLike = "<bytes>", allow_empty: bool = False
+) -> dict[str, dict[str, float]]:
+    """:func:`read_run` of a file's bytes already in memory (plain or gzip): the same rules,
+    values and errors, which name ``name`` (the file the bytes stand for) and the line within
+    ``data``."""
+    return _read_run(Path(name), bytes(data), allow_empty)
+
+
+def _read_run(p: Path, data: bytes | None, allow_empty: bool) -> dict[str, dict[str, float]]:
+    """:func:`read_run` of the file ``p``, or of ``data`` (its bytes) when given."""
+    fast = _read_run_fast(p, data)
     if fast is not None:
         return fast
     fix = (
@@ -327,7 +364,7 @@ def read_run(path: PathLike, *, allow_empty: bool = False) -> dict[str, dict[str
     )
     out: dict[str, dict[str, float]] = {}
     first: dict[tuple[str, str], int] = {}
-    for k, line in _lines(p):
+    for k, line in _lines(p, data):
         tok = [t for t in _FIELD_SEP.split(line) if t]
         if len(tok) < 6:
             raise DataFormatError(
@@ -359,9 +396,11 @@ def read_run(path: PathLike, *, allow_empty: bool = False) -> dict[str, dict[str
     return out
 
 
-def _read_qrels_fast(p: Path, integer: bool) -> dict[str, dict[str, Any]] | None:
+def _read_qrels_fast(
+    p: Path, integer: bool, data: bytes | None = None
+) -> dict[str, dict[str, Any]] | None:
     """:func:`read_qrels` of a well-formed file in one pass (``None``: use the line reader)."""
-    cols = _fast_columns(p, 4, exact=True)
+    cols = _fast_columns(p, 4, exact=True, data=data)
     if cols is None:
         return None
     rel = cols.numbers(3)
@@ -375,9 +414,9 @@ def _read_qrels_fast(p: Path, integer: bool) -> dict[str, dict[str, Any]] | None
     return _group(cols, cols.text(2), values)
 
 
-def _read_run_fast(p: Path) -> dict[str, dict[str, float]] | None:
+def _read_run_fast(p: Path, data: bytes | None = None) -> dict[str, dict[str, float]] | None:
     """:func:`read_run` of a well-formed file in one pass (``None``: use the line reader)."""
-    cols = _fast_columns(p, 6, exact=False)
+    cols = _fast_columns(p, 6, exact=False, data=data)
     if cols is None or not cols.integers_ok(3):
         return None
     scores = cols.numbers(4)

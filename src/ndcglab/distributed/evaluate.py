@@ -2,9 +2,10 @@
 
 Per-query measures are computed by :mod:`ndcglab.measures` on partitions that never split a
 query, then concatenated — so the numbers are exactly those of the single-process path. Every
-line is read by the data package's own readers (:func:`ndcglab.data.read_letor`,
-:func:`ndcglab.data.read_run`, :func:`ndcglab.data.read_scores`), one block of whole lines at a
-time, so the file formats and their error messages are those of :mod:`ndcglab.data`.
+line is read by the data package's own readers, one block of whole lines at a time and in memory
+(:func:`ndcglab.data.read_letor_bytes`, :func:`ndcglab.data.read_run_bytes`: the parsers of
+:func:`~ndcglab.data.read_letor` and :func:`~ndcglab.data.read_run` fed the block's bytes, no
+temporary file), so the file formats and their error messages are those of :mod:`ndcglab.data`.
 
 * LETOR file + one score per document (:func:`evaluate_letor_dask`): the file is cut into byte
   blocks at line ends (``dask.bytes.read_bytes``). Each task reads its block (labels, query ids,
@@ -24,9 +25,7 @@ Dask is imported when these functions run (the ``distributed`` extra); they use 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
-import tempfile
 import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -49,21 +48,17 @@ def _has_data(block: bytes) -> bool:
     return any(line.strip() and not line.lstrip().startswith(b"#") for line in block.splitlines())
 
 
-def _read_block(block: bytes, reader: Callable[[Path], Any], path: Path, where: str) -> Any:
-    """``reader`` (a :mod:`ndcglab.data` file reader) applied to one block of whole lines.
-
-    The block is handed over as a temporary file; an error names the original file and where
-    the line lies in it (``where``: which block)."""
-    with tempfile.TemporaryDirectory(prefix="ndcglab-block-") as tmp:
-        part = Path(tmp) / "block.txt"
-        part.write_bytes(block)
-        try:
-            return reader(part)
-        except DataFormatError as exc:
-            at = f" (line {exc.line} of {where})" if exc.line is not None else f" ({where})"
-            raise DataFormatError(
-                exc.reason + at, path=path, token=exc.token, fix=exc.fix
-            ) from None
+def _read_block(
+    block: bytes, reader: Callable[..., Any], path: Path, where: str, **options: Any
+) -> Any:
+    """``reader(block, name=path, **options)`` (a :mod:`ndcglab.data` reader of bytes in
+    memory) applied to one block of whole lines; an error names the original file and where the
+    line lies in it (``where``: which block)."""
+    try:
+        return reader(block, name=path, **options)
+    except DataFormatError as exc:
+        at = f" (line {exc.line} of {where})" if exc.line is not None else f" ({where})"
+        raise DataFormatError(exc.reason + at, path=path, token=exc.token, fix=exc.fix) from None
 
 
 @dataclasses.dataclass
@@ -80,11 +75,11 @@ class _Rows:
 
 
 def _letor_rows(block: bytes, path: Path, where: str) -> _Rows:
-    from ..data import read_letor
+    from ..data import read_letor_bytes
 
     if not _has_data(block):
         return _Rows(np.zeros(0), np.zeros(0, dtype=object), [])
-    ds = _read_block(block, read_letor, path, where)
+    ds = _read_block(block, read_letor_bytes, path, where)
     qids = np.repeat(np.asarray(ds.query_ids, dtype=object), ds.query_lengths)
     if ds.doc_ids is None:
         docs: list[str | None] = [None] * ds.n_docs
@@ -330,14 +325,14 @@ def evaluate_letor_dask(
 def _trec_block(
     block: bytes, n_parts: int, path: Path, where: str
 ) -> list[list[tuple[str, dict[str, float]]]]:
-    """The rows of one block of a run, read by :func:`ndcglab.data.read_run`, as
+    """The rows of one block of a run, read by :func:`ndcglab.data.read_run_bytes`, as
     ``(qid, {docno: score})`` per partition ``crc32(qid) mod n_parts``."""
-    from ..data import read_run
+    from ..data import read_run_bytes
 
     out: list[list[tuple[str, dict[str, float]]]] = [[] for _ in range(n_parts)]
     if not block.strip():
         return out
-    run = _read_block(block, functools.partial(read_run, allow_empty=True), path, where)
+    run = _read_block(block, read_run_bytes, path, where, allow_empty=True)
     for qid, docs in run.items():
         out[zlib.crc32(qid.encode("utf-8")) % n_parts].append((qid, docs))
     return out

@@ -34,7 +34,7 @@ __all__ = [
 
 _WHERE = {
     "AdaRank": "ndcglab.models.adarank",
-    "MODEL_KINDS": "ndcglab.models.base",
+    "MODEL_KINDS": "ndcglab.models.io",
     "LinearModel": "ndcglab.models.base",
     "MLPModel": "ndcglab.models.base",
     "RankModel": "ndcglab.models.base",

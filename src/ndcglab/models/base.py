@@ -38,7 +38,7 @@ else:
     torch = _torch()
     nn = torch.nn
 
-__all__ = ["MODEL_KINDS", "LinearModel", "MLPModel", "RankModel", "build_model", "make_model"]
+__all__ = ["LinearModel", "MLPModel", "RankModel", "build_model", "make_model"]
 
 _ACTIVATIONS = {
     "relu": nn.ReLU,
@@ -52,7 +52,8 @@ _ACTIVATIONS = {
 class RankModel(nn.Module):
     """Base class: a module scoring a ``(..., F)`` feature tensor into ``(...)`` scores."""
 
-    #: short name of the model family, the ``kind`` key of :meth:`config`
+    #: short name of the model family, the ``kind`` key of :meth:`config`: the one place each
+    #: family's name is written (the kinds table of :mod:`ndcglab.training.kinds` uses it)
     kind: str = "model"
 
     def __init__(self, n_features: int) -> None:
@@ -198,22 +199,20 @@ class MLPModel(RankModel):
         }
 
 
-def _registry() -> dict[str, type[RankModel]]:
+def model_families() -> dict[str, type[RankModel]]:
+    """The torch model families :func:`make_model` and :func:`build_model` know, by the
+    :attr:`RankModel.kind` each class gives itself (in this order: linear, MLP, AdaRank)."""
     from .adarank import AdaRank
 
-    return {"linear": LinearModel, "mlp": MLPModel, "adarank": AdaRank}
-
-
-#: the model families :func:`make_model` and :func:`build_model` know
-MODEL_KINDS = ("linear", "mlp", "adarank")
+    return {cls.kind: cls for cls in (LinearModel, MLPModel, AdaRank)}
 
 
 def make_model(kind: str, n_features: int, **params: Any) -> RankModel:
-    """Build an untrained model of family ``kind`` (``linear``, ``mlp``, ``adarank``)."""
-    reg = _registry()
+    """Build an untrained model of family ``kind`` (a key of :func:`model_families`)."""
+    reg = model_families()
     key = str(kind).lower()
     if key not in reg:
-        raise SpecError(f"unknown model {kind!r}; known: {', '.join(MODEL_KINDS)}")
+        raise SpecError(f"unknown model {kind!r}; known: {', '.join(reg)}")
     return reg[key](n_features, **params)
 
 

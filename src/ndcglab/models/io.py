@@ -40,7 +40,8 @@ from .._versions import package_versions
 from ..data.dataset import RankingDataset
 from ..data.normalize import Normalizer
 from ..errors import DataFormatError, ModelMismatchError, SpecError
-from .base import MODEL_KINDS, RankModel, build_model, torch
+from .adarank import AdaRank
+from .base import LinearModel, MLPModel, RankModel, build_model, model_families, torch
 from .file_format import (
     FORMAT,
     FORMAT_VERSION,
@@ -59,6 +60,7 @@ __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
     "MAX_MODEL_PARAMETERS",
+    "MODEL_KINDS",
     "TrainedModel",
     "check_model_metadata",
     "load_model",
@@ -74,6 +76,9 @@ _WEIGHTS_MEMBER = "weights.pt"
 
 #: the most parameters a model file may declare (a sanity bound checked before building)
 MAX_MODEL_PARAMETERS = 1_000_000_000
+#: the model families :func:`load_model` reads itself (torch models), each named by its class's
+#: :attr:`~ndcglab.models.RankModel.kind`; other kinds need a registered loader
+MODEL_KINDS: tuple[str, ...] = tuple(model_families())
 _FIX = "re-save the model with ndcglab.models.save_model (the file was edited or damaged)"
 
 
@@ -92,11 +97,11 @@ def _field_error(path: Any, name: str, what: str, got: Any) -> DataFormatError:
 
 #: per kind: key -> (check, description); ``kind`` and ``n_features`` are checked by the header
 _SCHEMAS: dict[str, dict[str, tuple[Any, str]]] = {
-    "linear": {
+    LinearModel.kind: {
         "bias": (lambda v: isinstance(v, bool), "true or false"),
         "init": (lambda v: v in ("zeros", "normal"), "'zeros' or 'normal'"),
     },
-    "mlp": {
+    MLPModel.kind: {
         "hidden": (
             lambda v: (
                 isinstance(v, list)
@@ -108,7 +113,7 @@ _SCHEMAS: dict[str, dict[str, tuple[Any, str]]] = {
         "activation": (lambda v: isinstance(v, str), "a string"),
         "dropout": (lambda v: _is_num(v) and 0 <= v < 1, "a number in [0, 1)"),
     },
-    "adarank": {
+    AdaRank.kind: {
         "measure": (lambda v: isinstance(v, str), "a measure name"),
         "preset": (lambda v: v is None or isinstance(v, str), "null or a preset name"),
         "rounds": (lambda v: _is_int(v) and v >= 1, "a positive integer"),
@@ -120,7 +125,7 @@ _SCHEMAS: dict[str, dict[str, tuple[Any, str]]] = {
 
 def _n_parameters(cfg: Mapping[str, Any]) -> int:
     f = int(cfg["n_features"])
-    if cfg["kind"] == "mlp":
+    if cfg["kind"] == MLPModel.kind:
         sizes = [f, *cfg.get("hidden", (64, 32)), 1]
         return sum(a * b + b for a, b in itertools.pairwise(sizes))
     return f + 1

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..data.normalize import NORMALIZATIONS
 from ..errors import NdcglabError, SpecError
+from .kinds import MODEL_KINDS
 
 __all__ = [
     "DEFAULT_EPOCHS",
@@ -132,7 +133,7 @@ class TrainConfig:
     """
 
     loss: str | None = None
-    model: str = "linear"
+    model: str = MODEL_KINDS[0]  # the table's first kind: linear
     optimizer: str = "adam"
     lr: float | None = None
     epochs: int | None = None

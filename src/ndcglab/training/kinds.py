@@ -4,6 +4,11 @@ Every other place that names a model kind reads :data:`KINDS`: :class:`TrainConf
 ``model`` and its default loss, :func:`ndcglab.training.fit` (which route trains it),
 :func:`ndcglab.training.load_trained` (which reader opens its model file), the choices of
 ``ndcglab train/cv --model``, :class:`~ndcglab.estimator.NDCGRanker` and ``ndcglab reproduce``.
+A torch model's class writes its kind's name once, as :attr:`ndcglab.models.RankModel.kind`
+(:mod:`ndcglab.models` cannot import this package): ``models.MODEL_KINDS``, the model families
+and the model-file schemas are keyed by that attribute, and the tests check that the torch
+kinds here are exactly those classes. The gradient loop builds a model with the
+:class:`TrainConfig` fields its row names (``model_options``), never by testing the kind's name.
 
 A kind is trained by one of three *routes* (:mod:`ndcglab.training.fitting`):
 
@@ -38,7 +43,9 @@ class ModelKind:
     ``checkpoints``: writes per-epoch checkpoints and resumes from them;
     ``distributed``: can be trained on a Dask client; ``torch``: a torch model read by
     :func:`ndcglab.models.load_model` (else its route's reader opens the file);
-    ``summary``: one line for help texts.
+    ``summary``: one line for help texts; ``model_options``: the :class:`TrainConfig` fields
+    the gradient loop passes, by the same names, to the model's constructor
+    (:func:`ndcglab.models.make_model`).
     """
 
     name: str
@@ -51,6 +58,7 @@ class ModelKind:
     distributed: bool
     torch: bool
     summary: str
+    model_options: tuple[str, ...] = ()
 
 
 _DIFF, _BOOST = ("differentiable",), ("boosting",)
@@ -60,9 +68,11 @@ _LISTNET = "listnet"  # the default loss of every kind trained with a differenti
 KINDS: dict[str, ModelKind] = {k.name: k for k in (
     #         name       route       default    losses           unit     tune   ckpt   dask   torch
     ModelKind("linear", "gradient", _LISTNET, _DIFF + _BOOST, "epoch", True, True, False, True,
-              "a linear scoring function (gradient loop; AdaRank's boosting with its loss)"),
+              "a linear scoring function (gradient loop; AdaRank's boosting with its loss)",
+              model_options=("init",)),
     ModelKind("mlp", "gradient", _LISTNET, _DIFF, "epoch", True, True, False, True,
-              "a multilayer perceptron trained by the gradient loop"),
+              "a multilayer perceptron trained by the gradient loop",
+              model_options=("hidden", "activation", "dropout")),
     ModelKind("adarank", "boosting", "adarank", _BOOST, "epoch", False, False, False, True,
               "AdaRank: boosting over single features, the round chosen on validation"),
     ModelKind("gbdt", "trees", _LISTNET, _DIFF, "round", False, False, True, False,

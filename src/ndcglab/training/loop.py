@@ -140,14 +140,12 @@ class GradientRun:
     def _build(self) -> None:
         """Model, optimiser, batch plan and generator; inside the forked RNG (seeded init)."""
         from ..models import make_model
+        from .kinds import get_kind
 
         cfg, work, device, dtype = self.cfg, self.work, self.device, self.dtype
         self._seed_global(derive_seed(cfg.seed, 0))
-        model_kw: dict[str, Any] = {}
-        if cfg.model == "linear":
-            model_kw = {"init": cfg.init}
-        elif cfg.model == "mlp":
-            model_kw = {"hidden": cfg.hidden, "activation": cfg.activation, "dropout": cfg.dropout}
+        # the options the kinds table says this kind's constructor takes from the config
+        model_kw = {name: getattr(cfg, name) for name in get_kind(cfg.model).model_options}
         self.model = make_model(cfg.model, work.n_features, **model_kw).to(
             device=device, dtype=dtype
         )
