@@ -107,16 +107,18 @@ def tied_queries(
     if len(scores) < 2 or nq == 0:
         return np.zeros(nq, dtype=bool)
     rend = np.ascontiguousarray(boundaries[1:]) if ranked_end is None else ranked_end
-    flags = np.zeros(len(scores), dtype=bool)
     s = np.ascontiguousarray(scores, dtype=np.float64)
-    if _small.fits(boundaries):  # the same flags as trec_eval's docid tie key uses
+    if _small.fits(boundaries):  # NumPy: the same flags as trec_eval's docid tie key uses
+        flags = np.zeros(len(scores), dtype=bool)
         _small.tie_flags(s, boundaries, rend, flags)
-    else:
-        from . import _kernels as K
+        count = np.concatenate([[0], np.cumsum(flags)])
+        return count[boundaries[1:]] > count[boundaries[:-1]]
+    from . import _kernels as K
 
-        run_kernel(K.tie_flags_kernel, boundaries, s, np.zeros(len(s)), boundaries, rend, (flags,))
-    count = np.concatenate([[0], np.cumsum(flags)])
-    return count[boundaries[1:]] > count[boundaries[:-1]]
+    tied = np.zeros(nq, dtype=bool)
+    bits = (s + 0.0).view(np.uint64)  # -0.0 + 0.0 = +0.0: equal scores, equal bits
+    run_kernel(K.tied_query_kernel, boundaries, bits, boundaries, rend, (tied,))
+    return tied
 
 
 def _subset(
