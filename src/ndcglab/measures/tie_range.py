@@ -199,15 +199,15 @@ def compute_tie_range(
         if ranked_end is not None:
             re = b[:-1] + (ranked_end - boundaries[:-1])[keep]
         qids = None if query_ids is None else np.asarray(query_ids, dtype=object)[keep]
-        shared = _by_label([r for _, r in with_ties], y)
-        for rule, store in (("pessimistic", lows), ("optimistic", highs)):
-            if shared:  # one order for every measure: one sort per bound, as the plain run
-                rule = "label_asc" if rule == "pessimistic" else "label_desc"
-            ruled = [r.with_options(ties=rule) for _, r in with_ties]
-            got = evaluate_rule(
-                ruled, y, s, b, ranked_end=re, doc_ids=d, in_qrels=iq, query_ids=qids
-            )
-            for (m, _), r in zip(with_ties, ruled):
+        rules = ("pessimistic", "optimistic")
+        if _by_label([r for _, r in with_ties], y):  # one order for every measure, and the
+            rules = ("label_asc", "label_desc")  # two bounds from one sort (compute_per_query)
+        ruled = [[r.with_options(ties=rule) for _, r in with_ties] for rule in rules]
+        got = evaluate_rule(
+            ruled[0] + ruled[1], y, s, b, ranked_end=re, doc_ids=d, in_qrels=iq, query_ids=qids
+        )
+        for bound, store in zip(ruled, (lows, highs)):
+            for (m, _), r in zip(with_ties, bound):
                 store[str(m)][keep] = got[r]
     out: dict[str, TieRange] = {}
     for m, r in zip(measures, resolved):
