@@ -104,11 +104,15 @@ def _measure(text: str) -> Measure:
     return Measure.create(name, int(k) if k else None).resolve()
 
 
+@pytest.mark.parametrize("ties", ["most", "few"])
 @pytest.mark.parametrize("preset", ["standard", "trec_eval", "lightgbm", "letor4"])
 def test_tie_range_on_the_kernel_path_equals_the_numpy_path(
-    preset: str, monkeypatch: pytest.MonkeyPatch
+    preset: str, ties: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     y, s, b, _ = _tied_data(3)
+    if ties == "few":  # distinct scores but in every 10th query: those alone are evaluated again
+        q = np.repeat(np.arange(len(b) - 1), np.diff(b))
+        s = np.where(q % 10 == 0, s, np.random.default_rng(4).normal(size=len(s)))
     if preset == "letor4":  # grades 0..2
         y = np.minimum(y, 2.0)
     measures = ["ndcg@3", "ndcg@10", "ndcg", "map", "p@5", "mrr", "err@3"]
@@ -126,4 +130,7 @@ def test_tie_range_on_the_kernel_path_equals_the_numpy_path(
         np.testing.assert_allclose(k.low, a.low, rtol=0, atol=1e-12, err_msg=m)
         np.testing.assert_allclose(k.high, a.high, rtol=0, atol=1e-12, err_msg=m)
         np.testing.assert_array_equal(k.tied, a.tied)
+        plain = got["kernel"].per_query[m]
+        np.testing.assert_array_equal(k.low[~k.tied], plain[~k.tied])
+        np.testing.assert_array_equal(k.high[~k.tied], plain[~k.tied])
         assert (k.high - k.low).max() > 0, m

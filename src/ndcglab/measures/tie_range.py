@@ -134,6 +134,15 @@ def _subset(
     return b, [None if a is None else a[doc] for a in arrays]
 
 
+def _levels(labels: np.ndarray) -> np.ndarray:
+    """The distinct labels, ascending (whole labels 0..1024 by counting: no sort)."""
+    if len(labels) and 0.0 <= labels.min() and labels.max() <= 1024.0:
+        whole = labels.astype(np.int64)
+        if (whole == labels).all():
+            return np.flatnonzero(np.bincount(whole)).astype(np.float64)
+    return np.unique(labels)
+
+
 def _by_label(measures: Sequence[Measure], labels: np.ndarray) -> bool:
     """True when every measure's worst order of a tied group is "lower labels first" (and its
     best "higher labels first"): each gain (ndcg family) and relevance rule is a nondecreasing
@@ -144,7 +153,7 @@ def _by_label(measures: Sequence[Measure], labels: np.ndarray) -> bool:
     from .conventions import relevance
     from .gains import get_gain
 
-    levels = np.unique(labels)
+    levels = _levels(labels)
     for m in measures:
         if m.name in ("judged", "rbp_residual", "bpref", "infap"):
             return False
@@ -189,16 +198,24 @@ def compute_tie_range(
     if tied.any() and with_ties:
         keep = np.flatnonzero(tied)
         cut: list[np.ndarray | None]
-        if len(keep) == len(tied):  # every query is tied: no copy
-            b, cut = boundaries, [labels, scores, doc_ids, in_qrels]
+        n_docs = np.diff(boundaries)
+        whole = 2 * int(n_docs[keep].sum()) >= int(n_docs.sum())
+        if whole:  # most documents are in tied queries: all of them, no copy (a query
+            # without ties ranks the same under every rule: its values are the plain ones)
+            b, cut, re, qids = (
+                boundaries,
+                [labels, scores, doc_ids, in_qrels],
+                ranked_end,
+                query_ids,
+            )
         else:
             b, cut = _subset(keep, boundaries, labels, scores, doc_ids, in_qrels)
+            re = None
+            if ranked_end is not None:
+                re = b[:-1] + (ranked_end - boundaries[:-1])[keep]
+            qids = None if query_ids is None else np.asarray(query_ids, dtype=object)[keep]
         y, s = cast(np.ndarray, cut[0]), cast(np.ndarray, cut[1])  # always given
         d, iq = cut[2], cut[3]
-        re = None
-        if ranked_end is not None:
-            re = b[:-1] + (ranked_end - boundaries[:-1])[keep]
-        qids = None if query_ids is None else np.asarray(query_ids, dtype=object)[keep]
         rules = ("pessimistic", "optimistic")
         if _by_label([r for _, r in with_ties], y):  # one order for every measure, and the
             rules = ("label_asc", "label_desc")  # two bounds from one sort (compute_per_query)
@@ -208,7 +225,7 @@ def compute_tie_range(
         )
         for bound, store in zip(ruled, (lows, highs)):
             for (m, _), r in zip(with_ties, bound):
-                store[str(m)][keep] = got[r]
+                store[str(m)][keep] = got[r][keep] if whole else got[r]
     out: dict[str, TieRange] = {}
     for m, r in zip(measures, resolved):
         lo, hi = lows[str(m)], highs[str(m)]
