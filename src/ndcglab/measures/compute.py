@@ -154,12 +154,14 @@ def compute_per_query(
     group with the same tie rule when there is one (NDCG@1..10 + MAP sort once, compile one
     kernel), else uses top-k selection (``topk_gain_kernel``); everything else (no cut-off,
     fractions, ``average``, MeanNDCG, discounts of the list's length such as the linear one)
-    goes to ``full_gain_kernel``. Small inputs (:func:`._small.fits`: a few TREC runs) take the
-    NumPy versions in :mod:`._small` instead (same numbers, bit for bit, and no compiled code to
-    load, which is what a one-file command-line call would mostly wait for); ``ties=average``
-    and MeanNDCG always use the kernels. The time the NumPy path spends on inputs it takes only
-    because Numba is not loaded (:func:`._small.cold_extension`) counts towards loading the
-    kernels.
+    goes to ``full_gain_kernel``. A relevance group under ``label_asc`` and the same group under
+    ``label_desc`` (the tie range's two bounds, :mod:`.tie_range`) share one pass of
+    ``rank_rel_bounds_kernel``, with their gain groups. Small inputs (:func:`._small.fits`: a
+    few TREC runs) take the NumPy versions in :mod:`._small` instead (same numbers, bit for bit,
+    and no compiled code to load, which is what a one-file command-line call would mostly wait
+    for); ``ties=average`` and MeanNDCG always use the kernels. The time the NumPy path spends
+    on inputs it takes only because Numba is not loaded (:func:`._small.cold_extension`) counts
+    towards loading the kernels.
     """
     y, s, b = labels, scores, boundaries
     re = np.ascontiguousarray(b[1:]) if ranked_end is None else ranked_end
@@ -276,7 +278,7 @@ def compute_per_query(
                 from . import _rel_kernels as RK
 
                 hi_out = (hi_stage["hits"], hi_stage["apsum"], hi_stage["rr"], hi_stage["nrel"])
-                if mine is not None:
+                if mine is not None and mine_hi is not None:  # (both or neither)
                     gstage, hstage = gain_stages[mine], gain_stages[mine_hi]
                     darr, _ = discount_inputs(get_discount(mine[1]), n_all)
                     gcuts, gout = (darr, gstage["ks"]), (gstage["dcg"], gstage["idcg"])

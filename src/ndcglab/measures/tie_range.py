@@ -14,12 +14,16 @@ query:
   checks it against every permutation of the tied documents on small lists;
 * ties are judged at the preset's score precision (``trec_eval`` and the float32 tools: scores
   equal in single precision tie);
-* a query without ties has a range of width 0 and is not evaluated again: only the queries
-  with at least two equal scores among the ranked documents are, twice (best and worst; where
-  every gain and relevance rule grows with the label, by the tie rules ``label_asc`` and
-  ``label_desc``, one sort shared by all measures as in the plain evaluation), so
-  the cost over the plain evaluation is small when ties are rare and at most two more
-  evaluations when every query has ties (``benchmarks/bench_tie_range.py``);
+* a query without ties has a range of width 0 and is not evaluated again: finding the tied
+  queries hashes each query's scores (:func:`tied_queries`, no sort), and only the queries with
+  at least two equal scores among the ranked documents are evaluated under the worst and the
+  best order (all queries, without copying, when those hold most documents: an untied query
+  ranks the same under every rule). Where every gain and relevance rule grows with the label,
+  the two orders are the tie rules ``label_asc`` and ``label_desc``, shared by all measures,
+  and ``compute_per_query`` computes both in one pass (``rank_rel_bounds_kernel`` for the
+  ndcg@k + map/p/mrr family: one counting pass places each document in both orders, the ideal
+  DCG is computed once), so the whole range costs about one more evaluation when every query
+  is tied and almost nothing when none is (``benchmarks/bench_tie_range.py``);
 * measures without a tie rule (``idcg``, ``num_rel``, ...) have a range of width 0.
 
 :class:`TieRange` holds the per-query bounds and their means; ``evaluate_arrays(...,
