@@ -300,14 +300,13 @@ def _positions_both(scores, tkey, lo, n, which, na, pos, pos_hi):  # pragma: no 
         c = np.int32(0)
         lt = np.int32(0)
         gt = np.int32(0)
+        same = np.int32(0)  # equal score and key, earlier in the input
         for j in range(n):
             eq = s[j] == si
             c += np.int32(s[j] > si)
             lt += np.int32(eq & (t[j] < ti))
             gt += np.int32(eq & (t[j] > ti))
-        same = np.int32(0)
-        for j in range(i):
-            same += np.int32((s[j] == si) & (t[j] == ti))
+            same += np.int32(eq & (t[j] == ti) & (j < i))
         pos[a] = c + lt + same
         pos_hi[a] = c + gt + same
 

@@ -138,15 +138,6 @@ def _subset(
     return b, [None if a is None else a[doc] for a in arrays]
 
 
-def _levels(labels: np.ndarray) -> np.ndarray:
-    """The distinct labels, ascending (whole labels 0..1024 by counting: no sort)."""
-    if len(labels) and 0.0 <= labels.min() and labels.max() <= 1024.0:
-        whole = labels.astype(np.int64)
-        if (whole == labels).all():
-            return np.flatnonzero(np.bincount(whole)).astype(np.float64)
-    return np.unique(labels)
-
-
 def _by_label(measures: Sequence[Measure], labels: np.ndarray) -> bool:
     """True when every measure's worst order of a tied group is "lower labels first" (and its
     best "higher labels first"): each gain (ndcg family) and relevance rule is a nondecreasing
@@ -157,7 +148,7 @@ def _by_label(measures: Sequence[Measure], labels: np.ndarray) -> bool:
     from .conventions import relevance
     from .gains import get_gain
 
-    levels = _levels(labels)
+    levels = np.unique(labels)
     for m in measures:
         if m.name in ("judged", "rbp_residual", "bpref", "infap"):
             return False
