@@ -138,17 +138,30 @@ def _subset(
     return b, [None if a is None else a[doc] for a in arrays]
 
 
+def _levels(labels: np.ndarray) -> np.ndarray:
+    """The labels to check, ascending: every whole number from the lowest label to the highest
+    when the labels are whole numbers in a range of at most 1,024 (a superset of the labels
+    present, without a sort: a rule that fails on an absent level only costs the slower exact
+    path), else the distinct labels."""
+    if len(labels) == 0:
+        return labels
+    lo, hi = float(labels.min()), float(labels.max())
+    if hi - lo <= 1024.0 and (np.floor(labels) == labels).all():
+        return np.arange(lo, hi + 1.0)
+    return np.unique(labels)
+
+
 def _by_label(measures: Sequence[Measure], labels: np.ndarray) -> bool:
     """True when every measure's worst order of a tied group is "lower labels first" (and its
     best "higher labels first"): each gain (ndcg family) and relevance rule is a nondecreasing
-    function of the label on the labels present, and no measure tells judged from unjudged
-    documents. Then the tie rules ``label_asc``/``label_desc`` give every measure its bound
-    with one sort per query, shared as in the plain evaluation; otherwise each family orders by
-    its own values (``pessimistic``/``optimistic``)."""
+    function of the label on the labels present (:func:`_levels`), and no measure tells judged
+    from unjudged documents. Then the tie rules ``label_asc``/``label_desc`` give every measure
+    its bound, both from one pass (``compute_per_query``); otherwise each family orders by its
+    own values (``pessimistic``/``optimistic``)."""
     from .conventions import relevance
     from .gains import get_gain
 
-    levels = np.unique(labels)
+    levels = _levels(labels)
     for m in measures:
         if m.name in ("judged", "rbp_residual", "bpref", "infap"):
             return False
