@@ -38,6 +38,7 @@ __all__ = [
     "rank_order_kernel",
     "ranked_order_kernel",
     "tie_flags_kernel",
+    "tied_query_kernel",
 ]
 
 
@@ -277,6 +278,45 @@ def tie_flags_kernel(scores, zeros, bnd, rend, q0, q1, out):  # pragma: no cover
             if scores[idx[p]] == scores[idx[p - 1]]:
                 out[idx[p]] = True
                 out[idx[p - 1]] = True
+
+
+@njit(cache=True, nogil=True)
+def tied_query_kernel(bits, bnd, rend, q0, q1, out):  # pragma: no cover - compiled
+    """``out[q] = True`` when two ranked documents of query ``q`` have equal scores. ``bits``:
+    the scores' IEEE-754 bit patterns (``uint64``, −0.0 already made +0.0, no NaN), so that two
+    scores are equal exactly when their bits are. No sort: each score goes into an open-addressing
+    hash table of at least twice the list's length (Fibonacci hashing, linear probing), and the
+    first score met twice ends the query — linear time, and a tied query stops early."""
+    maxn = 1
+    for q in range(q0, q1):
+        maxn = max(maxn, rend[q] - bnd[q])
+    size = 2
+    while size < 2 * maxn:
+        size *= 2
+    table = np.empty(size, np.uint64)
+    stamp = np.zeros(size, np.int64)  # stamp[slot] == q + 1: slot holds a score of query q
+    mult = np.uint64(0x9E3779B97F4A7C15)
+    for q in range(q0, q1):
+        lo = bnd[q]
+        n = rend[q] - lo
+        if n < 2:
+            continue
+        log = 1
+        while (1 << log) < 2 * n:
+            log += 1
+        shift = np.uint64(64 - log)
+        mask = (1 << log) - 1
+        mark = q + 1
+        for i in range(lo, lo + n):
+            x = bits[i]
+            slot = np.int64((x * mult) >> shift)
+            while stamp[slot] == mark and table[slot] != x:
+                slot = (slot + 1) & mask
+            if stamp[slot] == mark:
+                out[q] = True
+                break
+            stamp[slot] = mark
+            table[slot] = x
 
 
 @njit(cache=True, nogil=True)

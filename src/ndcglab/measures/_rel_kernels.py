@@ -14,10 +14,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._gain_kernels import _fill_gains, topk_dcg
+from ._gain_kernels import _cum_dcg, _fill_gains, topk_dcg
 from ._kernels import count_budget, msort, nonzero_of, positions
 
-__all__ = ["rank_rel_kernel", "rel_average_kernel"]
+__all__ = ["rank_rel_bounds_kernel", "rank_rel_kernel", "rel_average_kernel"]
 
 
 @njit(cache=True, nogil=True)
@@ -124,12 +124,7 @@ def rank_rel_kernel(
                     v[p] = relv[idx[p]]
                 for p in range(kr):
                     g[p] = gq[idx[p] - lo]
-            for p in range(n):
-                x = v[p]
-                hc[p + 1] = hc[p] + x
-                apc[p + 1] = apc[p] + x * hc[p + 1] / (p + 1)
-                if first == 0 and x > 0.0:
-                    first = p + 1
+            first = _rel_sums(v, n, hc, apc)
         else:
             for p in range(n):
                 hc[p + 1] = 0.0
@@ -138,12 +133,201 @@ def rank_rel_kernel(
                 g[p] = 0.0
         if nc > 0:
             topk_dcg(g, kr, gq, nall, min(kq, nall), ig, darr, cum, icum, ks, q, n, dcg, idcg)
-        for j in range(pk.shape[1]):
-            hits[q, j] = hc[min(pk[q, j], n)]
-        for j in range(ak.shape[1]):
-            apsum[q, j] = apc[min(ak[q, j], n)]
-        for j in range(rk.shape[1]):
-            rr[q, j] = 1.0 / first if (first > 0 and first <= rk[q, j]) else 0.0
+        _rel_write(q, n, first, hc, apc, pk, ak, rk, hits, apsum, rr)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rel_sums(v, n, hc, apc):  # pragma: no cover - compiled
+    """Prefix sums of the relevance ``v[:n]`` in ranking order: ``hc[r]`` relevant documents in
+    the top r, ``apc[r]`` the sum of P@p over the relevant positions p <= r (``hc[0]`` and
+    ``apc[0]`` are 0); returns the 1-based position of the first relevant document (0: none)."""
+    first = 0
+    for p in range(n):
+        x = v[p]
+        hc[p + 1] = hc[p] + x
+        apc[p + 1] = apc[p] + x * hc[p + 1] / (p + 1)
+        if first == 0 and x > 0.0:
+            first = p + 1
+    return first
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rel_write(q, n, first, hc, apc, pk, ak, rk, hits, apsum, rr):  # pragma: no cover
+    """Query ``q``'s P@k hits, AP sums and RR at its cut-offs from :func:`_rel_sums`."""
+    for j in range(pk.shape[1]):
+        hits[q, j] = hc[min(pk[q, j], n)]
+    for j in range(ak.shape[1]):
+        apsum[q, j] = apc[min(ak[q, j], n)]
+    for j in range(rk.shape[1]):
+        rr[q, j] = 1.0 / first if (first > 0 and first <= rk[q, j]) else 0.0
+
+
+@njit(cache=True, nogil=True)
+def rank_rel_bounds_kernel(
+    scores,
+    tkey,
+    bnd,
+    rend,
+    relv,
+    labels,
+    gtab,
+    garr,
+    pk,
+    ak,
+    rk,
+    darr,
+    ks,
+    q0,
+    q1,
+    hits,
+    apsum,
+    rr,
+    nrel,
+    dcg,
+    idcg,
+    hits_hi,
+    apsum_hi,
+    rr_hi,
+    nrel_hi,
+    dcg_hi,
+    idcg_hi,
+    miss,
+):  # pragma: no cover - compiled
+    """:func:`rank_rel_kernel` under the two tie rules of the tie range at once
+    (:mod:`ndcglab.measures.tie_range`): ``tkey`` orders the documents of a tied score (the
+    labels: the rule ``label_asc``, the worst order) and the outputs are that ranking's; the
+    ``*_hi`` outputs are those of ``-tkey`` (``label_desc``, the best order). The documents
+    that add something are placed in both rankings by one counting pass each
+    (:func:`_positions_both`; a list with too many of them is sorted once, and the ``-tkey``
+    ranking is that sort with every group of tied scores reversed: the same relevance and
+    gain at every position, since documents with equal keys have equal labels). The ideal DCG
+    does not depend on the order: it is computed once."""
+    nc = ks.shape[1]
+    maxn = 1
+    for q in range(q0, q1):
+        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    idx = np.empty(maxn, np.int64)
+    tmp = np.empty(maxn, np.int64)
+    which = np.empty(maxn, np.int64)
+    pos = np.empty(maxn, np.int64)
+    pos_hi = np.empty(maxn, np.int64)
+    v = np.empty(maxn)
+    hc = np.zeros(maxn + 1)
+    apc = np.zeros(maxn + 1)
+    gsize = maxn if nc > 0 else 0
+    gq = np.empty(gsize)
+    g = np.empty(gsize)
+    ig = np.empty(gsize)
+    cum = np.empty(gsize + 1)
+    icum = np.empty(gsize + 1)
+    for q in range(q0, q1):
+        lo = bnd[q]
+        hi = bnd[q + 1]
+        n = rend[q] - lo
+        nall = hi - lo
+        kq = 0
+        for j in range(nc):
+            kq = max(kq, min(ks[q, j], nall))
+        if nc > 0:
+            _fill_gains(labels, lo, nall, gtab, garr, gq, miss)
+        tot = 0.0
+        for i in range(lo, hi):
+            tot += relv[i]
+        nrel[q] = tot
+        nrel_hi[q] = tot
+        kr = min(kq, n)
+        na = 0
+        if kq > 0:  # (branch-free: relevance is unpredictable)
+            for i in range(n):
+                which[na] = i
+                na += np.int64((relv[lo + i] != 0.0) | (gq[i] != 0.0))
+        else:
+            na = nonzero_of(relv, lo, n, which)
+        placed = na <= count_budget(n)
+        if placed:
+            _positions_both(scores, tkey, lo, n, which, na, pos, pos_hi)
+        else:
+            for p in range(n):
+                idx[p] = lo + p
+            msort(idx, n, scores, tkey, tmp)
+        for side in range(2):
+            if placed:  # the others add zeros
+                at = pos if side == 0 else pos_hi
+                for p in range(n):
+                    v[p] = 0.0
+                for p in range(kr):
+                    g[p] = 0.0
+                for a in range(na):
+                    p = at[a]
+                    v[p] = relv[lo + which[a]]
+                    if p < kr:
+                        g[p] = gq[which[a]]
+            else:
+                if side == 1:
+                    _reverse_tied(idx, n, scores)
+                for p in range(n):
+                    v[p] = relv[idx[p]]
+                for p in range(kr):
+                    g[p] = gq[idx[p] - lo]
+            first = _rel_sums(v, n, hc, apc)
+            if side == 0:
+                if nc > 0:
+                    topk_dcg(
+                        g, kr, gq, nall, min(kq, nall), ig, darr, cum, icum, ks, q, n, dcg, idcg
+                    )
+                _rel_write(q, n, first, hc, apc, pk, ak, rk, hits, apsum, rr)
+            else:
+                if nc > 0:  # the same ideal DCG
+                    _cum_dcg(g, kr, darr, 0, cum)
+                    for j in range(nc):
+                        dcg_hi[q, j] = cum[min(ks[q, j], n)]
+                        idcg_hi[q, j] = idcg[q, j]
+                _rel_write(q, n, first, hc, apc, pk, ak, rk, hits_hi, apsum_hi, rr_hi)
+
+
+@njit(cache=True, nogil=True)
+def _positions_both(scores, tkey, lo, n, which, na, pos, pos_hi):  # pragma: no cover - compiled
+    """:func:`._kernels.positions` in two rankings at once: ``pos[a]`` the 0-based position of
+    document ``lo + which[a]`` by score descending, ``tkey`` ascending, index ascending;
+    ``pos_hi[a]`` by score descending, ``tkey`` descending, index ascending — one branch-free
+    pass over the list per document (scores and keys are finite)."""
+    s = scores[lo : lo + n]
+    t = tkey[lo : lo + n]
+    for a in range(na):
+        i = which[a]
+        si = s[i]
+        ti = t[i]
+        c = np.int32(0)
+        lt = np.int32(0)
+        gt = np.int32(0)
+        same = np.int32(0)  # equal score and key, earlier in the input
+        for j in range(n):
+            eq = s[j] == si
+            c += np.int32(s[j] > si)
+            lt += np.int32(eq & (t[j] < ti))
+            gt += np.int32(eq & (t[j] > ti))
+            same += np.int32(eq & (t[j] == ti) & (j < i))
+        pos[a] = c + lt + same
+        pos_hi[a] = c + gt + same
+
+
+@njit(cache=True, nogil=True)
+def _reverse_tied(idx, n, scores):  # pragma: no cover - compiled
+    """Reverse, in place, every run of equal ``scores[idx[p]]`` in ``idx[:n]``."""
+    p = 0
+    while p < n:
+        e = p + 1
+        while e < n and scores[idx[e]] == scores[idx[p]]:
+            e += 1
+        a = p
+        b = e - 1
+        while a < b:
+            x = idx[a]
+            idx[a] = idx[b]
+            idx[b] = x
+            a += 1
+            b -= 1
+        p = e
 
 
 @njit(cache=True, nogil=True)

@@ -154,12 +154,14 @@ def compute_per_query(
     group with the same tie rule when there is one (NDCG@1..10 + MAP sort once, compile one
     kernel), else uses top-k selection (``topk_gain_kernel``); everything else (no cut-off,
     fractions, ``average``, MeanNDCG, discounts of the list's length such as the linear one)
-    goes to ``full_gain_kernel``. Small inputs (:func:`._small.fits`: a few TREC runs) take the
-    NumPy versions in :mod:`._small` instead (same numbers, bit for bit, and no compiled code to
-    load, which is what a one-file command-line call would mostly wait for); ``ties=average``
-    and MeanNDCG always use the kernels. The time the NumPy path spends on inputs it takes only
-    because Numba is not loaded (:func:`._small.cold_extension`) counts towards loading the
-    kernels.
+    goes to ``full_gain_kernel``. A relevance group under ``label_asc`` and the same group under
+    ``label_desc`` (the tie range's two bounds, :mod:`.tie_range`) share one pass of
+    ``rank_rel_bounds_kernel``, with their gain groups. Small inputs (:func:`._small.fits`: a
+    few TREC runs) take the NumPy versions in :mod:`._small` instead (same numbers, bit for bit,
+    and no compiled code to load, which is what a one-file command-line call would mostly wait
+    for); ``ties=average`` and MeanNDCG always use the kernels. The time the NumPy path spends
+    on inputs it takes only because Numba is not loaded (:func:`._small.cold_extension`) counts
+    towards loading the kernels.
     """
     y, s, b = labels, scores, boundaries
     re = np.ascontiguousarray(b[1:]) if ranked_end is None else ranked_end
@@ -221,7 +223,10 @@ def compute_per_query(
 
     gain_stages = {k: _gain_stage(g, n_ranked, n_all, nq) for k, g in gain_groups.items()}
     done_by: dict[str, tuple] = {}  # tie rule -> the gain group computed with a relevance sort
+    paired: set[tuple] = set()  # label_desc groups computed with their label_asc group
     for (rel, ties), group in rel_groups.items():
+        if (rel, ties) in paired:
+            continue
         relv = relevance(rel, y)
         tkey, average = key_of(ties, partial(np.asarray, relv))
         stage = _rel_stage(group, n_ranked, n_all, nq)
@@ -256,6 +261,44 @@ def compute_per_query(
                     _ndcg_from_top(
                         topg, idealg, get_discount(mine[1]), n_ranked, n_all, gain_stages[mine]
                     )
+            elif hi := _label_desc_partner(
+                rel,
+                ties,
+                stage,
+                mine,
+                rel_groups,
+                piggyback,
+                done_by,
+                gain_stages,
+                n_ranked,
+                n_all,
+                nq,
+            ):
+                hi_group, hi_stage, mine_hi = hi
+                from . import _rel_kernels as RK
+
+                hi_out = (hi_stage["hits"], hi_stage["apsum"], hi_stage["rr"], hi_stage["nrel"])
+                if mine is not None and mine_hi is not None:  # (both or neither)
+                    gstage, hstage = gain_stages[mine], gain_stages[mine_hi]
+                    darr, _ = discount_inputs(get_discount(mine[1]), n_all)
+                    gcuts, gout = (darr, gstage["ks"]), (gstage["dcg"], gstage["idcg"])
+                    hout = (hstage["dcg"], hstage["idcg"])
+                    done_by[mine_hi[2]] = mine_hi
+                else:
+                    none = np.zeros((nq, 0))
+                    gcuts, gout = (EMPTY_F, none.astype(np.int64)), (none, none)
+                    hout = (none, none)
+                run_gain_kernel(
+                    RK.rank_rel_bounds_kernel,
+                    get_gain(mine[0]) if mine is not None else None,
+                    y,
+                    b,
+                    (s, tkey, b, re, relv, y),
+                    (*cuts, *gcuts),
+                    (*rel_out, *gout, *hi_out, *hout),
+                )
+                paired.add((rel, "label_desc"))
+                out.update(_rel_results(hi_group, hi_stage, n_ranked, query_ids))
             else:
                 from . import _rel_kernels as RK
 
@@ -341,6 +384,44 @@ def compute_per_query(
             for m, (v, e) in res.items():
                 out[m] = PerQuery(v, e)
     return out
+
+
+def _label_desc_partner(
+    rel: str,
+    ties: str,
+    stage: dict[str, Any],
+    mine: tuple | None,
+    rel_groups: dict[tuple, list[Measure]],
+    piggyback: dict[str, list[tuple]],
+    done_by: dict[str, tuple],
+    gain_stages: dict[tuple, dict[str, Any]],
+    n_ranked: np.ndarray,
+    n_all: np.ndarray,
+    nq: int,
+) -> tuple[list[Measure], dict[str, Any], tuple | None] | None:
+    """For the relevance group ``(rel, label_asc)``: the group ``(rel, label_desc)`` with the
+    same cut-offs (and the gain group sharing its sort, with the same gain, discount and
+    cut-offs as ``mine``), which ``rank_rel_bounds_kernel`` computes from the same sort — the
+    tie range's two bounds (:mod:`.tie_range`). ``(group, stage, gain group)``, or None."""
+    if ties != "label_asc" or (rel, "label_desc") not in rel_groups:
+        return None
+    group = rel_groups[(rel, "label_desc")]
+    hi = _rel_stage(group, n_ranked, n_all, nq)
+    if not all(np.array_equal(stage[k], hi[k]) for k in ("pk", "ak", "rk")):
+        return None
+    mine_hi = piggyback.get("label_desc", [None])[0] if "label_desc" not in done_by else None
+    if (mine is None) != (mine_hi is None):
+        return None
+    if (
+        mine is not None
+        and mine_hi is not None
+        and (
+            mine[:2] != mine_hi[:2]
+            or not np.array_equal(gain_stages[mine]["ks"], gain_stages[mine_hi]["ks"])
+        )
+    ):
+        return None
+    return group, hi, mine_hi
 
 
 def _fixed_small(group: list[Measure]) -> bool:

@@ -14,12 +14,16 @@ query:
   checks it against every permutation of the tied documents on small lists;
 * ties are judged at the preset's score precision (``trec_eval`` and the float32 tools: scores
   equal in single precision tie);
-* a query without ties has a range of width 0 and is not evaluated again: only the queries
-  with at least two equal scores among the ranked documents are, twice (best and worst; where
-  every gain and relevance rule grows with the label, by the tie rules ``label_asc`` and
-  ``label_desc``, one sort shared by all measures as in the plain evaluation), so
-  the cost over the plain evaluation is small when ties are rare and at most two more
-  evaluations when every query has ties (``benchmarks/bench_tie_range.py``);
+* a query without ties has a range of width 0 and is not evaluated again: finding the tied
+  queries hashes each query's scores (:func:`tied_queries`, no sort), and only the queries with
+  at least two equal scores among the ranked documents are evaluated under the worst and the
+  best order (all queries, without copying, when those hold most documents: an untied query
+  ranks the same under every rule). Where every gain and relevance rule grows with the label,
+  the two orders are the tie rules ``label_asc`` and ``label_desc``, shared by all measures,
+  and ``compute_per_query`` computes both in one pass (``rank_rel_bounds_kernel`` for the
+  ndcg@k + map/p/mrr family: one counting pass places each document in both orders, the ideal
+  DCG is computed once), so the whole range costs about one more evaluation when every query
+  is tied and almost nothing when none is (``benchmarks/bench_tie_range.py``);
 * measures without a tie rule (``idcg``, ``num_rel``, ...) have a range of width 0.
 
 :class:`TieRange` holds the per-query bounds and their means; ``evaluate_arrays(...,
@@ -107,16 +111,18 @@ def tied_queries(
     if len(scores) < 2 or nq == 0:
         return np.zeros(nq, dtype=bool)
     rend = np.ascontiguousarray(boundaries[1:]) if ranked_end is None else ranked_end
-    flags = np.zeros(len(scores), dtype=bool)
     s = np.ascontiguousarray(scores, dtype=np.float64)
-    if _small.fits(boundaries):  # the same flags as trec_eval's docid tie key uses
+    if _small.fits(boundaries):  # NumPy: the same flags as trec_eval's docid tie key uses
+        flags = np.zeros(len(scores), dtype=bool)
         _small.tie_flags(s, boundaries, rend, flags)
-    else:
-        from . import _kernels as K
+        count = np.concatenate([[0], np.cumsum(flags)])
+        return count[boundaries[1:]] > count[boundaries[:-1]]
+    from . import _kernels as K
 
-        run_kernel(K.tie_flags_kernel, boundaries, s, np.zeros(len(s)), boundaries, rend, (flags,))
-    count = np.concatenate([[0], np.cumsum(flags)])
-    return count[boundaries[1:]] > count[boundaries[:-1]]
+    tied = np.zeros(nq, dtype=bool)
+    bits = (s + 0.0).view(np.uint64)  # -0.0 + 0.0 = +0.0: equal scores, equal bits
+    run_kernel(K.tied_query_kernel, boundaries, bits, boundaries, rend, (tied,))
+    return tied
 
 
 def _subset(
@@ -132,17 +138,30 @@ def _subset(
     return b, [None if a is None else a[doc] for a in arrays]
 
 
+def _levels(labels: np.ndarray) -> np.ndarray:
+    """The labels to check, ascending: every whole number from the lowest label to the highest
+    when the labels are whole numbers in a range of at most 1,024 (a superset of the labels
+    present, without a sort: a rule that fails on an absent level only costs the slower exact
+    path), else the distinct labels."""
+    if len(labels) == 0:
+        return labels
+    lo, hi = float(labels.min()), float(labels.max())
+    if hi - lo <= 1024.0 and (np.floor(labels) == labels).all():
+        return np.arange(lo, hi + 1.0)
+    return np.unique(labels)
+
+
 def _by_label(measures: Sequence[Measure], labels: np.ndarray) -> bool:
     """True when every measure's worst order of a tied group is "lower labels first" (and its
     best "higher labels first"): each gain (ndcg family) and relevance rule is a nondecreasing
-    function of the label on the labels present, and no measure tells judged from unjudged
-    documents. Then the tie rules ``label_asc``/``label_desc`` give every measure its bound
-    with one sort per query, shared as in the plain evaluation; otherwise each family orders by
-    its own values (``pessimistic``/``optimistic``)."""
+    function of the label on the labels present (:func:`_levels`), and no measure tells judged
+    from unjudged documents. Then the tie rules ``label_asc``/``label_desc`` give every measure
+    its bound, both from one pass (``compute_per_query``); otherwise each family orders by its
+    own values (``pessimistic``/``optimistic``)."""
     from .conventions import relevance
     from .gains import get_gain
 
-    levels = np.unique(labels)
+    levels = _levels(labels)
     for m in measures:
         if m.name in ("judged", "rbp_residual", "bpref", "infap"):
             return False
@@ -187,26 +206,34 @@ def compute_tie_range(
     if tied.any() and with_ties:
         keep = np.flatnonzero(tied)
         cut: list[np.ndarray | None]
-        if len(keep) == len(tied):  # every query is tied: no copy
-            b, cut = boundaries, [labels, scores, doc_ids, in_qrels]
+        n_docs = np.diff(boundaries)
+        whole = 2 * int(n_docs[keep].sum()) >= int(n_docs.sum())
+        if whole:  # most documents are in tied queries: all of them, no copy (a query
+            # without ties ranks the same under every rule: its values are the plain ones)
+            b, cut, re, qids = (
+                boundaries,
+                [labels, scores, doc_ids, in_qrels],
+                ranked_end,
+                query_ids,
+            )
         else:
             b, cut = _subset(keep, boundaries, labels, scores, doc_ids, in_qrels)
+            re = None
+            if ranked_end is not None:
+                re = b[:-1] + (ranked_end - boundaries[:-1])[keep]
+            qids = None if query_ids is None else np.asarray(query_ids, dtype=object)[keep]
         y, s = cast(np.ndarray, cut[0]), cast(np.ndarray, cut[1])  # always given
         d, iq = cut[2], cut[3]
-        re = None
-        if ranked_end is not None:
-            re = b[:-1] + (ranked_end - boundaries[:-1])[keep]
-        qids = None if query_ids is None else np.asarray(query_ids, dtype=object)[keep]
-        shared = _by_label([r for _, r in with_ties], y)
-        for rule, store in (("pessimistic", lows), ("optimistic", highs)):
-            if shared:  # one order for every measure: one sort per bound, as the plain run
-                rule = "label_asc" if rule == "pessimistic" else "label_desc"
-            ruled = [r.with_options(ties=rule) for _, r in with_ties]
-            got = evaluate_rule(
-                ruled, y, s, b, ranked_end=re, doc_ids=d, in_qrels=iq, query_ids=qids
-            )
-            for (m, _), r in zip(with_ties, ruled):
-                store[str(m)][keep] = got[r]
+        rules = ("pessimistic", "optimistic")
+        if _by_label([r for _, r in with_ties], y):  # one order for every measure, and the
+            rules = ("label_asc", "label_desc")  # two bounds from one sort (compute_per_query)
+        ruled = [[r.with_options(ties=rule) for _, r in with_ties] for rule in rules]
+        got = evaluate_rule(
+            ruled[0] + ruled[1], y, s, b, ranked_end=re, doc_ids=d, in_qrels=iq, query_ids=qids
+        )
+        for bound, store in zip(ruled, (lows, highs)):
+            for (m, _), r in zip(with_ties, bound):
+                store[str(m)][keep] = got[r][keep] if whole else got[r]
     out: dict[str, TieRange] = {}
     for m, r in zip(measures, resolved):
         lo, hi = lows[str(m)], highs[str(m)]
