@@ -226,16 +226,24 @@ def _stream_handle(target: OutputTarget) -> Iterator[Any]:
 
 
 @contextlib.contextmanager
+def _maybe_gzip(
+    raw: io.BufferedIOBase, gz: bool, compresslevel: int
+) -> Iterator[io.BufferedIOBase]:
+    """``raw`` itself, or a gzip stream into it (``mtime=0``: the same content, the same bytes)."""
+    if gz:
+        with gzip.GzipFile(
+            filename="", mode="wb", fileobj=raw, compresslevel=compresslevel, mtime=0
+        ) as f:
+            yield f
+    else:
+        yield raw
+
+
+@contextlib.contextmanager
 def _streamed(target: OutputTarget, *, gz: bool, compresslevel: int) -> Iterator[io.BufferedIOBase]:
     try:
-        with _stream_handle(target) as raw:
-            if gz:
-                with gzip.GzipFile(
-                    filename="", mode="wb", fileobj=raw, compresslevel=compresslevel, mtime=0
-                ) as f:
-                    yield f
-            else:
-                yield raw
+        with _stream_handle(target) as raw, _maybe_gzip(raw, gz, compresslevel) as f:
+            yield f
     except OSError as exc:
         if exc.filename is None:
             exc.filename = str(target.path)
@@ -276,13 +284,8 @@ def atomic_write(
     fd, tmp = tempfile.mkstemp(prefix=temporary_prefix(p.name), suffix=TEMP_SUFFIX, dir=folder)
     try:
         with os.fdopen(fd, "wb") as raw:
-            if gz:
-                with gzip.GzipFile(
-                    filename="", mode="wb", fileobj=raw, compresslevel=compresslevel, mtime=0
-                ) as f:
-                    yield f
-            else:
-                yield raw
+            with _maybe_gzip(raw, gz, compresslevel) as f:
+                yield f
             raw.flush()
             if fsync:
                 os.fsync(raw.fileno())

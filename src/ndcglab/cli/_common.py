@@ -27,6 +27,7 @@ __all__ = [
     "OUTPUT_OPTIONS",
     "add_cache_argument",
     "add_format_argument",
+    "add_model_parser",
     "add_systems_arguments",
     "add_systems_parser",
     "check_numbers",
@@ -311,6 +312,18 @@ def progress(
     from tqdm.auto import tqdm
 
     return tqdm(iterable, desc=desc, total=total, file=sys.stderr, leave=False)
+
+
+def add_model_parser(
+    subparsers: Any, name: str, help_text: str, doc: str | None
+) -> argparse.ArgumentParser:
+    """A sub-command that reads a model file (``predict``, ``export``), described by the second
+    paragraph of its module's ``doc``: it takes ``MODEL``; the caller adds its own options."""
+    from ._help import description
+
+    p = subparsers.add_parser(name, help=help_text, description=description(doc))
+    p.add_argument("model", metavar="MODEL", help="model file from ndcglab train --out")
+    return p
 
 
 def add_cache_argument(parser: argparse.ArgumentParser) -> None:

@@ -34,8 +34,7 @@ import sys
 from typing import Any
 
 from ..errors import SpecError
-from ._common import format_table
-from ._help import description
+from ._common import add_model_parser, format_table
 
 __all__ = ["FORMATS", "add_parser", "run"]
 
@@ -44,12 +43,8 @@ FORMATS = ("onnx", "torchscript", "lightgbm", "xgboost")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    p = subparsers.add_parser(
-        "export",
-        help="write a model as ONNX, TorchScript or the boosting library's own model file",
-        description=description(__doc__),
-    )
-    p.add_argument("model", metavar="MODEL", help="model file from ndcglab train --out")
+    help_text = "write a model as ONNX, TorchScript or the boosting library's own model file"
+    p = add_model_parser(subparsers, "export", help_text, __doc__)
     p.add_argument(
         "--format",
         choices=FORMATS,

@@ -18,19 +18,14 @@ import sys
 from typing import Any
 
 from ..errors import SpecError
-from ._common import add_cache_argument, emit, format_table, read_options
-from ._help import description
+from ._common import add_cache_argument, add_model_parser, emit, format_table, read_options
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    p = subparsers.add_parser(
-        "predict",
-        help="score a data file with a trained model; write a score file or a TREC run",
-        description=description(__doc__),
-    )
-    p.add_argument("model", metavar="MODEL", help="model file from ndcglab train --out")
+    help_text = "score a data file with a trained model; write a score file or a TREC run"
+    p = add_model_parser(subparsers, "predict", help_text, __doc__)
     p.add_argument("data", metavar="DATA", help="LETOR/SVMlight file or synthetic:NAME[:SEED]")
     p.add_argument(
         "--out",

@@ -163,16 +163,9 @@ class LambdaLoss(Loss):
         sigma = float(self.params["sigma"])
         k, gbar, idcg, pos, table = self._ranking_terms(s, y, mask)
 
-        def rows(
-            s: Tensor,
-            y: Tensor,
-            mask: Tensor,
-            gbar: Tensor,
-            pos: Tensor,
-            table: Tensor,
-            k: Tensor,
-        ) -> Tensor:
-            use, w = self._weight_block(s, y, mask, gbar, pos, table, k)
+        def rows(s: Tensor, *terms: Tensor) -> Tensor:
+            # ``terms``: one chunk of ``y, mask, gbar, pos, table, k`` (:meth:`_weight_block`)
+            use, w = self._weight_block(s, *terms)
             pair = torch.nn.functional.softplus(-sigma * (s.unsqueeze(-1) - s.unsqueeze(-2)))
             total = torch.where(use, w * pair, s.new_zeros(())).sum(dim=(-2, -1))
             return total / math.log(2.0)

@@ -169,11 +169,7 @@ def read_model_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
             f"the model file's metadata.json is not valid JSON ({exc})", path=path, fix=_WRITTEN_BY
         ) from None
     except _ZIP_ERRORS as exc:
-        raise DataFormatError(
-            f"not an ndcglab model file, or a damaged one ({type(exc).__name__}: {exc})",
-            path=path,
-            fix=_WRITTEN_BY + " (copy it again if it was damaged)",
-        ) from None
+        raise _damaged(path, "not an ndcglab model file, or a damaged one", exc) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         shown = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
         raise DataFormatError(
@@ -202,6 +198,17 @@ def read_model_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
 def _is_int(x: Any) -> bool:
     """A JSON integer (``bool`` is not one); also used by :mod:`.io`."""
     return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _damaged(
+    path: Any,
+    what: str,
+    exc: BaseException,
+    *,
+    fix: str = _WRITTEN_BY + " (copy it again if it was damaged)",
+) -> DataFormatError:
+    """``what (ExcType: message)``: a model file the zip or zlib reader could not read."""
+    return DataFormatError(f"{what} ({type(exc).__name__}: {exc})", path=path, fix=fix)
 
 
 def _bad(path: Any, field_name: str, what: str, got: Any) -> DataFormatError:
@@ -258,9 +265,7 @@ def member_size(path: str | os.PathLike[str], name: str) -> int | None:
     except KeyError:
         return None
     except _ZIP_ERRORS as exc:
-        raise DataFormatError(
-            f"damaged model file ({type(exc).__name__}: {exc})", path=path, fix=_WRITTEN_BY
-        ) from None
+        raise _damaged(path, "damaged model file", exc, fix=_WRITTEN_BY) from None
 
 
 def read_member(path: str | os.PathLike[str], name: str) -> bytes:
@@ -272,8 +277,4 @@ def read_member(path: str | os.PathLike[str], name: str) -> bytes:
     except KeyError:
         raise
     except _ZIP_ERRORS as exc:
-        raise DataFormatError(
-            f"the member {name} of the model file is damaged ({type(exc).__name__}: {exc})",
-            path=path,
-            fix=_WRITTEN_BY + " (copy it again if it was damaged)",
-        ) from None
+        raise _damaged(path, f"the member {name} of the model file is damaged", exc) from None

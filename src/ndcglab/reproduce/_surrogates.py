@@ -23,7 +23,7 @@ from .protocols import (
     Protocol,
     chosen_text,
     convergence_text,
-    fit_protocol,
+    fit_fold,
     protocol_texts,
 )
 from .report import Cell, Report, Table
@@ -97,19 +97,11 @@ def train_all(
 
 
 def _fitter(protocol: Protocol, spec: str, seed: int, preset: str) -> Any:
-    """Train ``spec`` on a fold under ``protocol`` (:func:`.protocols.fit_protocol`), scoring
+    """Train ``spec`` on a fold under ``protocol`` (:func:`.protocols.fit_fold`), scoring
     its test part."""
 
     def fitter(fold: Any) -> Any:
-        return fit_protocol(
-            protocol,
-            spec,
-            fold.train,
-            {"test": fold.test},
-            validation=fold.vali,
-            seed=seed,
-            preset=preset,
-        )
+        return fit_fold(protocol, spec, fold, seed=seed, preset=preset)
 
     return fitter
 

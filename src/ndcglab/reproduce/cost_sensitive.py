@@ -43,7 +43,7 @@ from .protocols import (
     convergence_summary,
     convergence_text,
     experiment_protocols,
-    fit_protocol,
+    fit_fold,
     fit_record,
     protocol_by_name,
     protocol_texts,
@@ -189,32 +189,17 @@ def run(report: Report, settings: Settings) -> None:
     ada: dict[str, Any] = {}  # AdaRank, trained once per fold and shared by the protocols
 
     def fitter(p: Any, name: str, loss: str) -> Any:
+        def fit_on(protocol: Any, fold: Any) -> Any:
+            return fit_fold(protocol, loss, fold, seed=settings.seed, preset=preset, rounds=rounds)
+
         def fit(fold: Any) -> Any:
             if name == "AdaRank":
                 if ada.get("fold") != fold.name:
-                    shared = fit_protocol(
-                        ada_protocol,
-                        loss,
-                        fold.train,
-                        {"test": fold.test},
-                        validation=fold.vali,
-                        seed=settings.seed,
-                        preset=preset,
-                        rounds=rounds,
-                    )
+                    shared = fit_on(ada_protocol, fold)
                     shared.protocol = "(every protocol)"
                     ada.update(fold=fold.name, fit=shared)
                 return ada["fit"]
-            return fit_protocol(
-                p,
-                loss,
-                fold.train,
-                {"test": fold.test},
-                validation=fold.vali,
-                seed=settings.seed,
-                preset=preset,
-                rounds=rounds,
-            )
+            return fit_on(p, fold)
 
         return fit
 
@@ -411,31 +396,20 @@ def _significance(store: PerQueryStore, settings: Settings) -> tuple[Any, Any, A
     """The three families of paired t-tests on one protocol's results."""
     from ..analysis.significance import compare_rankers
 
-    sig_all = compare_rankers(
-        store.as_mapping([m for m, _ in METHODS]),
-        baseline="ListMLE",
-        test="t",
-        measures=["ndcg@1"],
-        correction="holm",
-        seed=settings.seed,
-    )
-    sig_52 = compare_rankers(
-        store.as_mapping(["CS-ListMLE@1", *BASELINES_52]),
-        baseline="CS-ListMLE@1",
-        test="t",
-        measures=["ndcg@1"],
-        correction="none",
-        seed=settings.seed,
-    )
-    sig_curve = compare_rankers(
-        store.as_mapping([n for n, _ in METHODS[:5]]),
-        baseline="ListMLE",
-        test="t",
-        measures=list(CURVE),
-        correction="holm",
-        family="measure",
-        seed=settings.seed,
-    )
+    def t_tests(names: list[str], baseline: str, measures: list[str], correction: str) -> Any:
+        return compare_rankers(
+            store.as_mapping(names),
+            baseline=baseline,
+            test="t",
+            measures=measures,
+            correction=correction,
+            family="measure",
+            seed=settings.seed,
+        )
+
+    sig_all = t_tests([m for m, _ in METHODS], "ListMLE", ["ndcg@1"], "holm")
+    sig_52 = t_tests(["CS-ListMLE@1", *BASELINES_52], "CS-ListMLE@1", ["ndcg@1"], "none")
+    sig_curve = t_tests([n for n, _ in METHODS[:5]], "ListMLE", list(CURVE), "holm")
     return sig_all, sig_52, sig_curve
 
 

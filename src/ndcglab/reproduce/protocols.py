@@ -46,6 +46,7 @@ __all__ = [
     "add_verdict_table",
     "convergence_summary",
     "experiment_protocols",
+    "fit_fold",
     "fit_protocol",
     "protocol_by_name",
 ]
@@ -309,6 +310,29 @@ def fit_protocol(
         raise AssertionError(protocol.name)
     fit.protocol = protocol.name
     return fit
+
+
+def fit_fold(
+    protocol: Protocol,
+    loss: str,
+    fold: Any,
+    *,
+    seed: int,
+    preset: str | None,
+    rounds: int | None = None,
+) -> Any:
+    """:func:`fit_protocol` on one fold (``.train``, ``.vali``, ``.test``): trained on its
+    training part, validated on its validation part, scoring its test part (``"test"``)."""
+    return fit_protocol(
+        protocol,
+        loss,
+        fold.train,
+        {"test": fold.test},
+        validation=fold.vali,
+        seed=seed,
+        preset=preset,
+        rounds=rounds,
+    )
 
 
 def _fit_config(
