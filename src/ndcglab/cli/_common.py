@@ -424,3 +424,57 @@ def read_systems(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     ds = load_dataset(args.data, **read_options(args, args.data))
     names = system_names(args.scores, args.name)
     return ds, {n: read_scores(f, n_expected=ds.n_docs) for n, f in zip(names, args.scores)}
+
+
+def add_measure_arguments(
+    p: argparse.ArgumentParser, *, preset_help: str, trec_group: str
+) -> argparse._ArgumentGroup:
+    """The measure options ``evaluate`` and ``compare`` share: ``-m/--measure``, ``--preset``
+    and trec_eval's ``-c``, ``-M``, ``-J``, ``-l``, ``--score-precision`` (in a group titled
+    ``trec_group``, returned so that a command can add its own to it)."""
+    p.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="measure, e.g. ndcg@10, 'ndcg(ties=average)@5', trec_eval's ndcg_cut.5,10 or "
+        "ir_measures' nDCG@10; repeatable (default: the preset's usual set)",
+    )
+    p.add_argument("--preset", default=None, metavar="NAME", help=preset_help)
+    t = p.add_argument_group(trec_group, "named as in trec_eval; -c, -M and -J apply to --qrels")
+    t.add_argument(
+        "-c",
+        "--all-queries",
+        action="store_true",
+        help="average over every query of the qrels; a query a run misses scores 0",
+    )
+    t.add_argument(
+        "-M",
+        "--max-docs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="only the first N documents of each ranking (by score, then docno descending)",
+    )
+    t.add_argument(
+        "-J",
+        "--judged-only",
+        action="store_true",
+        help="rank only the judged documents (unjudged ones are dropped from the run)",
+    )
+    t.add_argument(
+        "-l",
+        "--rel-level",
+        default=None,
+        metavar="N",
+        help="relevance level: a label >= N counts as relevant (the preset option rel=N)",
+    )
+    t.add_argument(
+        "--score-precision",
+        default=None,
+        metavar="P",
+        help="precision at which scores are compared (ties): float32 = trec_eval9 = "
+        "pytrec_eval (C float), float64 = trec_eval10 (C double); default: the preset's",
+    )
+    return t

@@ -31,7 +31,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import add_cache_argument, add_format_argument, emit
+from ._common import add_cache_argument, add_format_argument, add_measure_arguments, emit
 from ._help import plain
 
 __all__ = ["add_parser", "run"]
@@ -75,49 +75,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="NAME",
         help="system name, once per run or score file in order (default: the file names)",
     )
-    p.add_argument(
-        "-m",
-        "--measure",
-        action="append",
-        default=None,
-        metavar="SPEC",
-        help="measure, e.g. ndcg@10, ndcg_cut_10, nDCG@10; repeatable (default: the preset's set)",
-    )
-    p.add_argument(
-        "--preset",
-        default=None,
-        help="convention preset (default trec_eval for --qrels, standard for DATA)",
-    )
-    t = p.add_argument_group("trec_eval's options (with --qrels)")
-    t.add_argument(
-        "-c",
-        "--all-queries",
-        action="store_true",
-        help="every topic of the qrels; a topic a run misses scores 0",
-    )
-    t.add_argument(
-        "-M",
-        "--max-docs",
-        type=int,
-        default=None,
-        metavar="N",
-        help="only the first N documents of each ranking",
-    )
-    t.add_argument(
-        "-J", "--judged-only", action="store_true", help="rank only the judged documents"
-    )
-    t.add_argument(
-        "-l",
-        "--rel-level",
-        default=None,
-        metavar="N",
-        help="a label >= N is relevant (the preset option rel=N)",
-    )
-    t.add_argument(
-        "--score-precision",
-        default=None,
-        metavar="P",
-        help="float32 (trec_eval 9, pytrec_eval) or float64 (trec_eval 10)",
+    t = add_measure_arguments(
+        p,
+        preset_help="convention preset (default trec_eval for --qrels, standard for DATA)",
+        trec_group="trec_eval's options (with --qrels)",
     )
     t.add_argument(
         "--topics",

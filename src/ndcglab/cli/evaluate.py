@@ -45,7 +45,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import NdcglabError
-from ._common import add_cache_argument, add_format_argument, emit, read_options
+from ._common import (
+    add_cache_argument,
+    add_format_argument,
+    add_measure_arguments,
+    emit,
+    read_options,
+)
 from ._help import description
 
 __all__ = ["add_parser", "add_ranking_arguments", "read_ranking", "run"]
@@ -70,22 +76,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="print trec_eval's per-query lines (and the 'all' lines) instead of the table",
     )
-    p.add_argument(
-        "-m",
-        "--measure",
-        action="append",
-        default=None,
-        metavar="SPEC",
-        help="measure, e.g. ndcg@10 or 'ndcg(ties=average)@5'; repeatable (default: the preset's "
-        "usual set)",
-    )
-    p.add_argument(
-        "--preset",
-        default=None,
-        metavar="NAME",
-        help="convention preset (default standard; trec_eval for --qrels), with options such as "
-        "'trec_eval(depth=100)'; the list is below",
-    )
     p.add_argument("--per-query", metavar="FILE", help="write per-query values to FILE (CSV)")
     p.add_argument(
         "--tie-range",
@@ -93,42 +83,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="also report each measure's worst and best value over every order of the tied "
         "documents (exact per query), and warn where ties decide more than 5%% of a mean",
     )
-    t = p.add_argument_group(
-        "trec_eval's options", "named as in trec_eval; -c, -M and -J apply to --qrels/--run"
-    )
-    t.add_argument(
-        "-c",
-        "--all-queries",
-        action="store_true",
-        help="average over every query of the qrels; a query the run misses scores 0",
-    )
-    t.add_argument(
-        "-M",
-        "--max-docs",
-        type=int,
-        default=None,
-        metavar="N",
-        help="only the first N documents of each ranking (by score, then docno descending)",
-    )
-    t.add_argument(
-        "-J",
-        "--judged-only",
-        action="store_true",
-        help="rank only the judged documents (unjudged ones are dropped from the run)",
-    )
-    t.add_argument(
-        "-l",
-        "--rel-level",
-        default=None,
-        metavar="N",
-        help="relevance level: a label >= N counts as relevant (the preset option rel=N)",
-    )
-    t.add_argument(
-        "--score-precision",
-        default=None,
-        metavar="P",
-        help="precision at which scores are compared (ties): float32 = trec_eval9 = "
-        "pytrec_eval (C float), float64 = trec_eval10 (C double); default: the preset's",
+    add_measure_arguments(
+        p,
+        preset_help="convention preset (default standard; trec_eval for --qrels), with options "
+        "such as 'trec_eval(depth=100)'; the list is below",
+        trec_group="trec_eval's options",
     )
     from ._dask import add_dask_arguments
 

@@ -11,6 +11,7 @@ always reported because the conventions disagree on what such a query is worth.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import math
 import os
@@ -283,19 +284,7 @@ def _finish(
     resolved = tuple(_signed(m.resolve(preset), preset) for m in measures)
     warn_beyond_grades(preset.name, resolved, labels, boundaries, query_ids)
 
-    def run(
-        ms: Sequence[Measure],
-        y: np.ndarray,
-        sc: np.ndarray,
-        b: np.ndarray,
-        *,
-        ranked_end: np.ndarray | None,
-        doc_ids: np.ndarray | None,
-        in_qrels: np.ndarray | None,
-        query_ids: Any,
-    ) -> dict[Measure, Any]:
-        return _values(preset, ms, y, sc, b, ranked_end, doc_ids, in_qrels, query_ids)
-
+    run = functools.partial(_values, preset)  # per-query values under this preset
     values = run(
         resolved,
         labels,
