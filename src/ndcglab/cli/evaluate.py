@@ -215,15 +215,7 @@ def _evaluate(args: argparse.Namespace) -> Any:
     if args.max_docs is not None and args.max_docs < 1:
         raise NdcglabError(f"-M {args.max_docs}: N must be a positive integer, e.g. -M 1000")
     if not trec:
-        used = [
-            flag
-            for flag, on in (
-                ("-c", args.all_queries),
-                ("-M", args.max_docs is not None),
-                ("-J", args.judged_only),
-            )
-            if on
-        ]
+        used = _trec_flags(args)
         if used:
             raise NdcglabError(
                 f"{', '.join(used)} appl{'ies' if len(used) == 1 else 'y'} to a TREC run "
@@ -258,17 +250,20 @@ def _evaluate(args: argparse.Namespace) -> Any:
     )
 
 
+def _trec_flags(args: argparse.Namespace) -> list[str]:
+    """trec_eval's run options given (``-c``, ``-M``, ``-J``): they apply to a TREC run only."""
+    given = (args.all_queries, args.max_docs is not None, args.judged_only)
+    return [flag for flag, on in zip(("-c", "-M", "-J"), given) if on]
+
+
 def _evaluate_dask(args: argparse.Namespace, preset: str, trec: bool) -> Any:
     """``_evaluate`` on Dask (``--dask``): LETOR + ``--scores``, or ``--qrels/--run``."""
     from ..distributed.cluster import dask_client
     from ..distributed.evaluate import evaluate_letor_dask, evaluate_trec_dask
 
-    used = [
+    used = _trec_flags(args) + [
         flag
         for flag, on in (
-            ("-c", args.all_queries),
-            ("-M", args.max_docs is not None),
-            ("-J", args.judged_only),
             ("--score-precision", args.score_precision is not None),
             ("--feature", args.feature is not None),
             ("--tie-range", args.tie_range),

@@ -285,16 +285,14 @@ def _finish(
     warn_beyond_grades(preset.name, resolved, labels, boundaries, query_ids)
 
     run = functools.partial(_values, preset)  # per-query values under this preset
-    values = run(
-        resolved,
-        labels,
-        scores,
-        boundaries,
-        ranked_end=ranked_end,
-        doc_ids=doc_ids,
-        in_qrels=in_qrels,
-        query_ids=query_ids,
-    )
+    # what a run of the measures reads beside labels, scores and boundaries
+    where = {
+        "ranked_end": ranked_end,
+        "doc_ids": doc_ids,
+        "in_qrels": in_qrels,
+        "query_ids": query_ids,
+    }
+    values = run(resolved, labels, scores, boundaries, **where)
     per_query: dict[str, np.ndarray] = {}
     mean: dict[str, float] = {}
     empty_any = np.zeros(len(boundaries) - 1, dtype=bool)
@@ -324,10 +322,7 @@ def _finish(
             labels,
             scores,
             boundaries,
-            ranked_end=ranked_end,
-            doc_ids=doc_ids,
-            in_qrels=in_qrels,
-            query_ids=query_ids,
+            **where,
         )
         for line in tie_warnings(ranges, mean):
             warn_user(line)
