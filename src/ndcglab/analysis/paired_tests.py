@@ -476,14 +476,7 @@ def wilcoxon_test(
         sf = 1.0 - np.concatenate(([0.0], cdf[:-1]))  # P(W >= w)
         lo = math.ceil(w_plus)
         hi = math.floor(w_plus)
-        p_less = float(cdf[min(lo, len(cdf) - 1)])
-        p_greater = float(sf[hi])
-        if alternative == "less":
-            p = p_less
-        elif alternative == "greater":
-            p = p_greater
-        else:
-            p = min(1.0, 2.0 * min(p_less, p_greater))
+        p = _from_tails(float(cdf[min(lo, len(cdf) - 1)]), float(sf[hi]), alternative)
         return TestResult("wilcoxon", w_plus, p, n_all, alternative, exact=True)
     mu = n * (n + 1) * 0.25
     var = n * (n + 1) * (2 * n + 1.0)
@@ -519,15 +512,18 @@ def sign_test(
     m = wins + losses
     if m == 0:
         return TestResult("sign", 0.0, 1.0, 0, alternative)
-    lower = float(binom.cdf(wins, m, 0.5))
-    upper = float(binom.sf(wins - 1, m, 0.5))
-    if alternative == "less":
-        p = lower
-    elif alternative == "greater":
-        p = upper
-    else:
-        p = min(1.0, 2.0 * min(lower, upper))
+    p = _from_tails(float(binom.cdf(wins, m, 0.5)), float(binom.sf(wins - 1, m, 0.5)), alternative)
     return TestResult("sign", float(wins), p, m, alternative, exact=True)
+
+
+def _from_tails(p_less: float, p_greater: float, alternative: str) -> float:
+    """The p-value of an exact test from its two one-sided tails: ``less`` or ``greater`` that
+    tail, ``two-sided`` twice the smaller tail, at most 1."""
+    if alternative == "less":
+        return p_less
+    if alternative == "greater":
+        return p_greater
+    return min(1.0, 2.0 * min(p_less, p_greater))
 
 
 def adjust_p(p_values: Sequence[float] | np.ndarray, method: str = "holm") -> np.ndarray:
