@@ -49,7 +49,8 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (["--dask", ""], "not a scheduler address"),
         (["--dask", "tcp://host"], "host and a port"),
         (["--dask", "local:2", "--dask-timeout", "-1"], "positive number of seconds"),
-        (["--dask", "local:2", "--dask-timeout", "nan"], "positive number of seconds"),
+        # the command line's number check comes first: NaN is not a finite number
+        (["--dask", "local:2", "--dask-timeout", "nan"], "is not a finite decimal number"),
         (["--dask", f"local:{(os.cpu_count() or 1) + 1}"], "cores"),
     ],
 )

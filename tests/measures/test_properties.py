@@ -25,8 +25,10 @@ SCORES = st.sampled_from([0.0, 0.5, 1.0, 1.0, 2.0, -1.0])
 def batches(draw, max_n: int = 6, max_q: int = 4):
     nq = draw(st.integers(1, max_q))
     labels, scores, docids, bnd = [], [], [], [0]
-    for _ in range(nq):
-        n = draw(st.integers(0, max_n))
+    for q in range(nq):
+        # queries may be empty, the whole batch not: data without a document are refused
+        # (tests/data/test_validate_doors.py)
+        n = draw(st.integers(0 if q else 1, max_n))
         ys = draw(st.lists(LABELS, min_size=n, max_size=n))
         ss = draw(st.lists(SCORES, min_size=n, max_size=n))
         ids = draw(st.permutations([f"d{i}" for i in range(n)])) if n else []
