@@ -102,15 +102,9 @@ def train_xgboost_dask(
     xgb_params = xgboost_params(
         learning_rate=learning_rate, num_leaves=num_leaves, seed=seed, num_threads=0
     )
-    builtin, obj, loss_label = xgboost_loss(
-        loss,
-        xgb_params,
-        params,
-        hessian=hessian,
-        hess_floor=hess_floor,
-        constant_lists=constant_lists,
-        seed=seed,
-    )
+    # the objective's settings that apply on Dask (no Hutchinson sample count)
+    options = {"hessian": hessian, "hess_floor": hess_floor, "constant_lists": constant_lists}
+    builtin, obj, loss_label = xgboost_loss(loss, xgb_params, params, seed=seed, **options)
     objective_info = xgboost_objective_info(builtin, obj)  # the client's objective, before training
     out = dxgb.train(client, xgb_params, dtrain, num_boost_round=int(num_boost_round), obj=obj)
     booster = out["booster"]
