@@ -40,7 +40,7 @@ import numpy as np
 from .._compat import broadcast, require
 from ..data import RankingDataset
 from ..errors import DataFormatError, SpecError
-from ..gbdt._training import ROUND_SELECTION, best_round, curve_record, model_metadata
+from ..gbdt.common import ROUND_SELECTION, best_round, curve_record, model_metadata
 from ..gbdt.model import GBDTModel, model_versions
 from ..gbdt.train import DEFAULT_LOSS, DEFAULTS, lightgbm_label, lightgbm_objective, make_objective
 from .evaluate import _take

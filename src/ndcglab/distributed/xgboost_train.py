@@ -29,7 +29,7 @@ import numpy as np
 
 from .._compat import require
 from ..data import RankingDataset
-from ..gbdt._training import check_train_valid
+from ..gbdt.common import check_train_valid
 from ..gbdt.xgboost_model import XGBoostModel
 from ..gbdt.xgboost_train import (
     xgboost_loss,

@@ -27,7 +27,7 @@ from .._spec import parse_spec
 from ..data import RankingDataset, boundaries_from_group
 from ..errors import SpecError
 from ..training.config import TREE_DEFAULTS, TrainConfig
-from ._training import (
+from .common import (
     EvalSetMeasure,
     check_train_valid,
     curve_record,
@@ -181,7 +181,7 @@ class MeasureFeval(EvalSetMeasure):
     (``"letor4"`` by default: the official LETOR 4.0 conventions) by the one training-time
     measure, :class:`ndcglab.measures.MeasureScorer`; the value is the mean over the evaluation
     set's queries. The query boundaries of each evaluation set are computed once and cached
-    (:class:`~ndcglab.gbdt._training.EvalSetMeasure`).
+    (:class:`~ndcglab.gbdt.common.EvalSetMeasure`).
     """
 
     def __init__(

@@ -35,7 +35,7 @@ import numpy as np
 from .._compat import require
 from ..data import RankingDataset
 from ..errors import SpecError
-from ._training import (
+from .common import (
     EvalSetMeasure,
     best_round,
     check_train_valid,
@@ -111,7 +111,7 @@ class XGBoostMeasure(EvalSetMeasure):
     """An XGBoost ``custom_metric`` for one of our measures: ``(predt, dmatrix) -> (name,
     value)``, the mean over the evaluation set's queries of ``measure`` under ``preset``
     (:class:`ndcglab.measures.MeasureScorer`, as
-    :class:`~ndcglab.gbdt._training.EvalSetMeasure`); bigger is better (train with
+    :class:`~ndcglab.gbdt.common.EvalSetMeasure`); bigger is better (train with
     ``maximize=True``)."""
 
     def __init__(self, measure: str = "ndcg@10", preset: str | None = "letor4") -> None:
