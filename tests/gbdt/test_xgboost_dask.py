@@ -15,9 +15,9 @@ pytest.importorskip("xgboost")
 pytest.importorskip("torch")
 
 import xgboost as xgb  # noqa: E402
-from ndcglab.gbdt.dask_train import partition_queries  # noqa: E402
 
 from ndcglab.data import load_dataset  # noqa: E402
+from ndcglab.distributed.train import partition_queries  # noqa: E402
 from ndcglab.distributed.xgboost_train import train_xgboost_dask, xgboost_valid_curve  # noqa: E402
 from ndcglab.gbdt.xgboost_objective import XGBoostObjective  # noqa: E402
 from ndcglab.gbdt.xgboost_train import train_xgboost  # noqa: E402

@@ -32,7 +32,7 @@ from __future__ import annotations
 import itertools
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,7 @@ import numpy as np
 from .._compat import broadcast, require
 from ..data import RankingDataset
 from ..errors import DataFormatError, SpecError
+from ..gbdt.common import ROUND_SELECTION, best_round, curve_record, model_metadata
 from ..gbdt.model import GBDTModel, model_versions
 from ..gbdt.train import DEFAULT_LOSS, DEFAULTS, lightgbm_label, lightgbm_objective, make_objective
 from .evaluate import _take
@@ -210,7 +211,7 @@ def train_gbdt_dask(
     curve: list[float] = []
     if valid is not None:
         curve = select_rounds_dask(booster, valid, measure, preset, client=client)
-    best = int(np.argmax(curve)) + 1 if curve else 0
+    best = best_round(curve)
     params_out = {
         "learning_rate": learning_rate,
         "num_leaves": num_leaves,
@@ -219,35 +220,55 @@ def train_gbdt_dask(
         "objective": objective if isinstance(objective, str) else "custom",
         **extra,
     }
-    meta_out: dict[str, Any] = {
-        "loss": loss_label,
-        "objective": objective_info,
-        "params": params_out,
-        "model": {"kind": GBDTModel.kind, "best_iteration": best},
-        "feature_names": feature_names,
-        "training_data": source,
-        "training": {
-            "num_boost_round": int(num_boost_round),
-            "distributed": True,
-            "partitions": len(shapes),
-            "workers": n_workers,
-            "partition_docs": [s[0] for s in shapes],
-            "rounds_run": n_trees,
-            "best_iteration": best,
-            "measure": measure if curve else None,
-            "preset": preset if curve else None,
-            "valid_curve": curve,
-            "best_valid": float(curve[best - 1]) if curve else None,
-            "history": [{"round": i + 1, "valid": v} for i, v in enumerate(curve)],
-            "best_score": float(curve[best - 1]) if curve else None,
-            "round_selection": "fixed rounds, then the best round on the validation set"
-            if curve
-            else None,
-        },
-        "seed": int(seed),
-        "versions": model_versions(),
-    }
+    meta_out = model_metadata(
+        loss=loss_label,
+        objective=objective_info,
+        params=params_out,
+        model={"kind": GBDTModel.kind, "best_iteration": best},
+        feature_names=feature_names,
+        training_data=source,
+        training=dask_training_record(
+            num_boost_round=num_boost_round,
+            n_workers=n_workers,
+            partition_docs=[s[0] for s in shapes],
+            rounds_run=n_trees,
+            curve=curve,
+            measure=measure,
+            preset=preset,
+        ),
+        seed=seed,
+        versions=model_versions(),
+    )
     return GBDTModel(booster=booster, metadata=meta_out)
+
+
+def dask_training_record(
+    *,
+    num_boost_round: int,
+    n_workers: int,
+    partition_docs: list[int],
+    rounds_run: int,
+    curve: list[float],
+    measure: str,
+    preset: str | None,
+    engine: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The ``training`` metadata of a model trained on Dask (either engine): the fixed rounds,
+    the partitions, the round chosen on the validation ``curve`` (none without one); the
+    ``engine`` entries (XGBoost's ``min_data_in_leaf`` note) follow ``best_iteration``."""
+    best = best_round(curve)
+    return {
+        "num_boost_round": int(num_boost_round),
+        "distributed": True,
+        "partitions": len(partition_docs),
+        "workers": n_workers,
+        "partition_docs": list(partition_docs),
+        "rounds_run": int(rounds_run),
+        "best_iteration": best,
+        **dict(engine or {}),
+        **curve_record(curve, measure, preset, watched=bool(curve)),
+        "round_selection": ROUND_SELECTION if curve else None,
+    }
 
 
 def _valid_values(
@@ -326,6 +347,18 @@ DASK_SETTINGS = (
 )
 
 
+def dask_settings(
+    split: Callable[[Mapping[str, Any]], tuple[dict[str, Any], dict[str, Any]]],
+    defaults: Mapping[str, Any],
+    settings: Mapping[str, Any] | None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(named, extra)``: of an engine's ``defaults`` overridden by ``settings`` and cut by its
+    ``split`` (ours, the engine's), those of :data:`DASK_SETTINGS` (passed to the Dask trainer by
+    name) and the engine's own parameters (passed through)."""
+    ours, extra = split({**defaults, **dict(settings or {})})
+    return {k: ours[k] for k in DASK_SETTINGS if k in ours}, extra
+
+
 def fit_gbdt_dask(
     train: RankingDataset,
     loss: Any,
@@ -346,6 +379,5 @@ def fit_gbdt_dask(
     # LightGBM's Dask layer prints its notes ("Finding random open ports ...") to stdout through
     # its logger: send them to Python logging (warnings reach stderr), keeping stdout the result
     require("lightgbm").register_logger(logging.getLogger("lightgbm"))
-    ours, extra = split_settings({**DEFAULTS, **dict(settings or {})})
-    named = {k: ours[k] for k in DASK_SETTINGS if k in ours}
+    named, extra = dask_settings(split_settings, DEFAULTS, settings)
     return train_gbdt_dask(train, loss, client=client, valid=valid, params=extra, **named)

@@ -29,26 +29,17 @@ import numpy as np
 
 from .._compat import require
 from ..data import RankingDataset
-from ..errors import SpecError
-from ..gbdt.xgboost_model import XGBoostModel, xgboost_versions
-from ..gbdt.xgboost_objective import XGBoostObjective
-from ..gbdt.xgboost_train import XGBOOST_PREFIX, xgboost_objective, xgboost_params
-from .train import partition_queries
+from ..gbdt.common import check_train_valid
+from ..gbdt.xgboost_model import XGBoostModel
+from ..gbdt.xgboost_train import (
+    xgboost_loss,
+    xgboost_model,
+    xgboost_objective_info,
+    xgboost_params,
+)
+from .train import _client, dask_settings, dask_training_record, partition_queries
 
 __all__ = ["fit_xgboost_dask", "train_xgboost_dask", "xgboost_valid_curve"]
-
-
-def _client(client: Any) -> Any:
-    if client is not None:
-        return client
-    distributed = require("distributed")
-    try:
-        return distributed.get_client()
-    except ValueError as exc:
-        raise SpecError(
-            "no Dask client. Fix: start one, e.g. distributed.Client(distributed.LocalCluster("
-            "n_workers=2, threads_per_worker=1)), or pass client="
-        ) from exc
 
 
 def xgboost_valid_curve(
@@ -96,8 +87,7 @@ def train_xgboost_dask(
     """
     dxgb = require("xgboost.dask")
     da = require("dask.array")
-    if not isinstance(train, RankingDataset):
-        raise SpecError(f"train must be a RankingDataset, got {type(train).__name__}")
+    check_train_valid(train, None)
     client = _client(client)
     n_workers = max(1, len(client.scheduler_info()["workers"]))
     parts = partition_queries(train.boundaries, n_partitions or n_workers)
@@ -112,55 +102,35 @@ def train_xgboost_dask(
     xgb_params = xgboost_params(
         learning_rate=learning_rate, num_leaves=num_leaves, seed=seed, num_threads=0
     )
-    builtin = xgboost_objective(loss)
-    obj: XGBoostObjective | None = None
-    if builtin is not None:
-        xgb_params["objective"] = builtin
-        loss_label = f"{XGBOOST_PREFIX}{builtin}"
-        objective_info: dict[str, Any] = {"loss": loss_label, "hessian": "xgboost built-in"}
-    else:
-        obj = XGBoostObjective(
-            loss, hessian=hessian, hess_floor=hess_floor, constant_lists=constant_lists, seed=seed
-        )
-        loss_label, objective_info = obj.name, obj.describe()
-    xgb_params.update(dict(params or {}))
+    # the objective's settings that apply on Dask (no Hutchinson sample count)
+    options = {"hessian": hessian, "hess_floor": hess_floor, "constant_lists": constant_lists}
+    builtin, obj, loss_label = xgboost_loss(loss, xgb_params, params, seed=seed, **options)
+    objective_info = xgboost_objective_info(builtin, obj)  # the client's objective, before training
     out = dxgb.train(client, xgb_params, dtrain, num_boost_round=int(num_boost_round), obj=obj)
     booster = out["booster"]
     curve = xgboost_valid_curve(booster, valid, measure, preset) if valid is not None else []
-    best = int(np.argmax(curve)) + 1 if curve else 0
-    stored = {k: v for k, v in xgb_params.items() if k != "objective"}
-    stored["objective"] = builtin if builtin is not None else "custom"
-    meta: dict[str, Any] = {
-        "loss": loss_label,
-        "objective": objective_info,
-        "params": stored,
-        "model": {"kind": "gbdt", "engine": "xgboost", "best_iteration": best},
-        "feature_names": list(train.feature_names) if train.feature_names else None,
-        "training_data": train.source,
-        "training": {
-            "engine": "xgboost",
-            "num_boost_round": int(num_boost_round),
-            "distributed": True,
-            "partitions": len(parts),
-            "workers": n_workers,
-            "partition_docs": list(rows),
-            "rounds_run": int(booster.num_boosted_rounds()),
-            "best_iteration": best,
-            "min_data_in_leaf": {"value": int(min_data_in_leaf), "applied": False},
-            "measure": measure if curve else None,
-            "preset": preset if curve else None,
-            "valid_curve": curve,
-            "best_valid": float(curve[best - 1]) if curve else None,
-            "history": [{"round": i + 1, "valid": v} for i, v in enumerate(curve)],
-            "best_score": float(curve[best - 1]) if curve else None,
-            "round_selection": "fixed rounds, then the best round on the validation set"
-            if curve
-            else None,
-        },
-        "seed": int(seed),
-        "versions": xgboost_versions(),
-    }
-    return XGBoostModel(booster=booster, metadata=meta)
+    training = dask_training_record(
+        num_boost_round=num_boost_round,
+        n_workers=n_workers,
+        partition_docs=list(rows),
+        rounds_run=int(booster.num_boosted_rounds()),
+        curve=curve,
+        measure=measure,
+        preset=preset,
+        engine={"min_data_in_leaf": {"value": int(min_data_in_leaf), "applied": False}},
+    )
+    return xgboost_model(
+        booster,
+        builtin,
+        obj,
+        loss_label,
+        xgb_params,
+        training["best_iteration"],
+        train,
+        training,
+        seed,
+        objective_info=objective_info,
+    )
 
 
 def fit_xgboost_dask(
@@ -177,8 +147,6 @@ def fit_xgboost_dask(
     the best round on ``valid``; early stopping, the Hutchinson sample count and the thread count
     do not apply on Dask and are left out; every other XGBoost parameter is passed through."""
     from ..gbdt.xgboost_train import XGBOOST_DEFAULTS, split_xgboost_settings
-    from .train import DASK_SETTINGS
 
-    ours, extra = split_xgboost_settings({**XGBOOST_DEFAULTS, **dict(settings or {})})
-    named = {k: ours[k] for k in DASK_SETTINGS if k in ours}
+    named, extra = dask_settings(split_xgboost_settings, XGBOOST_DEFAULTS, settings)
     return train_xgboost_dask(train, loss, client=client, valid=valid, params=extra, **named)

@@ -26,8 +26,14 @@ from .._compat import lightgbm as _lightgbm
 from .._spec import parse_spec
 from ..data import RankingDataset, boundaries_from_group
 from ..errors import SpecError
-from ..measures import MeasureScorer
 from ..training.config import TREE_DEFAULTS, TrainConfig
+from .common import (
+    EvalSetMeasure,
+    check_train_valid,
+    curve_record,
+    model_metadata,
+    split_engine_settings,
+)
 from .model import GBDTModel, model_versions
 
 __all__ = [
@@ -156,40 +162,35 @@ def to_lgb_dataset(
     )
 
 
-class MeasureFeval:
+def _lgb_arrays(eval_data: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Labels and query boundaries of a ``lightgbm.Dataset``."""
+    labels = np.asarray(eval_data.get_label(), dtype=np.float64)
+    group = eval_data.get_group()
+    if group is None:
+        raise SpecError(
+            "evaluating a ranking measure needs query groups on the validation set. Fix: "
+            "build it with group= (ndcglab.gbdt.to_lgb_dataset does)"
+        )
+    return labels, boundaries_from_group(group)
+
+
+class MeasureFeval(EvalSetMeasure):
     """A LightGBM ``feval`` for one of our measures: ``(preds, eval_data) -> (name, value, True)``.
 
     ``measure`` is a measure spec (``"ndcg@10"``, ``"map"`` …) evaluated under ``preset``
     (``"letor4"`` by default: the official LETOR 4.0 conventions) by the one training-time
     measure, :class:`ndcglab.measures.MeasureScorer`; the value is the mean over the evaluation
-    set's queries. The query boundaries of each evaluation set are computed once and cached.
+    set's queries. The query boundaries of each evaluation set are computed once and cached
+    (:class:`~ndcglab.gbdt.common.EvalSetMeasure`).
     """
 
     def __init__(
         self, measure: str = DEFAULTS["measure"], preset: str | None = DEFAULTS["preset"]
     ) -> None:
-        self.measure = measure
-        self.preset = preset
-        self.scorer = MeasureScorer(measure, preset)  # validates both now
-        self.name = str(measure) if preset is None else f"{measure}[{preset}]"
-        self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        super().__init__(measure, preset)
 
     def _arrays(self, eval_data: Any) -> tuple[np.ndarray, np.ndarray]:
-        key = id(eval_data)
-        if key not in self._cache:
-            labels = np.asarray(eval_data.get_label(), dtype=np.float64)
-            group = eval_data.get_group()
-            if group is None:
-                raise SpecError(
-                    "evaluating a ranking measure needs query groups on the validation set. Fix: "
-                    "build it with group= (ndcglab.gbdt.to_lgb_dataset does)"
-                )
-            self._cache[key] = (labels, boundaries_from_group(group))
-        return self._cache[key]
-
-    def value(self, labels: np.ndarray, scores: np.ndarray, boundaries: np.ndarray) -> float:
-        """The mean of the measure over the queries given as flat arrays."""
-        return self.scorer.mean(labels, scores, boundaries)
+        return self._arrays_of(eval_data, _lgb_arrays)
 
     def __call__(self, preds: np.ndarray, eval_data: Any) -> tuple[str, float, bool]:
         labels, b = self._arrays(eval_data)
@@ -252,13 +253,7 @@ def train_gbdt(
         Evaluate ``measure`` on ``valid`` every round (needed for early stopping).
     """
     lgb = _lightgbm()
-    if not isinstance(train, RankingDataset):
-        raise SpecError(f"train must be a RankingDataset, got {type(train).__name__}")
-    if valid is not None and valid.n_features != train.n_features:
-        raise SpecError(
-            f"the validation set has {valid.n_features} features, the training set "
-            f"{train.n_features}. Fix: use the same feature set for both"
-        )
+    check_train_valid(train, valid)
     lgb_params: dict[str, Any] = {
         "learning_rate": float(learning_rate),
         "num_leaves": int(num_leaves),
@@ -325,30 +320,24 @@ def train_gbdt(
     stored_params["objective"] = (
         lgb_params["objective"] if isinstance(lgb_params["objective"], str) else "custom"
     )
-    meta: dict[str, Any] = {
-        "loss": loss_label,
-        "objective": objective_info,
-        "params": stored_params,
-        "model": {"kind": GBDTModel.kind, "best_iteration": best},
-        "feature_names": list(train.feature_names) if train.feature_names else None,
-        "training_data": train.source,
-        "training": {
+    meta = model_metadata(
+        loss=loss_label,
+        objective=objective_info,
+        params=stored_params,
+        model={"kind": GBDTModel.kind, "best_iteration": best},
+        feature_names=train.feature_names,
+        training_data=train.source,
+        training={
             "num_boost_round": int(num_boost_round),
             "rounds_run": len(curve) if curve else int(booster.current_iteration()),
             "best_iteration": best,
             "early_stopping_rounds": early_stopping_rounds if feval is not None else None,
-            "measure": measure if feval is not None else None,
-            "preset": preset if feval is not None else None,
-            "valid_curve": [float(v) for v in curve],
-            "best_valid": float(max(curve)) if curve else None,
-            # the names the estimator reads (as for gradient-trained models)
-            "history": [{"round": i + 1, "valid": float(v)} for i, v in enumerate(curve)],
-            "best_score": float(max(curve)) if curve else None,
+            **curve_record(curve, measure, preset, watched=feval is not None),
             "seconds": seconds,
         },
-        "seed": int(seed),
-        "versions": model_versions(),
-    }
+        seed=seed,
+        versions=model_versions(),
+    )
     return GBDTModel(booster=booster, metadata=meta)
 
 
@@ -390,14 +379,7 @@ _ALIASES = {
 def split_settings(settings: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(ours, extra)``: the keys of :data:`DEFAULTS` (LightGBM's aliases of them read as the
     setting they name) and every other LightGBM parameter, passed through."""
-    ours: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
-    for key, value in settings.items():
-        k = _ALIASES.get(key, key)
-        if k in _OUR_KEYS:
-            ours[k] = value
-        else:
-            extra[k] = value
+    ours, extra = split_engine_settings(settings, _OUR_KEYS, _ALIASES)
     if "params" in ours:  # pragma: no cover - defensive
         extra.update(ours.pop("params"))
     return ours, extra

@@ -35,9 +35,17 @@ import numpy as np
 from .._compat import require
 from ..data import RankingDataset
 from ..errors import SpecError
-from ..measures import MeasureScorer
+from .common import (
+    EvalSetMeasure,
+    best_round,
+    check_train_valid,
+    curve_record,
+    model_metadata,
+    split_engine_settings,
+)
+from .train import _ALIASES as LIGHTGBM_ALIASES
 from .train import DEFAULTS
-from .xgboost_model import XGBoostModel, xgboost_versions
+from .xgboost_model import ENGINE, XGBoostModel, xgboost_versions
 from .xgboost_objective import XGBoostObjective, group_boundaries
 
 __all__ = [
@@ -94,25 +102,23 @@ def to_dmatrix(data: RankingDataset) -> Any:
     )
 
 
-class XGBoostMeasure:
+def _dmatrix_arrays(dmatrix: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Labels and query boundaries of an ``xgboost.DMatrix``."""
+    return np.asarray(dmatrix.get_label(), dtype=np.float64), group_boundaries(dmatrix)
+
+
+class XGBoostMeasure(EvalSetMeasure):
     """An XGBoost ``custom_metric`` for one of our measures: ``(predt, dmatrix) -> (name,
     value)``, the mean over the evaluation set's queries of ``measure`` under ``preset``
-    (:class:`ndcglab.measures.MeasureScorer`); bigger is better (train with
+    (:class:`ndcglab.measures.MeasureScorer`, as
+    :class:`~ndcglab.gbdt.common.EvalSetMeasure`); bigger is better (train with
     ``maximize=True``)."""
 
     def __init__(self, measure: str = "ndcg@10", preset: str | None = "letor4") -> None:
-        self.measure = measure
-        self.preset = preset
-        self.scorer = MeasureScorer(measure, preset)  # validates both now
-        self.name = str(measure) if preset is None else f"{measure}[{preset}]"
-        self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        super().__init__(measure, preset)
 
     def __call__(self, predt: np.ndarray, dmatrix: Any) -> tuple[str, float]:
-        key = id(dmatrix)
-        if key not in self._cache:
-            labels = np.asarray(dmatrix.get_label(), dtype=np.float64)
-            self._cache[key] = (labels, group_boundaries(dmatrix))
-        labels, b = self._cache[key]
+        labels, b = self._arrays_of(dmatrix, _dmatrix_arrays)
         scores = np.asarray(predt, dtype=np.float64).ravel()
         return self.name, float(self.scorer.mean(labels, scores, b))
 
@@ -176,36 +182,23 @@ def train_xgboost(
     :class:`~ndcglab.gbdt.xgboost_model.XGBoostModel`.
     """
     xgb = require("xgboost")
-    if not isinstance(train, RankingDataset):
-        raise SpecError(f"train must be a RankingDataset, got {type(train).__name__}")
-    if valid is not None and valid.n_features != train.n_features:
-        raise SpecError(
-            f"the validation set has {valid.n_features} features, the training set "
-            f"{train.n_features}. Fix: use the same feature set for both"
-        )
+    check_train_valid(train, valid)
     xgb_params = xgboost_params(
         learning_rate=learning_rate,
         num_leaves=num_leaves,
         seed=seed,
         num_threads=num_threads,
     )
-    builtin = xgboost_objective(loss)
-    obj: XGBoostObjective | None = None
-    if builtin is not None:
-        xgb_params["objective"] = builtin
-        loss_label = f"{XGBOOST_PREFIX}{builtin}"
-        objective_info: dict[str, Any] = {"loss": loss_label, "hessian": "xgboost built-in"}
-    else:
-        obj = XGBoostObjective(
-            loss,
-            hessian=hessian,
-            hess_floor=hess_floor,
-            hutchinson_samples=hutchinson_samples,
-            constant_lists=constant_lists,
-            seed=seed,
-        )
-        loss_label = obj.name
-    xgb_params.update(dict(params or {}))
+    builtin, obj, loss_label = xgboost_loss(
+        loss,
+        xgb_params,
+        params,
+        hessian=hessian,
+        hess_floor=hess_floor,
+        hutchinson_samples=hutchinson_samples,
+        constant_lists=constant_lists,
+        seed=seed,
+    )
 
     dtrain = to_dmatrix(train)
     evals: list[tuple[Any, str]] = []
@@ -231,49 +224,84 @@ def train_xgboost(
         callbacks=list(callbacks) or None,
     )
     seconds = time.perf_counter() - t0
-    if obj is not None:
-        objective_info = obj.describe()
     curve = [float(v) for v in history.get("valid", {}).get(feval.name, [])] if feval else []
-    best = int(np.argmax(curve)) + 1 if curve else 0
+    best = best_round(curve)
+    training = {
+        "num_boost_round": int(num_boost_round),
+        "rounds_run": int(booster.num_boosted_rounds()),
+        "best_iteration": best,
+        "min_data_in_leaf": {"value": int(min_data_in_leaf), "applied": False},
+        "early_stopping_rounds": early_stopping_rounds if feval is not None else None,
+        **curve_record(curve, measure, preset, watched=feval is not None),
+        "seconds": seconds,
+    }
+    return xgboost_model(booster, builtin, obj, loss_label, xgb_params, best, train, training, seed)
+
+
+def xgboost_loss(
+    loss: Any, xgb_params: dict[str, Any], params: Mapping[str, Any] | None, **options: Any
+) -> tuple[str | None, XGBoostObjective | None, str]:
+    """``(builtin, objective, label)`` of ``loss``: an XGBoost built-in (set as
+    ``xgb_params["objective"]``, no objective object) or our loss as an
+    :class:`~ndcglab.gbdt.xgboost_objective.XGBoostObjective` with the keyword ``options``; then
+    the extra XGBoost ``params`` are applied over ``xgb_params`` (they win)."""
+    builtin = xgboost_objective(loss)
+    obj: XGBoostObjective | None = None
+    if builtin is not None:
+        xgb_params["objective"] = builtin
+        loss_label = f"{XGBOOST_PREFIX}{builtin}"
+    else:
+        obj = XGBoostObjective(loss, **options)
+        loss_label = obj.name
+    xgb_params.update(dict(params or {}))
+    return builtin, obj, loss_label
+
+
+def xgboost_objective_info(builtin: str | None, obj: XGBoostObjective | None) -> dict[str, Any]:
+    """The ``objective`` metadata: the built-in's name, or the settings of our objective."""
+    if obj is not None:
+        return obj.describe()
+    return {"loss": f"{XGBOOST_PREFIX}{builtin}", "hessian": "xgboost built-in"}
+
+
+def xgboost_model(
+    booster: Any,
+    builtin: str | None,
+    obj: XGBoostObjective | None,
+    loss_label: str,
+    xgb_params: Mapping[str, Any],
+    best: int,
+    train: RankingDataset,
+    training: dict[str, Any],
+    seed: int,
+    objective_info: dict[str, Any] | None = None,
+) -> XGBoostModel:
+    """The :class:`~ndcglab.gbdt.xgboost_model.XGBoostModel` of a trained ``booster`` with its
+    metadata (``training`` gets ``engine = "xgboost"`` first; ``objective_info`` defaults to
+    :func:`xgboost_objective_info` now)."""
     stored = {k: v for k, v in xgb_params.items() if k != "objective"}
     stored["objective"] = builtin if builtin is not None else "custom"
-    meta: dict[str, Any] = {
-        "loss": loss_label,
-        "objective": objective_info,
-        "params": stored,
-        "model": {"kind": "gbdt", "engine": "xgboost", "best_iteration": best},
-        "feature_names": list(train.feature_names) if train.feature_names else None,
-        "training_data": train.source,
-        "training": {
-            "engine": "xgboost",
-            "num_boost_round": int(num_boost_round),
-            "rounds_run": int(booster.num_boosted_rounds()),
-            "best_iteration": best,
-            "min_data_in_leaf": {"value": int(min_data_in_leaf), "applied": False},
-            "early_stopping_rounds": early_stopping_rounds if feval is not None else None,
-            "measure": measure if feval is not None else None,
-            "preset": preset if feval is not None else None,
-            "valid_curve": curve,
-            "best_valid": float(max(curve)) if curve else None,
-            "history": [{"round": i + 1, "valid": v} for i, v in enumerate(curve)],
-            "best_score": float(max(curve)) if curve else None,
-            "seconds": seconds,
-        },
-        "seed": int(seed),
-        "versions": xgboost_versions(),
-    }
+    meta = model_metadata(
+        loss=loss_label,
+        objective=xgboost_objective_info(builtin, obj)
+        if objective_info is None
+        else objective_info,
+        params=stored,
+        model={"kind": "gbdt", "engine": ENGINE, "best_iteration": best},
+        feature_names=train.feature_names,
+        training_data=train.source,
+        training={"engine": ENGINE, **training},
+        seed=seed,
+        versions=xgboost_versions(),
+    )
     return XGBoostModel(booster=booster, metadata=meta)
 
 
 #: keys of ``fit_xgboost(params=...)`` that are our arguments rather than XGBoost parameters
 _OUR_KEYS = frozenset(XGBOOST_DEFAULTS) | {"eval_every_round"}
+#: the LightGBM engine's aliases and XGBoost's names of the same settings
 _ALIASES = {
-    "n_estimators": "num_boost_round",
-    "num_iterations": "num_boost_round",
-    "num_rounds": "num_boost_round",
-    "min_child_samples": "min_data_in_leaf",
-    "random_state": "seed",
-    "eta": "learning_rate",
+    **LIGHTGBM_ALIASES,
     "max_leaves": "num_leaves",
     "nthread": "num_threads",
     "n_jobs": "num_threads",
@@ -298,9 +326,4 @@ def fit_xgboost(
 def split_xgboost_settings(settings: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(ours, xgboost's)``: the settings of :func:`train_xgboost` (aliases resolved) and the
     XGBoost parameters passed through."""
-    ours: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
-    for key, value in settings.items():
-        k = _ALIASES.get(key, key)
-        (ours if k in _OUR_KEYS else extra)[k] = value
-    return ours, extra
+    return split_engine_settings(settings, _OUR_KEYS, _ALIASES)
