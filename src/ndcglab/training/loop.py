@@ -251,15 +251,27 @@ class GradientRun:
             if parts:
                 total += torch.cat(parts).double().sum() / n_q
         epoch_loss = float(total)
+        self._check_finite(
+            epoch_loss,
+            epoch,
+            f"lr {self.lr}",
+            "lower the learning rate (lr=) or normalise the features (normalize='zscore')",
+            ("lr", "normalize"),
+        )
+        return epoch_loss
+
+    def _check_finite(
+        self, epoch_loss: float, epoch: int, how: str, fix: str, parameters: tuple[str, ...]
+    ) -> None:
+        """A :class:`TrainingDivergedError` when the epoch's loss is not finite: the loss, the
+        step rule ``how`` and the ``fix``, naming the Python ``parameters`` to change."""
         if not math.isfinite(epoch_loss):
             raise TrainingDivergedError(
                 f"the training loss became {epoch_loss} at epoch {epoch + 1} (loss "
-                f"{self.meta['loss']}, lr {self.lr}). Fix: lower the learning rate (lr=) or "
-                "normalise the features (normalize='zscore')",
+                f"{self.meta['loss']}, {how}). Fix: {fix}",
                 epoch=epoch + 1,
                 value=epoch_loss,
-            ).naming("lr", "normalize")
-        return epoch_loss
+            ).naming(*parameters)
 
     def _full_objective(self, epoch: int, *, reseed: bool = True) -> Any:
         """The full training objective (mean loss over the training queries plus the penalty)
@@ -300,14 +312,13 @@ class GradientRun:
 
         self.opt.step(closure)
         epoch_loss = self.first_eval["loss"]
-        if not math.isfinite(epoch_loss):
-            raise TrainingDivergedError(
-                f"the training loss became {epoch_loss} at epoch {epoch + 1} (loss "
-                f"{self.meta['loss']}, optimizer lbfgs). Fix: normalise the features "
-                "(normalize='zscore') or add an L2 penalty (l2=)",
-                epoch=epoch + 1,
-                value=epoch_loss,
-            ).naming("normalize", "l2")
+        self._check_finite(
+            epoch_loss,
+            epoch,
+            "optimizer lbfgs",
+            "normalise the features (normalize='zscore') or add an L2 penalty (l2=)",
+            ("normalize", "l2"),
+        )
         return epoch_loss
 
     def final_objective(self) -> tuple[float, float]:
@@ -341,9 +352,9 @@ class GradientRun:
     def _stop(self, epoch: int, epoch_loss: float, valid: float | None) -> None:
         """Set the stopping reason after ``epoch`` (converged, early stopping, epoch cap)."""
         cfg, st = self.cfg, self.state
+        prev = st.prev_loss
         if cfg.optimizer == "lbfgs":
             grad = self.first_eval.get("grad", math.inf)
-            prev = st.prev_loss
             if grad <= cfg.gtol:
                 st.stop_reason, st.finished = "converged", True
             elif prev is not None and epoch_loss == prev:
@@ -354,22 +365,13 @@ class GradientRun:
                 and prev - epoch_loss <= cfg.tol * max(abs(prev), abs(epoch_loss))
             ):
                 st.stop_reason, st.finished = "converged", True
-            elif valid is not None and cfg.patience is not None and st.bad >= cfg.patience:
+        elif cfg.optimizer == "gd" and prev is not None and abs(epoch_loss - prev) < cfg.tol:
+            st.stop_reason, st.finished = "converged", True
+        if not st.finished:
+            if valid is not None and cfg.patience is not None and st.bad >= cfg.patience:
                 st.stop_reason, st.finished = "early_stopping", True
             elif epoch + 1 >= cfg.n_epochs:
                 st.stop_reason, st.finished = "max_epochs", True
-            st.prev_loss = epoch_loss
-            return
-        if (
-            cfg.optimizer == "gd"
-            and st.prev_loss is not None
-            and abs(epoch_loss - st.prev_loss) < cfg.tol
-        ):
-            st.stop_reason, st.finished = "converged", True
-        elif valid is not None and cfg.patience is not None and st.bad >= cfg.patience:
-            st.stop_reason, st.finished = "early_stopping", True
-        elif epoch + 1 >= cfg.n_epochs:
-            st.stop_reason, st.finished = "max_epochs", True
         st.prev_loss = epoch_loss
 
     def _checkpoint(self, epoch: int, fingerprint: tuple[str, str]) -> dict[str, Any]:
