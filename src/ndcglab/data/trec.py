@@ -277,6 +277,30 @@ def _as_int(v: float, p: Path | None, k: int | None, tok: str) -> int:
     return int(v)
 
 
+def _first_time(
+    first: dict[tuple[str, str], int],
+    qid: str,
+    doc: str,
+    path: Path,
+    k: int,
+    line: str,
+    what: str,
+    fix: str,
+) -> None:
+    """Record that ``(qid, doc)`` stands on line ``k``; a second time is a
+    :class:`DataFormatError` saying ``what`` (a template of ``doc`` and ``qid``) and where the
+    first one stands."""
+    if (qid, doc) in first:
+        raise DataFormatError(
+            f"{what.format(doc=doc, qid=qid)} (first on line {first[qid, doc]})",
+            path=path,
+            line=k,
+            token=line.strip(),
+            fix=fix,
+        )
+    first[qid, doc] = k
+
+
 def read_qrels(
     path: PathLike, *, integer: bool = False, allow_empty: bool = False
 ) -> dict[str, dict[str, Any]]:
@@ -318,16 +342,10 @@ def _read_qrels(
         v: Any = _number(rel, p, k, "relevance", fix)
         if integer:
             v = _as_int(v, p, k, rel)
-        if (qid, doc) in first:
-            raise DataFormatError(
-                f"document {doc!r} of query {qid!r} is judged twice (first on line "
-                f"{first[qid, doc]})",
-                path=p,
-                line=k,
-                token=line.strip(),
-                fix="keep one judgement per (query, document)",
-            )
-        first[qid, doc] = k
+        _first_time(
+            first, qid, doc, p, k, line, "document {doc!r} of query {qid!r} is judged twice",
+            "keep one judgement per (query, document)",
+        )  # fmt: skip
         out.setdefault(qid, {})[doc] = v
     if not out and not allow_empty:
         raise _refuse_empty(p, "judgement", "give the qrels file ('QID 0 DOCNO RELEVANCE' lines)")
@@ -378,16 +396,11 @@ def _read_run(p: Path, data: bytes | None, allow_empty: bool) -> dict[str, dict[
                 "rank is not an integer", path=p, line=k, token=rank, fix=fix
             ) from None
         v = _number(score, p, k, "score", fix)
-        if (qid, doc) in first:
-            raise DataFormatError(
-                f"document {doc!r} appears twice in the ranking of query {qid!r} (first on "
-                f"line {first[qid, doc]})",
-                path=p,
-                line=k,
-                token=line.strip(),
-                fix="list each document once per query",
-            )
-        first[qid, doc] = k
+        _first_time(
+            first, qid, doc, p, k, line,
+            "document {doc!r} appears twice in the ranking of query {qid!r}",
+            "list each document once per query",
+        )  # fmt: skip
         out.setdefault(qid, {})[doc] = v
     if not out and not allow_empty:
         raise _refuse_empty(
