@@ -58,6 +58,23 @@ def protocol(settings: Settings) -> dict[str, Any]:
     }
 
 
+def train_and_check(
+    report: Report,
+    settings: Settings,
+    source: DataSource,
+    losses: Sequence[tuple[str, str]],
+    protocols: Sequence[Protocol],
+) -> tuple[
+    dict[str, PerQueryStore], str, dict[str, list[tuple[str, str, Any]]], dict[str, dict[str, str]]
+]:
+    """An experiment's training: the protocols described on the page, :func:`train_all`, then
+    the runs that failed to train named (:func:`find_failed`). Returns ``(stores, preset, fits,
+    failed)``."""
+    describe_protocol(report, settings, source, protocols)
+    stores, preset, fits = train_all(report, settings, source, losses, protocols)
+    return stores, preset, fits, find_failed(report, source, settings, stores, fits, preset)
+
+
 def train_all(
     report: Report,
     settings: Settings,

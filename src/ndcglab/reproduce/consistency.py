@@ -62,10 +62,10 @@ def run(report: Report, settings: Settings) -> None:
     source = source_for(settings)
     protocols = experiment_protocols("consistency", settings)
     primary = protocols[0]
-    S.describe_protocol(report, settings, source, protocols)
     all_losses = [pair for fam in FAMILIES for pair in losses_of(fam)]
-    stores, preset, fits = S.train_all(report, settings, source, all_losses, protocols)
-    failed = S.find_failed(report, source, settings, stores, fits, preset)
+    stores, preset, fits, failed = S.train_and_check(
+        report, settings, source, all_losses, protocols
+    )
 
     per_protocol: dict[str, list[Finding]] = {}
     results: dict[str, Any] = {}

@@ -42,11 +42,9 @@ def run(report: Report, settings: Settings) -> None:
     source = source_for(settings)
     protocols = experiment_protocols("qnorm", settings)
     primary = protocols[0]
-    S.describe_protocol(report, settings, source, protocols)
-    stores, preset, fits = S.train_all(report, settings, source, LOSSES, protocols)
+    stores, preset, fits, failed = S.train_and_check(report, settings, source, LOSSES, protocols)
     names = [n for n, _ in LOSSES]
     qn = names[0]
-    failed = S.find_failed(report, source, settings, stores, fits, preset)
     per_protocol: dict[str, list[Finding]] = {}
     results: dict[str, Any] = {}
     for i, p in enumerate(protocols):
