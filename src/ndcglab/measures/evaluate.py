@@ -15,7 +15,7 @@ import functools
 import io
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -357,28 +357,17 @@ def _values(
     computed = tuple(  # the empty rule applied by _empty_when below
         r.with_options(empty="skip") if later and r.name == "ndcg" else r for r in resolved
     )
-    values = compute_per_query(
-        computed,
-        labels,
-        scores,
-        boundaries,
-        ranked_end=ranked_end,
-        doc_ids=doc_ids,
-        query_ids=query_ids,
-        in_qrels=in_qrels,
-    )
+    where = dict(ranked_end=ranked_end, doc_ids=doc_ids, query_ids=query_ids, in_qrels=in_qrels)
+
+    def compute(ms: Sequence[Measure]) -> dict[Measure, Any]:
+        """The per-query values of resolved measures ``ms`` on these documents."""
+        return compute_per_query(ms, labels, scores, boundaries, **where)
+
+    values = compute(computed)
     values = {r: values[c] for r, c in zip(resolved, computed)}
     if later:
         _empty_when(
-            preset,
-            tuple(resolved),
-            values,
-            labels,
-            scores,
-            boundaries,
-            query_ids,
-            ranked_end=ranked_end,
-            doc_ids=doc_ids,
+            preset, tuple(resolved), values, compute, labels, boundaries, query_ids, ranked_end
         )
     return values
 
@@ -387,12 +376,11 @@ def _empty_when(
     preset: Preset,
     resolved: tuple[Measure, ...],
     values: dict[Measure, Any],
+    compute: Callable[[Sequence[Measure]], dict[Measure, Any]],
     labels: np.ndarray,
-    scores: np.ndarray,
     boundaries: np.ndarray,
     query_ids: Any,
-    ranked_end: np.ndarray | None = None,
-    doc_ids: np.ndarray | None = None,
+    ranked_end: np.ndarray | None,
 ) -> None:
     """The preset's ``empty_when`` rule for NDCG with signed gains (negative labels), in place:
     ``idcg<=0`` (XGBoost, CatBoost: an ideal DCG at or below 0 makes the query empty),
@@ -410,15 +398,7 @@ def _empty_when(
         dcg = Measure.create("dcg", r.cutoff, **opts, ties=r.get("ties")).resolve(preset)
         opts.pop("short", None)
         ideal = Measure.create("idcg", r.cutoff, **opts)
-        extra = compute_per_query(
-            [ideal.resolve(preset), dcg],
-            labels,
-            scores,
-            boundaries,
-            ranked_end=ranked_end,
-            doc_ids=doc_ids,
-            query_ids=query_ids,
-        )
+        extra = compute([ideal.resolve(preset), dcg])  # gain measures: in_qrels plays no part
         z = extra[ideal.resolve(preset)].values
         v = np.where(z == 0.0, 0.0, extra[dcg].values / np.where(z == 0.0, 1.0, z))
         n_ranked = np.diff(boundaries) if ranked_end is None else ranked_end - boundaries[:-1]
