@@ -205,3 +205,19 @@ def test_letor_presets_warn_when_labels_exceed_the_scripts_grades(tmp_path, pres
     for graded in ("standard", "lightgbm"):
         res = ndcglab("evaluate", "g.txt", "--scores", "s.txt", "--preset", graded, cwd=tmp_path)
         assert res.returncode == 0 and "warning" not in res.stderr, res.stderr
+
+
+def test_generated_folds_are_the_folds_cv_builds_from_the_same_data(tmp_path):
+    """One fold rule: ``generate NAME --folds 5`` writes the folds that ``cv synthetic:NAME``
+    (``rotation_folds``, seed 0) builds in memory, query for query."""
+    from ndcglab.data import load_dataset, load_letor_folder
+    from ndcglab.data.folds import rotation_folds
+
+    res = ndcglab("generate", "small", "--folds", "5", "--out", "F", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    written = load_letor_folder(tmp_path / "F")
+    in_memory = rotation_folds(load_dataset("synthetic:small"), 5, seed=0)
+    for w, m in zip(written, in_memory, strict=True):
+        assert w.name == m.name
+        for part in ("train", "vali", "test"):
+            assert getattr(w, part).query_ids.tolist() == getattr(m, part).query_ids.tolist()

@@ -2,7 +2,8 @@
 
 With ``--folds K`` (LETOR uses 5), ``--out`` names a folder that receives ``Fold1..FoldK``,
 each with ``train.txt``, ``vali.txt`` and ``test.txt`` in LETOR's rotation (see
-:func:`ndcglab.data.folds.fold_parts`), ready for ``ndcglab cv``.
+:func:`ndcglab.data.folds.fold_parts`: the folds ``ndcglab cv synthetic:NAME`` builds with
+``--seed 0``), ready for ``ndcglab cv``.
 """
 
 from __future__ import annotations

@@ -181,13 +181,11 @@ def load_letor_folder(path: PathLike, **read_options: Any) -> list[Fold]:
     return folds
 
 
-def fold_parts(n_queries: int, n_folds: int = 5) -> list[dict[str, np.ndarray]]:
-    """The query indices of each fold's train, vali and test parts, as the LETOR packages lay
-    them out: the queries cut into ``n_folds`` contiguous blocks ``S1..Sk`` (sizes differing by
-    at most one); fold ``i`` (1-based) tests on ``S_i``, validates on ``S_{i+1}`` and trains on
-    the other ``k - 2`` blocks (indices modulo ``k``; LETOR 4.0's Fold1 trains on S1-S3,
-    validates on S4 and tests on S5 — the same rotation, numbered from the test block). Each
-    query is tested in exactly one fold."""
+def fold_parts(n_queries: int, n_folds: int = 5, *, seed: int = 0) -> list[dict[str, np.ndarray]]:
+    """The query indices of each fold's train, vali and test parts: the folds of
+    :func:`rotation_indices` (LETOR's rotation over shuffled query parts, the folds
+    ``ndcglab cv synthetic:NAME --seed SEED`` builds), as dicts. Each query is tested in exactly
+    one fold."""
     if n_folds < 3:
         raise DataFormatError(
             f"{n_folds} folds cannot hold a train, a validation and a test block",
@@ -198,13 +196,10 @@ def fold_parts(n_queries: int, n_folds: int = 5) -> list[dict[str, np.ndarray]]:
             f"{n_queries} queries cannot fill {n_folds} folds",
             fix=f"generate at least {n_folds} queries, or fewer folds",
         )
-    blocks = np.array_split(np.arange(n_queries, dtype=np.int64), n_folds)
-    out = []
-    for i in range(n_folds):
-        test, vali = blocks[i], blocks[(i + 1) % n_folds]
-        train = [blocks[(i + j) % n_folds] for j in range(2, n_folds)]
-        out.append({"train": np.concatenate(train), "vali": vali, "test": test})
-    return out
+    return [
+        {"train": train, "vali": vali, "test": test}
+        for train, vali, test in rotation_indices(n_queries, n_folds, seed=seed)
+    ]
 
 
 def write_letor_folder(
