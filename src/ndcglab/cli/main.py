@@ -207,14 +207,18 @@ def error_text(exc: NdcglabError) -> str:
 
 
 #: the fix of an error message that names none (every error line says what to do next)
-GENERIC_FIX = "Fix: check the value this message names against 'ndcglab COMMAND --help'"
+GENERIC_FIX = "Fix: check the value this message names against the command's help"
+#: the sub-command being run, named in :data:`GENERIC_FIX`'s pointer to its help
+_running = {"command": ""}
 
 
 def _error(text: str) -> None:
-    """Print one error line; one without its own fix gets :data:`GENERIC_FIX`."""
+    """Print one error line; one without its own fix gets :data:`GENERIC_FIX`, with the
+    running command's help named (``ndcglab train --help``)."""
     line = " ".join(text.split())
     if "Fix:" not in line:
-        line = f"{line.rstrip('.')}. {GENERIC_FIX}"
+        where = " ".join(("ndcglab", _running["command"], "--help")).replace("  ", " ")
+        line = f"{line.rstrip('.')}. {GENERIC_FIX} ('{where}')"
     print(line, file=sys.stderr)
 
 
@@ -251,6 +255,7 @@ def _internal_error(exc: Exception) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     chosen = next((a for a in argv if not a.startswith("-")), None)
+    _running["command"] = chosen if chosen in COMMANDS else ""
     try:
         parser = build_parser(only=chosen if chosen in COMMANDS else "")
         args = parser.parse_args(argv)

@@ -274,10 +274,7 @@ def _finish(
                     "duplicates=last cannot be combined with unretrieved documents"
                 )
             labels, scores, doc_ids = labels[keep], scores[keep], doc_ids[keep]
-            nq = len(boundaries) - 1
-            qidx = np.repeat(np.arange(nq, dtype=np.int64), np.diff(boundaries))
-            lengths = np.bincount(qidx[keep], minlength=nq)
-            boundaries = boundaries_from_group(lengths)
+            boundaries = _kept(boundaries, keep)
         conv["duplicates_dropped"] = dropped
     elif duplicates not in ("keep", "last"):
         raise ConventionError(f"unknown duplicates rule {duplicates!r}; known: keep, last")
