@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from _interleave import interleaved_ratios
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("NDCGLAB_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
@@ -190,17 +192,7 @@ def _per_round(args: argparse.Namespace) -> int:
         lgb.train(params, ds, num_boost_round=rounds)
         return (time.perf_counter() - t0) / rounds
 
-    for name in [None, *objectives]:  # warm-up: binding, numba/torch first calls
-        run(name)
-    ratios: dict[str, list[float]] = {name: [] for name in objectives}
-    ref_times: list[float] = []
-    loads = [os.getloadavg()[0]]
-    for _ in range(repeats):
-        ref = run(None)
-        ref_times.append(ref)
-        for name in objectives:
-            ratios[name].append(run(name) / ref)
-        loads.append(os.getloadavg()[0])
+    ratios, ref_times, loads = interleaved_ratios(run, objectives, repeats)
     print(
         f"MQ2008 Fold1 train ({train.n_queries} queries, {train.n_docs} docs), {rounds} rounds, "
         f"{repeats} interleaved repeats, {args.threads} thread(s); load average "

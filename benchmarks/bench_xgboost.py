@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from _interleave import interleaved_ratios
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("NDCGLAB_SHARED_DATA", ROOT.parent / "shared" / "data"))
 DATASETS = {"MQ2008": "MQ2008", "OHSUMED": "OHSUMED/QueryLevelNorm"}
@@ -160,17 +162,7 @@ def _per_round(args: argparse.Namespace, losses: list[str]) -> int:
             )
             return (time.perf_counter() - t0) / rounds
 
-        for name in [None, *ours]:  # warm-up: binding, first calls
-            run(name)
-        ratios: dict[str, list[float]] = {name: [] for name in ours}
-        ref_times: list[float] = []
-        loads = [os.getloadavg()[0]]
-        for _ in range(repeats):
-            ref = run(None)
-            ref_times.append(ref)
-            for name in ours:
-                ratios[name].append(run(name) / ref)
-            loads.append(os.getloadavg()[0])
+        ratios, ref_times, loads = interleaved_ratios(run, ours, repeats)
         print(
             f"{ds_name} Fold1 train ({train.n_queries} queries, {train.n_docs} docs), {rounds} "
             f"rounds, {repeats} interleaved repeats, 1 thread; load average "
