@@ -8,7 +8,6 @@ import gzip
 import itertools
 import os
 import shutil
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -33,23 +32,6 @@ SHARED_DATA = Path(
         "NDCGLAB_SHARED_DATA", Path(__file__).resolve().parents[2].parent / "shared" / "data"
     )
 )
-
-
-@pytest.fixture(scope="module")
-def client():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=50,
-        )
-        c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
 
 
 @pytest.fixture(scope="module")

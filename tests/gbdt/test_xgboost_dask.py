@@ -4,8 +4,6 @@ single-process training. Skips cleanly without dask/distributed/xgboost."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
@@ -47,27 +45,13 @@ def test_local_gradients_of_whole_query_blocks_are_the_global_ones() -> None:
 
 
 @pytest.mark.slow
-def test_distributed_training_matches_single_process_quality() -> None:
+def test_distributed_training_matches_single_process_quality(client) -> None:
     train = load_dataset("synthetic:default:1")
     valid = load_dataset("synthetic:default:2")
     test = load_dataset("synthetic:default:3")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=50,
-        )
-        client = distributed.Client(cluster)
-    try:
-        model = train_xgboost_dask(
-            train, "listnet", client=client, num_boost_round=20, valid=valid, learning_rate=0.1
-        )
-    finally:
-        client.close()
-        cluster.close()
+    model = train_xgboost_dask(
+        train, "listnet", client=client, num_boost_round=20, valid=valid, learning_rate=0.1
+    )
     assert model.metadata["training"]["partitions"] == 2
     single = train_xgboost(
         train,
