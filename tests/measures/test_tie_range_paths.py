@@ -134,3 +134,82 @@ def test_tie_range_on_the_kernel_path_equals_the_numpy_path(
         np.testing.assert_array_equal(k.low[~k.tied], plain[~k.tied])
         np.testing.assert_array_equal(k.high[~k.tied], plain[~k.tied])
         assert (k.high - k.low).max() > 0, m
+
+
+def _mixed_ties(seed: int, labels: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_tied_data` with every third query's scores all equal (the counting path of
+    fully tied lists) and labels that are whole numbers 0..4 (``small``), halves (``halves``:
+    not whole, so the counting path does not apply) or up to 90 (``large``: beyond its 64
+    levels)."""
+    y, s, b, rend = _tied_data(seed)
+    rng = np.random.default_rng(seed + 10)
+    q = np.repeat(np.arange(len(b) - 1), np.diff(b))
+    s = np.where(q % 3 == 0, 0.5, s)
+    if labels == "halves":
+        y = y / 2.0
+    elif labels == "large":
+        y = np.where(rng.random(len(y)) < 0.3, rng.integers(60, 91, len(y)), y).astype(float)
+    return y, s, b, rend
+
+
+#: NDCG and DCG at fixed cut-offs without a relevance measure: the bounds by one selection
+GAIN_ONLY = ("ndcg@1", "ndcg@3", "ndcg@10", "dcg@5")
+
+
+@pytest.mark.parametrize("measures", [BOUND_MEASURES, GAIN_ONLY], ids=["with_map", "gain_only"])
+@pytest.mark.parametrize("labels", ["small", "halves", "large"])
+@pytest.mark.parametrize("plain", ["input", "docid", "random:3", "pessimistic", "label_asc"])
+def test_plain_and_both_bounds_in_one_pass_equal_each_rule_alone(
+    plain: str, labels: str, measures: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plain ranking and both bounds from one pass (``compute_per_query`` given the
+    measures under a tie rule and under ``label_asc``/``label_desc``: one counting pass with a
+    relevance measure, one selection for NDCG@k alone) equal, bit for bit, each rule computed
+    on its own."""
+    monkeypatch.setattr(_small, "fits", lambda b: False)
+    y, s, b, rend = _mixed_ties(5, labels)
+    docs = np.array([f"d{(7 * i) % 13}" for i in range(len(y))], dtype=object)  # repeats
+    base = [_measure(m).with_options(ties=plain) for m in measures]
+    lo = [m.with_options(ties="label_asc") for m in base]
+    hi = [m.with_options(ties="label_desc") for m in base]
+    for re in (None, rend):
+        joint = compute_per_query(base + lo + hi, y, s, b, ranked_end=re, doc_ids=docs)
+        for group in (base, lo, hi):
+            alone = compute_per_query(group, y, s, b, ranked_end=re, doc_ids=docs)
+            for m in group:
+                np.testing.assert_array_equal(joint[m].values, alone[m].values, err_msg=str(m))
+                np.testing.assert_array_equal(joint[m].empty, alone[m].empty, err_msg=str(m))
+        assert any(not np.array_equal(joint[a].values, joint[c].values) for a, c in zip(lo, hi))
+
+
+@pytest.mark.parametrize("gain_only", [False, True])
+@pytest.mark.parametrize("preset", ["standard", "trec_eval", "letor4"])
+def test_the_tie_range_leaves_the_plain_values_bit_for_bit(
+    preset: str, gain_only: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ties in most queries the bounds are computed in the same pass as the plain
+    values (``joint_bounds``): the plain values equal those of an evaluation without the
+    range, and the range equals the NumPy path's (checked against every permutation in
+    ``test_tie_range.py``)."""
+    y, s, b, _ = _mixed_ties(6, "small")
+    if preset == "letor4":
+        y = np.minimum(y, 2.0)
+    measures = ["ndcg@1", "ndcg@3", "ndcg@10", "map", "p@5", "mrr", "ndcg", "err@3"]
+    if gain_only:
+        measures = ["ndcg@3", "ndcg@10"]
+    docs = np.array([f"d{i % 97}" for i in range(len(y))], dtype=object)
+    tied = TR.tied_queries(s, b)
+    assert TR.joint_bounds([_measure(m).resolve(preset) for m in measures], y, b, tied)
+    got = {}
+    for path, rng in (("numpy", True), ("kernel", True), ("plain", False)):
+        monkeypatch.setattr(_small, "fits", lambda b, path=path: path == "numpy")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got[path] = evaluate_arrays(
+                y, s, b, measures, preset=preset, doc_ids=docs, tie_range=rng
+            )
+    for m in measures:
+        np.testing.assert_array_equal(got["kernel"].per_query[m], got["plain"].per_query[m])
+        a, k = got["numpy"].tie_range[m], got["kernel"].tie_range[m]
+        np.testing.assert_allclose(k.low, a.low, rtol=0, atol=1e-12, err_msg=m)
+        np.testing.assert_allclose(k.high, a.high, rtol=0, atol=1e-12, err_msg=m)

@@ -360,3 +360,162 @@ def prefix_gain_kernel(
                 _ranked_dcg(g, pidx, n, scores, average, darr, doff[m, q, gi], cum)
                 for c in range(nc):
                     dcg[m, q, gi, c] = cum[min(ks[m, q, gi, c], nq)]
+
+
+#: :func:`topk_bounds_gain_kernel` counts the keys of a list of equal scores when they are whole
+#: numbers in ``[0, _KEY_LEVELS)`` (labels)
+_KEY_LEVELS = 64
+
+
+@njit(cache=True, nogil=True)
+def topk_bounds_gain_kernel(
+    labels,
+    scores,
+    tkey,
+    pkey,
+    bnd,
+    rend,
+    gtab,
+    garr,
+    darr,
+    ks,
+    plain,
+    q0,
+    q1,
+    dcg,
+    idcg,
+    dcg_hi,
+    idcg_hi,
+    dcg_p,
+    idcg_p,
+    miss,
+):  # pragma: no cover - compiled
+    """:func:`topk_gain_kernel` under the tie range's two orders at once
+    (:mod:`ndcglab.measures.tie_range`): ``dcg``/``idcg`` by score descending, ``tkey`` (the
+    labels) ascending — the worst order — and ``dcg_hi``/``idcg_hi`` with ``tkey`` descending,
+    the best; with ``plain`` True also ``dcg_p``/``idcg_p`` by ``pkey`` (the result's own tie
+    rule), equal bit for bit to what :func:`topk_gain_kernel` computes with ``pkey``.
+
+    Only the documents whose score is at least the k-th largest (k the largest cut-off within
+    the list) can reach a top k under any tie rule: one selection finds that score, and those
+    documents alone are sorted (:func:`._kernels.msort`; the best order is the worst with every
+    group of equal scores reversed — documents with equal labels have equal gains). A list of
+    equal scores with whole labels in ``[0, _KEY_LEVELS)`` fills its top k from the count of
+    each label instead (O(n)). The ideal DCG is computed once."""
+    nc = ks.shape[1]
+    maxn = 1
+    for q in range(q0, q1):
+        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    sbuf = np.empty(maxn)
+    cand = np.empty(maxn, np.int64)
+    tmp = np.empty(maxn, np.int64)
+    gq = np.empty(maxn)
+    g = np.empty(maxn)
+    ig = np.empty(maxn)
+    cum = np.empty(maxn + 1)
+    icum = np.empty(maxn + 1)
+    count = np.empty(_KEY_LEVELS, np.int64)
+    level_gain = np.empty(_KEY_LEVELS)
+    for q in range(q0, q1):
+        lo = bnd[q]
+        hi = bnd[q + 1]
+        re = rend[q]
+        n = re - lo
+        nall = hi - lo
+        _fill_gains(labels, lo, nall, gtab, garr, gq, miss)
+        kmax = 0
+        for j in range(nc):
+            kmax = max(kmax, min(ks[q, j], nall))
+        kr = min(kmax, n)
+        m = 0
+        if kr > 0:  # the kr-th largest score, then every document scoring at least that
+            c = 0
+            for i in range(lo, re):
+                si = scores[i]
+                if c < kr:
+                    j = c
+                    c += 1
+                elif si > sbuf[kr - 1]:
+                    j = kr - 1
+                else:
+                    continue
+                while j > 0 and si > sbuf[j - 1]:
+                    sbuf[j] = sbuf[j - 1]
+                    j -= 1
+                sbuf[j] = si
+            t = sbuf[kr - 1]
+            for i in range(lo, re):
+                cand[m] = i
+                m += np.int64(scores[i] >= t)
+        counted = kr > 0 and m == n and sbuf[0] == sbuf[kr - 1]  # all scores equal
+        if counted:
+            for k in range(_KEY_LEVELS):
+                count[k] = 0
+            for i in range(lo, re):
+                x = tkey[i]
+                if not (x >= 0.0 and x < _KEY_LEVELS and x == np.floor(x)):
+                    counted = False
+                    break
+                count[np.int64(x)] += 1
+                level_gain[np.int64(x)] = gq[i - lo]
+        for side in range(3 if plain else 2):
+            if counted and side < 2:  # lowest (side 0) or highest labels first
+                p = 0
+                for step in range(_KEY_LEVELS):
+                    k = step if side == 0 else _KEY_LEVELS - 1 - step
+                    for _ in range(count[k]):
+                        if p == kr:
+                            break
+                        g[p] = level_gain[k]
+                        p += 1
+                    if p == kr:
+                        break
+            elif counted and _all_equal(pkey, lo, n):  # plain: input order
+                for p in range(kr):
+                    g[p] = gq[p]
+            else:
+                if side == 0 or side == 2:
+                    msort(cand, m, scores, tkey if side == 0 else pkey, tmp)
+                else:
+                    _reverse_runs(cand, m, scores)
+                for p in range(kr):
+                    g[p] = gq[cand[p] - lo]
+            if side == 0:
+                topk_dcg(g, kr, gq, nall, min(kmax, nall), ig, darr, cum, icum, ks, q, n, dcg, idcg)
+            else:
+                _cum_dcg(g, kr, darr, 0, cum)
+                for j in range(nc):
+                    if side == 1:
+                        dcg_hi[q, j] = cum[min(ks[q, j], n)]
+                        idcg_hi[q, j] = idcg[q, j]
+                    else:
+                        dcg_p[q, j] = cum[min(ks[q, j], n)]
+                        idcg_p[q, j] = idcg[q, j]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _all_equal(x, lo, n):  # pragma: no cover - compiled
+    """Whether ``x[lo : lo + n]`` holds one value."""
+    for i in range(lo + 1, lo + n):
+        if x[i] != x[lo]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _reverse_runs(idx, n, scores):  # pragma: no cover - compiled
+    """Reverse, in place, every run of equal ``scores[idx[p]]`` in ``idx[:n]``."""
+    p = 0
+    while p < n:
+        e = p + 1
+        while e < n and scores[idx[e]] == scores[idx[p]]:
+            e += 1
+        a = p
+        b = e - 1
+        while a < b:
+            x = idx[a]
+            idx[a] = idx[b]
+            idx[b] = x
+            a += 1
+            b -= 1
+        p = e

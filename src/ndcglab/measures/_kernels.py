@@ -31,6 +31,7 @@ from numba import njit
 
 __all__ = [
     "count_budget",
+    "label_span",
     "msort",
     "nonzero_of",
     "pairwise_kernel",
@@ -278,6 +279,20 @@ def tie_flags_kernel(scores, zeros, bnd, rend, q0, q1, out):  # pragma: no cover
             if scores[idx[p]] == scores[idx[p - 1]]:
                 out[idx[p]] = True
                 out[idx[p - 1]] = True
+
+
+@njit(cache=True, nogil=True)
+def label_span(labels):  # pragma: no cover - compiled
+    """``(lowest, highest, every label a whole number)`` of a non-empty float array, in one
+    pass (NaN-free input)."""
+    lo = labels[0]
+    hi = labels[0]
+    whole = True
+    for x in labels:
+        lo = min(lo, x)
+        hi = max(hi, x)
+        whole &= x == np.floor(x)
+    return lo, hi, whole
 
 
 @njit(cache=True, nogil=True)

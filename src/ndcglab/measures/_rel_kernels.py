@@ -166,6 +166,7 @@ def _rel_write(q, n, first, hc, apc, pk, ak, rk, hits, apsum, rr):  # pragma: no
 def rank_rel_bounds_kernel(
     scores,
     tkey,
+    pkey,
     bnd,
     rend,
     relv,
@@ -177,6 +178,7 @@ def rank_rel_bounds_kernel(
     rk,
     darr,
     ks,
+    plain,
     q0,
     q1,
     hits,
@@ -191,18 +193,28 @@ def rank_rel_bounds_kernel(
     nrel_hi,
     dcg_hi,
     idcg_hi,
+    hits_p,
+    apsum_p,
+    rr_p,
+    nrel_p,
+    dcg_p,
+    idcg_p,
     miss,
 ):  # pragma: no cover - compiled
     """:func:`rank_rel_kernel` under the two tie rules of the tie range at once
     (:mod:`ndcglab.measures.tie_range`): ``tkey`` orders the documents of a tied score (the
     labels: the rule ``label_asc``, the worst order) and the outputs are that ranking's; the
-    ``*_hi`` outputs are those of ``-tkey`` (``label_desc``, the best order). The documents
-    that add something are placed in both rankings by one counting pass each
-    (:func:`_positions_both`; a list with too many of them is sorted once, and the ``-tkey``
-    ranking is that sort with every group of tied scores reversed: the same relevance and
-    gain at every position, since documents with equal keys have equal labels). The ideal DCG
-    does not depend on the order: it is computed once."""
+    ``*_hi`` outputs are those of ``-tkey`` (``label_desc``, the best order). With ``plain``
+    True, the ``*_p`` outputs are those of the ranking by ``pkey`` (the result's own tie rule,
+    e.g. ``input``), from the same pass: exactly what :func:`rank_rel_kernel` computes with
+    ``pkey`` (the same positions, hence the same sums, bit for bit). The documents that add
+    something are placed in every ranking by one counting pass each
+    (:func:`_positions_both`; a list with too many of them is sorted once per key, and the
+    ``-tkey`` ranking is the ``tkey`` sort with every group of tied scores reversed: the same
+    relevance and gain at every position, since documents with equal keys have equal labels).
+    The ideal DCG does not depend on the order: it is computed once."""
     nc = ks.shape[1]
+    want_rel = pk.shape[1] + ak.shape[1] + rk.shape[1] > 0  # else only the gains are read
     maxn = 1
     for q in range(q0, q1):
         maxn = max(maxn, bnd[q + 1] - bnd[q])
@@ -211,6 +223,8 @@ def rank_rel_bounds_kernel(
     which = np.empty(maxn, np.int64)
     pos = np.empty(maxn, np.int64)
     pos_hi = np.empty(maxn, np.int64)
+    pos_p = np.empty(maxn if plain else 0, np.int64)
+    hist = np.empty(3 * _KEY_LEVELS, np.int64)
     v = np.empty(maxn)
     hc = np.zeros(maxn + 1)
     apc = np.zeros(maxn + 1)
@@ -235,6 +249,8 @@ def rank_rel_bounds_kernel(
             tot += relv[i]
         nrel[q] = tot
         nrel_hi[q] = tot
+        if plain:
+            nrel_p[q] = tot
         kr = min(kq, n)
         na = 0
         if kq > 0:  # (branch-free: relevance is unpredictable)
@@ -243,17 +259,18 @@ def rank_rel_bounds_kernel(
                 na += np.int64((relv[lo + i] != 0.0) | (gq[i] != 0.0))
         else:
             na = nonzero_of(relv, lo, n, which)
-        placed = na <= count_budget(n)
-        if placed:
-            _positions_both(scores, tkey, lo, n, which, na, pos, pos_hi)
-        else:
-            for p in range(n):
-                idx[p] = lo + p
-            msort(idx, n, scores, tkey, tmp)
-        for side in range(2):
+        # a list of equal scores is placed by counting its keys, in O(n); others by one pass
+        # per document when there are few to place, else sorted
+        placed = _positions_all_tied(
+            scores, tkey, pkey, plain, lo, n, which, na, pos, pos_hi, pos_p, hist
+        )
+        if not placed and na <= count_budget(n):
+            _positions_both(scores, tkey, pkey, plain, lo, n, which, na, pos, pos_hi, pos_p)
+            placed = True
+        for side in range(3 if plain else 2):
             if placed:  # the others add zeros
-                at = pos if side == 0 else pos_hi
-                for p in range(n):
+                at = pos if side == 0 else (pos_hi if side == 1 else pos_p)
+                for p in range(n if want_rel else 0):
                     v[p] = 0.0
                 for p in range(kr):
                     g[p] = 0.0
@@ -263,36 +280,113 @@ def rank_rel_bounds_kernel(
                     if p < kr:
                         g[p] = gq[which[a]]
             else:
-                if side == 1:
+                if side != 1:
+                    for p in range(n):
+                        idx[p] = lo + p
+                    msort(idx, n, scores, tkey if side == 0 else pkey, tmp)
+                else:
                     _reverse_tied(idx, n, scores)
-                for p in range(n):
+                for p in range(n if want_rel else 0):
                     v[p] = relv[idx[p]]
                 for p in range(kr):
                     g[p] = gq[idx[p] - lo]
-            first = _rel_sums(v, n, hc, apc)
+            first = _rel_sums(v, n, hc, apc) if want_rel else 0
             if side == 0:
                 if nc > 0:
                     topk_dcg(
                         g, kr, gq, nall, min(kq, nall), ig, darr, cum, icum, ks, q, n, dcg, idcg
                     )
                 _rel_write(q, n, first, hc, apc, pk, ak, rk, hits, apsum, rr)
-            else:
+            elif side == 1:
                 if nc > 0:  # the same ideal DCG
                     _cum_dcg(g, kr, darr, 0, cum)
                     for j in range(nc):
                         dcg_hi[q, j] = cum[min(ks[q, j], n)]
                         idcg_hi[q, j] = idcg[q, j]
                 _rel_write(q, n, first, hc, apc, pk, ak, rk, hits_hi, apsum_hi, rr_hi)
+            else:
+                if nc > 0:
+                    _cum_dcg(g, kr, darr, 0, cum)
+                    for j in range(nc):
+                        dcg_p[q, j] = cum[min(ks[q, j], n)]
+                        idcg_p[q, j] = idcg[q, j]
+                _rel_write(q, n, first, hc, apc, pk, ak, rk, hits_p, apsum_p, rr_p)
+
+
+#: :func:`_positions_all_tied` counts keys that are whole numbers in ``[0, _KEY_LEVELS)``
+_KEY_LEVELS = 64
 
 
 @njit(cache=True, nogil=True)
-def _positions_both(scores, tkey, lo, n, which, na, pos, pos_hi):  # pragma: no cover - compiled
-    """:func:`._kernels.positions` in two rankings at once: ``pos[a]`` the 0-based position of
-    document ``lo + which[a]`` by score descending, ``tkey`` ascending, index ascending;
-    ``pos_hi[a]`` by score descending, ``tkey`` descending, index ascending — one branch-free
+def _positions_all_tied(
+    scores, tkey, pkey, plain, lo, n, which, na, pos, pos_hi, pos_p, hist
+):  # pragma: no cover - compiled
+    """:func:`_positions_both` for a list whose scores are all equal and whose ``tkey`` values
+    are whole numbers in ``[0, _KEY_LEVELS)`` (labels): the positions follow from counting the
+    keys, in O(n) instead of one pass per document — under ``tkey`` ascending a document comes
+    after every lower key and after the equal keys earlier in the input, under ``tkey``
+    descending after every higher key and the same equal ones; under ``pkey`` (``plain``), in
+    input order when every ``pkey`` is equal, else by one pass per document. Returns False,
+    having written nothing, when the list is not of that kind (or is empty)."""
+    if n == 0:
+        return False
+    s0 = scores[lo]
+    for j in range(n):
+        x = tkey[lo + j]
+        if scores[lo + j] != s0 or not (x >= 0.0 and x < _KEY_LEVELS and x == np.floor(x)):
+            return False
+    cnt = hist[:_KEY_LEVELS]
+    below = hist[_KEY_LEVELS : 2 * _KEY_LEVELS]
+    seen = hist[2 * _KEY_LEVELS :]
+    for k in range(_KEY_LEVELS):
+        cnt[k] = 0
+        seen[k] = 0
+    for j in range(n):
+        cnt[np.int64(tkey[lo + j])] += 1
+    acc = 0
+    for k in range(_KEY_LEVELS):
+        below[k] = acc
+        acc += cnt[k]
+    p_equal = True
+    if plain:
+        u0 = pkey[lo]
+        for j in range(n):
+            if pkey[lo + j] != u0:
+                p_equal = False
+                break
+    a = 0
+    for j in range(n):
+        k = np.int64(tkey[lo + j])
+        if a < na and which[a] == j:
+            pos[a] = below[k] + seen[k]
+            pos_hi[a] = (n - below[k] - cnt[k]) + seen[k]
+            if plain:
+                if p_equal:
+                    pos_p[a] = j
+                else:
+                    uj = pkey[lo + j]
+                    c = np.int32(0)
+                    for i in range(n):
+                        u = pkey[lo + i]
+                        c += np.int32((u < uj) | ((u == uj) & (i < j)))
+                    pos_p[a] = c
+            a += 1
+        seen[k] += 1
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _positions_both(
+    scores, tkey, pkey, plain, lo, n, which, na, pos, pos_hi, pos_p
+):  # pragma: no cover - compiled
+    """:func:`._kernels.positions` in two (``plain``: three) rankings at once: ``pos[a]`` the
+    0-based position of document ``lo + which[a]`` by score descending, ``tkey`` ascending,
+    index ascending; ``pos_hi[a]`` by score descending, ``tkey`` descending, index ascending;
+    ``pos_p[a]`` by score descending, ``pkey`` ascending, index ascending — one branch-free
     pass over the list per document (scores and keys are finite)."""
     s = scores[lo : lo + n]
     t = tkey[lo : lo + n]
+    u = pkey[lo : lo + n]
     for a in range(na):
         i = which[a]
         si = s[i]
@@ -301,12 +395,24 @@ def _positions_both(scores, tkey, lo, n, which, na, pos, pos_hi):  # pragma: no 
         lt = np.int32(0)
         gt = np.int32(0)
         same = np.int32(0)  # equal score and key, earlier in the input
-        for j in range(n):
-            eq = s[j] == si
-            c += np.int32(s[j] > si)
-            lt += np.int32(eq & (t[j] < ti))
-            gt += np.int32(eq & (t[j] > ti))
-            same += np.int32(eq & (t[j] == ti) & (j < i))
+        if plain:
+            ui = u[i]
+            before = np.int32(0)  # ranked before it at its score under pkey
+            for j in range(n):
+                eq = s[j] == si
+                c += np.int32(s[j] > si)
+                lt += np.int32(eq & (t[j] < ti))
+                gt += np.int32(eq & (t[j] > ti))
+                same += np.int32(eq & (t[j] == ti) & (j < i))
+                before += np.int32(eq & ((u[j] < ui) | ((u[j] == ui) & (j < i))))
+            pos_p[a] = c + before
+        else:
+            for j in range(n):
+                eq = s[j] == si
+                c += np.int32(s[j] > si)
+                lt += np.int32(eq & (t[j] < ti))
+                gt += np.int32(eq & (t[j] > ti))
+                same += np.int32(eq & (t[j] == ti) & (j < i))
         pos[a] = c + lt + same
         pos_hi[a] = c + gt + same
 

@@ -224,10 +224,12 @@ def compute_per_query(
     gain_stages = {k: _gain_stage(g, n_ranked, n_all, nq) for k, g in gain_groups.items()}
     done_by: dict[str, tuple] = {}  # tie rule -> the gain group computed with a relevance sort
     paired: set[tuple] = set()  # label_desc groups computed with their label_asc group
+    seen: set[tuple] = set()  # relevance groups computed so far
     for (rel, ties), group in rel_groups.items():
         if (rel, ties) in paired:
             continue
-        relv = relevance(rel, y)
+        seen.add((rel, ties))
+        relv = relevance(rel, y) if rel is not None else np.zeros(len(y))
         tkey, average = key_of(ties, partial(np.asarray, relv))
         stage = _rel_stage(group, n_ranked, n_all, nq)
         if average:
@@ -261,7 +263,7 @@ def compute_per_query(
                     _ndcg_from_top(
                         topg, idealg, get_discount(mine[1]), n_ranked, n_all, gain_stages[mine]
                     )
-            elif hi := _label_desc_partner(
+            elif bounds := _bound_partners(
                 rel,
                 ties,
                 stage,
@@ -273,32 +275,50 @@ def compute_per_query(
                 n_ranked,
                 n_all,
                 nq,
+                seen,
             ):
-                hi_group, hi_stage, mine_hi = hi
                 from . import _rel_kernels as RK
 
-                hi_out = (hi_stage["hits"], hi_stage["apsum"], hi_stage["rr"], hi_stage["nrel"])
-                if mine is not None and mine_hi is not None:  # (both or neither)
-                    gstage, hstage = gain_stages[mine], gain_stages[mine_hi]
-                    darr, _ = discount_inputs(get_discount(mine[1]), n_all)
-                    gcuts, gout = (darr, gstage["ks"]), (gstage["dcg"], gstage["idcg"])
-                    hout = (hstage["dcg"], hstage["idcg"])
-                    done_by[mine_hi[2]] = mine_hi
-                else:
-                    none = np.zeros((nq, 0))
-                    gcuts, gout = (EMPTY_F, none.astype(np.int64)), (none, none)
-                    hout = (none, none)
+                # (lo side, hi side[, plain side]): each (group, stage, gain group or None)
+                sides = list(bounds)
+                plain = len(sides) == 2
+                if plain:  # this group is the plain side; the bounds are label_asc/desc
+                    sides.append(([], stage, mine))
+                    bkey, _ = key_of("label_asc", partial(np.asarray, relv))
+                    pkey = tkey
+                else:  # this group is label_asc: the lo side
+                    sides.insert(0, ([], stage, mine))
+                    bkey, pkey = tkey, EMPTY_F
+                gains = [sd[2] for sd in sides]
+                outs: list[np.ndarray] = []
+                darr: np.ndarray = EMPTY_F
+                gks = np.zeros((nq, 0), np.int64)
+                if gains[0] is not None:  # (all or none)
+                    darr, _ = discount_inputs(get_discount(gains[0][1]), n_all)
+                    gks = gain_stages[gains[0]]["ks"]
+                for _, st, gk in sides:
+                    outs += [st["hits"], st["apsum"], st["rr"], st["nrel"]]
+                    if gk is not None:
+                        outs += [gain_stages[gk]["dcg"], gain_stages[gk]["idcg"]]
+                    else:
+                        outs += [np.zeros((nq, 0)), np.zeros((nq, 0))]
+                    if gk is not None and gk[2] != ties:
+                        done_by[gk[2]] = gk
+                if not plain:
+                    outs += [np.zeros((nq, 0))] * 3 + [np.zeros(0)] + [np.zeros((nq, 0))] * 2
                 run_gain_kernel(
                     RK.rank_rel_bounds_kernel,
-                    get_gain(mine[0]) if mine is not None else None,
+                    get_gain(gains[0][0]) if gains[0] is not None else None,
                     y,
                     b,
-                    (s, tkey, b, re, relv, y),
-                    (*cuts, *gcuts),
-                    (*rel_out, *gout, *hi_out, *hout),
+                    (s, bkey, pkey, b, re, relv, y),
+                    (*cuts, darr, gks, plain),
+                    tuple(outs),
                 )
-                paired.add((rel, "label_desc"))
-                out.update(_rel_results(hi_group, hi_stage, n_ranked, query_ids))
+                for rule in ("label_asc", "label_desc") if plain else ("label_desc",):
+                    paired.add((rel, rule))
+                for grp, st, _ in sides:
+                    out.update(_rel_results(grp, st, n_ranked, query_ids))
             else:
                 from . import _rel_kernels as RK
 
@@ -321,6 +341,37 @@ def compute_per_query(
             if mine is not None:
                 done_by[ties] = mine
         out.update(_rel_results(group, stage, n_ranked, query_ids))
+
+    if not small:  # the tie range's bounds of NDCG@k (with its plain values): one selection
+        for keys in _gain_bound_sets(gain_groups, done_by, gain_stages):
+            from . import _gain_kernels as GK
+
+            lo_key = keys[0]
+            plain = len(keys) == 3
+            gain, disc = get_gain(lo_key[0]), get_discount(lo_key[1])
+            darr, _ = discount_inputs(disc, n_all)
+            bkey, _ = key_of("label_asc", partial(document_gains, gain, y))
+            pkey = key_of(keys[2][2], partial(document_gains, gain, y))[0] if plain else EMPTY_F
+            sts = [gain_stages[k] for k in keys]
+            none = np.zeros((nq, 0))
+            run_gain_kernel(
+                GK.topk_bounds_gain_kernel,
+                gain,
+                y,
+                b,
+                (y, s, bkey, pkey, b, re),
+                (darr, sts[0]["ks"], plain),
+                (
+                    sts[0]["dcg"],
+                    sts[0]["idcg"],
+                    sts[1]["dcg"],
+                    sts[1]["idcg"],
+                    sts[2]["dcg"] if plain else none,
+                    sts[2]["idcg"] if plain else none,
+                ),
+            )
+            for k in keys:
+                done_by[k[2]] = k
 
     for gkey, group in gain_groups.items():
         gspec, dspec, ties = gkey
@@ -386,7 +437,46 @@ def compute_per_query(
     return out
 
 
-def _label_desc_partner(
+def _gain_bound_sets(
+    gain_groups: dict[tuple, list[Measure]],
+    done_by: dict[str, tuple],
+    gain_stages: dict[tuple, dict[str, Any]],
+) -> list[tuple[tuple, ...]]:
+    """The gain groups ``topk_bounds_gain_kernel`` computes in one selection — the tie range's
+    two bounds (:mod:`.tie_range`): ``(label_asc group, label_desc group[, plain group])`` with
+    the same gain, discount and fixed cut-offs up to ``SELECT_LIMIT`` (a discount that ignores
+    the list's length), none computed yet; the plain group is the first other order-based tie
+    rule among them (the result's own)."""
+    out: list[tuple[tuple, ...]] = []
+    for key, group in gain_groups.items():
+        gspec, dspec, ties = key
+        hi = (gspec, dspec, "label_desc")
+        if ties != "label_asc" or hi not in gain_groups or done_by.get("label_asc") == key:
+            continue
+        if done_by.get("label_desc") == hi or get_discount(dspec).depends_on_length:
+            continue
+        if not (_fixed_small(group) and _fixed_small(gain_groups[hi])):
+            continue
+        ks = gain_stages[key]["ks"]
+        if not np.array_equal(ks, gain_stages[hi]["ks"]):
+            continue
+        keys: tuple[tuple, ...] = (key, hi)
+        for other, members in gain_groups.items():
+            rule = other[2]
+            if (
+                other[:2] == key[:2]
+                and rule not in ("average", "pessimistic", "optimistic", "label_asc", "label_desc")
+                and done_by.get(rule) != other
+                and _fixed_small(members)
+                and np.array_equal(gain_stages[other]["ks"], ks)
+            ):
+                keys = (key, hi, other)
+                break
+        out.append(keys)
+    return out
+
+
+def _bound_partners(
     rel: str,
     ties: str,
     stage: dict[str, Any],
@@ -398,30 +488,43 @@ def _label_desc_partner(
     n_ranked: np.ndarray,
     n_all: np.ndarray,
     nq: int,
-) -> tuple[list[Measure], dict[str, Any], tuple | None] | None:
-    """For the relevance group ``(rel, label_asc)``: the group ``(rel, label_desc)`` with the
-    same cut-offs (and the gain group sharing its sort, with the same gain, discount and
-    cut-offs as ``mine``), which ``rank_rel_bounds_kernel`` computes from the same sort — the
-    tie range's two bounds (:mod:`.tie_range`). ``(group, stage, gain group)``, or None."""
-    if ties != "label_asc" or (rel, "label_desc") not in rel_groups:
+    seen: set[tuple],
+) -> list[tuple[list[Measure], dict[str, Any], tuple | None]] | None:
+    """The relevance groups ``rank_rel_bounds_kernel`` computes in the same pass as the group
+    ``(rel, ties)`` — the tie range's two bounds (:mod:`.tie_range`): for ``ties=label_asc``,
+    the group ``(rel, label_desc)``; for an order-based tie rule (``input``, ``docid``, ...),
+    the groups ``(rel, label_asc)`` and ``(rel, label_desc)`` (the kernel then also computes
+    this group's own ranking, from the same counting pass). Each partner must have the same
+    cut-offs and, with the gain group sharing its sort, the same gain, discount and cut-offs as
+    ``mine``. ``[(group, stage, gain group), ...]``, or None."""
+    if ties == "label_asc":
+        wanted: tuple[str, ...] = ("label_desc",)
+    elif ties in ("average", "label_desc"):
         return None
-    group = rel_groups[(rel, "label_desc")]
-    hi = _rel_stage(group, n_ranked, n_all, nq)
-    if not all(np.array_equal(stage[k], hi[k]) for k in ("pk", "ak", "rk")):
-        return None
-    mine_hi = piggyback.get("label_desc", [None])[0] if "label_desc" not in done_by else None
-    if (mine is None) != (mine_hi is None):
-        return None
-    if (
-        mine is not None
-        and mine_hi is not None
-        and (
-            mine[:2] != mine_hi[:2]
-            or not np.array_equal(gain_stages[mine]["ks"], gain_stages[mine_hi]["ks"])
-        )
-    ):
-        return None
-    return group, hi, mine_hi
+    else:
+        wanted = ("label_asc", "label_desc")
+    found = []
+    for w in wanted:
+        group = rel_groups.get((rel, w))
+        if group is None or (rel, w) in seen:  # absent, or already computed
+            return None
+        other = _rel_stage(group, n_ranked, n_all, nq)
+        if not all(np.array_equal(stage[k], other[k]) for k in ("pk", "ak", "rk")):
+            return None
+        gkey = piggyback.get(w, [None])[0] if w not in done_by else None
+        if (mine is None) != (gkey is None):
+            return None
+        if (
+            mine is not None
+            and gkey is not None
+            and (
+                mine[:2] != gkey[:2]
+                or not np.array_equal(gain_stages[mine]["ks"], gain_stages[gkey]["ks"])
+            )
+        ):
+            return None
+        found.append((group, other, gkey))
+    return found
 
 
 def _fixed_small(group: list[Measure]) -> bool:

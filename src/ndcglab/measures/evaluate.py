@@ -33,7 +33,7 @@ from .conventions import read_labels, relevance
 from .label_range import warn_beyond_grades
 from .presets import Preset, canonical_precision, get_preset
 from .registry import Measure, measure_aliases, parse_measures
-from .tie_range import TieRange, compute_tie_range, tie_warnings
+from .tie_range import TieRange, compute_tie_range, joint_bounds, tie_warnings, tied_queries
 
 __all__ = [
     "EvaluationResult",
@@ -289,7 +289,10 @@ def _finish(
         "in_qrels": in_qrels,
         "query_ids": query_ids,
     }
-    values = run(resolved, labels, scores, boundaries, **where)
+    tied = tied_queries(scores, boundaries, ranked_end) if tie_range else None
+    joint = None if tied is None else joint_bounds(resolved, labels, boundaries, tied)
+    # with ties in most queries, the bounds come from the same pass as the plain values
+    values = run((*resolved, *(joint or ())), labels, scores, boundaries, **where)
     per_query: dict[str, np.ndarray] = {}
     mean: dict[str, float] = {}
     empty_any = np.zeros(len(boundaries) - 1, dtype=bool)
@@ -320,6 +323,8 @@ def _finish(
             scores,
             boundaries,
             **where,
+            tied=tied,
+            given=None if joint is None else {r: values[r].values for r in joint},
         )
         for line in tie_warnings(ranges, mean):
             warn_user(line)

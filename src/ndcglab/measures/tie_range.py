@@ -45,10 +45,14 @@ from . import _small
 from ._parallel import run_kernel
 from .registry import Measure
 
-__all__ = ["TIE_SHARE", "TieRange", "tie_warnings", "tied_queries"]
+__all__ = ["TIE_SHARE", "TieRange", "joint_bounds", "tie_warnings", "tied_queries"]
 
 #: a mean whose tie range is wider than this share of it gets a warning (:func:`tie_warnings`)
 TIE_SHARE = 0.05
+
+#: the worst and the best order of tied documents when every gain and relevance rule grows with
+#: the label: lower labels first, higher labels first
+LABEL_RULES = ("label_asc", "label_desc")
 
 
 @dataclass(frozen=True)
@@ -145,8 +149,14 @@ def _levels(labels: np.ndarray) -> np.ndarray:
     path), else the distinct labels."""
     if len(labels) == 0:
         return labels
-    lo, hi = float(labels.min()), float(labels.max())
-    if hi - lo <= 1024.0 and (np.floor(labels) == labels).all():
+    if len(labels) <= _small.SMALL_DOCS:  # few labels: NumPy, no compiled code to load
+        lo, hi = float(labels.min()), float(labels.max())
+        whole = bool((np.floor(labels) == labels).all())
+    else:
+        from ._kernels import label_span
+
+        lo, hi, whole = label_span(np.ascontiguousarray(labels, dtype=np.float64))
+    if hi - lo <= 1024.0 and whole:
         return np.arange(lo, hi + 1.0)
     return np.unique(labels)
 
@@ -179,6 +189,30 @@ def _by_label(measures: Sequence[Measure], labels: np.ndarray) -> bool:
     return True
 
 
+def joint_bounds(
+    resolved: Sequence[Measure],
+    labels: np.ndarray,
+    boundaries: np.ndarray,
+    tied: np.ndarray,
+) -> list[Measure] | None:
+    """The measures whose values give the bounds when they are best computed over every query
+    in the same pass as the plain values: the resolved measures with a tie rule, under
+    ``label_asc`` and then under ``label_desc``. The caller evaluates them with its own and
+    hands their values to :func:`compute_tie_range` (``given=``); ``compute_per_query`` then
+    places every document in the plain order and both bound orders in one pass
+    (``rank_rel_bounds_kernel``; ``topk_bounds_gain_kernel`` for NDCG@k alone). None when fewer
+    than half the documents are in ``tied`` queries (only those are evaluated again,
+    afterwards) or when a measure's worst order is not "lower labels first"
+    (:func:`_by_label`)."""
+    with_ties = [r for r in resolved if "ties" in r.info.params]
+    if not with_ties or not tied.any():
+        return None
+    n_docs = np.diff(boundaries)
+    if 2 * int(n_docs[tied].sum()) < int(n_docs.sum()) or not _by_label(with_ties, labels):
+        return None
+    return [r.with_options(ties=rule) for rule in LABEL_RULES for r in with_ties]
+
+
 def compute_tie_range(
     measures: Sequence[Measure],
     resolved: Sequence[Measure],
@@ -193,13 +227,19 @@ def compute_tie_range(
     doc_ids: np.ndarray | None = None,
     in_qrels: np.ndarray | None = None,
     query_ids: np.ndarray | None = None,
+    tied: np.ndarray | None = None,
+    given: dict[Measure, np.ndarray] | None = None,
 ) -> dict[str, TieRange]:
     """One :class:`TieRange` per measure (by printed name). ``values`` are the plain per-query
     values (printed name -> ``(Q,)``); ``evaluate_rule(measures, labels, scores, boundaries,
     ranked_end=, doc_ids=, in_qrels=, query_ids=)`` evaluates resolved measures on a subset of
     queries (the caller's pipeline, so every preset rule applies) and returns measure ->
-    ``(Q',)``; ``mean(measure, values)`` is the measure's mean."""
-    tied = tied_queries(scores, boundaries, ranked_end)
+    ``(Q',)``; ``mean(measure, values)`` is the measure's mean. ``tied``: the tied queries
+    (:func:`tied_queries`, if the caller has them); ``given``: the values over all queries of
+    the measures :func:`joint_bounds` named, computed by the caller with the plain values
+    (then nothing is evaluated here)."""
+    if tied is None:
+        tied = tied_queries(scores, boundaries, ranked_end)
     lows = {str(m): values[str(m)].copy() for m in measures}
     highs = {str(m): values[str(m)].copy() for m in measures}
     with_ties = [(m, r) for m, r in zip(measures, resolved) if "ties" in r.info.params]
@@ -224,13 +264,18 @@ def compute_tie_range(
             qids = None if query_ids is None else np.asarray(query_ids, dtype=object)[keep]
         y, s = cast(np.ndarray, cut[0]), cast(np.ndarray, cut[1])  # always given
         d, iq = cut[2], cut[3]
-        rules = ("pessimistic", "optimistic")
-        if _by_label([r for _, r in with_ties], y):  # one order for every measure, and the
-            rules = ("label_asc", "label_desc")  # two bounds from one sort (compute_per_query)
-        ruled = [[r.with_options(ties=rule) for _, r in with_ties] for rule in rules]
-        got = evaluate_rule(
-            ruled[0] + ruled[1], y, s, b, ranked_end=re, doc_ids=d, in_qrels=iq, query_ids=qids
-        )
+        if given is not None:  # computed with the plain values (joint_bounds)
+            ruled = [[r.with_options(ties=rule) for _, r in with_ties] for rule in LABEL_RULES]
+            got = given
+        else:
+            rules: tuple[str, str] = ("pessimistic", "optimistic")
+            if _by_label([r for _, r in with_ties], y):  # one order for every measure, and
+                rules = LABEL_RULES  # two bounds from one pass
+            ruled = [[r.with_options(ties=rule) for _, r in with_ties] for rule in rules]
+            got = evaluate_rule(
+                ruled[0] + ruled[1], y, s, b, ranked_end=re, doc_ids=d, in_qrels=iq,
+                query_ids=qids,
+            )  # fmt: skip
         for bound, store in zip(ruled, (lows, highs)):
             for (m, _), r in zip(with_ties, bound):
                 store[str(m)][keep] = got[r][keep] if whole else got[r]
