@@ -5,7 +5,8 @@ judged@k, num_rel, num_ret, num_rel_ret.
 Each (tie rule, relevance rule) sorts every query once (:func:`._kernels.ranked_order_kernel`);
 the measures are then NumPy expressions over all queries at once: per-document indicators in
 ranking order ("slots"), their cumulative sums, and a gather at each query's cut-off. The rules
-follow trec_eval 9 (the formulas are in ``docs/measures.md``, "The rank family"):
+follow trec_eval 9 (the formulas are in ``docs/measures.md``, "The rank family"; interpolated
+precision's ``recall_cut`` option picks trec_eval 9's or trec_eval 10's recall cut-off):
 
 * relevant: a judged document (``in_qrels``, label >= 0) whose label passes ``rel``;
 * judged non-relevant: a judged document that is not relevant;

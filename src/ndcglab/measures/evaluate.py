@@ -760,12 +760,12 @@ def _unjudged(res: EvaluationResult, missing: list[str]) -> EvaluationResult:
 
 
 def _complete(res: EvaluationResult, missing: list[str]) -> EvaluationResult:
-    """trec_eval ``-c``: the queries of the qrels missing from the run join the result with the
-    value 0 in every measure (gm_map: log(1e-5), i.e. AP floored), and every mean is taken over
-    all queries of the qrels."""
+    """trec_eval 9's ``-c`` (the preset rule ``missing=zero``): the queries of the qrels
+    missing from the run join the result with the value 0 in every measure (gm_map: log(1e-5),
+    i.e. AP floored), and every mean is taken over all queries of the qrels."""
     conv = dict(res.convention)
     conv["queries"] = (
-        f"every query of the qrels (trec_eval -c): {len(missing)} missing from the run score 0"
+        f"every query of the qrels (trec_eval 9 -c): {len(missing)} missing from the run score 0"
     )
     if not missing:
         return replace(res, convention=conv)
