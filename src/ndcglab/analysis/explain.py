@@ -61,6 +61,10 @@ __all__ = ["Convention", "Explanation", "OptionPart", "QueryMove", "explain", "p
 _DESCRIPTIVE_FIELDS = frozenset(
     {"name", "title", "defaults", "short_gain", "short_p", "measures", "notes", "verified"}
 )
+#: fields of :class:`~ndcglab.measures.Preset` that change no number of an explanation:
+#: ``missing`` (trec_eval -c's rule for a query the run misses) acts only with ``-c``, and
+#: explain evaluates the queries of both the run and the qrels
+_NOT_EXPLAINED = frozenset({"missing"})
 _DEFAULT_MEASURE = "ndcg@10"
 _TOL = 1e-15
 
@@ -102,7 +106,7 @@ def _preset_fields(p: Preset) -> dict[str, Any]:
     return {
         f.name: getattr(p, f.name)
         for f in dataclasses.fields(p)
-        if f.name not in _DESCRIPTIVE_FIELDS
+        if f.name not in _DESCRIPTIVE_FIELDS and f.name not in _NOT_EXPLAINED
     }
 
 
@@ -247,7 +251,8 @@ def _hybrid(a: Convention, b: Convention, take_b: set[str]) -> tuple[Preset, Mea
     pfields = {k: v for k, v in opts.items() if k not in a.measure_keys}
     preset = dataclasses.replace(a.preset, **pfields)
     cutoff = opts["cutoff"]
-    shape = Measure.create(a.measure.name, cutoff)
+    required = {k: opts[k] for k in a.measure.info.required}  # e.g. iprec's level
+    shape = Measure.create(a.measure.name, cutoff, **required)
     applicable = shape.resolve(preset).options
     mopts = {
         k: opts[k] for k in applicable if k in opts and k != "cutoff" and k not in shape.info.fixed
@@ -550,6 +555,9 @@ def _why(key: str, va: str, vb: str, la: str, lb: str, n: int) -> str:
         "rounding": f"{qs} change with the rounding of the fractional cut-off: {va} ({la}) vs "
         f"{vb} ({lb})",
         "denom": f"{qs} change with AP's denominator: denom={va} ({la}) vs {vb} ({lb})",
+        "recall_cut": f"{qs} {have} a recall level whose number of relevant documents x R is "
+        f"cut differently: recall_cut={va} ({la}) vs {vb} ({lb}) (trunc: floor(x R + 0.9), "
+        "trec_eval 9; round: lround(x R), trec_eval 10)",
         "score_precision": f"{qs} {have} scores that differ only beyond single precision: "
         f"compared as {va} ({la}) vs {vb} ({lb})",
         "duplicates": f"{qs} {have} repeated document ids: duplicates={va} ({la}) vs {vb} ({lb})",
@@ -585,6 +593,7 @@ def _query_reason(key: str, va: str, vb: str, la: str, lb: str) -> str:
         "empty_when": "ideal DCG <= 0",
         "judged_only": "unjudged documents",
         "depth": "ranking beyond the depth",
+        "recall_cut": "recall level cut to relevant documents",
     }
     what = short.get(key, key)
     return f"{what} ({key}={va} vs {vb})"

@@ -447,7 +447,8 @@ def add_measure_arguments(
         "-c",
         "--all-queries",
         action="store_true",
-        help="average over every query of the qrels; a query a run misses scores 0",
+        help="average over every query of the qrels; a query a run misses scores 0 (trec_eval "
+        "9; --preset trec_eval10: evaluated against one unjudged document, as trec_eval 10)",
     )
     t.add_argument(
         "-M",
@@ -475,6 +476,7 @@ def add_measure_arguments(
         default=None,
         metavar="P",
         help="precision at which scores are compared (ties): float32 = trec_eval9 = "
-        "pytrec_eval (C float), float64 = trec_eval10 (C double); default: the preset's",
+        "pytrec_eval (C float), float64 = trec_eval10 (C double); default: the preset's. Only "
+        "the score precision: --preset trec_eval10 has every rule of trec_eval 10",
     )
     return t

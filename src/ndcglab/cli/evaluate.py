@@ -25,12 +25,15 @@ files are evaluated one by one on the same qrels: a table with one column per ru
 run's lines, ended by its ``runid`` line).
 
 trec_eval's options keep their letters: ``-c`` (every query of the qrels, a missing one scoring
-0), ``-M N`` (the first N documents of each ranking), ``-J`` (judged documents only), ``-l N``
-(a label >= N is relevant: the preset option ``rel=N``), and ``--score-precision`` (``float32``
-= ``trec_eval9`` = ``pytrec_eval``, ``float64`` = ``trec_eval10``). ``-c``, ``-M``, ``-J`` need
-a TREC run. TREC files are read as trec_eval 10 reads them: ``#`` comment lines are skipped and
-run fields after the sixth are ignored; an empty file, or a run with no query of the qrels, is
-refused naming the file.
+0 and left out of ``-q``'s lines as in trec_eval 9; with ``--preset trec_eval10`` evaluated
+against one unjudged document and printed, as trec_eval 10 does), ``-M N`` (the first N
+documents of each ranking), ``-J`` (judged documents only), ``-l N`` (a label >= N is relevant:
+the preset option ``rel=N``), and ``--score-precision`` (``float32`` = ``trec_eval9`` =
+``pytrec_eval``, ``float64`` = ``trec_eval10``; the score precision only: ``--preset
+trec_eval10`` has every rule of trec_eval 10). ``-c``, ``-M``, ``-J`` need a TREC run. TREC
+files are read as trec_eval 10 reads them: ``#`` comment lines are skipped and run fields after
+the sixth are ignored; an empty file, or a run with no query of the qrels, is refused naming
+the file.
 
 ``--dask ADDRESS`` (a scheduler address, or ``local:N`` for N local worker processes; see
 docs/distributed.md) evaluates DATA with ``--scores FILE``, or ``--qrels/--run``, block by block
@@ -365,8 +368,10 @@ def _num(v: float) -> str:
 
 
 def _printed(args: argparse.Namespace, res: Any) -> list[str] | None:
-    """The queries ``-q`` prints per query: with ``-c``, those of the run (as trec_eval)."""
-    if not args.all_queries:
+    """The queries ``-q`` prints per query (``None``: all of the result): with ``-c``, those
+    of the run under the preset rule ``missing=zero`` (trec_eval 9), every query of the qrels
+    under ``missing=unjudged`` (trec_eval 10, which evaluates the missing ones)."""
+    if not args.all_queries or res.convention.get("missing") == "unjudged":
         return None
     from ..data.trec import read_run
 

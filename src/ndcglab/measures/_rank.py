@@ -5,7 +5,8 @@ judged@k, num_rel, num_ret, num_rel_ret.
 Each (tie rule, relevance rule) sorts every query once (:func:`._kernels.ranked_order_kernel`);
 the measures are then NumPy expressions over all queries at once: per-document indicators in
 ranking order ("slots"), their cumulative sums, and a gather at each query's cut-off. The rules
-follow trec_eval 9 (the formulas are in ``docs/measures.md``, "The rank family"):
+follow trec_eval 9 (the formulas are in ``docs/measures.md``, "The rank family"; interpolated
+precision's ``recall_cut`` option picks trec_eval 9's or trec_eval 10's recall cut-off):
 
 * relevant: a judged document (``in_qrels``, label >= 0) whose label passes ``rel``;
 * judged non-relevant: a judged document that is not relevant;
@@ -39,7 +40,7 @@ __all__ = ["INFAP_EPSILON", "MIN_GEO_MEAN", "rank_per_query"]
 INFAP_EPSILON = 0.00001
 #: trec_eval's floor of AP before the log of gm_map
 MIN_GEO_MEAN = 0.00001
-#: the 11 recall levels of the 11-point average, as trec_eval 9 states them
+#: the 11 recall levels of the 11-point average, as trec_eval 9 and 10 state them
 ELEVEN_LEVELS = tuple(i / 10.0 for i in range(11))
 
 
@@ -240,22 +241,33 @@ def rank_per_query(
             out[m] = (np.log(np.maximum(ap, MIN_GEO_MEAN)), empty)
             continue
         elif name == "iprec":
-            v = _iprec(rk, (float(m.get("level")),))[:, 0]
+            v = _iprec(rk, (float(m.get("level")),), m.get("recall_cut"))[:, 0]
         elif name == "iprec_11pt":
-            v = _iprec(rk, ELEVEN_LEVELS).mean(axis=1)
+            v = _iprec(rk, ELEVEN_LEVELS, m.get("recall_cut")).mean(axis=1)
         else:  # pragma: no cover - the registry lists every rank measure above
             raise ConventionError(f"no computation for measure {name}")
         out[m] = (apply_empty(m, np.where(empty, 0.0, v), empty, query_ids), empty)
     return out
 
 
-def _iprec(rk: _Ranking, levels: Sequence[float]) -> np.ndarray:
-    """Interpolated precision ``(Q, len(levels))``, trec_eval 9's rule: the c-th relevant
-    document, c = floor(level·R + 0.9); the largest precision at it or below it; 0 if fewer than
-    c relevant documents were retrieved (:func:`._trec_kernels.iprec_kernel`)."""
+#: the ``recall_cut`` rules: how a recall level x becomes a number c of relevant documents
+RECALL_CUTS = {
+    "trunc": 0,  # c = floor(x R + 0.9): trec_eval 9, pytrec_eval, ir_measures
+    "round": 1,  # c = x R rounded to nearest, halves up (C's lround): trec_eval 10
+}
+
+
+def _iprec(rk: _Ranking, levels: Sequence[float], recall_cut: str = "trunc") -> np.ndarray:
+    """Interpolated precision ``(Q, len(levels))``: the c-th relevant document, c = floor(level·R
+    + 0.9) (``recall_cut="trunc"``, trec_eval 9) or c = lround(level·R) (``"round"``, trec_eval
+    10); the largest precision at it or below it; 0 if fewer than c relevant documents were
+    retrieved (:func:`._trec_kernels.iprec_kernel`)."""
+    if recall_cut not in RECALL_CUTS:  # pragma: no cover - the registry checks the option
+        raise ConventionError(f"unknown recall_cut rule {recall_cut!r}; known: trunc, round")
     out = np.zeros((rk.nq, len(levels)))
     lv = np.asarray(levels, dtype=np.float64)
-    run_kernel(_tk().iprec_kernel, rk.b, rk.rel, rk.b, rk.rend, rk.nrel, lv, (out,))
+    flag = RECALL_CUTS[recall_cut]
+    run_kernel(_tk().iprec_kernel, rk.b, rk.rel, rk.b, rk.rend, rk.nrel, lv, flag, (out,))
     return out
 
 

@@ -95,11 +95,13 @@ def judged_sums_kernel(
 
 
 @njit(cache=True, nogil=True)
-def iprec_kernel(rel, bnd, rend, nrel, levels, q0, q1, out):  # pragma: no cover - compiled
-    """Interpolated precision at recall ``levels`` (trec_eval 9): ``rel`` holds the relevance
-    (0/1) in ranking order (the slots of :func:`ranked_order_kernel`); with c = floor(level · R
-    + 0.9), ``out[q, l]`` = the largest precision at or below the c-th relevant document (the
-    first when c = 0), 0 when fewer than c relevant documents were ranked."""
+def iprec_kernel(rel, bnd, rend, nrel, levels, rounded, q0, q1, out):  # pragma: no cover
+    """Interpolated precision at recall ``levels``: ``rel`` holds the relevance (0/1) in ranking
+    order (the slots of :func:`ranked_order_kernel`); level x becomes a number of relevant
+    documents c, ``rounded == 0``: c = floor(x · R + 0.9) (trec_eval 9, ``(long)(x R + 0.9)``),
+    ``rounded == 1``: c = x · R rounded to the nearest integer, halves up (trec_eval 10's
+    ``lround``; x · R >= 0). ``out[q, l]`` = the largest precision at or below the c-th relevant
+    document (the first when c = 0), 0 when fewer than c relevant documents were ranked."""
     maxn = 1
     for q in range(q0, q1):
         maxn = max(maxn, bnd[q + 1] - bnd[q])
@@ -115,7 +117,12 @@ def iprec_kernel(rel, bnd, rend, nrel, levels, q0, q1, out):  # pragma: no cover
             if best[j + 1] > best[j]:
                 best[j] = best[j + 1]
         for li in range(levels.shape[0]):
-            c = int(np.floor(levels[li] * nrel[q] + 0.9))
+            x = levels[li] * nrel[q]
+            if rounded:  # lround; x - floor(x) is exact, floor(x + 0.5) is not
+                r = np.floor(x)
+                c = int(r) + 1 if x - r >= 0.5 else int(r)
+            else:
+                c = int(np.floor(x + 0.9))
             if nret == 0 or c > nret:
                 out[q, li] = 0.0
             else:

@@ -36,6 +36,8 @@ from .registry import Measure, measure_aliases, parse_measures
 from .tie_range import TieRange, compute_tie_range, joint_bounds, tie_warnings, tied_queries
 
 __all__ = [
+    "MISSING_DOCNO",
+    "MISSING_RULES",
     "EvaluationResult",
     "check_negative",
     "evaluate",
@@ -43,6 +45,15 @@ __all__ = [
     "evaluate_trec",
     "mean_of",
 ]
+
+
+#: the document trec_eval 10 ranks, alone, for a query of the qrels missing from the run
+#: under ``-c`` (trec_eval.c's ``bogus_ranking``; the preset rule ``missing=unjudged``)
+MISSING_DOCNO = "ceci_nest_pas_un_docno"
+#: a preset's ``missing`` rules: what ``-c`` does with a query the run misses
+MISSING_RULES = ("zero", "unjudged")
+#: measures trec_eval 10 sets to 0 after evaluating that one-document ranking
+_RESET_WHEN_MISSING = frozenset({"num_ret", "rbp_residual"})
 
 
 @dataclass(frozen=True)
@@ -592,7 +603,12 @@ def evaluate_trec(
 
     Like trec_eval: the queries evaluated are those present in both the run and the qrels
     (sorted by query id); with ``complete=True`` (trec_eval ``-c``) every query of the qrels
-    counts, a query missing from the run scoring 0 in every measure (gm_map: log(1e-5)). A
+    counts, and a query missing from the run follows the preset's ``missing`` rule: ``zero``
+    (trec_eval 9, the ``trec_eval`` preset) scores 0 in every measure (gm_map: log(1e-5));
+    ``unjudged`` (trec_eval 10, the ``trec_eval10`` preset) evaluates it against a ranking of
+    one unjudged document (:data:`MISSING_DOCNO`, score 1) and then sets its ``num_ret`` and
+    ``rbp_residual`` to 0, as trec_eval 10 does: its num_rel and idcg keep their values, the
+    measures of the ranking are 0. A
     retrieved document missing from the qrels has label 0 and is unjudged. The ideal DCG and
     AP's denominator use every judged document of the query, retrieved or not; judged documents
     the run did not retrieve never enter the ranking. A negative qrels relevance follows the
@@ -602,7 +618,8 @@ def evaluate_trec(
     relevance >= 0); ``depth`` (``-M N``) keeps the first N documents of each ranking, ranked
     by score then docno descending (trec_eval's order) at the score precision. Both default to
     the preset's (``trec_eval(judged_only=yes,depth=100)``). ``score_precision`` overrides the
-    preset's (``float32`` = ``trec_eval9``, ``float64`` = ``trec_eval10``). Default preset
+    preset's (``float32`` = ``trec_eval9``, ``float64`` = ``trec_eval10``: the score precision
+    only; ``preset="trec_eval10"`` has trec_eval 10's other rules too). Default preset
     ``trec_eval`` (linear gain, log2 discount, ties by docno descending, scores compared in
     single precision).
     """
@@ -613,6 +630,15 @@ def evaluate_trec(
     if max_docs is not None and int(max_docs) < 1:
         raise ConventionError(f"depth={max_docs} must be a positive integer (trec_eval -M N)")
     precision = canonical_precision(score_precision or p.score_precision)
+    if p.missing not in MISSING_RULES:
+        raise ConventionError(
+            f"preset {p.name}: unknown missing rule {p.missing!r}; known: "
+            f"{', '.join(MISSING_RULES)}"
+        )
+    missing = sorted(q for q in qrels if q not in run) if complete else []
+    stand_in = missing if p.missing == "unjudged" else []
+    if stand_in:  # trec_eval 10's bogus ranking for a query missing from the run
+        run = {**run, **{q: {MISSING_DOCNO: 1.0} for q in stand_in}}
     qids = sorted(q for q in run if q in qrels)
     labels: list[Any] = []
     scores: list[Any] = []
@@ -647,9 +673,12 @@ def evaluate_trec(
     )
     res.convention["judged_only"] = only_judged
     res.convention["depth"] = max_docs
+    res.convention["missing"] = p.missing
     res.convention["queries"] = "in both the run and the qrels"
-    if complete:
-        res = _complete(res, sorted(q for q in qrels if q not in run))
+    if stand_in:
+        res = _unjudged(res, stand_in)
+    elif complete:
+        res = _complete(res, missing)
     return res
 
 
@@ -702,13 +731,46 @@ def _trec_cut(
     return dict(items)
 
 
-def _complete(res: EvaluationResult, missing: list[str]) -> EvaluationResult:
-    """trec_eval ``-c``: the queries of the qrels missing from the run join the result with the
-    value 0 in every measure (gm_map: log(1e-5), i.e. AP floored), and every mean is taken over
-    all queries of the qrels."""
+def _unjudged(res: EvaluationResult, missing: list[str]) -> EvaluationResult:
+    """trec_eval 10's ``-c``: the queries of the qrels missing from the run were evaluated
+    against one unjudged document (:data:`MISSING_DOCNO`); as trec_eval 10 "cleans up the
+    leftovers" of that ranking, their ``num_ret`` and ``rbp_residual`` become 0 (per query, in
+    the mean and in the tie range)."""
     conv = dict(res.convention)
     conv["queries"] = (
-        f"every query of the qrels (trec_eval -c): {len(missing)} missing from the run score 0"
+        f"every query of the qrels (trec_eval 10 -c): {len(missing)} missing from the run "
+        f"evaluated against one unjudged document ({MISSING_DOCNO}), num_ret and rbp_residual "
+        "then set to 0"
+    )
+    at = np.isin(res.query_ids.astype(str), np.asarray(missing, dtype=str))
+    per_query = dict(res.per_query)
+    mean = dict(res.mean)
+    ranges = dict(res.tie_range)
+    for m, r in zip(res.measures, res.resolved):
+        if r.name not in _RESET_WHEN_MISSING:
+            continue
+        name = str(m)
+        v = per_query[name].copy()
+        v[at] = 0.0
+        per_query[name] = v
+        mean[name] = mean_of(r, v)
+        tr = ranges.get(name)
+        if tr is not None:
+            lo, hi = tr.low.copy(), tr.high.copy()
+            lo[at] = 0.0
+            hi[at] = 0.0
+            ranges[name] = replace(tr, low=lo, high=hi, mean_low=mean_of(r, lo),
+                                   mean_high=mean_of(r, hi))  # fmt: skip
+    return replace(res, per_query=per_query, mean=mean, convention=conv, tie_range=ranges)
+
+
+def _complete(res: EvaluationResult, missing: list[str]) -> EvaluationResult:
+    """trec_eval 9's ``-c`` (the preset rule ``missing=zero``): the queries of the qrels
+    missing from the run join the result with the value 0 in every measure (gm_map: log(1e-5),
+    i.e. AP floored), and every mean is taken over all queries of the qrels."""
+    conv = dict(res.convention)
+    conv["queries"] = (
+        f"every query of the qrels (trec_eval 9 -c): {len(missing)} missing from the run score 0"
     )
     if not missing:
         return replace(res, convention=conv)

@@ -15,8 +15,11 @@ preset         gain    disc.   ties         empty   ndcg k > n  P@k, k > n   rel
 =============  ======  ======  ===========  ======  ==========  ===========  ==========  ==========
 
 ``lightgbm`` also divides AP@k by min(R, k) (``denom=cut``); every other preset divides by R, the
-number of relevant documents of the query. ``trec_eval10`` is ``trec_eval`` with scores compared
-as doubles (trec_eval 10) instead of C floats (trec_eval 9, pytrec_eval). ``sklearn`` and
+number of relevant documents of the query. ``trec_eval10`` is ``trec_eval`` with trec_eval 10's
+three changes: scores compared as doubles instead of C floats (``score_precision``), recall
+levels of interpolated precision rounded (``recall_cut=round``: c = lround(x R) instead of
+floor(x R + 0.9)), and with ``-c`` a query missing from the run evaluated against one unjudged
+document and printed (``missing=unjudged``) instead of scoring 0 unprinted. ``sklearn`` and
 ``lightgbm`` refuse negative labels (``negative=error``); the others give them gain 0 and never
 count them relevant (``negative=zero``, trec_eval's rule). See ``docs/measures.md`` for the
 sources of each rule.
@@ -58,8 +61,13 @@ class Preset:
     labels 0..30, its default ``label_gain`` table); ``ignore_label`` drops the documents with
     that label before anything else (TorchMetrics' ``ignore_index``, allRank's padding label -1).
     ``negative``: ``zero`` (gain 0, never relevant), ``error`` (refused) or ``gain`` (the gain
-    formula's own value, negative: ``signed:`` gains). ``verified`` names the library version the
-    preset was checked against by the conformance suite (``tests/measures/conformance``).
+    formula's own value, negative: ``signed:`` gains). ``missing`` is what trec_eval's ``-c``
+    does with a query of the qrels that the run misses: ``zero`` (trec_eval 9: it scores 0 in
+    every measure and ``-q`` prints no line for it) or ``unjudged`` (trec_eval 10: it is
+    evaluated against a ranking of one unjudged document, ``ceci_nest_pas_un_docno``, then its
+    num_ret and RBP residual are set to 0; ``-q`` prints it). ``verified`` names the library
+    version the preset was checked against by the conformance suite
+    (``tests/measures/conformance``).
     """
 
     name: str
@@ -77,6 +85,7 @@ class Preset:
     labels: str = "float64"
     ignore_label: float | None = None
     empty_when: str = "idcg=0"
+    missing: str = "zero"
     verified: str = ""
 
     def default(self, measure: str, key: str) -> str:
@@ -103,6 +112,7 @@ class Preset:
             "labels": self.labels,
             "ignore_label": self.ignore_label,
             "empty_when": self.empty_when,
+            "missing": self.missing,
             "verified": self.verified,
         }
 
@@ -117,6 +127,7 @@ _BASE = {
     "denom": "all",
     "p": "0.8",
     "max_grade": "4",
+    "recall_cut": "trunc",
 }
 
 _LETOR_SET = (
@@ -182,7 +193,11 @@ PRESETS: dict[str, Preset] = {
             notes=(
                 "gain = the qrels relevance value; ties: score descending, then docno descending",
                 "ideal DCG and AP's denominator over all judged docs (evaluate_trec)",
-                "queries evaluated: those in both the run and the qrels (trec_eval without -c)",
+                "queries evaluated: those in both the run and the qrels (trec_eval without -c); "
+                "with -c a query missing from the run scores 0 and -q prints no line for it "
+                "(missing=zero)",
+                "iprec_at_recall and 11pt_avg: recall level x is c = floor(x R + 0.9) relevant "
+                "documents (recall_cut=trunc)",
                 "scores are compared in single precision (trec_eval 9 and pytrec_eval keep them "
                 "as C float; the trec_eval10 preset compares doubles)",
                 "a negative qrels relevance: gain 0, never relevant, left out of the ideal "
@@ -193,16 +208,26 @@ PRESETS: dict[str, Preset] = {
         ),
         Preset(
             "trec_eval10",
-            "trec_eval 10 (as trec_eval, but run scores compared as C double)",
-            {**_BASE, "gain": "linear", "ties": "docid"},
+            "trec_eval 10 (as trec_eval, but run scores compared as C double, recall-level "
+            "cut-offs rounded, -c prints and evaluates missing queries)",
+            {**_BASE, "gain": "linear", "ties": "docid", "recall_cut": "round"},
             short_gain="clip",
             short_p="pad",
             measures=("map", "p@5", "p@10", "ndcg", "ndcg@10"),
             notes=(
-                "every rule of the trec_eval preset, except that scores keep double precision "
-                "(trec_eval 10 reads them as double: 1 and 1 + 1e-9 do not tie)",
+                "every rule of the trec_eval preset, except three of trec_eval 10.0:",
+                "scores keep double precision (trec_eval 10 reads them as double: 1 and "
+                "1 + 1e-9 do not tie)",
+                "iprec_at_recall and 11pt_avg turn recall level x into c = lround(x R) relevant "
+                "documents (trec_eval 9: floor(x R + 0.9)) (recall_cut=round)",
+                "with -c a query missing from the run is evaluated against one unjudged "
+                "document (num_rel, idcg keep their values; num_ret and rbp_residual 0) and "
+                "-q prints it (missing=unjudged)",
             ),
             score_precision="float64",
+            missing="unjudged",
+            verified="trec_eval 10.0 source (m_iprec_at_recall.c, m_11pt_avg.c, trec_eval.c), "
+            "transcribed; not run (no trec_eval 10 build on PyPI)",
         ),
         Preset(
             "sklearn",
@@ -372,7 +397,8 @@ def available_presets() -> list[str]:
 PRESET_OPTIONS: dict[str, tuple[str, str]] = {
     "scores": (
         "float32 (= trec_eval9, pytrec_eval), float64 (= trec_eval10)",
-        "precision at which run scores are compared (ties)",
+        "precision at which run scores are compared (ties) and nothing else: the preset "
+        "trec_eval10 has every rule of trec_eval 10",
     ),
     "judged_only": ("yes, no", "rank only judged documents (trec_eval -J; TREC runs)"),
     "depth": ("<N>", "keep the first N documents of each ranking (trec_eval -M N; TREC runs)"),
@@ -474,7 +500,9 @@ _PRECISIONS = {
 
 def canonical_precision(value: str) -> str:
     """``float32`` or ``float64`` from a score precision or the tool it reproduces:
-    ``trec_eval9``/``pytrec_eval`` (C float) and ``trec_eval10`` (C double)."""
+    ``trec_eval9``/``pytrec_eval`` (C float) and ``trec_eval10`` (C double). Only the score
+    precision: trec_eval 10's other rules (``recall_cut``, ``missing``) come with the preset
+    ``trec_eval10``."""
     key = str(value).strip().lower().replace("-", "_").replace(".", "")
     if key not in _PRECISIONS:
         raise ConventionError(
@@ -542,7 +570,8 @@ def get_preset(preset: str | Preset | None = None) -> Preset:
     """A preset by name (``None`` = ``standard``); unknown names list the known ones.
 
     A preset takes options in the measure grammar, e.g. ``trec_eval(judged_only=yes,depth=100)``
-    or ``trec_eval(scores=trec_eval10)`` (:data:`PRESET_OPTIONS`); the returned preset prints
+    or ``trec_eval(scores=trec_eval10)`` (:data:`PRESET_OPTIONS`; this sets the score precision
+    only, the preset ``trec_eval10`` has all of trec_eval 10's rules); the returned preset prints
     its options in its name and parses back to an equal preset."""
     if preset is None:
         return PRESETS["standard"]

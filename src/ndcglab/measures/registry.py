@@ -119,6 +119,13 @@ OPTIONS: dict[str, OptionInfo] = {
             "recall level of interpolated precision (iprec(level=0.1) = trec_eval's "
             "iprec_at_recall_0.10)",
         ),
+        OptionInfo(
+            "recall_cut",
+            "trunc, round",
+            "how interpolated precision turns a recall level x into a number c of relevant "
+            "documents: trunc, c = floor(x R + 0.9) (trec_eval 9, pytrec_eval, ir_measures); "
+            "round, c = x R rounded to the nearest integer, halves up (trec_eval 10's lround)",
+        ),
     )
 }
 
@@ -134,6 +141,7 @@ TIE_RULES = (
 )
 EMPTY_RULES = ("zero", "one", "skip", "error")
 ROUNDINGS = ("ceil", "floor", "round")
+RECALL_CUTS = ("trunc", "round")
 
 
 def canonical_ties(v: str) -> str:
@@ -347,10 +355,11 @@ REGISTRY: dict[str, MeasureInfo] = {
         MeasureInfo(
             "iprec",
             "rank",
-            ("ties", "empty", "rel", "level"),
+            ("ties", "empty", "rel", "level", "recall_cut"),
             "interpolated precision at a recall level (trec_eval's iprec_at_recall)",
-            "max precision at ranks at or below the c-th relevant document, c = floor(level R + "
-            "0.9) (trec_eval 9); 0 if fewer than c relevant were retrieved",
+            "max precision at ranks at or below the c-th relevant document (the first when "
+            "c = 0), c = floor(level R + 0.9) (recall_cut=trunc, trec_eval 9) or lround(level R) "
+            "(recall_cut=round, trec_eval 10); 0 if fewer than c relevant were retrieved",
             aliases=("iprec_at_recall",),
             cutoff="never",
             required=("level",),
@@ -358,9 +367,9 @@ REGISTRY: dict[str, MeasureInfo] = {
         MeasureInfo(
             "iprec_11pt",
             "rank",
-            ("ties", "empty", "rel"),
+            ("ties", "empty", "rel", "recall_cut"),
             "11-point interpolated average precision (trec_eval's 11pt_avg)",
-            "mean of iprec at recall levels 0.0, 0.1, ..., 1.0",
+            "mean of iprec at recall levels 0.0, 0.1, ..., 1.0 (with the same recall_cut)",
             aliases=("ipr11", "11pt_avg", "11pt"),
             cutoff="never",
         ),
@@ -491,6 +500,15 @@ def _canon_value(info: MeasureInfo, key: str, value: Any) -> Any:
         return _canon_rel(text)
     if key == "denom":
         return _canon_choice("denom", text, ("all", "cut"))
+    if key == "recall_cut":
+        if text.strip().lower() not in RECALL_CUTS:
+            level = "level=0.1," if "level" in info.required else ""
+            raise ConventionError(
+                f"unknown recall_cut rule {text!r} of {info.name}; known: trunc, round "
+                "(trunc: c = floor(x R + 0.9), trec_eval 9; round: c = lround(x R), trec_eval "
+                f"10). Fix: e.g. {info.name}({level}recall_cut=round)"
+            )
+        return text.strip().lower()
     if key in ("p", "max_grade", "level"):
         return _canon_number(key, text)
     raise ConventionError(f"unknown option {key!r}")  # pragma: no cover - guarded by callers
