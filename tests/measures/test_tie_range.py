@@ -143,3 +143,96 @@ def test_cli_tie_range(tmp_path) -> None:
     got = json.loads(r.stdout)["tie_range"]["ndcg@1"]
     assert got["low"] == 0.0 and got["high"] == 0.5
     assert "ties decide" in r.stderr
+
+
+#: measures that tell judged documents from unjudged ones, or read the whole ranking
+TREC_MEASURES = (
+    "judged@3", "rbp_residual", "bpref", "rbp", "recall@3", "success@2", "rprec", "err@3",
+    "iprec(level=0.5)", "ndcg", "map", "num_rel_ret",
+)  # fmt: skip
+
+
+def _brute_trec(qrels: dict, docs: list[str], scores: list[float], measure: str) -> tuple:
+    """min and max of ``measure`` over every order of the documents within equal scores: each
+    permutation of the run is evaluated with scores replaced by distinct ranks that keep the
+    order of unequal scores (so the permutation decides only the order of tied documents)."""
+    lo, hi = math.inf, -math.inf
+    for perm in itertools.permutations(range(len(docs))):
+        ordered = sorted(perm, key=lambda i: -scores[i])  # stable: the permutation's order
+        run = {"q": {docs[i]: float(len(docs) - r) for r, i in enumerate(ordered)}}
+        v = evaluate_trec(qrels, run, [measure], preset="trec_eval(scores=float64)")
+        x = float(next(iter(v.per_query.values()))[0])
+        lo, hi = min(lo, x), max(hi, x)
+    return lo, hi
+
+
+def test_trec_tie_range_equals_brute_force_for_judged_aware_measures() -> None:
+    """The tie range of measures that tell judged from unjudged documents (judged@k, RBP's
+    residual, bpref, infAP) and of the rest of the rank family, on TREC runs with unjudged
+    documents (not in the qrels) and documents in the pool but unjudged (relevance -1),
+    against every order of the tied documents."""
+    rng = np.random.default_rng(36)
+    checked = 0
+    for _ in range(14):
+        n = int(rng.integers(2, 7))
+        docs = [f"d{i}" for i in range(n)]
+        qrels = {"q": {}}
+        for d in docs:
+            kind = rng.integers(0, 4)  # 0: not in the qrels; -1: pool-unjudged; 1, 2: judged
+            if kind:
+                qrels["q"][d] = {1: -1, 2: 0, 3: int(rng.integers(1, 3))}[int(kind)]
+        qrels["q"]["extra"] = 1  # a relevant document the run misses
+        scores = rng.integers(0, 2, n).astype(float).tolist()
+        run = {"q": dict(zip(docs, scores))}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = evaluate_trec(
+                qrels, run, list(TREC_MEASURES), preset="trec_eval(scores=float64)",
+                tie_range=True,
+            )  # fmt: skip
+        for m in TREC_MEASURES:
+            tr = res.tie_range[m]
+            lo, hi = _brute_trec(qrels, docs, scores, m)
+            assert math.isclose(tr.low[0], lo, abs_tol=1e-12), (m, qrels, scores, lo, hi)
+            assert math.isclose(tr.high[0], hi, abs_tol=1e-12), (m, qrels, scores, lo, hi)
+            checked += 1
+    assert checked == 14 * len(TREC_MEASURES)
+
+
+def test_infap_has_no_tie_range_where_ties_are_and_says_so() -> None:
+    """infAP: no single order of a tied group gives its extremes (brute force finds a query
+    where neither the relevance order nor its reverse does), so its bounds are NaN on tied
+    queries, exact (= the value) on the others, and a warning says it."""
+    qrels = {"q": {"d0": -1, "d1": 2, "d2": -1, "extra": 1}, "r": {"a": 1, "b": 0}}
+    docs, scores = ["d0", "d1", "d2", "d3", "d4"], [0.0, 0.0, 1.0, 0.0, 0.0]
+    lo, hi = _brute_trec({"q": qrels["q"]}, docs, scores, "infap")
+    run = {"q": dict(zip(docs, scores)), "r": {"a": 2.0, "b": 1.0}}
+    with pytest.warns(UserWarning, match="infap: no tie range"):
+        res = evaluate_trec(
+            qrels, run, ["infap", "map"], preset="trec_eval(scores=float64)", tie_range=True
+        )
+    got = []
+    for rule in ("pessimistic", "optimistic"):  # the relevance orders miss an extreme
+        one = evaluate_trec(qrels, run, [f"infap(ties={rule})"], preset="trec_eval(scores=float64)")
+        got.append(float(next(iter(one.per_query.values()))[0]))
+    assert not (math.isclose(min(got), lo) and math.isclose(max(got), hi)), (got, lo, hi)
+    tr = res.tie_range["infap"]
+    assert math.isnan(tr.low[0]) and math.isnan(tr.high[0])
+    assert tr.low[1] == tr.high[1] == res.per_query["infap"][1]
+    assert res.to_dict()["tie_range"]["infap"]["low"] is None
+    assert lo < hi
+
+
+def test_cli_says_infap_has_no_tie_range(tmp_path) -> None:
+    q, r = tmp_path / "qrels", tmp_path / "run"
+    q.write_text("101 0 d1 1\n101 0 d2 0\n101 0 d3 -1\n")
+    r.write_text("".join(f"101 Q0 d{i} {i} 1.0 x\n" for i in range(1, 5)))
+    out = subprocess.run(
+        [sys.executable, "-m", "ndcglab", "evaluate", "--qrels", str(q), "--run", str(r),
+         "-m", "infap", "-m", "map", "--tie-range"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    rows = {line.split()[0]: line for line in out.stdout.splitlines()[2:4]}
+    assert "not given" in rows["infap"] and "0.2500 .. 1.0000" in rows["map"]
+    assert "infap: no tie range" in out.stderr and "Traceback" not in out.stderr

@@ -490,3 +490,27 @@ def test_cli_c_q_prints_missing_queries_under_trec_eval10_only(tmp_path):
     # --score-precision trec_eval10 is the score precision only: trec_eval 9's -c output
     sp = _cli(*args, "--score-precision", "trec_eval10")
     assert sp.returncode == 0 and all(f"\t{q}\t" not in sp.stdout for q in missing)
+
+
+def test_compare_warns_what_a_missing_topic_scores_under_each_rule() -> None:
+    """``evaluate_runs(complete=True)`` (``compare -c``) says what a topic a run misses
+    scores: 0 everywhere (trec_eval 9) or the one-unjudged-document ranking (trec_eval 10)."""
+    import warnings
+
+    from ndcglab.analysis.runs import evaluate_runs
+
+    q = {"1": {"a": 1, "b": 0}, "2": {"c": 1}}
+    runs = {"A": {"1": {"a": 1.0, "b": 0.5}}, "B": {"1": {"b": 1.0}, "2": {"c": 1.0}}}
+    said = {}
+    for preset in ("trec_eval", "trec_eval10"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            res = evaluate_runs(q, runs, ["num_rel"], complete=True, preset=preset)
+        said[preset] = " ".join(str(w.message) for w in caught)
+        assert "A: 2" in said[preset]
+        # num_rel of topic 2 for run A: 0 (trec_eval 9) or its one relevant document (10)
+        a = res.results["A"]
+        got = dict(zip(a.query_ids.tolist(), a.per_query["num_rel"].tolist()))
+        assert got["2"] == (1.0 if preset == "trec_eval10" else 0.0)
+    assert "score 0 in every measure" in said["trec_eval"]
+    assert "one unjudged document" in said["trec_eval10"]

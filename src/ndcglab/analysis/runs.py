@@ -272,7 +272,7 @@ def evaluate_runs(
     ``tie_range=True``: each result also holds its tie range (``result.tie_range``), without
     the per-run warning of :func:`~ndcglab.measures.evaluate_trec` (the comparison warns, naming
     the run)."""
-    from ..measures import evaluate_trec
+    from ..measures import evaluate_trec, get_preset
 
     if complete and topics is not None:
         raise ConventionError(
@@ -358,8 +358,14 @@ def evaluate_runs(
             + _shown([f"{t} ({why})" for t, why in dropped.items()], 5)
         )
     if zero_filled:
+        how = (
+            "are evaluated against one unjudged document (trec_eval 10 -c: 0 in every measure "
+            "of the ranking; num_rel and idcg keep their values)"
+            if get_preset(preset).missing == "unjudged"
+            else "score 0 in every measure"
+        )
         warn_user(
-            "topics a run misses score 0 in every measure: "
+            f"topics a run misses {how}: "
             + "; ".join(f"{n}: {_shown(v, 5)}" for n, v in zero_filled.items())
         )
     sub_q = {t: q[t] for t in chosen}

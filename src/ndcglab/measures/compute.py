@@ -289,13 +289,13 @@ def compute_per_query(
                 else:  # this group is label_asc: the lo side
                     sides.insert(0, ([], stage, mine))
                     bkey, pkey = tkey, EMPTY_F
-                gains = [sd[2] for sd in sides]
+                side_gains = [sd[2] for sd in sides]
                 outs: list[np.ndarray] = []
                 darr: np.ndarray = EMPTY_F
                 gks = np.zeros((nq, 0), np.int64)
-                if gains[0] is not None:  # (all or none)
-                    darr, _ = discount_inputs(get_discount(gains[0][1]), n_all)
-                    gks = gain_stages[gains[0]]["ks"]
+                if side_gains[0] is not None:  # (all or none)
+                    darr, _ = discount_inputs(get_discount(side_gains[0][1]), n_all)
+                    gks = gain_stages[side_gains[0]]["ks"]
                 for _, st, gk in sides:
                     outs += [st["hits"], st["apsum"], st["rr"], st["nrel"]]
                     if gk is not None:
@@ -308,7 +308,7 @@ def compute_per_query(
                     outs += [np.zeros((nq, 0))] * 3 + [np.zeros(0)] + [np.zeros((nq, 0))] * 2
                 run_gain_kernel(
                     RK.rank_rel_bounds_kernel,
-                    get_gain(gains[0][0]) if gains[0] is not None else None,
+                    get_gain(side_gains[0][0]) if side_gains[0] is not None else None,
                     y,
                     b,
                     (s, bkey, pkey, b, re, relv, y),
@@ -405,11 +405,28 @@ def compute_per_query(
         out.update(_gain_results(group, stage, n_ranked, query_ids))
 
     if rank_groups:
+        # under pessimistic/optimistic, judged@k and RBP's residual order tied documents by
+        # whether they are judged (their lowest value: unjudged first, resp. judged first)
+        by_judged: dict[tuple, bool] = {}  # group -> True: judged first (pessimistic)
+        for rkey in list(rank_groups):
+            if rkey[0] not in ("pessimistic", "optimistic"):
+                continue
+            for m in list(rank_groups[rkey]):
+                if m.name in _JUDGED_FIRST:
+                    key = (rkey[0], f"{m.name}:judged")
+                    rank_groups[rkey].remove(m)
+                    rank_groups.setdefault(key, []).append(m)
+                    by_judged[key] = _JUDGED_FIRST[m.name]
+            if not rank_groups[rkey]:
+                del rank_groups[rkey]
         # a measure without a relevance rule (err, judged, rbp_residual, num_ret) or without a
         # tie rule (num_*) shares the sort of a group that agrees on the rules it does have
+        # (not under pessimistic/optimistic, whose order follows each measure's own values)
         for rkey in list(rank_groups):
             ties, rel = rkey
-            if rel is not None and ties is not None:
+            if (rel is not None and ties is not None) or rkey in by_judged:
+                continue
+            if ties in ("pessimistic", "optimistic"):
                 continue
             host = next(
                 (
@@ -429,12 +446,24 @@ def compute_per_query(
         qrels_mask = (
             np.ones(len(y), dtype=bool) if in_qrels is None else np.asarray(in_qrels, dtype=bool)
         )
+        judged_doc = qrels_mask & (y >= 0.0)
         for (ties, rel), group in rank_groups.items():
-            tkey, _ = key_of(ties or NO_TIE_RULE, rank_tie_values(rel, y))
+            if (ties, rel) in by_judged:  # values: judged (1) or not (0); lower values first
+                first = by_judged[(ties, rel)]
+                tkey, _ = key_of(ties, partial(np.asarray, (judged_doc != first).astype(float)))
+                rel = None
+            else:
+                tkey, _ = key_of(ties or NO_TIE_RULE, rank_tie_values(rel, y))
             res = rank_per_query(group, y, s, b, re, qrels_mask, rel, tkey, query_ids)
             for m, (v, e) in res.items():
                 out[m] = PerQuery(v, e)
     return out
+
+
+#: rank-family measures whose ``pessimistic`` order (their lowest value) puts the judged tied
+#: documents first (True: RBP's residual, the weight of unjudged documents) or the unjudged
+#: ones first (False: judged@k, the share of judged documents)
+_JUDGED_FIRST = {"rbp_residual": True, "judged": False}
 
 
 def _gain_bound_sets(

@@ -24,6 +24,14 @@ query:
   ndcg@k + map/p/mrr family: one counting pass places each document in both orders, the ideal
   DCG is computed once), so the whole range costs about one more evaluation when every query
   is tied and almost nothing when none is (``benchmarks/bench_tie_range.py``);
+* judged@k and RBP's residual depend on which documents are judged, not on their labels: their
+  worst and best orders put the unjudged tied documents first or last (judged@k's lowest value
+  has them first, the residual's highest); bpref ignores unjudged documents, so the order by
+  relevance is exact for it;
+* infAP has no exact range: it weighs judged non-relevant, pool-unjudged and unpooled documents
+  above a relevant one differently, and no single order of a tied group reaches its minimum or
+  its maximum for every mix. Its bounds are NaN on the tied queries (:data:`NO_EXACT_RANGE`) and
+  :func:`tie_warnings` says so;
 * measures without a tie rule (``idcg``, ``num_rel``, ...) have a range of width 0.
 
 :class:`TieRange` holds the per-query bounds and their means; ``evaluate_arrays(...,
@@ -49,6 +57,9 @@ __all__ = ["TIE_SHARE", "TieRange", "joint_bounds", "tie_warnings", "tied_querie
 
 #: a mean whose tie range is wider than this share of it gets a warning (:func:`tie_warnings`)
 TIE_SHARE = 0.05
+
+#: measures without an exact tie range: NaN bounds on the tied queries (see :func:`tie_warnings`)
+NO_EXACT_RANGE = frozenset({"infap"})
 
 #: the worst and the best order of tied documents when every gain and relevance rule grows with
 #: the label: lower labels first, higher labels first
@@ -282,6 +293,10 @@ def compute_tie_range(
     out: dict[str, TieRange] = {}
     for m, r in zip(measures, resolved):
         lo, hi = lows[str(m)], highs[str(m)]
+        if r.name in NO_EXACT_RANGE and tied.any():  # unknown where ties are: NaN, and
+            lo, hi = np.where(tied, np.nan, lo), np.where(tied, np.nan, hi)  # said by
+            out[str(m)] = TieRange(str(m), lo, hi, math.nan, math.nan, tied)  # tie_warnings
+            continue
         out[str(m)] = TieRange(str(m), lo, hi, mean(r, lo), mean(r, hi), tied)
     return out
 
@@ -289,10 +304,18 @@ def compute_tie_range(
 def tie_warnings(
     ranges: dict[str, TieRange], means: dict[str, float], share: float = TIE_SHARE
 ) -> list[str]:
-    """One sentence per measure whose tie range is wider than ``share`` of its mean."""
+    """One sentence per measure whose tie range is wider than ``share`` of its mean, and one
+    per measure without a tie range (:data:`NO_EXACT_RANGE`) when some query is tied."""
     out = []
     for name, tr in ranges.items():
         m = means.get(name, math.nan)
+        if tr.n_tied and math.isnan(tr.width) and not math.isnan(m):
+            out.append(
+                f"{name}: no tie range ({tr.n_tied} queries have tied scores): no single order "
+                "of the tied documents gives infAP's worst or best value (it weighs judged, "
+                "pool-unjudged and unpooled documents differently), so the range is not given"
+            )
+            continue
         if math.isnan(m) or tr.share(m) <= share:
             continue
         out.append(
