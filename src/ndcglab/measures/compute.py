@@ -413,10 +413,10 @@ def compute_per_query(
                 continue
             for m in list(rank_groups[rkey]):
                 if m.name in _JUDGED_FIRST:
-                    key = (rkey[0], f"{m.name}:judged")
+                    jkey = (rkey[0], f"{m.name}:judged")
                     rank_groups[rkey].remove(m)
-                    rank_groups.setdefault(key, []).append(m)
-                    by_judged[key] = _JUDGED_FIRST[m.name]
+                    rank_groups.setdefault(jkey, []).append(m)
+                    by_judged[jkey] = _JUDGED_FIRST[m.name]
             if not rank_groups[rkey]:
                 del rank_groups[rkey]
         # a measure without a relevance rule (err, judged, rbp_residual, num_ret) or without a
@@ -450,7 +450,9 @@ def compute_per_query(
         for (ties, rel), group in rank_groups.items():
             if (ties, rel) in by_judged:  # values: judged (1) or not (0); lower values first
                 first = by_judged[(ties, rel)]
-                tkey, _ = key_of(ties, partial(np.asarray, (judged_doc != first).astype(float)))
+                tkey, _ = key_of(
+                    str(ties), partial(np.asarray, (judged_doc != first).astype(float))
+                )
                 rel = None
             else:
                 tkey, _ = key_of(ties or NO_TIE_RULE, rank_tie_values(rel, y))
