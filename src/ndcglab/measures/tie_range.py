@@ -17,13 +17,16 @@ query:
 * a query without ties has a range of width 0 and is not evaluated again: finding the tied
   queries hashes each query's scores (:func:`tied_queries`, no sort), and only the queries with
   at least two equal scores among the ranked documents are evaluated under the worst and the
-  best order (all queries, without copying, when those hold most documents: an untied query
-  ranks the same under every rule). Where every gain and relevance rule grows with the label,
-  the two orders are the tie rules ``label_asc`` and ``label_desc``, shared by all measures,
-  and ``compute_per_query`` computes both in one pass (``rank_rel_bounds_kernel`` for the
-  ndcg@k + map/p/mrr family: one counting pass places each document in both orders, the ideal
-  DCG is computed once), so the whole range costs about one more evaluation when every query
-  is tied and almost nothing when none is (``benchmarks/bench_tie_range.py``);
+  best order. Where every gain and relevance rule grows with the label, the two orders are
+  the tie rules ``label_asc`` and ``label_desc``, shared by all measures; when the tied
+  queries hold most documents, the caller evaluates the bounds with its plain values
+  (:func:`joint_bounds`), and ``compute_per_query`` computes the plain order and both bounds
+  in one pass — ``rank_rel_bounds_kernel`` for the ndcg@k + map/p/mrr family (one counting
+  pass places each document in the three orders; a list of equal scores is placed by counting
+  its labels), ``topk_bounds_gain_kernel`` for NDCG@k alone (one selection), the ideal DCG
+  once — so the range costs well under one more evaluation for those measures, and almost
+  nothing when no query is tied (``benchmarks/bench_tie_range.py``); other measures get each
+  bound from one more evaluation;
 * judged@k and RBP's residual depend on which documents are judged, not on their labels: their
   worst and best orders put the unjudged tied documents first or last (judged@k's lowest value
   has them first, the residual's highest); bpref ignores unjudged documents, so the order by
