@@ -129,25 +129,42 @@ def topk_dcg(g, cnt, gq, nall, ki, ig, darr, cum, icum, ks, q, n, dcg, idcg):  #
     its top ``cnt`` ranked documents (of ``n`` ranked), ``gq[:nall]`` the gains of all its
     documents, of which the ``ki`` largest (kept sorted in ``ig`` by insertion) are the ideal."""
     _cum_dcg(g, cnt, darr, 0, cum)
-    icnt = 0
-    for p in range(nall if ki > 0 else 0):
-        v = gq[p]
-        if icnt < ki:
-            j = icnt
-            icnt += 1
-        elif v > ig[ki - 1]:
-            j = ki - 1
-        else:
-            continue
-        while j > 0 and v > ig[j - 1]:
-            ig[j] = ig[j - 1]
-            j -= 1
-        ig[j] = v
+    icnt = _largest(gq, 0, nall, ki, ig)
     _cum_dcg(ig, icnt, darr, 0, icum)
     for j in range(ks.shape[1]):
         k = ks[q, j]
         dcg[q, j] = cum[min(k, n)]
         idcg[q, j] = icum[min(k, nall)]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _largest(x, lo, hi, k, buf):  # pragma: no cover - compiled
+    """``buf[:c]`` = the ``c = min(k, hi - lo)`` largest values of ``x[lo:hi]``, descending, kept
+    sorted by insertion (a value enters only when larger than the current k-th); returns c."""
+    c = 0
+    for i in range(lo, hi if k > 0 else lo):
+        v = x[i]
+        if c < k:
+            j = c
+            c += 1
+        elif v > buf[k - 1]:
+            j = k - 1
+        else:
+            continue
+        while j > 0 and v > buf[j - 1]:
+            buf[j] = buf[j - 1]
+            j -= 1
+        buf[j] = v
+    return c
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _largest_cut(ks, q, nall):  # pragma: no cover - compiled
+    """The largest of query ``q``'s cut-offs ``ks[q]``, each clipped to its ``nall`` documents."""
+    kmax = 0
+    for j in range(ks.shape[1]):
+        kmax = max(kmax, min(ks[q, j], nall))
+    return kmax
 
 
 @njit(cache=True, nogil=True)
@@ -160,7 +177,6 @@ def topk_gain_kernel(
     A document enters the sorted top-k buffer only when it ranks before the current k-th one;
     the ideal keeps the k largest gains of all the query's documents the same way.
     """
-    nc = ks.shape[1]
     maxn = 1
     for q in range(q0, q1):
         maxn = max(maxn, bnd[q + 1] - bnd[q])
@@ -177,9 +193,7 @@ def topk_gain_kernel(
         n = re - lo
         nall = hi - lo
         _fill_gains(labels, lo, nall, gtab, garr, gq, miss)
-        kmax = 0
-        for j in range(nc):
-            kmax = max(kmax, min(ks[q, j], nall))
+        kmax = _largest_cut(ks, q, nall)
         kr = min(kmax, n)
         cnt = 0
         if kr > 0:
@@ -362,8 +376,8 @@ def prefix_gain_kernel(
                     dcg[m, q, gi, c] = cum[min(ks[m, q, gi, c], nq)]
 
 
-#: :func:`topk_bounds_gain_kernel` counts the keys of a list of equal scores when they are whole
-#: numbers in ``[0, _KEY_LEVELS)`` (labels)
+#: the tie range's kernels (:func:`topk_bounds_gain_kernel`, ``_rel_kernels._positions_all_tied``)
+#: count the keys of a list of equal scores when they are whole numbers in ``[0, _KEY_LEVELS)``
 _KEY_LEVELS = 64
 
 
@@ -423,26 +437,11 @@ def topk_bounds_gain_kernel(
         n = re - lo
         nall = hi - lo
         _fill_gains(labels, lo, nall, gtab, garr, gq, miss)
-        kmax = 0
-        for j in range(nc):
-            kmax = max(kmax, min(ks[q, j], nall))
+        kmax = _largest_cut(ks, q, nall)
         kr = min(kmax, n)
         m = 0
         if kr > 0:  # the kr-th largest score, then every document scoring at least that
-            c = 0
-            for i in range(lo, re):
-                si = scores[i]
-                if c < kr:
-                    j = c
-                    c += 1
-                elif si > sbuf[kr - 1]:
-                    j = kr - 1
-                else:
-                    continue
-                while j > 0 and si > sbuf[j - 1]:
-                    sbuf[j] = sbuf[j - 1]
-                    j -= 1
-                sbuf[j] = si
+            _largest(scores, lo, re, kr, sbuf)
             t = sbuf[kr - 1]
             for i in range(lo, re):
                 cand[m] = i

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._gain_kernels import _cum_dcg, _fill_gains, topk_dcg
+from ._gain_kernels import _KEY_LEVELS, _cum_dcg, _fill_gains, _reverse_runs, topk_dcg
 from ._kernels import count_budget, msort, nonzero_of, positions
 
 __all__ = ["rank_rel_bounds_kernel", "rank_rel_kernel", "rel_average_kernel"]
@@ -285,7 +285,7 @@ def rank_rel_bounds_kernel(
                         idx[p] = lo + p
                     msort(idx, n, scores, tkey if side == 0 else pkey, tmp)
                 else:
-                    _reverse_tied(idx, n, scores)
+                    _reverse_runs(idx, n, scores)
                 for p in range(n if want_rel else 0):
                     v[p] = relv[idx[p]]
                 for p in range(kr):
@@ -311,10 +311,6 @@ def rank_rel_bounds_kernel(
                         dcg_p[q, j] = cum[min(ks[q, j], n)]
                         idcg_p[q, j] = idcg[q, j]
                 _rel_write(q, n, first, hc, apc, pk, ak, rk, hits_p, apsum_p, rr_p)
-
-
-#: :func:`_positions_all_tied` counts keys that are whole numbers in ``[0, _KEY_LEVELS)``
-_KEY_LEVELS = 64
 
 
 @njit(cache=True, nogil=True)
@@ -415,25 +411,6 @@ def _positions_both(
                 same += np.int32(eq & (t[j] == ti) & (j < i))
         pos[a] = c + lt + same
         pos_hi[a] = c + gt + same
-
-
-@njit(cache=True, nogil=True)
-def _reverse_tied(idx, n, scores):  # pragma: no cover - compiled
-    """Reverse, in place, every run of equal ``scores[idx[p]]`` in ``idx[:n]``."""
-    p = 0
-    while p < n:
-        e = p + 1
-        while e < n and scores[idx[e]] == scores[idx[p]]:
-            e += 1
-        a = p
-        b = e - 1
-        while a < b:
-            x = idx[a]
-            idx[a] = idx[b]
-            idx[b] = x
-            a += 1
-            b -= 1
-        p = e
 
 
 @njit(cache=True, nogil=True)
