@@ -6,6 +6,7 @@ P@k and RR (and DCG, ERR) under several presets; and the OHSUMED example: consta
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import subprocess
 import sys
@@ -147,7 +148,8 @@ def test_cli_tie_range(tmp_path) -> None:
 
 #: measures that tell judged documents from unjudged ones, or read the whole ranking
 TREC_MEASURES = (
-    "judged@3", "rbp_residual", "bpref", "rbp", "recall@3", "success@2", "rprec", "err@3",
+    "judged@3", "rbp_residual", "bpref", "infap", "rbp", "recall@3", "success@2", "rprec",
+    "err@3",
     "iprec(level=0.5)", "ndcg", "map", "num_rel_ret",
 )  # fmt: skip
 
@@ -199,40 +201,64 @@ def test_trec_tie_range_equals_brute_force_for_judged_aware_measures() -> None:
     assert checked == 14 * len(TREC_MEASURES)
 
 
-def test_infap_has_no_tie_range_where_ties_are_and_says_so() -> None:
-    """infAP: no single order of a tied group gives its extremes (brute force finds a query
-    where neither the relevance order nor its reverse does), so its bounds are NaN on tied
-    queries, exact (= the value) on the others, and a warning says it."""
-    qrels = {"q": {"d0": -1, "d1": 2, "d2": -1, "extra": 1}, "r": {"a": 1, "b": 0}}
+def test_infap_range_needs_a_search_no_single_order_gives_it() -> None:
+    """infAP: on this query neither the relevance order nor its reverse reaches both extremes
+    (brute force), yet the tie range finds them (``infap_extreme_kernel``'s search)."""
+    qrels = {"q": {"d0": -1, "d1": 2, "d2": -1, "extra": 1}}
     docs, scores = ["d0", "d1", "d2", "d3", "d4"], [0.0, 0.0, 1.0, 0.0, 0.0]
-    lo, hi = _brute_trec({"q": qrels["q"]}, docs, scores, "infap")
-    run = {"q": dict(zip(docs, scores)), "r": {"a": 2.0, "b": 1.0}}
-    with pytest.warns(UserWarning, match="infap: no tie range"):
+    lo, hi = _brute_trec(qrels, docs, scores, "infap")
+    run = {"q": dict(zip(docs, scores))}
+    by_order = []
+    for key in ("label_asc", "label_desc"):  # the two orders by relevance
+        one = evaluate_trec(qrels, run, [f"infap(ties={key})"], preset="trec_eval(scores=float64)")
+        by_order.append(float(next(iter(one.per_query.values()))[0]))
+    assert not (math.isclose(min(by_order), lo) and math.isclose(max(by_order), hi))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         res = evaluate_trec(
-            qrels, run, ["infap", "map"], preset="trec_eval(scores=float64)", tie_range=True
+            qrels, run, ["infap"], preset="trec_eval(scores=float64)", tie_range=True
         )
-    got = []
-    for rule in ("pessimistic", "optimistic"):  # the relevance orders miss an extreme
-        one = evaluate_trec(qrels, run, [f"infap(ties={rule})"], preset="trec_eval(scores=float64)")
-        got.append(float(next(iter(one.per_query.values()))[0]))
-    assert not (math.isclose(min(got), lo) and math.isclose(max(got), hi)), (got, lo, hi)
     tr = res.tie_range["infap"]
-    assert math.isnan(tr.low[0]) and math.isnan(tr.high[0])
+    assert lo < hi and tr.low[0] == pytest.approx(lo, abs=1e-15)
+    assert tr.high[0] == pytest.approx(hi, abs=1e-15)
+
+
+def test_too_large_a_search_gives_no_range_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A group of tied documents too large for infAP's exact search: the bounds of that query
+    are NaN, the means too (never a mean over the other queries alone), and a warning says so."""
+    from ndcglab.measures import _trec_kernels
+
+    monkeypatch.setattr(_trec_kernels, "INFAP_STATES", 3)  # read at compile time: pure Python
+    monkeypatch.setattr(
+        _trec_kernels, "infap_extreme_kernel", _trec_kernels.infap_extreme_kernel.py_func
+    )
+    qrels = {"q": {"a": 1, "b": 0, "c": 1}, "r": {"x": 1, "y": 0}}
+    run = {"q": {"a": 1.0, "b": 1.0, "c": 1.0}, "r": {"x": 2.0, "y": 1.0}}
+    with pytest.warns(UserWarning, match="infap: no tie range: for 1 of the 1 queries"):
+        res = evaluate_trec(qrels, run, ["infap", "map"], tie_range=True)
+    tr = res.tie_range["infap"]
+    assert math.isnan(tr.low[0]) and math.isnan(tr.mean_low) and math.isnan(tr.mean_high)
     assert tr.low[1] == tr.high[1] == res.per_query["infap"][1]
     assert res.to_dict()["tie_range"]["infap"]["low"] is None
-    assert lo < hi
 
 
-def test_cli_says_infap_has_no_tie_range(tmp_path) -> None:
+def test_cli_prints_infap_tie_range(tmp_path) -> None:
+    """infAP's range on the command line: one relevant, one judged non-relevant, one
+    pool-unjudged and one unpooled document, all tied — brute force over the 24 orders."""
     q, r = tmp_path / "qrels", tmp_path / "run"
     q.write_text("101 0 d1 1\n101 0 d2 0\n101 0 d3 -1\n")
     r.write_text("".join(f"101 Q0 d{i} {i} 1.0 x\n" for i in range(1, 5)))
+    lo, hi = _brute_trec(
+        {"q": {"d1": 1, "d2": 0, "d3": -1}}, ["d1", "d2", "d3", "d4"], [1.0] * 4, "infap"
+    )
     out = subprocess.run(
         [sys.executable, "-m", "ndcglab", "evaluate", "--qrels", str(q), "--run", str(r),
-         "-m", "infap", "-m", "map", "--tie-range"],
+         "-m", "infap", "--tie-range", "--format", "json"],
         capture_output=True, text=True,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
-    rows = {line.split()[0]: line for line in out.stdout.splitlines()[2:4]}
-    assert "not given" in rows["infap"] and "0.2500 .. 1.0000" in rows["map"]
-    assert "infap: no tie range" in out.stderr and "Traceback" not in out.stderr
+    got = json.loads(out.stdout)["tie_range"]["infap"]
+    assert got["low"] == pytest.approx(lo, abs=1e-12) and got["high"] == pytest.approx(
+        hi, abs=1e-12
+    )
+    assert lo < hi and "Traceback" not in out.stderr

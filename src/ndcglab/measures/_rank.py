@@ -162,6 +162,29 @@ class _Ranking:
 
         return self._get("sums", make)
 
+    def infap_extreme(self, scores: np.ndarray, best: bool) -> np.ndarray:
+        """Per query: infAP's sum under the order of tied documents that makes it largest
+        (``best``) or smallest (:func:`._trec_kernels.infap_extreme_kernel`); NaN for a query
+        whose tied groups are too large to search."""
+        reld = self.reld
+        unjudged = self.in_qrels & (self.labels < 0.0)
+        out = np.zeros(self.nq)
+        ok = np.ones(self.nq, dtype=bool)
+        run_kernel(
+            _tk().infap_extreme_kernel,
+            self.b,
+            self.order,
+            scores,
+            reld,
+            self.judged_doc,
+            unjudged,
+            self.b,
+            self.rend,
+            best,
+            (out, ok),
+        )
+        return np.where(ok, out, np.nan)
+
     def at(self, cum: np.ndarray, k: np.ndarray) -> np.ndarray:
         """Per query: the sum over its first min(k, n) ranked slots, from a cumulative sum."""
         kk = np.minimum(np.asarray(k, dtype=np.int64), self.n_ranked)
@@ -183,10 +206,13 @@ def rank_per_query(
     rel: str | None,
     tkey: np.ndarray,
     query_ids: Sequence[str] | np.ndarray | None,
+    extreme: bool | None = None,
 ) -> dict[Any, tuple[np.ndarray, np.ndarray]]:
     """``{measure: (values, empty)}`` for resolved measures of the rank family that share one
     ranking (tie key ``tkey``) and one relevance rule ``rel`` (``None`` when none of them uses
-    relevance)."""
+    relevance). ``extreme`` (the tie rules ``optimistic``: True, ``pessimistic``: False): infAP
+    takes its largest or smallest value over the orders of tied documents, which no tie key
+    gives."""
     rk = _Ranking(labels, in_qrels, rel, tkey, scores, bnd, rend)
     nq = rk.nq
     out: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
@@ -233,6 +259,8 @@ def rank_per_query(
             v = rk.at(rk.crel, nrel.astype(np.int64)) / safe_r
         elif name == "bpref":
             v = rk.sums()[0] / safe_r
+        elif name == "infap" and extreme is not None:  # pessimistic / optimistic: exact
+            v = rk.infap_extreme(scores, extreme) / safe_r
         elif name == "infap":
             v = rk.sums()[1] / safe_r
         elif name == "gm_map":

@@ -17,7 +17,9 @@ from numba import njit
 from ._kernels import ranked_order_kernel
 
 __all__ = [
+    "INFAP_STATES",
     "err_prefix_kernel",
+    "infap_extreme_kernel",
     "iprec_kernel",
     "judged_sums_kernel",
     "ranked_order_kernel",
@@ -127,3 +129,110 @@ def iprec_kernel(rel, bnd, rend, nrel, levels, rounded, q0, q1, out):  # pragma:
                 out[q, li] = 0.0
             else:
                 out[q, li] = best[max(c, 1) - 1]
+
+
+#: the largest search :func:`infap_extreme_kernel` runs for one group of tied documents
+#: ((a + 1)(b + 1)(c + 1) states for a relevant, b judged non-relevant and c pool-unjudged ones)
+INFAP_STATES = 4_000_000
+
+
+@njit(cache=True, nogil=True)
+def infap_extreme_kernel(
+    order, scores, reld, judged, unjudged, bnd, rend, best, q0, q1, out, ok
+):  # pragma: no cover - compiled
+    """infAP's sum (``judged_sums_kernel``'s ``infap``, before the division by R) under the
+    order of the tied documents that makes it largest (``best``) or smallest, exact: no single
+    order does it for every query, so each group of equal scores (contiguous in ``order``, the
+    ranking by score) is searched. The counts entering a group (relevant, judged non-relevant
+    and pool-unjudged documents above it, its first position) do not depend on the order inside
+    earlier groups, so the extreme of the whole is the sum of each group's extreme. Within a
+    group, a document absent from the qrels only pushes later ones down, and a relevant
+    document's term, (1 + A B) / (p + 1), shrinks with its position p for the same counts: they
+    go after every relevant document for the largest value and before for the smallest. The
+    relevant, judged non-relevant and pool-unjudged ones are then placed by dynamic programming
+    over how many of each are placed: (a + 1)(b + 1)(c + 1) states, each keeping the best
+    running sum, added in ranking order exactly as ``judged_sums_kernel`` adds it (so the value
+    is, to the last bit, that of an order reaching it). A group needing more than
+    :data:`INFAP_STATES` states sets ``ok[q]`` False (``out[q]`` is then meaningless)."""
+    eps = 0.00001
+    maxn = 1
+    for q in range(q0, q1):
+        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    dp = np.empty(0)
+    for q in range(q0, q1):
+        lo = bnd[q]
+        n = rend[q] - lo
+        ok[q] = True
+        acc = 0.0
+        r = 0.0
+        nn = 0.0
+        uu = 0.0
+        p0 = 0
+        g = 0
+        while g < n:
+            e = g + 1
+            while e < n and scores[order[lo + e]] == scores[order[lo + g]]:
+                e += 1
+            a = 0
+            b = 0
+            c = 0
+            for t in range(g, e):
+                d = order[lo + t]
+                if unjudged[d]:
+                    c += 1
+                elif judged[d] and reld[d]:
+                    a += 1
+                elif judged[d]:
+                    b += 1
+            other = (e - g) - a - b - c
+            if a > 0:
+                states = (a + 1) * (b + 1) * (c + 1)
+                if states > INFAP_STATES:
+                    ok[q] = False
+                    break
+                if dp.shape[0] < states:
+                    dp = np.empty(states)
+                start = p0 if best else p0 + other  # absent documents last / first
+                for i in range(a + 1):
+                    for j in range(b + 1):
+                        for k in range(c + 1):
+                            at = (i * (b + 1) + j) * (c + 1) + k
+                            if i == 0 and j == 0 and k == 0:
+                                dp[at] = acc
+                                continue
+                            have = False
+                            v = 0.0
+                            if i > 0:  # the last placed is relevant: its term, in order
+                                pos = start + (i - 1) + j + k
+                                prev = dp[((i - 1) * (b + 1) + j) * (c + 1) + k]
+                                if pos == 0:
+                                    v = prev + 1.0
+                                else:
+                                    fj = float(pos)
+                                    r1 = r + (i - 1)
+                                    nr = nn + j
+                                    ur = uu + k
+                                    v = prev + (
+                                        1.0 / (fj + 1.0)
+                                        + (fj / (fj + 1.0))
+                                        * ((r1 + nr + ur) / fj)
+                                        * ((r1 + eps) / (r1 + nr + 2.0 * eps))
+                                    )
+                                have = True
+                            if j > 0:
+                                w = dp[(i * (b + 1) + (j - 1)) * (c + 1) + k]
+                                if not have or (w > v if best else w < v):
+                                    v = w
+                                have = True
+                            if k > 0:
+                                w = dp[(i * (b + 1) + j) * (c + 1) + (k - 1)]
+                                if not have or (w > v if best else w < v):
+                                    v = w
+                            dp[at] = v
+                acc = dp[states - 1]
+            r += a
+            nn += b
+            uu += c
+            p0 += e - g
+            g = e
+        out[q] = acc

@@ -456,7 +456,10 @@ def compute_per_query(
                 rel = None
             else:
                 tkey, _ = key_of(ties or NO_TIE_RULE, rank_tie_values(rel, y))
-            res = rank_per_query(group, y, s, b, re, qrels_mask, rel, tkey, query_ids)
+            extreme = {"pessimistic": False, "optimistic": True}.get(str(ties))
+            res = rank_per_query(
+                group, y, s, b, re, qrels_mask, rel, tkey, query_ids, extreme=extreme
+            )
             for m, (v, e) in res.items():
                 out[m] = PerQuery(v, e)
     return out

@@ -169,7 +169,7 @@ class EvaluationResult:
                 and math.isnan(tr.width)
                 and not math.isnan(self.mean[n])
             ):
-                row += "  not given (no exact range for this measure; see the warning)"
+                row += "  not given (see the warning)"
             elif tr is not None:
                 row += f"  {fmt(tr.mean_low)} .. {fmt(tr.mean_high)}"
             lines.append(row.rstrip())

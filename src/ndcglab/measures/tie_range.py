@@ -31,10 +31,12 @@ query:
   worst and best orders put the unjudged tied documents first or last (judged@k's lowest value
   has them first, the residual's highest); bpref ignores unjudged documents, so the order by
   relevance is exact for it;
-* infAP has no exact range: it weighs judged non-relevant, pool-unjudged and unpooled documents
-  above a relevant one differently, and no single order of a tied group reaches its minimum or
-  its maximum for every mix. Its bounds are NaN on the tied queries (:data:`NO_EXACT_RANGE`) and
-  :func:`tie_warnings` says so;
+* infAP weighs judged non-relevant, pool-unjudged and unpooled documents above a relevant one
+  differently, and no single order of a tied group reaches its minimum or its maximum for
+  every mix: its tie rules ``pessimistic``/``optimistic`` search each group of tied documents
+  for its extreme order (``_trec_kernels.infap_extreme_kernel``, exact); a query whose group
+  is too large for that search (``INFAP_STATES``) gets NaN bounds, and :func:`tie_warnings`
+  says so;
 * measures without a tie rule (``idcg``, ``num_rel``, ...) have a range of width 0.
 
 :class:`TieRange` holds the per-query bounds and their means; ``evaluate_arrays(...,
@@ -60,9 +62,6 @@ __all__ = ["TIE_SHARE", "TieRange", "joint_bounds", "tie_warnings", "tied_querie
 
 #: a mean whose tie range is wider than this share of it gets a warning (:func:`tie_warnings`)
 TIE_SHARE = 0.05
-
-#: measures without an exact tie range: NaN bounds on the tied queries (see :func:`tie_warnings`)
-NO_EXACT_RANGE = frozenset({"infap"})
 
 #: the worst and the best order of tied documents when every gain and relevance rule grows with
 #: the label: lower labels first, higher labels first
@@ -296,9 +295,9 @@ def compute_tie_range(
     out: dict[str, TieRange] = {}
     for m, r in zip(measures, resolved):
         lo, hi = lows[str(m)], highs[str(m)]
-        if r.name in NO_EXACT_RANGE and tied.any():  # unknown where ties are: NaN, and
-            lo, hi = np.where(tied, np.nan, lo), np.where(tied, np.nan, hi)  # said by
-            out[str(m)] = TieRange(str(m), lo, hi, math.nan, math.nan, tied)  # tie_warnings
+        plain = values[str(m)]
+        if ((np.isnan(lo) | np.isnan(hi)) & ~np.isnan(plain)).any():  # a bound not found
+            out[str(m)] = TieRange(str(m), lo, hi, math.nan, math.nan, tied)  # (tie_warnings)
             continue
         out[str(m)] = TieRange(str(m), lo, hi, mean(r, lo), mean(r, hi), tied)
     return out
@@ -308,15 +307,18 @@ def tie_warnings(
     ranges: dict[str, TieRange], means: dict[str, float], share: float = TIE_SHARE
 ) -> list[str]:
     """One sentence per measure whose tie range is wider than ``share`` of its mean, and one
-    per measure without a tie range (:data:`NO_EXACT_RANGE`) when some query is tied."""
+    per measure whose range could not be found for some tied query (infAP's search)."""
     out = []
     for name, tr in ranges.items():
         m = means.get(name, math.nan)
         if tr.n_tied and math.isnan(tr.width) and not math.isnan(m):
+            from ._trec_kernels import INFAP_STATES  # (only then: it loads the kernels)
+
+            lost = int(((np.isnan(tr.low) | np.isnan(tr.high)) & tr.tied).sum())
             out.append(
-                f"{name}: no tie range ({tr.n_tied} queries have tied scores): no single order "
-                "of the tied documents gives infAP's worst or best value (it weighs judged, "
-                "pool-unjudged and unpooled documents differently), so the range is not given"
+                f"{name}: no tie range: for {lost} of the {tr.n_tied} queries with tied scores "
+                f"a group of tied documents is too large for the exact search of infAP's worst "
+                f"and best orders (more than {INFAP_STATES:,} states); the range is not given"
             )
             continue
         if math.isnan(m) or tr.share(m) <= share:
