@@ -19,7 +19,7 @@ import pytest
 from ndcglab.measures import _small, evaluate_arrays
 from ndcglab.measures import tie_range as TR
 from ndcglab.measures.compute import compute_per_query
-from ndcglab.measures.registry import Measure
+from ndcglab.measures.registry import Measure, parse_measure
 
 
 def _reference(scores: np.ndarray, b: np.ndarray, rend: np.ndarray) -> list[bool]:
@@ -100,8 +100,7 @@ def test_both_bounds_in_one_pass_equal_each_rule_alone(
 
 
 def _measure(text: str) -> Measure:
-    name, _, k = text.partition("@")
-    return Measure.create(name, int(k) if k else None).resolve()
+    return parse_measure(text).resolve()
 
 
 @pytest.mark.parametrize("ties", ["most", "few"])
@@ -154,9 +153,13 @@ def _mixed_ties(seed: int, labels: str) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 #: NDCG and DCG at fixed cut-offs without a relevance measure: the bounds by one selection
 GAIN_ONLY = ("ndcg@1", "ndcg@3", "ndcg@10", "dcg@5")
+#: the whole list, fractional cut-offs, a discount of the list's length, MeanNDCG (not fused)
+GAIN_FULL = ("ndcg", "ndcg@0.5n", "dcg@3", "ndcg(discount=linear)@4", "meanndcg")
 
 
-@pytest.mark.parametrize("measures", [BOUND_MEASURES, GAIN_ONLY], ids=["with_map", "gain_only"])
+@pytest.mark.parametrize(
+    "measures", [BOUND_MEASURES, GAIN_ONLY, GAIN_FULL], ids=["with_map", "gain_only", "full"]
+)
 @pytest.mark.parametrize("labels", ["small", "halves", "large"])
 @pytest.mark.parametrize("plain", ["input", "docid", "random:3", "pessimistic", "label_asc"])
 def test_plain_and_both_bounds_in_one_pass_equal_each_rule_alone(
@@ -196,7 +199,7 @@ def test_the_tie_range_leaves_the_plain_values_bit_for_bit(
         y = np.minimum(y, 2.0)
     measures = ["ndcg@1", "ndcg@3", "ndcg@10", "map", "p@5", "mrr", "ndcg", "err@3"]
     if gain_only:
-        measures = ["ndcg@3", "ndcg@10"]
+        measures = ["ndcg@3", "ndcg@10", "ndcg", "dcg@0.5n"]
     docs = np.array([f"d{i % 97}" for i in range(len(y))], dtype=object)
     tied = TR.tied_queries(s, b)
     assert TR.joint_bounds([_measure(m).resolve(preset) for m in measures], y, b, tied)

@@ -14,10 +14,24 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._gain_kernels import _KEY_LEVELS, _cum_dcg, _fill_gains, _reverse_runs, topk_dcg
+from ._gain_kernels import (
+    _KEY_LEVELS,
+    _cum_dcg,
+    _fill_gains,
+    _ideal_by_label,
+    _placed,
+    _ranked_dcg,
+    _reverse_runs,
+    topk_dcg,
+)
 from ._kernels import count_budget, msort, nonzero_of, positions
 
-__all__ = ["rank_rel_bounds_kernel", "rank_rel_kernel", "rel_average_kernel"]
+__all__ = [
+    "full_bounds_gain_kernel",
+    "rank_rel_bounds_kernel",
+    "rank_rel_kernel",
+    "rel_average_kernel",
+]
 
 
 @njit(cache=True, nogil=True)
@@ -311,6 +325,131 @@ def rank_rel_bounds_kernel(
                         dcg_p[q, j] = cum[min(ks[q, j], n)]
                         idcg_p[q, j] = idcg[q, j]
                 _rel_write(q, n, first, hc, apc, pk, ak, rk, hits_p, apsum_p, rr_p)
+
+
+@njit(cache=True, nogil=True)
+def full_bounds_gain_kernel(
+    labels,
+    scores,
+    tkey,
+    pkey,
+    bnd,
+    rend,
+    gtab,
+    garr,
+    darr,
+    doff,
+    ks,
+    plain,
+    q0,
+    q1,
+    dcg,
+    idcg,
+    dcg_hi,
+    idcg_hi,
+    dcg_p,
+    idcg_p,
+    miss,
+):  # pragma: no cover - compiled
+    """:func:`._gain_kernels.full_gain_kernel` (any cut-offs, any discount; not ``average``, not
+    MeanNDCG) under the tie range's two orders at once (:mod:`ndcglab.measures.tie_range`):
+    ``dcg``/``idcg`` by score descending, ``tkey`` (the labels) ascending — the worst order —
+    ``dcg_hi``/``idcg_hi`` with ``tkey`` descending, and with ``plain`` True ``dcg_p``/``idcg_p``
+    by ``pkey`` (the result's own tie rule), equal bit for bit to ``full_gain_kernel``'s. The
+    documents with a gain are placed in the three rankings by one counting pass
+    (:func:`_positions_both`; a list of equal scores by counting its labels,
+    :func:`_positions_all_tied`), else the list is sorted (the best order is the worst with
+    every group of equal scores reversed); the ideal DCG is computed once."""
+    nc = ks.shape[1]
+    maxn = 1
+    for q in range(q0, q1):
+        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    idx = np.empty(maxn, np.int64)
+    tmp = np.empty(maxn, np.int64)
+    which = np.empty(maxn, np.int64)
+    pos = np.empty(maxn, np.int64)
+    pos_hi = np.empty(maxn, np.int64)
+    pos_p = np.empty(maxn if plain else 0, np.int64)
+    hist = np.empty(3 * _KEY_LEVELS, np.int64)
+    gq = np.empty(maxn)
+    g = np.empty(maxn)
+    zk = np.zeros(maxn)
+    cum = np.empty(maxn + 1)
+    icum = np.empty(maxn + 1)
+    ntab = gtab.shape[0]
+    tab_order = np.arange(ntab)  # the table's entries by gain, descending
+    msort(tab_order, ntab, gtab, np.zeros(ntab), np.empty(ntab, np.int64))
+    thist = np.zeros(ntab, np.int64)
+    tab_ok = ntab > 0
+    for j in range(ntab):
+        if gtab[j] != gtab[j]:
+            tab_ok = False
+    for q in range(q0, q1):
+        lo = bnd[q]
+        hi = bnd[q + 1]
+        n = rend[q] - lo
+        nall = hi - lo
+        _fill_gains(labels, lo, nall, gtab, garr, gq, miss)
+        allzero = True
+        for p in range(nall):
+            if gq[p] != 0.0:
+                allzero = False
+                break
+        if allzero:
+            for j in range(nc):
+                dcg[q, j] = 0.0
+                idcg[q, j] = 0.0
+                dcg_hi[q, j] = 0.0
+                idcg_hi[q, j] = 0.0
+                if plain:
+                    dcg_p[q, j] = 0.0
+                    idcg_p[q, j] = 0.0
+            continue
+        # the ideal: all gains, descending (by label counts when the gains come from the table)
+        if not (tab_ok and _ideal_by_label(labels, lo, nall, gtab, tab_order, thist, g)) and not (
+            _placed(gq, zk, 0, nall, gq, which, pos, g)
+        ):
+            for p in range(nall):
+                idx[p] = p
+            msort(idx, nall, gq, zk, tmp)
+            for p in range(nall):
+                g[p] = gq[idx[p]]
+        _ranked_dcg(g, idx, nall, gq, False, darr, doff[q], icum)
+        na = nonzero_of(gq, 0, n, which)
+        placed = _positions_all_tied(
+            scores, tkey, pkey, plain, lo, n, which, na, pos, pos_hi, pos_p, hist
+        )
+        if not placed and na <= count_budget(n):
+            _positions_both(scores, tkey, pkey, plain, lo, n, which, na, pos, pos_hi, pos_p)
+            placed = True
+        for side in range(3 if plain else 2):
+            if placed:
+                at = pos if side == 0 else (pos_hi if side == 1 else pos_p)
+                for p in range(n):
+                    g[p] = 0.0
+                for a in range(na):
+                    g[at[a]] = gq[which[a]]
+            else:
+                if side != 1:
+                    for p in range(n):
+                        idx[p] = lo + p
+                    msort(idx, n, scores, tkey if side == 0 else pkey, tmp)
+                else:
+                    _reverse_runs(idx, n, scores)
+                for p in range(n):
+                    g[p] = gq[idx[p] - lo]
+            _ranked_dcg(g, idx, n, scores, False, darr, doff[q], cum)
+            for j in range(nc):
+                k = ks[q, j]
+                if side == 0:
+                    dcg[q, j] = cum[min(k, n)]
+                    idcg[q, j] = icum[min(k, nall)]
+                elif side == 1:
+                    dcg_hi[q, j] = cum[min(k, n)]
+                    idcg_hi[q, j] = icum[min(k, nall)]
+                else:
+                    dcg_p[q, j] = cum[min(k, n)]
+                    idcg_p[q, j] = icum[min(k, nall)]
 
 
 @njit(cache=True, nogil=True)

@@ -343,24 +343,26 @@ def compute_per_query(
         out.update(_rel_results(group, stage, n_ranked, query_ids))
 
     if not small:  # the tie range's bounds of NDCG@k (with its plain values): one selection
-        for keys in _gain_bound_sets(gain_groups, done_by, gain_stages):
+        for kind, keys in _gain_bound_sets(gain_groups, done_by, gain_stages):
             from . import _gain_kernels as GK
+            from . import _rel_kernels as RK
 
             lo_key = keys[0]
             plain = len(keys) == 3
             gain, disc = get_gain(lo_key[0]), get_discount(lo_key[1])
-            darr, _ = discount_inputs(disc, n_all)
+            darr, doff = discount_inputs(disc, n_all)
             bkey, _ = key_of("label_asc", partial(document_gains, gain, y))
             pkey = key_of(keys[2][2], partial(document_gains, gain, y))[0] if plain else EMPTY_F
             sts = [gain_stages[k] for k in keys]
             none = np.zeros((nq, 0))
+            topk = kind == "topk"
             run_gain_kernel(
-                GK.topk_bounds_gain_kernel,
+                GK.topk_bounds_gain_kernel if topk else RK.full_bounds_gain_kernel,
                 gain,
                 y,
                 b,
                 (y, s, bkey, pkey, b, re),
-                (darr, sts[0]["ks"], plain),
+                (darr, sts[0]["ks"], plain) if topk else (darr, doff, sts[0]["ks"], plain),
                 (
                     sts[0]["dcg"],
                     sts[0]["idcg"],
@@ -475,23 +477,32 @@ def _gain_bound_sets(
     gain_groups: dict[tuple, list[Measure]],
     done_by: dict[str, tuple],
     gain_stages: dict[tuple, dict[str, Any]],
-) -> list[tuple[tuple, ...]]:
-    """The gain groups ``topk_bounds_gain_kernel`` computes in one selection — the tie range's
-    two bounds (:mod:`.tie_range`): ``(label_asc group, label_desc group[, plain group])`` with
-    the same gain, discount and fixed cut-offs up to ``SELECT_LIMIT`` (a discount that ignores
-    the list's length), none computed yet; the plain group is the first other order-based tie
-    rule among them (the result's own)."""
-    out: list[tuple[tuple, ...]] = []
+) -> list[tuple[str, tuple[tuple, ...]]]:
+    """The gain groups computed in one pass — the tie range's two bounds (:mod:`.tie_range`):
+    ``(kind, (label_asc group, label_desc group[, plain group]))`` with the same gain, discount
+    and cut-offs, none computed yet; the plain group is the first other order-based tie rule
+    among them (the result's own). ``kind`` ``topk`` (fixed cut-offs up to ``SELECT_LIMIT``, a
+    discount that ignores the list's length: ``topk_bounds_gain_kernel``) or ``full`` (any
+    cut-offs and discount, no MeanNDCG: ``full_bounds_gain_kernel``)."""
+
+    def fits(members: list[Measure], kind: str) -> bool:
+        if kind == "topk":
+            return _fixed_small(members)
+        return not any(m.name == "meanndcg" for m in members)
+
+    out: list[tuple[str, tuple[tuple, ...]]] = []
     for key, group in gain_groups.items():
         gspec, dspec, ties = key
         hi = (gspec, dspec, "label_desc")
         if ties != "label_asc" or hi not in gain_groups or done_by.get("label_asc") == key:
             continue
-        if done_by.get("label_desc") == hi or get_discount(dspec).depends_on_length:
+        if done_by.get("label_desc") == hi:
             continue
-        if not (_fixed_small(group) and _fixed_small(gain_groups[hi])):
-            continue
+        short = not get_discount(dspec).depends_on_length
+        kind = "topk" if short and _fixed_small(group) and _fixed_small(gain_groups[hi]) else "full"
         ks = gain_stages[key]["ks"]
+        if not (fits(group, kind) and fits(gain_groups[hi], kind)):
+            continue
         if not np.array_equal(ks, gain_stages[hi]["ks"]):
             continue
         keys: tuple[tuple, ...] = (key, hi)
@@ -501,12 +512,12 @@ def _gain_bound_sets(
                 other[:2] == key[:2]
                 and rule not in ("average", "pessimistic", "optimistic", "label_asc", "label_desc")
                 and done_by.get(rule) != other
-                and _fixed_small(members)
+                and fits(members, kind)
                 and np.array_equal(gain_stages[other]["ks"], ks)
             ):
                 keys = (key, hi, other)
                 break
-        out.append(keys)
+        out.append((kind, keys))
     return out
 
 
