@@ -172,3 +172,12 @@ def test_ir_measures_names_equal_ir_measures(tmp_path, name: str) -> None:
     assert np.array_equal(
         evaluate_trec(qrels, runs["dense"], bare).per_query[key], got.per_query[key]
     )
+
+
+def test_unknown_ir_measures_dcg_form_names_the_known_ones(tmp_path) -> None:
+    qp, paths, _, _ = _files(tmp_path)
+    out = _cli("--qrels", qp, "--run", paths["bm25"], "-m", "nDCG(dcg=bogus)@10")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    line = out.stderr.strip()
+    assert line.startswith("ndcglab: error: unknown dcg='bogus'") and len(line.splitlines()) == 1
+    assert "dcg=log2" in line and "dcg=exp-log2" in line and "Fix:" in line

@@ -143,7 +143,7 @@ _DCG_FORMS = {"log2": "gain=linear,discount=log", "exp-log2": "gain=exp2,discoun
 
 def translate_ir_measures(spec: str) -> str:
     """ir_measures' ``nDCG(dcg=…)`` written as ndcglab's ``ndcg(gain=…,discount=…)``; any other
-    text unchanged. An unknown ``dcg=`` value is left for the registry to refuse."""
+    text unchanged. An unknown ``dcg=`` value is refused, naming ir_measures' two."""
     m = _IR_NDCG.match(spec.strip())
     if not m:
         return spec
@@ -152,7 +152,15 @@ def translate_ir_measures(spec: str) -> str:
     for p in params:
         key, _, value = p.partition("=")
         value = value.strip().strip("'\"").lower()
-        if key.strip().lower() == "dcg" and value in _DCG_FORMS:
+        if key.strip().lower() == "dcg":
+            if value not in _DCG_FORMS:
+                from ..errors import SpecError
+
+                raise SpecError(
+                    f"unknown dcg={value!r} in {spec!r}: ir_measures' nDCG knows dcg="
+                    f"{' and dcg='.join(_DCG_FORMS)}. Fix: e.g. nDCG(dcg=exp-log2)@10, or "
+                    "ndcglab's ndcg(gain=...,discount=...)@10"
+                )
             out.append(_DCG_FORMS[value])
         else:
             out.append(p)
