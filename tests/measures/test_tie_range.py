@@ -240,6 +240,14 @@ def test_too_large_a_search_gives_no_range_and_says_so(monkeypatch: pytest.Monke
     assert math.isnan(tr.low[0]) and math.isnan(tr.mean_low) and math.isnan(tr.mean_high)
     assert tr.low[1] == tr.high[1] == res.per_query["infap"][1]
     assert res.to_dict()["tie_range"]["infap"]["low"] is None
+    from ndcglab.analysis import compare_runs
+
+    runs = {"A": run, "B": {"q": {"a": 3.0, "b": 2.0, "c": 1.0}, "r": {"x": 2.0, "y": 1.0}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cmp = compare_runs(qrels, runs, ["infap"], tie_range=True, baseline="B")
+    rows = {r[0].split()[0]: r for r in cmp.table()[1]}
+    assert "not given" in rows["A"] and "not given" not in rows["B"]
 
 
 def test_cli_prints_infap_tie_range(tmp_path) -> None:

@@ -455,9 +455,11 @@ def _tie_ranges(
                 )
             low = np.asarray(tr.low, dtype=np.float64)
             high = np.asarray(tr.high, dtype=np.float64)
-            out[s][m] = TieRange(
-                m, low, high, _nanmean(low), _nanmean(high), np.asarray(tr.tied, dtype=bool)
-            )
+            tied = np.asarray(tr.tied, dtype=bool)
+            if ((np.isnan(low) | np.isnan(high)) & tied).any():  # a bound not found: no
+                out[s][m] = TieRange(m, low, high, math.nan, math.nan, tied)  # mean of the rest
+                continue
+            out[s][m] = TieRange(m, low, high, _nanmean(low), _nanmean(high), tied)
         named = {f"{m} of {s}": out[s][m] for m in meas}
         means = {f"{m} of {s}": mean[s][m] for m in meas}
         for line in tie_warnings(named, means, TIE_SHARE if share is None else share):
