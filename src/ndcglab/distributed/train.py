@@ -53,6 +53,10 @@ __all__ = [
     "train_gbdt_dask",
 ]
 
+#: boosting rounds of the Dask trainers when none are given (fewer than
+#: :data:`~ndcglab.gbdt.train.DEFAULTS`' for one machine: a cluster run is usually a first look)
+DASK_ROUNDS = 100
+
 PathLike = str | os.PathLike[str]
 
 
@@ -103,14 +107,14 @@ def train_gbdt_dask(
     client: Any = None,
     n_partitions: int | None = None,
     n_features: int | None = None,
-    num_boost_round: int = 100,
-    learning_rate: float = 0.05,
-    num_leaves: int = 31,
-    min_data_in_leaf: int = 20,
-    hessian: str = "auto",
-    hess_floor: float = 1e-6,
-    constant_lists: str = "keep",
-    seed: int = 0,
+    num_boost_round: int = DASK_ROUNDS,
+    learning_rate: float = DEFAULTS["learning_rate"],
+    num_leaves: int = DEFAULTS["num_leaves"],
+    min_data_in_leaf: int = DEFAULTS["min_data_in_leaf"],
+    hessian: str = DEFAULTS["hessian"],
+    hess_floor: float = DEFAULTS["hess_floor"],
+    constant_lists: str = DEFAULTS["constant_lists"],
+    seed: int = DEFAULTS["seed"],
     params: Mapping[str, Any] | None = None,
     valid: RankingDataset | None = None,
     measure: str = DEFAULTS["measure"],

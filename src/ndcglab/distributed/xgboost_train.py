@@ -30,6 +30,7 @@ import numpy as np
 from .._compat import require
 from ..data import RankingDataset
 from ..gbdt.common import check_train_valid
+from ..gbdt.train import DEFAULT_LOSS, DEFAULTS
 from ..gbdt.xgboost_model import XGBoostModel
 from ..gbdt.xgboost_train import (
     xgboost_loss,
@@ -37,13 +38,22 @@ from ..gbdt.xgboost_train import (
     xgboost_objective_info,
     xgboost_params,
 )
-from .train import _client, dask_settings, dask_training_record, partition_queries
+from .train import (
+    DASK_ROUNDS,
+    _client,
+    dask_settings,
+    dask_training_record,
+    partition_queries,
+)
 
 __all__ = ["fit_xgboost_dask", "train_xgboost_dask", "xgboost_valid_curve"]
 
 
 def xgboost_valid_curve(
-    booster: Any, valid: RankingDataset, measure: str = "ndcg@10", preset: str | None = "letor4"
+    booster: Any,
+    valid: RankingDataset,
+    measure: str = DEFAULTS["measure"],
+    preset: str | None = DEFAULTS["preset"],
 ) -> list[float]:
     """The mean of ``measure`` (under ``preset``) on ``valid`` after every round ``t = 1..T``
     of ``booster`` (the margin of the trees of rounds ``1..t``)."""
@@ -61,22 +71,22 @@ def xgboost_valid_curve(
 
 def train_xgboost_dask(
     train: RankingDataset,
-    loss: Any = "listnet",
+    loss: Any = DEFAULT_LOSS,
     *,
     client: Any = None,
     n_partitions: int | None = None,
-    num_boost_round: int = 100,
-    learning_rate: float = 0.05,
-    num_leaves: int = 31,
-    min_data_in_leaf: int = 20,
-    hessian: str = "auto",
-    hess_floor: float = 1e-6,
-    constant_lists: str = "keep",
-    seed: int = 0,
+    num_boost_round: int = DASK_ROUNDS,
+    learning_rate: float = DEFAULTS["learning_rate"],
+    num_leaves: int = DEFAULTS["num_leaves"],
+    min_data_in_leaf: int = DEFAULTS["min_data_in_leaf"],
+    hessian: str = DEFAULTS["hessian"],
+    hess_floor: float = DEFAULTS["hess_floor"],
+    constant_lists: str = DEFAULTS["constant_lists"],
+    seed: int = DEFAULTS["seed"],
     params: Mapping[str, Any] | None = None,
     valid: RankingDataset | None = None,
-    measure: str = "ndcg@10",
-    preset: str | None = "letor4",
+    measure: str = DEFAULTS["measure"],
+    preset: str | None = DEFAULTS["preset"],
 ) -> XGBoostModel:
     """Train an XGBoost ranker with our loss on a Dask cluster (see the module docstring).
 
