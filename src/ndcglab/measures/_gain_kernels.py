@@ -123,6 +123,51 @@ def _ranked_dcg(g, idx, n, scores, average, darr, off, cum):  # pragma: no cover
     _cum_dcg(g, n, darr, off, cum)
 
 
+@njit(cache=True, nogil=True)
+def _table_order(gtab):  # pragma: no cover - compiled
+    """The gain table's entries by gain, descending (for :func:`_ideal_by_label`), and whether
+    the table can order the ideal at all (False when empty or when a gain is NaN: then the
+    ideal is left to the sort, as always)."""
+    ntab = gtab.shape[0]
+    tab_order = np.arange(ntab)
+    msort(tab_order, ntab, gtab, np.zeros(ntab), np.empty(ntab, np.int64))
+    tab_ok = ntab > 0
+    for j in range(ntab):
+        if gtab[j] != gtab[j]:
+            tab_ok = False
+    return tab_order, tab_ok
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _all_zero(gq, nall):  # pragma: no cover - compiled
+    """Whether every gain ``gq[:nall]`` is 0 (DCG = IDCG = 0 at every cut-off)."""
+    for p in range(nall):
+        if gq[p] != 0.0:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def ideal_dcg(
+    labels, lo, nall, gtab, tab_order, tab_ok, hist, gq, zk, idx, tmp, which, pos, g, darr, off,
+    icum,
+):  # pragma: no cover - compiled  # fmt: skip
+    """``icum`` = the DCG of the ideal ranking of documents ``lo : lo + nall`` (all their gains
+    ``gq[:nall]``, descending) at every depth: ordered by the counts of their labels when the
+    gains come from the table (:func:`_ideal_by_label`, ``tab_order`` from
+    :func:`_table_order`), else placed by counting (:func:`_placed`, ``zk`` all zeros) or
+    sorted. ``hist``, ``g``, ``idx``, ``tmp``, ``which``, ``pos`` are scratch."""
+    if not (tab_ok and _ideal_by_label(labels, lo, nall, gtab, tab_order, hist, g)) and not (
+        _placed(gq, zk, 0, nall, gq, which, pos, g)
+    ):
+        for p in range(nall):
+            idx[p] = p
+        msort(idx, nall, gq, zk, tmp)
+        for p in range(nall):
+            g[p] = gq[idx[p]]
+    _ranked_dcg(g, idx, nall, gq, False, darr, off, icum)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def topk_dcg(g, cnt, gq, nall, ki, ig, darr, cum, icum, ks, q, n, dcg, idcg):  # pragma: no cover
     """DCG@k and IDCG@k of query ``q`` for its cut-offs ``ks[q]``: ``g[:cnt]`` are the gains of
@@ -264,14 +309,8 @@ def full_gain_kernel(
     zk = np.zeros(maxn)
     cum = np.empty(maxn + 1)
     icum = np.empty(maxn + 1)
-    ntab = gtab.shape[0]
-    tab_order = np.arange(ntab)  # the table's entries by gain, descending
-    msort(tab_order, ntab, gtab, np.zeros(ntab), np.empty(ntab, np.int64))
-    hist = np.zeros(ntab, np.int64)
-    tab_ok = ntab > 0
-    for j in range(ntab):
-        if gtab[j] != gtab[j]:  # a NaN gain: leave the order to the sort, as always
-            tab_ok = False
+    tab_order, tab_ok = _table_order(gtab)
+    hist = np.zeros(gtab.shape[0], np.int64)
     for q in range(q0, q1):
         lo = bnd[q]
         hi = bnd[q + 1]
@@ -279,12 +318,7 @@ def full_gain_kernel(
         n = re - lo
         nall = hi - lo
         _fill_gains(labels, lo, nall, gtab, garr, gq, miss)
-        allzero = True
-        for p in range(nall):
-            if gq[p] != 0.0:
-                allzero = False
-                break
-        if allzero:  # DCG = IDCG = 0 at every cut-off: nothing to sort
+        if _all_zero(gq, nall):  # DCG = IDCG = 0 at every cut-off: nothing to sort
             for j in range(nc):
                 dcg[q, j] = 0.0
                 idcg[q, j] = 0.0
@@ -298,16 +332,8 @@ def full_gain_kernel(
             for p in range(n):
                 g[p] = gq[idx[p] - lo]
         _ranked_dcg(g, idx, n, scores, average, darr, doff[q], cum)
-        # ideal: all gains, descending (by label counts when the gains come from the table)
-        if not (tab_ok and _ideal_by_label(labels, lo, nall, gtab, tab_order, hist, g)) and not (
-            _placed(gq, zk, 0, nall, gq, which, pos, g)
-        ):
-            for p in range(nall):
-                idx[p] = p
-            msort(idx, nall, gq, zk, tmp)
-            for p in range(nall):
-                g[p] = gq[idx[p]]
-        _ranked_dcg(g, idx, nall, gq, False, darr, doff[q], icum)
+        ideal_dcg(labels, lo, nall, gtab, tab_order, tab_ok, hist, gq, zk, idx, tmp, which, pos,
+                  g, darr, doff[q], icum)  # fmt: skip
         if want_mean and n > 0:
             acc = 0.0
             for r in range(1, n + 1):

@@ -16,12 +16,14 @@ from numba import njit
 
 from ._gain_kernels import (
     _KEY_LEVELS,
+    _all_zero,
     _cum_dcg,
     _fill_gains,
-    _ideal_by_label,
-    _placed,
+    _largest_cut,
     _ranked_dcg,
     _reverse_runs,
+    _table_order,
+    ideal_dcg,
     topk_dcg,
 )
 from ._kernels import count_budget, msort, nonzero_of, positions
@@ -99,21 +101,13 @@ def rank_rel_kernel(
         re = rend[q]
         n = re - lo
         nall = hi - lo
-        kq = 0  # the largest cut-off of this query, within the list
-        for j in range(nc):
-            kq = max(kq, min(ks[q, j], nall))
+        kq = _largest_cut(ks, q, nall)  # the largest cut-off of this query, within the list
         if nc > 0:
             _fill_gains(labels, lo, nall, gtab, garr, gq, miss)
         tot = 0.0
-        na = 0  # ranked documents that are relevant or have a gain the cut-offs need
         for i in range(lo, hi):
             tot += relv[i]
-        if kq > 0:  # (branch-free: relevance is unpredictable)
-            for i in range(n):
-                which[na] = i
-                na += np.int64((relv[lo + i] != 0.0) | (gq[i] != 0.0))
-        else:
-            na = nonzero_of(relv, lo, n, which)
+        na = _to_place(relv, gq, lo, n, kq, which)
         nrel[q] = tot
         first = 0
         kr = min(kq, n)
@@ -148,6 +142,20 @@ def rank_rel_kernel(
         if nc > 0:
             topk_dcg(g, kr, gq, nall, min(kq, nall), ig, darr, cum, icum, ks, q, n, dcg, idcg)
         _rel_write(q, n, first, hc, apc, pk, ak, rk, hits, apsum, rr)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _to_place(relv, gq, lo, n, kq, which):  # pragma: no cover - compiled
+    """``which[:na]`` = the ranked documents ``i < n`` that add something: relevant, or (when
+    a gain cut-off ``kq`` is wanted) with a non-zero gain ``gq[i]``, in order, written without a
+    branch (relevance is unpredictable); returns ``na``."""
+    if kq == 0:
+        return nonzero_of(relv, lo, n, which)
+    na = 0
+    for i in range(n):
+        which[na] = i
+        na += np.int64((relv[lo + i] != 0.0) | (gq[i] != 0.0))
+    return na
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -253,9 +261,7 @@ def rank_rel_bounds_kernel(
         hi = bnd[q + 1]
         n = rend[q] - lo
         nall = hi - lo
-        kq = 0
-        for j in range(nc):
-            kq = max(kq, min(ks[q, j], nall))
+        kq = _largest_cut(ks, q, nall)
         if nc > 0:
             _fill_gains(labels, lo, nall, gtab, garr, gq, miss)
         tot = 0.0
@@ -266,13 +272,7 @@ def rank_rel_bounds_kernel(
         if plain:
             nrel_p[q] = tot
         kr = min(kq, n)
-        na = 0
-        if kq > 0:  # (branch-free: relevance is unpredictable)
-            for i in range(n):
-                which[na] = i
-                na += np.int64((relv[lo + i] != 0.0) | (gq[i] != 0.0))
-        else:
-            na = nonzero_of(relv, lo, n, which)
+        na = _to_place(relv, gq, lo, n, kq, which)
         # a list of equal scores is placed by counting its keys, in O(n); others by one pass
         # per document when there are few to place, else sorted
         placed = _positions_all_tied(
@@ -376,26 +376,15 @@ def full_bounds_gain_kernel(
     zk = np.zeros(maxn)
     cum = np.empty(maxn + 1)
     icum = np.empty(maxn + 1)
-    ntab = gtab.shape[0]
-    tab_order = np.arange(ntab)  # the table's entries by gain, descending
-    msort(tab_order, ntab, gtab, np.zeros(ntab), np.empty(ntab, np.int64))
-    thist = np.zeros(ntab, np.int64)
-    tab_ok = ntab > 0
-    for j in range(ntab):
-        if gtab[j] != gtab[j]:
-            tab_ok = False
+    tab_order, tab_ok = _table_order(gtab)
+    thist = np.zeros(gtab.shape[0], np.int64)
     for q in range(q0, q1):
         lo = bnd[q]
         hi = bnd[q + 1]
         n = rend[q] - lo
         nall = hi - lo
         _fill_gains(labels, lo, nall, gtab, garr, gq, miss)
-        allzero = True
-        for p in range(nall):
-            if gq[p] != 0.0:
-                allzero = False
-                break
-        if allzero:
+        if _all_zero(gq, nall):
             for j in range(nc):
                 dcg[q, j] = 0.0
                 idcg[q, j] = 0.0
@@ -405,16 +394,8 @@ def full_bounds_gain_kernel(
                     dcg_p[q, j] = 0.0
                     idcg_p[q, j] = 0.0
             continue
-        # the ideal: all gains, descending (by label counts when the gains come from the table)
-        if not (tab_ok and _ideal_by_label(labels, lo, nall, gtab, tab_order, thist, g)) and not (
-            _placed(gq, zk, 0, nall, gq, which, pos, g)
-        ):
-            for p in range(nall):
-                idx[p] = p
-            msort(idx, nall, gq, zk, tmp)
-            for p in range(nall):
-                g[p] = gq[idx[p]]
-        _ranked_dcg(g, idx, nall, gq, False, darr, doff[q], icum)
+        ideal_dcg(labels, lo, nall, gtab, tab_order, tab_ok, thist, gq, zk, idx, tmp, which, pos,
+                  g, darr, doff[q], icum)  # fmt: skip
         na = nonzero_of(gq, 0, n, which)
         placed = _positions_all_tied(
             scores, tkey, pkey, plain, lo, n, which, na, pos, pos_hi, pos_p, hist
