@@ -184,7 +184,10 @@ def compute_per_query(
                     "family, map, p and mrr only. Fix: ties=input, docid, pessimistic, "
                     "optimistic or random:<seed> for this measure"
                 )
-            rank_groups.setdefault((ties, m.get("rel")), []).append(m)
+            basis = m.get("rel")  # the values pessimistic/optimistic order by: relevance,
+            if ties in ("pessimistic", "optimistic") and m.name in _JUDGED_FIRST:
+                basis = f"{m.name}{_BY_JUDGED}"  # or, for these, whether judged
+            rank_groups.setdefault((ties, basis), []).append(m)
         elif m.info.family == "gain":
             key = (m.get("gain"), m.get("discount"), m.get("ties", NO_TIE_RULE))
             gain_groups.setdefault(key, []).append(m)
@@ -407,28 +410,12 @@ def compute_per_query(
         out.update(_gain_results(group, stage, n_ranked, query_ids))
 
     if rank_groups:
-        # under pessimistic/optimistic, judged@k and RBP's residual order tied documents by
-        # whether they are judged (their lowest value: unjudged first, resp. judged first)
-        by_judged: dict[tuple, bool] = {}  # group -> True: judged first (pessimistic)
-        for rkey in list(rank_groups):
-            if rkey[0] not in ("pessimistic", "optimistic"):
-                continue
-            for m in list(rank_groups[rkey]):
-                if m.name in _JUDGED_FIRST:
-                    jkey = (rkey[0], f"{m.name}:judged")
-                    rank_groups[rkey].remove(m)
-                    rank_groups.setdefault(jkey, []).append(m)
-                    by_judged[jkey] = _JUDGED_FIRST[m.name]
-            if not rank_groups[rkey]:
-                del rank_groups[rkey]
         # a measure without a relevance rule (err, judged, rbp_residual, num_ret) or without a
         # tie rule (num_*) shares the sort of a group that agrees on the rules it does have
         # (not under pessimistic/optimistic, whose order follows each measure's own values)
         for rkey in list(rank_groups):
             ties, rel = rkey
-            if (rel is not None and ties is not None) or rkey in by_judged:
-                continue
-            if ties in ("pessimistic", "optimistic"):
+            if (rel is not None and ties is not None) or ties in ("pessimistic", "optimistic"):
                 continue
             host = next(
                 (
@@ -450,8 +437,8 @@ def compute_per_query(
         )
         judged_doc = qrels_mask & (y >= 0.0)
         for (ties, rel), group in rank_groups.items():
-            if (ties, rel) in by_judged:  # values: judged (1) or not (0); lower values first
-                first = by_judged[(ties, rel)]
+            if rel is not None and rel.endswith(_BY_JUDGED):  # judged (1) or not (0), lower
+                first = _JUDGED_FIRST[rel[: -len(_BY_JUDGED)]]  # values first
                 tkey, _ = key_of(
                     str(ties), partial(np.asarray, (judged_doc != first).astype(float))
                 )
@@ -471,6 +458,8 @@ def compute_per_query(
 #: documents first (True: RBP's residual, the weight of unjudged documents) or the unjudged
 #: ones first (False: judged@k, the share of judged documents)
 _JUDGED_FIRST = {"rbp_residual": True, "judged": False}
+#: the suffix of such a measure's group basis (``judged:judged``) in ``compute_per_query``
+_BY_JUDGED = ":judged"
 
 
 def _gain_bound_sets(
