@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import ConventionError
 from ._parallel import run_kernel
 from .conventions import apply_empty, apply_short, cutoff_k, precision_divisor, relevance
+from .registry import RECALL_CUTS
 
 
 def _tk() -> Any:
@@ -278,23 +279,15 @@ def rank_per_query(
     return out
 
 
-#: the ``recall_cut`` rules: how a recall level x becomes a number c of relevant documents
-RECALL_CUTS = {
-    "trunc": 0,  # c = floor(x R + 0.9): trec_eval 9, pytrec_eval, ir_measures
-    "round": 1,  # c = x R rounded to nearest, halves up (C's lround): trec_eval 10
-}
-
-
 def _iprec(rk: _Ranking, levels: Sequence[float], recall_cut: str = "trunc") -> np.ndarray:
     """Interpolated precision ``(Q, len(levels))``: the c-th relevant document, c = floor(level·R
     + 0.9) (``recall_cut="trunc"``, trec_eval 9) or c = lround(level·R) (``"round"``, trec_eval
     10); the largest precision at it or below it; 0 if fewer than c relevant documents were
-    retrieved (:func:`._trec_kernels.iprec_kernel`)."""
-    if recall_cut not in RECALL_CUTS:  # pragma: no cover - the registry checks the option
-        raise ConventionError(f"unknown recall_cut rule {recall_cut!r}; known: trunc, round")
+    retrieved (:func:`._trec_kernels.iprec_kernel`, whose flag is the rule's index in
+    :data:`.registry.RECALL_CUTS`)."""
     out = np.zeros((rk.nq, len(levels)))
     lv = np.asarray(levels, dtype=np.float64)
-    flag = RECALL_CUTS[recall_cut]
+    flag = RECALL_CUTS.index(recall_cut)  # 0: trunc, 1: round (the registry checked it)
     run_kernel(_tk().iprec_kernel, rk.b, rk.rel, rk.b, rk.rend, rk.nrel, lv, flag, (out,))
     return out
 

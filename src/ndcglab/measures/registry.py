@@ -141,6 +141,7 @@ TIE_RULES = (
 )
 EMPTY_RULES = ("zero", "one", "skip", "error")
 ROUNDINGS = ("ceil", "floor", "round")
+#: the ``recall_cut`` rules of interpolated precision; a rule's index is ``iprec_kernel``'s flag
 RECALL_CUTS = ("trunc", "round")
 
 
