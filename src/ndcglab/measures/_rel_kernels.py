@@ -16,6 +16,7 @@ from numba import njit
 
 from ._gain_kernels import (
     _KEY_LEVELS,
+    _all_equal,
     _all_zero,
     _cum_dcg,
     _fill_gains,
@@ -463,13 +464,7 @@ def _positions_all_tied(
     for k in range(_KEY_LEVELS):
         below[k] = acc
         acc += cnt[k]
-    p_equal = True
-    if plain:
-        u0 = pkey[lo]
-        for j in range(n):
-            if pkey[lo + j] != u0:
-                p_equal = False
-                break
+    p_equal = plain and _all_equal(pkey, lo, n)
     a = 0
     for j in range(n):
         k = np.int64(tkey[lo + j])
