@@ -40,9 +40,23 @@ def require(module: str) -> ModuleType:
         ) from exc
 
 
-#: Seconds a broadcast of one object to every Dask worker may take before ndcglab gives up on it
-#: and lets Dask ship the object with the tasks that use it (same results, more traffic).
+#: Seconds a scatter of data to the Dask workers (one object to every worker, or blocks spread
+#: over them) may take before ndcglab gives up on it and lets Dask ship the data with the tasks
+#: that use it (same results, more traffic).
 BROADCAST_TIMEOUT = 30.0
+
+
+def _scatter(client: Any, value: Any, fallback: Callable[[Any], Any], **how: Any) -> Any:
+    """``client.scatter(value, **how)`` under keys of its own (``hash=False``: with distributed's
+    default hashed keys two scatters of equal data share keys, and releasing the first loses the
+    second's data, "lost dependencies"), or ``fallback(value)`` after
+    :data:`BROADCAST_TIMEOUT` seconds."""
+    import asyncio
+
+    try:
+        return client.scatter(value, timeout=BROADCAST_TIMEOUT, hash=False, **how)
+    except (TimeoutError, asyncio.TimeoutError):
+        return fallback(value)
 
 
 def broadcast(client: Any, value: Any, fallback: Callable[[Any], Any] = lambda v: v) -> Any:
@@ -51,12 +65,17 @@ def broadcast(client: Any, value: Any, fallback: Callable[[Any], Any] = lambda v
     on a loaded machine (dask/distributed issue 4907); after :data:`BROADCAST_TIMEOUT` seconds
     this returns ``fallback(value)`` instead — the value itself by default, or e.g.
     ``dask.delayed`` of it — which Dask sends along with the tasks (the same numbers)."""
-    import asyncio
+    return _scatter(client, value, fallback, broadcast=True)
 
-    try:
-        return client.scatter(value, broadcast=True, timeout=BROADCAST_TIMEOUT)
-    except (TimeoutError, asyncio.TimeoutError):
-        return fallback(value)
+
+def scatter(
+    client: Any, values: list[Any], fallback: Callable[[list[Any]], list[Any]] = lambda v: v
+) -> list[Any]:
+    """``values`` spread over the workers of the Dask ``client``: ``client.scatter(values)``
+    (one future per value, each under a key of its own). As :func:`broadcast`, a scatter that
+    has not finished after :data:`BROADCAST_TIMEOUT` seconds gives ``fallback(values)`` instead
+    (e.g. one ``dask.delayed`` per value), which Dask ships with the tasks."""
+    return list(_scatter(client, values, fallback))
 
 
 def torch() -> ModuleType:

@@ -146,7 +146,9 @@ def test_distributed_training_matches_single_process_quality(client):
         "num_leaves": 15,
         "min_data_in_leaf": 20,
     }
-    dist = train_gbdt_dask(train, "listnet", client=client, **settings)
+    dist = train_gbdt_dask(train, "listnet", client=client, network_timeout=90, **settings)
+    # a stalled peer fails the run after 2 minutes (90 s rounded up), not LightGBM's 2 hours
+    assert dist.metadata["params"]["time_out"] == 2
     single = train_gbdt(train, "listnet", early_stopping_rounds=None, num_threads=1, **settings)
     assert dist.metadata["training"]["partitions"] == 2
     assert dist.booster.current_iteration() == 30
@@ -207,3 +209,58 @@ def test_a_stalled_broadcast_falls_back_to_the_task_graph(client, tmp_path, monk
     assert list(got.query_ids) == list(ref.query_ids)
     for name in ref.per_query:
         np.testing.assert_allclose(got.per_query[name], ref.per_query[name], rtol=0, atol=1e-12)
+
+
+def test_the_same_data_trains_twice_on_one_client(client):
+    """Two trainings on equal data with one client: each scatter has keys of its own (with
+    distributed's default hashed keys the second scatter reused the first's, whose release
+    then cancelled the second training with "lost dependencies")."""
+    from ndcglab.data import make_synthetic
+
+    train = make_synthetic("small", seed=3)
+    settings = {"num_boost_round": 3, "num_leaves": 7, "min_data_in_leaf": 5, "network_timeout": 60}
+    for _ in range(3):
+        model = train_gbdt_dask(train, "listnet", client=client, **settings)
+        assert model.booster.current_iteration() == 3
+
+
+def test_a_stalled_scatter_ships_the_blocks_with_the_tasks(client, monkeypatch):
+    """distributed's scatter can stall for good (dask/distributed issue 4907): after
+    ``BROADCAST_TIMEOUT`` the training blocks go with the tasks instead. Data-parallel trees
+    depend on which worker holds which block, so the model is compared by its quality."""
+    from ndcglab import _compat
+    from ndcglab.data import make_synthetic
+    from ndcglab.measures import evaluate
+
+    train, test = make_synthetic("default", seed=3), make_synthetic("default", seed=4)
+    settings = {"num_boost_round": 10, "learning_rate": 0.1, "network_timeout": 60}
+    ref = train_gbdt_dask(train, "listnet", client=client, **settings)
+    calls = []
+
+    def stalled(value, **kw):
+        calls.append(kw.get("timeout"))
+        raise TimeoutError("scatter did not finish")
+
+    monkeypatch.setattr(client, "scatter", stalled)
+    got = train_gbdt_dask(train, "listnet", client=client, **settings)
+    assert calls == [_compat.BROADCAST_TIMEOUT]
+    for key in ("partitions", "partition_docs"):
+        assert got.metadata["training"][key] == ref.metadata["training"][key]
+    assert got.booster.current_iteration() == 10
+
+    def ndcg(model) -> float:
+        return evaluate(test, model.predict(test), ["ndcg@10"]).mean["ndcg@10"]
+
+    rng = np.random.default_rng(0)
+    chance = evaluate(test, rng.normal(size=test.n_docs), ["ndcg@10"]).mean["ndcg@10"]
+    assert abs(ndcg(got) - ndcg(ref)) < 0.03 and ndcg(got) > chance + 0.1
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), "soon"])
+def test_a_network_timeout_that_is_not_a_positive_number_is_refused(bad):
+    from ndcglab.data import make_synthetic
+    from ndcglab.errors import SpecError
+
+    train = make_synthetic("small", seed=3)
+    with pytest.raises(SpecError, match="network_timeout must be a positive number of seconds"):
+        train_gbdt_dask(train, "listnet", network_timeout=bad)

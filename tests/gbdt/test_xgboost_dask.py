@@ -45,13 +45,25 @@ def test_local_gradients_of_whole_query_blocks_are_the_global_ones() -> None:
 
 
 @pytest.mark.slow
-def test_distributed_training_matches_single_process_quality(client) -> None:
+def test_distributed_training_matches_single_process_quality(client, monkeypatch) -> None:
     train = load_dataset("synthetic:default:1")
     valid = load_dataset("synthetic:default:2")
     test = load_dataset("synthetic:default:3")
+    import xgboost.dask as dxgb
+
+    seen, real_train = [], dxgb.train
+
+    def spy(*args, coll_cfg=None, **kw):
+        seen.append(coll_cfg)
+        return real_train(*args, coll_cfg=coll_cfg, **kw)
+
+    monkeypatch.setattr(dxgb, "train", spy)
     model = train_xgboost_dask(
-        train, "listnet", client=client, num_boost_round=20, valid=valid, learning_rate=0.1
-    )
+        train, "listnet", client=client, num_boost_round=20, valid=valid, learning_rate=0.1,
+        network_timeout=59.5,
+    )  # fmt: skip
+    # a stalled peer fails a collective operation after 60 s instead of hanging for good
+    assert [(c.timeout, c.tracker_timeout) for c in seen] == [(60, 60)]
     assert model.metadata["training"]["partitions"] == 2
     single = train_xgboost(
         train,
@@ -73,3 +85,11 @@ def test_distributed_training_matches_single_process_quality(client) -> None:
 
     assert abs(ndcg(model) - ndcg(single)) < 0.03
     assert ndcg(model) > 0.6
+
+
+@pytest.mark.parametrize("bad", [0, -2, float("nan"), "soon"])
+def test_a_network_timeout_that_is_not_a_positive_number_is_refused(bad) -> None:
+    from ndcglab.errors import SpecError
+
+    with pytest.raises(SpecError, match="network_timeout must be a positive number of seconds"):
+        train_xgboost_dask(load_dataset("synthetic:small:1"), "listnet", network_timeout=bad)

@@ -22,6 +22,13 @@ per-query values of ``measure`` after every round ``t``; the client averages the
 round is the model's ``best_iteration`` (predictions use the trees up to it) and is saved in the
 metadata (``training.best_iteration``, ``training.valid_curve``, ``training.round_selection``).
 
+**A peer that stops answering.** The workers of one training wait on each other every round; a
+worker that dies or stalls would leave the others waiting (LightGBM gives up after two hours,
+XGBoost never). ``network_timeout`` (seconds, default :data:`NETWORK_TIMEOUT`) bounds every such
+wait: LightGBM's ``time_out`` (whole minutes, rounded up) and XGBoost's collective and tracker
+timeouts. A run that reaches it fails with the engine's error instead of hanging. A ``time_out``
+given in ``params`` wins for LightGBM.
+
 Evaluating files larger than memory on Dask is :mod:`ndcglab.distributed.evaluate`. Dask is
 imported when these functions run (the ``distributed`` extra); they use the active
 ``distributed.Client`` if there is one (pass ``client=`` to choose).
@@ -30,6 +37,7 @@ imported when these functions run (the ``distributed`` extra); they use the acti
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -37,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import broadcast, require
+from .._compat import broadcast, require, scatter
 from ..data import RankingDataset
 from ..errors import DataFormatError, SpecError
 from ..gbdt.common import ROUND_SELECTION, best_round, curve_record, model_metadata
@@ -47,6 +55,7 @@ from .evaluate import _take
 
 __all__ = [
     "DASK_SETTINGS",
+    "NETWORK_TIMEOUT",
     "fit_gbdt_dask",
     "partition_queries",
     "select_rounds_dask",
@@ -56,6 +65,9 @@ __all__ = [
 #: boosting rounds of the Dask trainers when none are given (fewer than
 #: :data:`~ndcglab.gbdt.train.DEFAULTS`' for one machine: a cluster run is usually a first look)
 DASK_ROUNDS = 100
+#: seconds the workers of a Dask training wait for a peer before the run fails (see the module
+#: docstring, "A peer that stops answering")
+NETWORK_TIMEOUT = 1800.0
 
 PathLike = str | os.PathLike[str]
 
@@ -93,6 +105,26 @@ def _client(client: Any) -> Any:
 
 
 # ============================================================================ training
+def check_network_timeout(seconds: float) -> float:
+    """``seconds`` as a float if finite and positive, else an error with the fix."""
+    try:
+        value = float(seconds)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise SpecError(
+            f"network_timeout must be a positive number of seconds, got {seconds!r}. "
+            f"Fix: e.g. network_timeout={NETWORK_TIMEOUT:g}"
+        )
+    return value
+
+
+def lightgbm_time_out(seconds: float) -> int:
+    """LightGBM's ``time_out`` (whole minutes) for a wait of at most about ``seconds``: the
+    minutes rounded up, at least one."""
+    return max(1, math.ceil(check_network_timeout(seconds) / 60))
+
+
 def _read_part(path: str, n_features: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     from ..data import read_letor
 
@@ -119,6 +151,7 @@ def train_gbdt_dask(
     valid: RankingDataset | None = None,
     measure: str = DEFAULTS["measure"],
     preset: str | None = DEFAULTS["preset"],
+    network_timeout: float = NETWORK_TIMEOUT,
 ) -> GBDTModel:
     """Train boosted trees with our loss on a Dask cluster (LightGBM data-parallel learning).
 
@@ -129,9 +162,11 @@ def train_gbdt_dask(
     ``loss`` as in :func:`ndcglab.gbdt.train_gbdt` (``"lightgbm:lambdarank"`` for LightGBM's own).
     Returns a :class:`~ndcglab.gbdt.GBDTModel` (the booster gathered from the workers).
     With ``valid``, the round is chosen on it by ``measure`` under ``preset`` (see the module
-    docstring, "Choosing the number of rounds").
+    docstring, "Choosing the number of rounds"). ``network_timeout`` bounds, in seconds, how
+    long a worker waits for a stalled peer (module docstring, "A peer that stops answering").
     """
     lgb = require("lightgbm")
+    time_out = lightgbm_time_out(network_timeout)
     da = require("dask.array")
     dask = require("dask")
     client = _client(client)
@@ -146,7 +181,11 @@ def train_gbdt_dask(
             xs.append(train.features[lo:hi])
             ys.append(train.labels[lo:hi])
             gs.append(train.query_lengths[q0:q1])
-        futures = client.scatter(list(zip(xs, ys, gs)))
+        futures = scatter(
+            client,
+            list(zip(xs, ys, gs)),
+            lambda blocks: [dask.delayed(block, traverse=False) for block in blocks],
+        )
         shapes = [(len(y), len(g)) for y, g in zip(ys, gs)]
         n_feat = train.n_features
         feature_names = list(train.feature_names) if train.feature_names else None
@@ -192,6 +231,7 @@ def train_gbdt_dask(
         "deterministic": True,
         "feature_pre_filter": False,
         "tree_learner": "data",
+        "time_out": time_out,
         **dict(params or {}),
     }
     # LightGBM's Dask layer sets num_threads to each worker's Dask threads itself

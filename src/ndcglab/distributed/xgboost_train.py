@@ -22,6 +22,7 @@ extras); the active ``distributed.Client`` is used unless ``client=`` is given.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,7 +41,9 @@ from ..gbdt.xgboost_train import (
 )
 from .train import (
     DASK_ROUNDS,
+    NETWORK_TIMEOUT,
     _client,
+    check_network_timeout,
     dask_settings,
     dask_training_record,
     partition_queries,
@@ -87,6 +90,7 @@ def train_xgboost_dask(
     valid: RankingDataset | None = None,
     measure: str = DEFAULTS["measure"],
     preset: str | None = DEFAULTS["preset"],
+    network_timeout: float = NETWORK_TIMEOUT,
 ) -> XGBoostModel:
     """Train an XGBoost ranker with our loss on a Dask cluster (see the module docstring).
 
@@ -94,8 +98,13 @@ def train_xgboost_dask(
     :class:`~ndcglab.data.RankingDataset` (cut here into ``n_partitions`` blocks of whole
     queries, default one per worker); ``loss`` may name an XGBoost built-in
     (``"xgboost:rank:ndcg"``). Returns an :class:`~ndcglab.gbdt.xgboost_model.XGBoostModel`.
+    ``network_timeout`` (seconds, whole seconds rounded up) is XGBoost's timeout of every
+    collective operation and of the tracker's wait for the workers: a stalled peer fails the
+    run instead of hanging it.
     """
     dxgb = require("xgboost.dask")
+    collective = require("xgboost.collective")
+    wait = max(1, math.ceil(check_network_timeout(network_timeout)))
     da = require("dask.array")
     check_train_valid(train, None)
     client = _client(client)
@@ -116,7 +125,15 @@ def train_xgboost_dask(
     options = {"hessian": hessian, "hess_floor": hess_floor, "constant_lists": constant_lists}
     builtin, obj, loss_label = xgboost_loss(loss, xgb_params, params, seed=seed, **options)
     objective_info = xgboost_objective_info(builtin, obj)  # the client's objective, before training
-    out = dxgb.train(client, xgb_params, dtrain, num_boost_round=int(num_boost_round), obj=obj)
+    coll_cfg = collective.Config(timeout=wait, tracker_timeout=wait)
+    out = dxgb.train(
+        client,
+        xgb_params,
+        dtrain,
+        num_boost_round=int(num_boost_round),
+        obj=obj,
+        coll_cfg=coll_cfg,
+    )
     booster = out["booster"]
     curve = xgboost_valid_curve(booster, valid, measure, preset) if valid is not None else []
     training = dask_training_record(
