@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,15 +18,30 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("NDCGLAB_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
 
-def default_sigint() -> None:
-    """``preexec_fn`` for a child that a test interrupts with SIGINT: Python turns SIGINT into
-    KeyboardInterrupt only if its parent did not ignore the signal, and a test runner started in
-    the background (``cmd &`` in a script, nohup) ignores it, so restore the default first."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+#: what a child interpreter runs before the command line: its file-size limit (argv[1], bytes;
+#: -1 for none) and Python's own SIGINT handler, set in the child itself rather than in a
+#: ``preexec_fn`` (Python code run in a forked copy of the multithreaded test process)
+_CHILD = """
+import resource, runpy, signal, sys
+fsize = int(sys.argv.pop(1))
+if fsize >= 0:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+signal.signal(signal.SIGINT, signal.default_int_handler)
+runpy.run_module("ndcglab.cli.main", run_name="__main__", alter_sys=True)
+"""
+
+
+def cli_argv(*args: object, fsize: int | None = None) -> list[str]:
+    """The argv of ``python -m ndcglab.cli.main ARGS`` in a child that a test may interrupt with
+    SIGINT (Python turns SIGINT into KeyboardInterrupt only if its parent did not ignore the
+    signal, and a test runner started in the background, ``cmd &`` or nohup, ignores it: the
+    child restores Python's handler) and whose writes beyond ``fsize`` bytes fail like a full
+    disk (``RLIMIT_FSIZE``)."""
+    return [sys.executable, "-c", _CHILD, str(-1 if fsize is None else fsize), *map(str, args)]
 
 
 def interrupt(proc: subprocess.Popen, timeout: float = 120) -> tuple[str, str]:
-    """Send SIGINT (Ctrl-C) to ``proc`` (started with ``preexec_fn=default_sigint``) and return
+    """Send SIGINT (Ctrl-C) to ``proc`` (started with :func:`cli_argv`) and return
     its ``(stdout, stderr)``; a child still running after ``timeout`` s is killed, never left
     behind, and the timeout is raised."""
     proc.send_signal(signal.SIGINT)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import resource
 import stat
 import subprocess
 import sys
@@ -23,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .conftest import default_sigint, interrupt
+from .conftest import cli_argv, interrupt
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -53,18 +52,13 @@ def ndcglab(
     full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
     full_env.pop("NDCGLAB_DEBUG", None)
 
-    def limit() -> None:  # pragma: no cover - runs in the child
-        if fsize is not None:
-            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-
     return subprocess.run(
-        [sys.executable, "-m", "ndcglab.cli.main", *map(str, args)],
+        cli_argv(*args, fsize=fsize),
         cwd=cwd,
         env=full_env,
         capture_output=True,
         text=True,
         timeout=timeout,
-        preexec_fn=limit if fsize is not None else None,
     )
 
 
@@ -228,10 +222,8 @@ def test_disk_full_is_one_line_and_the_old_output_survives(case, argv, target, f
 
 def test_ctrl_c_in_generate_leaves_nothing(case):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ndcglab.cli.main", "generate", "default", "--queries", "3000",
-         "--out", "big.txt.gz"],
+        cli_argv("generate", "default", "--queries", "3000", "--out", "big.txt.gz"),
         cwd=case, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=default_sigint,
     )  # fmt: skip
     # generate announces the expected size just before it starts writing: interrupt then, so
     # the signal lands inside the write (seconds long for 3,000 queries), never after it

@@ -18,7 +18,7 @@ import pytest
 from ndcglab.data import dataset_to_qrels, load_dataset, read_letor, read_run
 from ndcglab.measures import evaluate
 
-from ..conftest import default_sigint, interrupt
+from ..conftest import cli_argv, interrupt
 from .test_cli import make_letor_folds
 
 TRAIN_OPTS = ["--epochs", "8", "--lr", "0.5", "--optimizer", "gd"]
@@ -139,13 +139,11 @@ def test_cv_shows_epoch_progress_on_a_terminal(letor_dir: Path) -> None:
 # ------------------------------------------------------------------------------------- train
 def _interrupt_train(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
     ckpt = tmp_path / "ckpt"
-    cmd = [
-        sys.executable, "-m", "ndcglab.cli.main", "train", "synthetic:default", "--out",
-        str(tmp_path / "m.ndcglab"), "--epochs", "100000", "--batch-size", "8", *extra,
-    ]  # fmt: skip
-    p = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint
-    )
+    cmd = cli_argv(
+        "train", "synthetic:default", "--out", str(tmp_path / "m.ndcglab"), "--epochs", "100000",
+        "--batch-size", "8", *extra,
+    )  # fmt: skip
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 240
     if "--checkpoint" in extra:  # wait for the first epoch's checkpoint
         while not (ckpt / "checkpoint.pt").exists() and time.monotonic() < deadline:
