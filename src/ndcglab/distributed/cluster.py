@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .._compat import require
-from ..errors import NdcglabError
+from ..errors import NdcglabError, SpecError
 
 __all__ = ["LOCAL", "SCHEMES", "check_timeout", "dask_client", "parse_address"]
 
@@ -99,16 +99,18 @@ def _host_of(rest: str) -> str:
     return host.rsplit(":", 1)[0] if ":" in host else host
 
 
-def check_timeout(timeout: float) -> float:
-    """``timeout`` as a float if it is finite and positive, else an error with the fix."""
+def check_timeout(
+    timeout: float, what: str = "the Dask connection timeout", example: str = "10"
+) -> float:
+    """``timeout`` as a float if it is finite and positive, else a
+    :class:`~ndcglab.errors.SpecError` naming ``what`` with the fix (``example``)."""
     try:
         value = float(timeout)
     except (TypeError, ValueError):
         value = math.nan
     if not math.isfinite(value) or value <= 0:
-        raise NdcglabError(
-            f"the Dask connection timeout must be a positive number of seconds, got {timeout!r}. "
-            "Fix: e.g. 10"
+        raise SpecError(
+            f"{what} must be a positive number of seconds, got {timeout!r}. Fix: e.g. {example}"
         )
     return value
 

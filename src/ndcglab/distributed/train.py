@@ -51,6 +51,7 @@ from ..errors import DataFormatError, SpecError
 from ..gbdt.common import ROUND_SELECTION, best_round, curve_record, model_metadata
 from ..gbdt.model import GBDTModel, model_versions
 from ..gbdt.train import DEFAULT_LOSS, DEFAULTS, lightgbm_label, lightgbm_objective, make_objective
+from .cluster import check_timeout
 from .evaluate import _take
 
 __all__ = [
@@ -107,16 +108,7 @@ def _client(client: Any) -> Any:
 # ============================================================================ training
 def check_network_timeout(seconds: float) -> float:
     """``seconds`` as a float if finite and positive, else an error with the fix."""
-    try:
-        value = float(seconds)
-    except (TypeError, ValueError):
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise SpecError(
-            f"network_timeout must be a positive number of seconds, got {seconds!r}. "
-            f"Fix: e.g. network_timeout={NETWORK_TIMEOUT:g}"
-        )
-    return value
+    return check_timeout(seconds, "network_timeout", f"network_timeout={NETWORK_TIMEOUT:g}")
 
 
 def lightgbm_time_out(seconds: float) -> int:
