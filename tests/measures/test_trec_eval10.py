@@ -19,8 +19,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import math
-import subprocess
-import sys
 from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
@@ -28,6 +26,8 @@ import pytest
 
 from ndcglab.errors import ConventionError
 from ndcglab.measures import evaluate_trec, get_preset, parse_measure
+
+from .test_trec_habits import _cli
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -420,15 +420,6 @@ def res_num_rel(qrels: dict, queries: list[str]) -> np.ndarray:
 
 
 # ================================================================= -c -q on the command line
-def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ndcglab", "evaluate", *argv],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
 def _write(tmp_path, qrels: dict, run: dict) -> tuple[str, str]:
     qp = tmp_path / "qrels.txt"
     qp.write_text("".join(f"{q} 0 {d} {r}\n" for q, docs in qrels.items() for d, r in docs.items()))

@@ -328,7 +328,7 @@ class ComparisonResult:
                 cells.append("n/a")
                 continue
             n_tied = max(n_tied, tr.n_tied)
-            if tr.n_tied and math.isnan(tr.width) and math.isfinite(self.mean[system][m]):
+            if tr.not_found(self.mean[system][m]):
                 cells.append("not given")  # a tied query's bounds were not found (a warning)
                 continue
             cells.append(f"[{_fmt(tr.mean_low, floatfmt)}, {_fmt(tr.mean_high, floatfmt)}]")

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kernels import count_budget, msort, nonzero_of, positions
+from ._kernels import count_budget, longest, msort, nonzero_of, positions
 
 __all__ = ["full_gain_kernel", "prefix_gain_kernel", "topk_dcg", "topk_gain_kernel"]
 
@@ -222,9 +222,7 @@ def topk_gain_kernel(
     A document enters the sorted top-k buffer only when it ranks before the current k-th one;
     the ideal keeps the k largest gains of all the query's documents the same way.
     """
-    maxn = 1
-    for q in range(q0, q1):
-        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    maxn = longest(bnd, q0, q1)
     buf = np.empty(maxn, np.int64)
     gq = np.empty(maxn)
     g = np.empty(maxn)
@@ -297,9 +295,7 @@ def full_gain_kernel(
     gains of all documents: counted from the labels when the gains come from ``gtab``
     (:func:`_ideal_by_label`), else placed like the ranking."""
     nc = ks.shape[1]
-    maxn = 1
-    for q in range(q0, q1):
-        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    maxn = longest(bnd, q0, q1)
     idx = np.empty(maxn, np.int64)
     tmp = np.empty(maxn, np.int64)
     which = np.empty(maxn, np.int64)
@@ -364,9 +360,7 @@ def prefix_gain_kernel(
     nm = gains.shape[0]
     ng = sizes.shape[0]
     nc = ks.shape[3]
-    maxn = 1
-    for q in range(q0, q1):
-        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    maxn = longest(bnd, q0, q1)
     pidx = np.empty(maxn, np.int64)
     g = np.empty(maxn)
     cum = np.empty(maxn + 1)
@@ -443,9 +437,7 @@ def topk_bounds_gain_kernel(
     equal scores with whole labels in ``[0, _KEY_LEVELS)`` fills its top k from the count of
     each label instead (O(n)). The ideal DCG is computed once."""
     nc = ks.shape[1]
-    maxn = 1
-    for q in range(q0, q1):
-        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    maxn = longest(bnd, q0, q1)
     sbuf = np.empty(maxn)
     cand = np.empty(maxn, np.int64)
     tmp = np.empty(maxn, np.int64)

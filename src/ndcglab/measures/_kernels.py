@@ -43,6 +43,16 @@ __all__ = [
 ]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def longest(bnd, q0, q1):  # pragma: no cover - compiled
+    """The length of the longest of the lists ``q0:q1`` (``bnd``: query boundaries), at least 1:
+    the size of a kernel's scratch arrays."""
+    maxn = 1
+    for q in range(q0, q1):
+        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    return maxn
+
+
 @njit(cache=True, nogil=True)
 def msort(idx, n, s, t, tmp):  # pragma: no cover - compiled
     """Sort ``idx[:n]`` (indices into ``s``/``t``) by ``s`` descending, ``t`` ascending, index
@@ -174,9 +184,7 @@ def pairwise_kernel(labels, scores, tkey, bnd, average, q0, q1, out):  # pragma:
     count and the label sum of the documents visited so far (ranked above). Under ``average`` a
     pair with equal scores counts half (the expectation over the orders of the tied group).
     """
-    maxn = 1
-    for q in range(q0, q1):
-        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    maxn = longest(bnd, q0, q1)
     idx = np.empty(maxn, np.int64)
     tmp = np.empty(maxn, np.int64)
     lidx = np.empty(maxn, np.int64)
@@ -252,9 +260,7 @@ def tie_flags_kernel(scores, zeros, bnd, rend, q0, q1, out):  # pragma: no cover
     of its query (only such documents need a tie-breaking key); ``zeros``: ``(N,)`` zeros. The
     score values are sorted first (a direct sort); only a query with a repeated value is sorted
     by index to find its tied documents."""
-    maxn = 1
-    for q in range(q0, q1):
-        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    maxn = longest(bnd, q0, q1)
     idx = np.empty(maxn, np.int64)
     tmp = np.empty(maxn, np.int64)
     vals = np.empty(maxn)
@@ -339,9 +345,7 @@ def ranked_order_kernel(scores, tkey, bnd, rend, q0, q1, order):  # pragma: no c
     """``order[bnd[q] : rend[q]]`` = the ranked documents of query ``q`` (global indices) in
     ranking order (:func:`msort`: score descending, ``tkey`` ascending, index ascending);
     ``order[rend[q] : bnd[q+1]]`` = its unranked documents in input order."""
-    maxn = 1
-    for q in range(q0, q1):
-        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    maxn = longest(bnd, q0, q1)
     tmp = np.empty(maxn, np.int64)
     for q in range(q0, q1):
         lo = bnd[q]

@@ -27,7 +27,7 @@ from ._gain_kernels import (
     ideal_dcg,
     topk_dcg,
 )
-from ._kernels import count_budget, msort, nonzero_of, positions
+from ._kernels import count_budget, longest, msort, nonzero_of, positions
 
 __all__ = [
     "full_bounds_gain_kernel",
@@ -80,9 +80,7 @@ def rank_rel_kernel(
     ``nrel`` (relevant documents of the query, ranked or not).
     """
     nc = ks.shape[1]
-    maxn = 1
-    for q in range(q0, q1):
-        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    maxn = longest(bnd, q0, q1)
     idx = np.empty(maxn, np.int64)
     tmp = np.empty(maxn, np.int64)
     which = np.empty(maxn, np.int64)
@@ -238,9 +236,7 @@ def rank_rel_bounds_kernel(
     The ideal DCG does not depend on the order: it is computed once."""
     nc = ks.shape[1]
     want_rel = pk.shape[1] + ak.shape[1] + rk.shape[1] > 0  # else only the gains are read
-    maxn = 1
-    for q in range(q0, q1):
-        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    maxn = longest(bnd, q0, q1)
     idx = np.empty(maxn, np.int64)
     tmp = np.empty(maxn, np.int64)
     which = np.empty(maxn, np.int64)
@@ -362,9 +358,7 @@ def full_bounds_gain_kernel(
     :func:`_positions_all_tied`), else the list is sorted (the best order is the worst with
     every group of equal scores reversed); the ideal DCG is computed once."""
     nc = ks.shape[1]
-    maxn = 1
-    for q in range(q0, q1):
-        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    maxn = longest(bnd, q0, q1)
     idx = np.empty(maxn, np.int64)
     tmp = np.empty(maxn, np.int64)
     which = np.empty(maxn, np.int64)
@@ -540,9 +534,7 @@ def rel_average_kernel(
     (u = j's offset in the group), contributing that over j. RR: sum over offsets m of
     P(first relevant at offset m) / position, with
     P(m) = prod_{t<m-1} (g − c − t)/(g − t) · c/(g − m + 1)."""
-    maxn = 1
-    for q in range(q0, q1):
-        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    maxn = longest(bnd, q0, q1)
     idx = np.empty(maxn, np.int64)
     tmp = np.empty(maxn, np.int64)
     v = np.empty(maxn)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kernels import ranked_order_kernel
+from ._kernels import longest, ranked_order_kernel
 
 __all__ = [
     "INFAP_STATES",
@@ -104,9 +104,7 @@ def iprec_kernel(rel, bnd, rend, nrel, levels, rounded, q0, q1, out):  # pragma:
     ``rounded == 1``: c = x · R rounded to the nearest integer, halves up (trec_eval 10's
     ``lround``; x · R >= 0). ``out[q, l]`` = the largest precision at or below the c-th relevant
     document (the first when c = 0), 0 when fewer than c relevant documents were ranked."""
-    maxn = 1
-    for q in range(q0, q1):
-        maxn = max(maxn, bnd[q + 1] - bnd[q])
+    maxn = longest(bnd, q0, q1)
     best = np.empty(maxn)
     for q in range(q0, q1):
         lo = bnd[q]
@@ -155,9 +153,6 @@ def infap_extreme_kernel(
     is, to the last bit, that of an order reaching it). A group needing more than
     :data:`INFAP_STATES` states sets ``ok[q]`` False (``out[q]`` is then meaningless)."""
     eps = 0.00001
-    maxn = 1
-    for q in range(q0, q1):
-        maxn = max(maxn, bnd[q + 1] - bnd[q])
     dp = np.empty(0)
     for q in range(q0, q1):
         lo = bnd[q]

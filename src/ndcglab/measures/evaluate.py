@@ -163,12 +163,7 @@ class EvaluationResult:
         for n in self.names:
             row = f"{shown[n].ljust(width)}  {fmt(self.mean[n])}"
             tr = self.tie_range.get(n)
-            if (
-                tr is not None
-                and tr.n_tied
-                and math.isnan(tr.width)
-                and not math.isnan(self.mean[n])
-            ):
+            if tr is not None and tr.not_found(self.mean[n]):
                 row += "  not given (see the warning)"
             elif tr is not None:
                 row += f"  {fmt(tr.mean_low)} .. {fmt(tr.mean_high)}"

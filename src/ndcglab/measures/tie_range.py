@@ -93,6 +93,11 @@ class TieRange:
         """Number of queries with tied scores."""
         return int(self.tied.sum())
 
+    def not_found(self, mean: float) -> bool:
+        """True when the bounds of some tied query could not be found (NaN bounds, e.g. infAP's
+        search too large) although the measure has a ``mean``: the range is not given."""
+        return bool(self.n_tied) and math.isnan(self.width) and not math.isnan(mean)
+
     def share(self, mean: float) -> float:
         """``width / |mean|`` (inf for a mean of 0 with a positive width, 0 for no width)."""
         if self.width == 0.0 or math.isnan(self.width):
@@ -311,7 +316,7 @@ def tie_warnings(
     out = []
     for name, tr in ranges.items():
         m = means.get(name, math.nan)
-        if tr.n_tied and math.isnan(tr.width) and not math.isnan(m):
+        if tr.not_found(m):
             from ._trec_kernels import INFAP_STATES  # (only then: it loads the kernels)
 
             lost = int(((np.isnan(tr.low) | np.isnan(tr.high)) & tr.tied).sum())
