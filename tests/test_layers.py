@@ -11,7 +11,7 @@ The order (docs/DESIGN.md, "Layers"): imports point down, or sideways within one
                             (inside layer 5: distributed may import gbdt, training may import
                             gbdt and distributed; gbdt and distributed read training.config, the
                             training options, and nothing else of training)
-    6  estimator, analysis
+    6  estimator, analysis, clicks
     7  reproduce
     8  cli
     9  __main__                (``python -m ndcglab``: calls the command line)
@@ -54,6 +54,7 @@ LAYERS: dict[str, int] = {
     "distributed": 5,
     "estimator": 6,
     "analysis": 6,
+    "clicks": 6,
     "reproduce": 7,
     "cli": 8,
     "__main__": 9,
