@@ -326,13 +326,15 @@ def counterfactual_estimate(
         return np.asarray(vals @ disc, dtype=np.float64)
 
     if estimator == "ips":
-        v = np.bincount(sess, weights=d_j * w * x_hat, minlength=n_sess) * scale
+        v: np.ndarray = np.bincount(sess, weights=d_j * w * x_hat, minlength=n_sess) * scale
         return _mean_ci(estimator, name, v[keep], sess_query[keep], level, z_level)
     if estimator == "snips":
         return _snips(
             name, sess, j, k, d_j * w * x_hat * scale[sess], w, keep, sess_query, level, z_level
         )
     if estimator == "dr":
+        dm: np.ndarray
+        corr: np.ndarray
         if relevance_model is not None:
             r_hat = _relevance_array(relevance_model, n_docs)
             dm = direct(r_hat)[sess_query]
