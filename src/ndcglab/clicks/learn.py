@@ -1,0 +1,327 @@
+"""Unbiased learning to rank from clicks through the one front door, :func:`ndcglab.training.fit`.
+
+Every learner here turns a click log into **one label per document** — an estimate of its click
+relevance ``r_d`` (the probability of a click once examined) computed from the log's sufficient
+statistics (impressions ``I_dj`` and clicks ``C_dj`` per document and position, the number of
+sessions ``N_q`` of each query, and the logging policy's probabilities ``P(d at j)``) — and then
+trains any model kind (linear, MLP, boosted trees) with any registry loss on the dataset with those
+labels (:func:`click_dataset`, :func:`fit_clicks`). Training therefore costs what training on
+judged labels costs: the clicks are read once, not once per epoch.
+
+Clicks follow ``P(click | d at j) = α_j·r_d + β_j`` (``examination`` ``α``; ``trust_offset``
+``β``, 0 without trust bias). ``ρ_d = Σ_j P(d at j)·α_j`` is the logging policy's expected
+examination of ``d`` (``P`` from the log's ``propensity`` column; where it is NaN, the observed
+share ``I_dj/N_q``). The labels:
+
+* ``naive`` — ``Σ_j C_dj / N_q``: clicks per session, biased towards the documents the logging
+  policy put on top.
+* ``ips`` — inverse propensity scoring, policy-aware (Oosterhuis and de Rijke, CIKM 2020; the
+  per-click weights of Joachims, Swaminathan and Schnabel, WSDM 2017, when every document is
+  shown): ``Σ_j C_dj / (N_q·max(ρ_d, τ))``. Unbiased for ``r_d`` when ``β = 0`` and ``ρ_d ≥ τ``;
+  the clipping ``tau`` trades that for bounded weights.
+* ``snips`` — self-normalised IPS per document: ``Σ_j C_dj / Σ_j α_j·I_dj`` (the weights'
+  realised sum replaces their expectation ``N_q·ρ_d``); consistent, lower variance, no
+  propensity of the logging policy needed.
+* ``affine`` — the affine correction for trust bias (Vardasbi, Oosterhuis and de Rijke, SIGIR
+  2020): ``Σ_j (C_dj − β_j·I_dj) / (N_q·max(ρ_d, τ))``; unbiased under the affine model.
+* ``dr`` — doubly robust (Oosterhuis, TOIS 2023): a regression estimate ``r̃_d`` (least squares of
+  the ``snips`` labels on the features, weighted by impressions) corrected by the IPS residual
+  ``r̃_d + Σ_j (C_dj − β_j·I_dj − α_j·I_dj·r̃_d) / (N_q·max(ρ_d, τ))``; unbiased when ``ρ_d ≥ τ``
+  whatever ``r̃``, and close to ``r̃`` (not 0) for documents seldom shown.
+* ``dla`` — the dual learning algorithm (Ai et al., SIGIR 2018), with the examination unknown:
+  rounds alternate the minimisers of its two softmax losses. The ranker is trained on ``ips``
+  labels under the current ``α̂``; then ``α̂_j ∝ Σ_d C_dj / r̂_d`` with ``r̂`` the ranker's
+  softmax over each query's documents (the propensity loss ``−Σ_clicks (1/r̂_d)·log
+  softmax(g)_j`` is minimised by these weights), scaled so that ``α̂_1 = 1`` (the paper's
+  normalisation by the first position). This assumes every session shows all ``k`` positions.
+
+A loss that is linear in the labels (``squared`` up to a constant, ``softmax_ce(target=label)``
+per query) keeps the labels' unbiasedness; any other loss is consistent (the labels converge to
+``r_d`` as sessions grow) but not unbiased. ``fit_clicks`` uses the loss of ``config`` (the model
+kind's default when unset).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..data.dataset import RankingDataset
+from ..errors import DataFormatError, SpecError
+from .logs import ClickLog, aligned_to, validate_log
+
+__all__ = [
+    "CLICK_ESTIMATORS",
+    "ClickFitResult",
+    "ClickStatistics",
+    "click_dataset",
+    "click_labels",
+    "click_statistics",
+    "dla_propensities",
+    "fit_clicks",
+]
+
+#: the learners' label estimators, each with a one-line summary
+CLICK_ESTIMATORS: dict[str, str] = {
+    "naive": "clicks per session (biased by position)",
+    "ips": "inverse propensity scoring, policy-aware, clipped at tau",
+    "snips": "self-normalised IPS per document",
+    "affine": "affine correction for trust bias (Vardasbi et al.)",
+    "dr": "doubly robust: regression estimate + IPS correction (Oosterhuis)",
+    "dla": "dual learning algorithm: propensities learned with the ranker (Ai et al.)",
+}
+
+
+@dataclass(frozen=True)
+class ClickStatistics:
+    """The sufficient statistics the learners read, as dense arrays over the dataset's rows.
+
+    ``impressions``/``clicks`` ``(N, k)``: per document row and position; ``placement`` ``(N,
+    k)``: the logging policy's ``P(d at j)`` (the log's propensity, or ``I_dj/N_q`` where it is
+    unknown); ``sessions`` ``(Q,)``: sessions per query; ``boundaries`` the dataset's.
+    """
+
+    impressions: np.ndarray
+    clicks: np.ndarray
+    placement: np.ndarray
+    sessions: np.ndarray
+    boundaries: np.ndarray
+
+    @property
+    def k(self) -> int:
+        return int(self.impressions.shape[1])
+
+    def sessions_per_row(self) -> np.ndarray:
+        return np.repeat(self.sessions, np.diff(self.boundaries)).astype(np.float64)
+
+
+def click_statistics(log: ClickLog, dataset: RankingDataset) -> ClickStatistics:
+    """Aggregate ``log`` (validated against ``dataset`` and aligned to its query order) into
+    :class:`ClickStatistics`: one pass over the rows, then nothing per epoch."""
+    validate_log(log, dataset=dataset)
+    log = aligned_to(log, dataset)
+    n, k = dataset.n_docs, max(log.k, 1)
+    j = log.position.astype(np.int64) - 1
+    key = log.doc * k + j
+    imp = np.bincount(key, minlength=n * k).reshape(n, k).astype(np.float64)
+    clk = np.bincount(key, weights=log.click, minlength=n * k).reshape(n, k)
+    starts = log.session_starts()
+    sessions = np.bincount(log.query[starts[:-1]], minlength=dataset.n_queries).astype(float)
+    known = ~np.isnan(log.propensity)
+    prop_sum = np.bincount(key[known], weights=log.propensity[known], minlength=n * k)
+    prop_n = np.bincount(key[known], minlength=n * k)
+    n_q = np.repeat(sessions, np.diff(dataset.boundaries))[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        logged = (prop_sum / np.maximum(prop_n, 1)).reshape(n, k)
+        empirical = np.where(n_q > 0, imp / np.maximum(n_q, 1), 0.0)
+    placement = np.where(prop_n.reshape(n, k) > 0, logged, empirical)
+    return ClickStatistics(imp, clk, placement, sessions, dataset.boundaries.copy())
+
+
+def _positions(values: Any, k: int, name: str, default: float) -> np.ndarray:
+    if values is None:
+        return np.full(k, default)
+    arr = np.asarray(values, dtype=np.float64).reshape(-1)
+    if len(arr) < k:
+        raise SpecError(
+            f"{name}= has {len(arr)} values for {k} shown positions. Fix: one value per "
+            f"position 1..{k}"
+        ).naming(f"{name}=")
+    return arr[:k]
+
+
+def click_labels(
+    stats: ClickStatistics,
+    *,
+    estimator: str = "ips",
+    examination: Any = None,
+    trust_offset: Any = None,
+    tau: float = 0.0,
+    features: np.ndarray | None = None,
+    regression: np.ndarray | None = None,
+) -> np.ndarray:
+    """One relevance label per document row from :class:`ClickStatistics` (formulas in the
+    module docstring). ``examination`` ``α`` (default 1) and ``trust_offset`` ``β`` (default 0,
+    required by ``affine``) per position; ``tau`` the clipping of ``ρ_d``; ``dr`` needs
+    ``features`` (for its regression) or ``regression`` (``r̃`` itself). Documents of a query
+    without sessions get 0. ``dla`` is not a label rule (see :func:`fit_clicks`)."""
+    if estimator not in CLICK_ESTIMATORS or estimator == "dla":
+        known = ", ".join(e for e in CLICK_ESTIMATORS if e != "dla")
+        raise SpecError(
+            f"unknown label estimator {estimator!r}; known: {known} (dla trains through fit_clicks)"
+        ).naming("estimator=")
+    if not 0 <= tau < 1:
+        raise SpecError(f"tau must be in [0, 1), got {tau}").naming("tau=")
+    k = stats.k
+    alpha = _positions(examination, k, "examination", 1.0)
+    beta = _positions(trust_offset, k, "trust_offset", 0.0)
+    if estimator == "affine" and trust_offset is None:
+        raise SpecError(
+            "the affine estimator needs the trust-bias offsets. Fix: give trust_offset= (β per "
+            "position)"
+        ).naming("trust_offset=")
+    if estimator in ("ips", "snips", "naive"):
+        beta = np.zeros(k)  # IPS and SNIPS ignore trust bias by definition
+    n_q = stats.sessions_per_row()
+    imp, clk = stats.impressions, stats.clicks
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if estimator == "naive":
+            return np.where(n_q > 0, clk.sum(1) / np.maximum(n_q, 1), 0.0)
+        if estimator == "snips":
+            den = imp @ alpha
+            return np.where(den > 0, clk.sum(1) / np.where(den > 0, den, 1.0), 0.0)
+        rho = np.maximum(stats.placement @ alpha, tau)
+        scale = n_q * rho
+        ok = scale > 0
+        resid = clk.sum(1) - imp @ beta
+        if estimator in ("ips", "affine"):
+            return np.where(ok, resid / np.where(ok, scale, 1.0), 0.0)
+        # dr
+        if regression is None:
+            if features is None:
+                raise SpecError(
+                    "the doubly robust estimator needs features for its regression. Fix: give "
+                    "features= (or regression=)"
+                ).naming("features=")
+            regression = _regression(stats, features, alpha)
+        r_tilde = np.asarray(regression, dtype=np.float64).reshape(-1)
+        corr = (resid - (imp @ alpha) * r_tilde) / np.where(ok, scale, 1.0)
+        return np.where(ok, r_tilde + corr, r_tilde)
+
+
+def _regression(stats: ClickStatistics, features: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """Weighted least squares (a small ridge) of the snips labels on the features and a bias."""
+    y = click_labels(stats, estimator="snips", examination=alpha)
+    w = stats.impressions @ alpha
+    x = np.column_stack([np.asarray(features, dtype=np.float64), np.ones(len(y))])
+    xw = x * w[:, None]
+    a = x.T @ xw + 1e-6 * np.eye(x.shape[1]) * max(float(w.sum()), 1.0)
+    coef = np.linalg.solve(a, xw.T @ y)
+    return np.clip(x @ coef, 0.0, 1.0)
+
+
+def click_dataset(
+    dataset: RankingDataset,
+    log: ClickLog,
+    *,
+    estimator: str = "ips",
+    examination: Any = None,
+    trust_offset: Any = None,
+    tau: float = 0.0,
+) -> RankingDataset:
+    """``dataset`` with its labels replaced by the click labels of ``estimator`` (see
+    :func:`click_labels`): what :func:`ndcglab.training.fit` trains on. The features, query ids
+    and boundaries are the dataset's; a query without sessions keeps labels 0 (the trainer's
+    ``skip_uninformative`` leaves it out)."""
+    stats = click_statistics(log, dataset)
+    labels = click_labels(
+        stats,
+        estimator=estimator,
+        examination=examination,
+        trust_offset=trust_offset,
+        tau=tau,
+        features=dataset.features,
+    )
+    return dataclasses.replace(dataset, labels=labels)
+
+
+@dataclass(frozen=True)
+class ClickFitResult:
+    """What :func:`fit_clicks` returns: the training result (``result.model`` scores new data),
+    the labels it trained on, and the examination used (``α̂`` learned by ``dla``)."""
+
+    result: Any
+    labels: np.ndarray
+    examination: np.ndarray
+    estimator: str
+
+    @property
+    def model(self) -> Any:
+        return self.result.model
+
+    def predict(self, data: Any) -> Any:
+        return self.result.predict(data)
+
+
+def dla_propensities(stats: ClickStatistics, relevance: np.ndarray) -> np.ndarray:
+    """DLA's propensity step: ``α̂_j ∝ Σ_d C_dj / r̂_d``, ``α̂_1 = 1`` (``relevance`` per row,
+    positive; rows without clicks do not count)."""
+    r = np.asarray(relevance, dtype=np.float64)
+    clicked = stats.clicks.sum(1) > 0
+    if np.any(r[clicked] <= 0):
+        raise DataFormatError(
+            "DLA needs a positive relevance for every clicked document",
+            fix="give relevances from a softmax (all positive)",
+        )
+    w = (stats.clicks[clicked] / r[clicked, None]).sum(0)
+    if w[0] <= 0:
+        raise DataFormatError(
+            "no click at position 1: DLA normalises the propensities by the first position",
+            fix="log clicks at position 1 (more sessions)",
+        )
+    return np.asarray(w / w[0], dtype=np.float64)
+
+
+def _query_softmax(scores: np.ndarray, boundaries: np.ndarray) -> np.ndarray:
+    qid = np.repeat(np.arange(len(boundaries) - 1), np.diff(boundaries))
+    top = np.full(len(boundaries) - 1, -np.inf)
+    np.maximum.at(top, qid, scores)
+    e = np.exp(scores - top[qid])
+    return np.asarray(e / np.bincount(qid, weights=e)[qid], dtype=np.float64)
+
+
+def fit_clicks(
+    dataset: RankingDataset,
+    log: ClickLog,
+    config: Any = None,
+    *,
+    estimator: str = "ips",
+    examination: Any = None,
+    trust_offset: Any = None,
+    tau: float = 0.0,
+    dla_rounds: int = 3,
+    validation: RankingDataset | None = None,
+    **options: Any,
+) -> ClickFitResult:
+    """Train on ``dataset``'s features from the clicks of ``log`` through
+    :func:`ndcglab.training.fit` (``config`` and ``options`` as there: model kind, loss, epochs
+    ...). ``estimator`` one of :data:`CLICK_ESTIMATORS`; ``validation`` (judged labels) chooses
+    the epoch as usual. ``dla`` runs ``dla_rounds`` rounds of ranker and propensity steps from
+    ``α̂ = 1`` and ignores ``examination``."""
+    from ..training import fit
+
+    if estimator not in CLICK_ESTIMATORS:
+        raise SpecError(
+            f"unknown estimator {estimator!r}; known: {', '.join(CLICK_ESTIMATORS)}"
+        ).naming("estimator=")
+    stats = click_statistics(log, dataset)
+    if estimator != "dla":
+        alpha = _positions(examination, stats.k, "examination", 1.0)
+        labels = click_labels(
+            stats,
+            estimator=estimator,
+            examination=alpha,
+            trust_offset=trust_offset,
+            tau=tau,
+            features=dataset.features,
+        )
+        result = fit(
+            dataclasses.replace(dataset, labels=labels), config, validation=validation, **options
+        )
+        return ClickFitResult(result, labels, alpha, estimator)
+    if int(dla_rounds) < 1:
+        raise SpecError(f"dla_rounds must be at least 1, got {dla_rounds}").naming("dla_rounds=")
+    alpha = np.ones(stats.k)
+    result: Any = None
+    labels = np.zeros(dataset.n_docs)
+    for _ in range(int(dla_rounds)):
+        labels = click_labels(stats, estimator="ips", examination=alpha, tau=tau)
+        result = fit(
+            dataclasses.replace(dataset, labels=labels), config, validation=validation, **options
+        )
+        scores = np.asarray(result.predict(dataset), dtype=np.float64)
+        alpha = dla_propensities(stats, _query_softmax(scores, dataset.boundaries))
+    return ClickFitResult(result, labels, alpha, estimator)
