@@ -1,0 +1,130 @@
+"""``ndcglab clicks simulate DATA --click-model SPEC --policy MODEL|SCORES --sessions N --out LOG``
+
+Simulate a click log from a LETOR file (or ``synthetic:NAME``), a logging ranker and a click
+model, and write it as Parquet (``.parquet``) or NumPy ``.npz``: one row per shown document
+(session, query, document, position, click, logging propensity). See :mod:`ndcglab.clicks.simulate`
+for the click models, the attractiveness mapping and the sampling of rankings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import zipfile
+from typing import Any
+
+from ._common import add_cache_argument, add_format_argument, emit, positive_int, read_options
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "simulate",
+        help="simulate a click log from data, a logging ranker and a click model",
+        description=(
+            "Simulate user sessions on DATA: each session draws a query uniformly, shows the top "
+            "K documents of the logging ranker (--policy: a model file from 'ndcglab train' or a "
+            "score file with one score per document; without it, the labels' order) sampled as "
+            "--sampling says, and draws clicks from --click-model. Writes LOG (.parquet, or "
+            ".npz) with one row per shown document."
+        ),
+    )
+    p.add_argument("data", metavar="DATA", help="LETOR file, or synthetic:NAME")
+    p.add_argument(
+        "--click-model",
+        default="pbm(eta=1)",
+        metavar="SPEC",
+        help="pbm(eta=1), cascade, dcm(lam=0.6), dbn(gamma=0.9), sdbn, ubm(eta=1,beta=0.5) or "
+        "trust(eta=1,pos=1,neg=0.65); every model also takes eps (attractiveness of a label-0 "
+        "document, default 0.1) and ymax (default: the largest label). Default: pbm(eta=1)",
+    )
+    p.add_argument(
+        "--policy",
+        dest="scores",
+        default=None,
+        metavar="MODEL|SCORES",
+        help="the logging ranker: a model file (ndcglab train --out) or a score file (one "
+        "score per line, in DATA's order); default: the labels (the ideal ranking)",
+    )
+    p.add_argument(
+        "--sampling",
+        default="deterministic",
+        metavar="SPEC",
+        help="how rankings are drawn from the scores: deterministic (default), "
+        "pl(temperature=T) (Plackett-Luce), randtop(n=N) (top N shuffled) or swap (the top "
+        "document swapped with a uniformly drawn position)",
+    )
+    p.add_argument("--sessions", type=positive_int, required=True, metavar="N",
+                   help="number of sessions")  # fmt: skip
+    p.add_argument("--k", type=positive_int, default=10, help="documents shown (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--out", required=True, metavar="LOG", help="output log: .parquet or .npz")
+    add_cache_argument(p)
+    add_format_argument(p)
+    p.set_defaults(func=run)
+
+
+def logging_scores(path: str, ds: Any) -> Any:
+    """The scores of the logging ranker ``path`` (a model file or a score file) on ``ds``."""
+    from ..data import read_scores
+
+    if zipfile.is_zipfile(path):
+        from ..training import load_trained
+
+        model = load_trained(path)
+        width = int(getattr(model, "n_features", 0) or 0)
+        if ds.n_features < width:
+            ds = ds.with_n_features(width)
+        return model.predict(ds)
+    return read_scores(path, n_expected=ds.n_docs)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..clicks import write_log
+    from ..clicks.simulate import make_policy, parse_click_model, simulate_clicks
+    from ..data import load_dataset
+    from ..errors import SpecError
+
+    if args.seed < 0:
+        raise SpecError(f"--seed must be >= 0, got {args.seed}. Fix: give --seed 0 or more")
+    model = parse_click_model(args.click_model)
+    ds = load_dataset(args.data, **read_options(args, args.data))
+    if args.scores is None:
+        if args.sampling != "deterministic":
+            raise SpecError(
+                f"--sampling {args.sampling} needs the scores of a logging ranker. Fix: add "
+                "--policy MODEL|SCORES"
+            )
+        policy = make_policy(ds.labels, "deterministic", name="ideal (labels)")
+    else:
+        scores = logging_scores(args.scores, ds)
+        policy = make_policy(scores, args.sampling)
+        policy = make_policy(
+            scores, args.sampling, name=f"{policy.name} of {os.path.basename(args.scores)}"
+        )
+    log = simulate_clicks(ds, model, policy, args.sessions, k=args.k, seed=args.seed)
+    write_log(log, args.out)
+    clicks = int(log.click.sum())
+    payload = {
+        "out": str(args.out),
+        "sessions": log.n_sessions,
+        "rows": len(log),
+        "clicks": clicks,
+        "click_model": log.meta["click_model"],
+        "policy": log.meta["policy"],
+        "k": log.k,
+        "seed": args.seed,
+    }
+    if str(args.out) in ("-", "/dev/stdout"):
+        print(f"ndcglab clicks simulate: wrote {len(log)} rows to standard output", file=sys.stderr)
+        return 0
+    emit(
+        args,
+        payload,
+        lambda: (
+            f"wrote {args.out}: {log.n_sessions} sessions, {len(log)} shown documents, "
+            f"{clicks} clicks ({log.meta['click_model']}; policy {log.meta['policy']}; "
+            f"top {log.k}; seed {args.seed})"
+        ),
+    )
+    return 0
