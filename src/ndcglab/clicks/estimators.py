@@ -41,7 +41,9 @@ importance weight, ``p`` the logging policy's probability of showing ``d`` at ``
 * ``cm`` — the click-model (direct) estimate ``Σ_j D(j)·r̂_{π(j)}`` with ``r̂_d = Σ (c − β_j) /
   Σ α_j`` over the impressions of ``d`` (clipped to ``[0, 1]``; a document never shown has
   ``r̂ = 0``), or the given ``relevance_model``. Biased when documents the new ranker promotes
-  were rarely shown; smallest variance. Interval: percentile bootstrap over sessions.
+  were rarely shown; smallest variance. Interval: the basic bootstrap over sessions (Poisson
+  weights; ``[2v − q_hi, 2v − q_lo]`` with ``q`` the bootstrap quantiles, which carries the
+  estimate's own small-sample bias into the interval).
 
 Intervals of ``ips`` and ``dr`` are ``mean ± z·sd/√n`` over the sessions' values (central limit
 theorem; ``z`` the normal quantile of ``level``).
@@ -361,7 +363,7 @@ def counterfactual_estimate(
                 )
         v = (dm + corr) * scale
         return _mean_ci(estimator, name, v[keep], sess_query[keep], level, z_level)
-    # cm: the direct estimate, interval by a percentile bootstrap over sessions
+    # cm: the direct estimate, interval by the basic bootstrap over sessions
     if relevance_model is not None:
         r_hat = _relevance_array(relevance_model, n_docs)
         v = direct(r_hat)[sess_query] * scale
@@ -380,7 +382,8 @@ def counterfactual_estimate(
         vb = direct(rb)[sess_query[kept_sessions]] * scale[kept_sessions]
         wk = ws[kept_sessions]
         boots[i] = float(vb @ wk / max(wk.sum(), 1.0))
-    lo, hi = np.quantile(boots, [(1 - level) / 2, (1 + level) / 2])
+    q_lo, q_hi = np.quantile(boots, [(1 - level) / 2, (1 + level) / 2])
+    lo, hi = 2 * value - q_hi, 2 * value - q_lo  # the basic (reverse percentile) interval
     return CounterfactualEstimate(
         estimator,
         name,

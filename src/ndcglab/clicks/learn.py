@@ -308,10 +308,10 @@ def fit_clicks(
             tau=tau,
             features=dataset.features,
         )
-        result = fit(
+        trained = fit(
             dataclasses.replace(dataset, labels=labels), config, validation=validation, **options
         )
-        return ClickFitResult(result, labels, alpha, estimator)
+        return ClickFitResult(trained, labels, alpha, estimator)
     if int(dla_rounds) < 1:
         raise SpecError(f"dla_rounds must be at least 1, got {dla_rounds}").naming("dla_rounds=")
     alpha = np.ones(stats.k)
