@@ -1,0 +1,345 @@
+"""Click models fitted to a click log: PBM, UBM, cascade, DCM, DBN and the simplified DBN.
+
+Every model gives each document ``d`` (a row of the dataset, so a query-document pair) an
+attractiveness ``alpha_d``; they differ in what decides whether a position is examined:
+
+* **PBM** (position-based): ``P(C_r = 1) = theta_r alpha_d``. Fitted by expectation-
+  maximisation on the impressions and clicks per (document, position): a click means examined
+  and attractive; a skip at ``r`` was *not examined* with posterior ``theta_r (1 - alpha) /
+  (1 - theta_r alpha)`` ... (see ``docs/click-models.md`` for the updates).
+* **UBM** (user browsing): ``P(C_r = 1 | last click above at r') = gamma_{r, r'} alpha_d``
+  (``r' = 0``: no click above); the same EM with ``(r, r')`` in place of ``r``.
+* **Cascade**: the user examines down to the first click and stops; ``alpha_d`` = clicks /
+  examinations, counting positions up to the first click (all of them when nothing was
+  clicked); rows after the first click are ignored.
+* **DCM** (dependent click model): as cascade, but the user goes on after a click at ``r`` with
+  probability ``lambda_r``; examined = up to the last click (all without a click),
+  ``lambda_r = 1 - (sessions whose last click is at r) / (clicks at r)`` (the approximate
+  maximum likelihood of Guo, Liu and Wang, "Efficient multiple-click models in web search",
+  WSDM 2009).
+* **DBN** (dynamic Bayesian network, Chapelle and Zhang, "A dynamic Bayesian network click
+  model for web search ranking", WWW 2009): after a click the user is satisfied with
+  probability ``sigma_d`` and stops; otherwise goes on with probability ``gamma``. Fitted by
+  EM over the sessions (the posterior of where examination stopped after the last click);
+  ``gamma`` is learnt unless given (``dbn(gamma=0.9)``).
+* **SDBN** (simplified DBN, ``gamma = 1``, examination up to the last click): ``alpha_d`` =
+  clicks / examinations up to the last click, ``sigma_d`` = last clicks / clicks.
+
+The EM starts from 0.5 for every parameter and stops after ``iterations`` rounds or when no
+parameter moved more than ``tol``. :meth:`FittedClickModel.evaluate` gives the log-likelihood
+(the sum over sessions of the log-probability of their clicks, each click conditioned on those
+above) and the perplexity per position, ``2 ** -(mean over sessions of log2 P(C_r = c_r))``
+with ``P(C_r = 1)`` the model's click probability at ``r`` given the ranking alone (1 is
+perfect; 2 is a coin). Probabilities are clipped to ``[1e-10, 1 - 1e-10]`` there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._spec import parse_int, parse_real, parse_spec
+from ..errors import SpecError
+from .logs import ClickLog
+
+__all__ = [
+    "FIT_MODELS",
+    "FittedClickModel",
+    "dense_sessions",
+    "fit_click_model",
+]
+
+#: click models that can be fitted, and their parameters
+FIT_MODELS: dict[str, tuple[str, ...]] = {
+    "pbm": ("iterations", "tol"),
+    "ubm": ("iterations", "tol"),
+    "cascade": (),
+    "dcm": (),
+    "dbn": ("iterations", "tol", "gamma"),
+    "sdbn": (),
+}
+_CLIP = 1e-10
+
+
+def dense_sessions(log: ClickLog) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(docs, clicks, shown)``: one row per session, ``docs[i, r-1]`` the document at position
+    ``r`` (-1 past the ``shown[i]`` documents shown), ``clicks[i, r-1]`` 0/1. The log must be
+    valid (:func:`~ndcglab.clicks.validate_log`)."""
+    starts = log.session_starts()
+    n = len(starts) - 1
+    k = max(log.k, int(log.position.max(initial=1)))
+    docs = np.full((n, k), -1, dtype=np.int64)
+    clicks = np.zeros((n, k), dtype=np.int8)
+    sid = np.repeat(np.arange(n), np.diff(starts))
+    docs[sid, log.position - 1] = log.doc
+    clicks[sid, log.position - 1] = log.click
+    return docs, clicks, np.diff(starts).astype(np.int64)
+
+
+@dataclass
+class FittedClickModel:
+    """A click model fitted to a log (see the module docstring).
+
+    ``attractiveness[d]`` per dataset row (NaN for a document never shown); ``satisfaction``
+    (DBN, SDBN); ``examination``: PBM ``theta_r`` (length ``k``), UBM ``gamma[r-1, r']``
+    (``k x (k+1)``); ``continuation``: DCM ``lambda_r``; ``gamma`` (DBN). ``iterations`` run and
+    whether the EM ``converged``; ``log_likelihood`` and ``perplexity`` (per position) on the
+    log it was fitted to.
+    """
+
+    name: str
+    k: int
+    attractiveness: np.ndarray
+    satisfaction: np.ndarray | None = None
+    examination: np.ndarray | None = None
+    continuation: np.ndarray | None = None
+    gamma: float | None = None
+    iterations: int = 0
+    converged: bool = True
+    log_likelihood: float = float("nan")
+    perplexity: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def _attr(self, docs: np.ndarray) -> np.ndarray:
+        known = np.nanmean(self.attractiveness) if np.isfinite(self.attractiveness).any() else 0.5
+        ok = (docs >= 0) & (docs < len(self.attractiveness))
+        got = self.attractiveness[np.where(ok, docs, 0)]
+        return np.where(ok & np.isfinite(got), got, known)
+
+    def _sat(self, docs: np.ndarray) -> np.ndarray:
+        if self.satisfaction is None:
+            return np.zeros(docs.shape)
+        s = self.satisfaction
+        ok = (docs >= 0) & (docs < len(s))
+        got = s[np.where(ok, docs, 0)]
+        return np.where(ok & np.isfinite(got), got, 0.0)
+
+    def click_probabilities(self, docs: np.ndarray, clicks: np.ndarray | None = None) -> np.ndarray:
+        """Per session (rows of ``docs``, -1 = nothing shown) and position: the probability of
+        a click — conditioned on the clicks above when ``clicks`` is given, else from the
+        ranking alone."""
+        docs = np.atleast_2d(docs)
+        n, k = docs.shape
+        a = self._attr(docs)
+        s = self._sat(docs)
+        out = np.zeros((n, k))
+        if self.name in ("pbm", "ubm"):
+            ex = self.examination
+            assert ex is not None
+            if self.name == "pbm":
+                return np.asarray(ex[:k][None, :] * a)
+            if clicks is not None:
+                last = np.zeros(n, dtype=np.int64)
+                for r in range(k):
+                    out[:, r] = ex[r, last] * a[:, r]
+                    last = np.where(clicks[:, r] == 1, r + 1, last)
+                return out
+            p_last = np.zeros((n, k + 1))
+            p_last[:, 0] = 1.0
+            for r in range(k):
+                pc = ex[r, : r + 1][None, :] * a[:, r : r + 1] * p_last[:, : r + 1]
+                out[:, r] = pc.sum(axis=1)
+                p_last[:, : r + 1] -= pc
+                p_last[:, r + 1] = out[:, r]
+            return out
+        exam = np.ones(n)
+        g = 1.0 if self.gamma is None else self.gamma
+        lam = self.continuation
+        for r in range(k):
+            out[:, r] = exam * a[:, r]
+            if clicks is None:  # the marginal chain
+                if self.name == "cascade":
+                    exam = exam * (1 - a[:, r])
+                elif self.name == "dcm":
+                    assert lam is not None
+                    exam = exam * (1 - a[:, r] + a[:, r] * lam[r])
+                else:
+                    exam = exam * g * (1 - a[:, r] * s[:, r])
+                continue
+            c = clicks[:, r] == 1
+            skip = exam * (1 - a[:, r]) / np.maximum(1 - exam * a[:, r], _CLIP)
+            if self.name == "cascade":
+                after_click = np.zeros(n)
+            elif self.name == "dcm":
+                assert lam is not None
+                after_click = np.full(n, lam[r])
+            else:
+                after_click = g * (1 - s[:, r])
+                skip = g * skip
+            exam = np.where(c, after_click, skip)
+        return out
+
+    def evaluate(self, log: ClickLog) -> tuple[float, np.ndarray]:
+        """``(log_likelihood, perplexity per position 1..k)`` of the clicks of ``log``."""
+        docs, clicks, _ = dense_sessions(log)
+        mask = docs >= 0
+        cond = np.clip(self.click_probabilities(docs, clicks), _CLIP, 1 - _CLIP)
+        ll = float(np.where(mask, np.where(clicks == 1, np.log(cond), np.log1p(-cond)), 0).sum())
+        marg = np.clip(self.click_probabilities(docs), _CLIP, 1 - _CLIP)
+        lp = np.where(clicks == 1, np.log2(marg), np.log2(1 - marg))
+        counts = mask.sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per = np.where(counts > 0, 2.0 ** (-np.where(mask, lp, 0).sum(axis=0) / counts), np.nan)
+        return ll, per
+
+
+def _parse(spec: str) -> tuple[str, int, float, float | None]:
+    parsed = parse_spec(spec, what="click model")
+    if parsed.name not in FIT_MODELS or parsed.cutoff is not None:
+        raise SpecError(
+            f"cannot fit click model {spec!r}. Fix: use one of {', '.join(FIT_MODELS)} (e.g. "
+            "'pbm(iterations=50)')"
+        )
+    allowed = FIT_MODELS[parsed.name]
+    for key, _ in parsed.params:
+        if key not in allowed:
+            raise SpecError(
+                f"fitting {parsed.name} has no parameter {key!r}. Fix: use "
+                f"{', '.join(allowed) or 'none'}"
+            )
+    iterations = parse_int(parsed.param("iterations", "100") or "100", what="iterations",
+                           lo=1, hi=1_000_000)  # fmt: skip
+    tol = parse_real(parsed.param("tol", "1e-6") or "1e-6", what="tol", lo=0.0)
+    g = parsed.param("gamma")
+    gamma = None if g is None else parse_real(g, what="gamma", lo=0.0, hi=1.0)
+    return parsed.name, iterations, tol, gamma
+
+
+def fit_click_model(log: ClickLog, spec: str = "pbm") -> FittedClickModel:
+    """Fit the click model ``spec`` (``pbm``, ``ubm``, ``cascade``, ``dcm``, ``dbn``, ``sdbn``;
+    EM options ``iterations`` (default 100) and ``tol`` (default 1e-6); ``dbn(gamma=G)`` fixes
+    the continuation) to ``log``; see the module docstring. The log must be valid."""
+    name, iterations, tol, gamma = _parse(spec)
+    k = max(log.k, 1)
+    n_docs = int(log.doc.max(initial=-1)) + 1
+    if name in ("pbm", "ubm"):
+        model = _fit_position_em(log, name, k, n_docs, iterations, tol)
+    elif name in ("cascade", "dcm", "sdbn"):
+        model = _fit_counting(log, name, k, n_docs)
+    else:
+        model = _fit_dbn(log, k, n_docs, iterations, tol, gamma)
+    model.log_likelihood, model.perplexity = model.evaluate(log)
+    return model
+
+
+def _fit_position_em(
+    log: ClickLog, name: str, k: int, n_docs: int, iterations: int, tol: float
+) -> FittedClickModel:
+    """PBM / UBM by EM on the counts per (document, examination cell)."""
+    if name == "pbm":
+        cell = log.position.astype(np.int64) - 1
+        n_cells = k
+    else:
+        docs, clicks, _ = dense_sessions(log)
+        last = np.zeros(docs.shape, dtype=np.int64)
+        run = np.zeros(docs.shape[0], dtype=np.int64)
+        for r in range(docs.shape[1]):
+            last[:, r] = run
+            run = np.where(clicks[:, r] == 1, r + 1, run)
+        sid = np.repeat(np.arange(docs.shape[0]), np.diff(log.session_starts()))
+        cell = (log.position.astype(np.int64) - 1) * (k + 1) + last[sid, log.position - 1]
+        n_cells = k * (k + 1)
+    key = log.doc * n_cells + cell
+    uniq, inv = np.unique(key, return_inverse=True)
+    imp = np.bincount(inv).astype(np.float64)
+    clk = np.bincount(inv, weights=log.click).astype(np.float64)
+    doc = uniq // n_cells
+    cel = uniq % n_cells
+    a = np.full(n_docs, 0.5)
+    th = np.full(n_cells, 0.5)
+    doc_imp = np.bincount(doc, weights=imp, minlength=n_docs)
+    cell_imp = np.bincount(cel, weights=imp, minlength=n_cells)
+    converged = False
+    it = 0
+    for it in range(1, iterations + 1):  # noqa: B007
+        ad, tc = a[doc], th[cel]
+        den = np.maximum(1 - tc * ad, _CLIP)
+        skips = imp - clk
+        a_new = np.bincount(doc, weights=clk + skips * ad * (1 - tc) / den, minlength=n_docs)
+        t_new = np.bincount(cel, weights=clk + skips * tc * (1 - ad) / den, minlength=n_cells)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            a_new = np.where(doc_imp > 0, a_new / np.maximum(doc_imp, 1), 0.5)
+            t_new = np.where(cell_imp > 0, t_new / np.maximum(cell_imp, 1), 0.5)
+        change = max(np.abs(a_new - a).max(initial=0), np.abs(t_new - th).max(initial=0))
+        a, th = a_new, t_new
+        if change <= tol:
+            converged = True
+            break
+    a = np.where(doc_imp > 0, a, np.nan)
+    exam = th if name == "pbm" else th.reshape(k, k + 1)
+    return FittedClickModel(name, k, a, examination=exam, iterations=it, converged=converged)
+
+
+def _fit_counting(log: ClickLog, name: str, k: int, n_docs: int) -> FittedClickModel:
+    """Cascade, DCM and SDBN: closed-form maximum-likelihood counts."""
+    starts = log.session_starts()
+    sid = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+    big = np.iinfo(np.int64).max
+    pos = log.position.astype(np.int64)
+    clicked_pos = np.where(log.click == 1, pos, 0)
+    last = np.maximum.reduceat(clicked_pos, starts[:-1]) if len(log) else np.zeros(0, np.int64)
+    first_any = np.where(log.click == 1, pos, big)
+    first = np.minimum.reduceat(first_any, starts[:-1]) if len(log) else np.zeros(0, np.int64)
+    if name == "cascade":
+        stop = np.where(first == big, big, first)[sid]
+    else:
+        stop = np.where(last == 0, big, last)[sid]
+    examined = pos <= stop
+    clicks = np.where(examined, log.click, 0).astype(np.float64)
+    num = np.bincount(log.doc, weights=clicks, minlength=n_docs)
+    den = np.bincount(log.doc, weights=examined.astype(np.float64), minlength=n_docs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a = np.where(den > 0, num / np.maximum(den, 1), np.nan)
+    model = FittedClickModel(name, k, a)
+    if name == "dcm":
+        clicks_at = np.bincount(pos - 1, weights=log.click, minlength=k)[:k]
+        has = last > 0
+        last_at = np.bincount(last[has] - 1, minlength=k)[:k]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            model.continuation = np.where(clicks_at > 0, 1 - last_at / np.maximum(clicks_at, 1),
+                                          np.nan)  # fmt: skip
+    if name == "sdbn":
+        is_last = (log.click == 1) & (pos == last[sid])
+        s_num = np.bincount(log.doc, weights=is_last.astype(np.float64), minlength=n_docs)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            model.satisfaction = np.where(num > 0, s_num / np.maximum(num, 1), np.nan)
+        model.gamma = 1.0
+    return model
+
+
+def _fit_dbn(
+    log: ClickLog, k: int, n_docs: int, iterations: int, tol: float, gamma: float | None
+) -> FittedClickModel:
+    """The DBN by EM over sessions (:func:`ndcglab.clicks._click_model_kernels`)."""
+    from ._click_model_kernels import dbn_expectations
+
+    docs, clicks, shown = dense_sessions(log)
+    clicks_per_doc = np.bincount(log.doc, weights=log.click, minlength=n_docs)
+    seen = np.bincount(log.doc, minlength=n_docs) > 0
+    a = np.full(n_docs, 0.5)
+    s = np.full(n_docs, 0.5)
+    g = 0.5 if gamma is None else gamma
+    converged = False
+    it = 0
+    for it in range(1, iterations + 1):  # noqa: B007
+        a_den, s_num, g_num, g_den = dbn_expectations(docs, clicks, shown, a, s, g)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            a_new = np.where(a_den > 0, clicks_per_doc / np.maximum(a_den, _CLIP), 0.5)
+            s_new = np.where(clicks_per_doc > 0, s_num / np.maximum(clicks_per_doc, 1), 0.5)
+        g_new = g if gamma is not None else (g_num / g_den if g_den > 0 else g)
+        change = max(np.abs(a_new - a).max(initial=0), np.abs(s_new - s).max(initial=0),
+                     abs(g_new - g))  # fmt: skip
+        a, s, g = a_new, s_new, g_new
+        if change <= tol:
+            converged = True
+            break
+    has_click = clicks_per_doc > 0
+    return FittedClickModel(
+        "dbn",
+        k,
+        np.where(seen, a, np.nan),
+        satisfaction=np.where(has_click, s, np.nan),
+        gamma=float(g),
+        iterations=it,
+        converged=converged,
+    )

@@ -1,0 +1,237 @@
+"""Click models fitted to logs against slow reference implementations written here: the EM of
+PBM and UBM looping over every shown document, the DBN's EM with the posterior found by
+enumerating every way a session can end (how far the user examined, whether the last click
+satisfied), and the counting estimators of cascade, DCM and SDBN in plain loops; the log-
+likelihood and perplexity of PBM from their definitions; and recovery of the simulator's truth."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from ndcglab.clicks.click_models import fit_click_model
+from ndcglab.clicks.simulate import attractiveness, make_policy, simulate_clicks
+from ndcglab.data import RankingDataset
+from ndcglab.errors import SpecError
+
+K = 5
+
+
+def _data(n_queries: int = 4, n_docs: int = 7, seed: int = 0) -> RankingDataset:
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 3, size=n_queries * n_docs).astype(float)
+    return RankingDataset(
+        features=rng.normal(size=(len(labels), 2)).astype(np.float32),
+        labels=labels,
+        boundaries=np.arange(0, len(labels) + 1, n_docs),
+        query_ids=np.array([f"q{i}" for i in range(n_queries)]),
+    )
+
+
+def _log(model: str, n: int = 3000, seed: int = 1):
+    ds = _data()
+    pol = make_policy(np.random.default_rng(5).normal(size=len(ds.labels)), "pl(temperature=1)")
+    return ds, simulate_clicks(ds, model, pol, n, k=K, seed=seed)
+
+
+def _sessions(log):
+    starts = log.session_starts()
+    for a, b in itertools.pairwise(starts):
+        yield list(log.doc[a:b]), list(log.click[a:b])
+
+
+def _ref_position_em(log, ubm: bool, iterations: int):
+    """EM of PBM (cell = position) or UBM (cell = position, last click above) row by row."""
+    a: dict[int, float] = {}
+    th: dict[tuple[int, int], float] = {}
+    rows = []
+    for docs, clicks in _sessions(log):
+        last = 0
+        for r, (d, c) in enumerate(zip(docs, clicks), start=1):
+            cell = (r, last if ubm else 0)
+            rows.append((int(d), cell, int(c)))
+            a.setdefault(int(d), 0.5)
+            th.setdefault(cell, 0.5)
+            if c and ubm:
+                last = r
+    for _ in range(iterations):
+        a_num = dict.fromkeys(a, 0.0)
+        a_den = dict.fromkeys(a, 0.0)
+        t_num = dict.fromkeys(th, 0.0)
+        t_den = dict.fromkeys(th, 0.0)
+        for d, cell, c in rows:
+            if c:
+                pa = pe = 1.0
+            else:
+                p_no = 1 - th[cell] * a[d]
+                pa = a[d] * (1 - th[cell]) / p_no  # attractive but not examined
+                pe = th[cell] * (1 - a[d]) / p_no  # examined but not attractive
+            a_num[d] += pa
+            a_den[d] += 1
+            t_num[cell] += pe
+            t_den[cell] += 1
+        a = {d: a_num[d] / a_den[d] for d in a}
+        th = {cl: t_num[cl] / t_den[cl] for cl in th}
+    return a, th
+
+
+@pytest.mark.parametrize("name", ["pbm", "ubm"])
+def test_position_em_equals_the_reference_em(name):
+    _, log = _log("ubm(eta=1,beta=0.7)" if name == "ubm" else "pbm(eta=1)", n=2000)
+    fitted = fit_click_model(log, f"{name}(iterations=15,tol=0)")
+    assert fitted.iterations == 15
+    a, th = _ref_position_em(log, name == "ubm", 15)
+    for d, v in a.items():
+        assert math.isclose(fitted.attractiveness[d], v, rel_tol=1e-9), d
+    for (r, last), v in th.items():
+        got = fitted.examination[r - 1] if name == "pbm" else fitted.examination[r - 1, last]
+        assert math.isclose(got, v, rel_tol=1e-9), (r, last)
+
+
+def _ref_dbn_em(log, iterations: int, gamma_fixed=None):
+    """DBN EM: for each session enumerate (e = last examined position, S at e) with their joint
+    probability given the clicks, and take expected counts."""
+    sess = list(_sessions(log))
+    docs_all = sorted({int(d) for docs, _ in sess for d in docs})
+    a = dict.fromkeys(docs_all, 0.5)
+    s = dict.fromkeys(docs_all, 0.5)
+    g = 0.5 if gamma_fixed is None else gamma_fixed
+    for _ in range(iterations):
+        a_num = dict.fromkeys(docs_all, 0.0)
+        a_den = dict.fromkeys(docs_all, 0.0)
+        s_num = dict.fromkeys(docs_all, 0.0)
+        s_den = dict.fromkeys(docs_all, 0.0)
+        g_num = g_den = 0.0
+        for docs, clicks in sess:
+            m = len(docs)
+            last = max([r + 1 for r, c in enumerate(clicks) if c], default=0)
+            outcomes = []  # (weight, e, satisfied at e)
+            for e in range(max(last, 1), m + 1):
+                w = 1.0
+                for r in range(1, e + 1):
+                    ar = a[docs[r - 1]]
+                    w *= ar if clicks[r - 1] else 1 - ar
+                    if r < e:  # went on from r
+                        w *= g * ((1 - s[docs[r - 1]]) if clicks[r - 1] else 1.0)
+                if e == m:
+                    if clicks[e - 1]:
+                        outcomes += [(w * s[docs[e - 1]], e, True),
+                                     (w * (1 - s[docs[e - 1]]), e, False)]  # fmt: skip
+                    else:
+                        outcomes.append((w, e, False))
+                elif clicks[e - 1]:
+                    outcomes += [(w * s[docs[e - 1]], e, True),
+                                 (w * (1 - s[docs[e - 1]]) * (1 - g), e, False)]  # fmt: skip
+                else:
+                    outcomes.append((w * (1 - g), e, False))
+            total = sum(w for w, _, _ in outcomes)
+            for w, e, sat in outcomes:
+                p = w / total
+                for r in range(1, e + 1):
+                    a_den[docs[r - 1]] += p
+                if sat:
+                    s_num[docs[e - 1]] += p
+                g_num += p * (e - 1)
+                g_den += p * ((e - 1) + (1 if (e < m and not sat) else 0))
+            for r in range(m):
+                if clicks[r]:
+                    a_num[docs[r]] += 1
+                    s_den[docs[r]] += 1
+        a = {d: a_num[d] / a_den[d] if a_den[d] > 0 else 0.5 for d in docs_all}
+        s = {d: s_num[d] / s_den[d] if s_den[d] > 0 else 0.5 for d in docs_all}
+        if gamma_fixed is None:
+            g = g_num / g_den
+    return a, s, g
+
+
+@pytest.mark.parametrize("gamma", [None, 0.85])
+def test_dbn_em_equals_the_enumerating_reference(gamma):
+    _, log = _log("dbn(gamma=0.8)", n=800)
+    spec = "dbn(iterations=8,tol=0)" if gamma is None else f"dbn(iterations=8,tol=0,gamma={gamma})"
+    fitted = fit_click_model(log, spec)
+    a, s, g = _ref_dbn_em(log, 8, gamma)
+    assert math.isclose(fitted.gamma, g, rel_tol=1e-9)
+    for d, v in a.items():
+        assert math.isclose(fitted.attractiveness[d], v, rel_tol=1e-9), d
+    for d, v in s.items():
+        if not np.isnan(fitted.satisfaction[d]):
+            assert math.isclose(fitted.satisfaction[d], v, rel_tol=1e-9), d
+
+
+def test_counting_models_equal_loops():
+    _, log = _log("dcm(lam=0.5)", n=1500)
+    cas = fit_click_model(log, "cascade")
+    dcm = fit_click_model(log, "dcm")
+    sdbn = fit_click_model(log, "sdbn")
+    num = {"cascade": {}, "dcm": {}}
+    den = {"cascade": {}, "dcm": {}}
+    clicks_at, last_at = np.zeros(K), np.zeros(K)
+    s_num: dict[int, int] = {}
+    for docs, clicks in _sessions(log):
+        m = len(docs)
+        first = next((r + 1 for r, c in enumerate(clicks) if c), None)
+        last = max([r + 1 for r, c in enumerate(clicks) if c], default=None)
+        for name, stop in (("cascade", first), ("dcm", last)):
+            for r in range(1, (stop or m) + 1):
+                d = int(docs[r - 1])
+                num[name][d] = num[name].get(d, 0) + int(clicks[r - 1])
+                den[name][d] = den[name].get(d, 0) + 1
+        for r, c in enumerate(clicks):
+            clicks_at[r] += c
+        if last:
+            last_at[last - 1] += 1
+            s_num[int(docs[last - 1])] = s_num.get(int(docs[last - 1]), 0) + 1
+    for name, fitted in (("cascade", cas), ("dcm", dcm)):
+        for d in den[name]:
+            assert math.isclose(fitted.attractiveness[d], num[name][d] / den[name][d]), (name, d)
+    assert np.allclose(dcm.continuation, 1 - last_at / clicks_at)
+    for d in den["dcm"]:
+        assert math.isclose(sdbn.attractiveness[d], num["dcm"][d] / den["dcm"][d])
+        if num["dcm"][d]:
+            assert math.isclose(sdbn.satisfaction[d], s_num.get(d, 0) / num["dcm"][d])
+
+
+def test_pbm_log_likelihood_and_perplexity_from_their_definitions():
+    _, log = _log("pbm(eta=1)", n=1000)
+    fitted = fit_click_model(log, "pbm(iterations=20)")
+    ll = 0.0
+    bits = np.zeros(K)
+    count = np.zeros(K)
+    for d, r, c in zip(log.doc, log.position, log.click):
+        p = fitted.examination[r - 1] * fitted.attractiveness[d]
+        ll += math.log(p if c else 1 - p)
+        bits[r - 1] += math.log2(p if c else 1 - p)
+        count[r - 1] += 1
+    assert math.isclose(fitted.log_likelihood, ll, rel_tol=1e-9)
+    assert np.allclose(fitted.perplexity, 2 ** (-bits / count))
+    assert (fitted.perplexity > 1).all() and (fitted.perplexity < 2).all()
+
+
+@pytest.mark.parametrize(
+    ("sim", "fit", "tol"),
+    [("pbm(eta=1)", "pbm", 0.05), ("dbn(gamma=0.7)", "dbn", 0.06), ("cascade", "cascade", 0.05)],
+)
+def test_fits_recover_the_simulators_attractiveness(sim, fit, tol):
+    ds, log = _log(sim, n=60000, seed=3)
+    fitted = fit_click_model(log, fit)
+    true = attractiveness(ds.labels, 0.1, 2.0)
+    seen = np.isfinite(fitted.attractiveness)
+    # documents shown often enough for the tolerance (at least 500 examinations' worth)
+    often = np.bincount(log.doc, minlength=len(true)) >= 2000
+    assert (seen & often).sum() >= 10
+    assert (np.abs(fitted.attractiveness - true)[seen & often] < tol).all()
+    if fit == "dbn":
+        assert abs(fitted.gamma - 0.7) < 0.03
+    if fit == "pbm":
+        theta = fitted.examination / fitted.examination[0]
+        assert np.allclose(theta, 1 / np.arange(1, K + 1), atol=0.05)
+
+
+@pytest.mark.parametrize("spec", ["pbn", "pbm(gamma=1)", "dbn(gamma=2)", "pbm(iterations=0)"])
+def test_bad_fit_specs(spec):
+    _, log = _log("pbm", n=10)
+    with pytest.raises(SpecError, match="Fix"):
+        fit_click_model(log, spec)
