@@ -49,6 +49,7 @@ __all__ = [
     "ClickLog",
     "ClickStats",
     "aligned_to",
+    "concat_logs",
     "read_log",
     "validate_log",
     "write_log",
@@ -567,3 +568,32 @@ def _read_npz(path: str) -> ClickLog:
     return ClickLog(
         **cols, qids=np.asarray(header["qids"], dtype=object), meta=header.get("meta", {})
     )
+
+
+def concat_logs(logs: list[ClickLog]) -> ClickLog:
+    """One log of several (e.g. from several logging rankers, for intervention harvesting):
+    the rows in order, session ids renumbered so that each log's sessions stay apart
+    (``session + offset``, the offset past the previous logs' largest id). The logs must share
+    their ``qids``; ``meta`` is the first log's, with ``"parts"`` listing each log's meta."""
+    if not logs:
+        raise DataFormatError("no click log to join", fix="give at least one log")
+    qids = logs[0].qids
+    for i, lg in enumerate(logs[1:], start=2):
+        if len(lg.qids) != len(qids) or (lg.qids != qids).any():
+            raise DataFormatError(
+                f"click log {i} has other query ids than log 1",
+                fix="join logs simulated on the same dataset",
+            )
+    cols: dict[str, list[np.ndarray]] = {name: [] for name in LOG_COLUMNS}
+    offset = 0
+    for lg in logs:
+        for name in LOG_COLUMNS:
+            col = getattr(lg, name)
+            if name == "session":
+                col = col - lg.session.min(initial=0) + offset
+            cols[name].append(col)
+        if len(lg):
+            offset += int(lg.session.max() - lg.session.min()) + 1
+    meta = dict(logs[0].meta)
+    meta["parts"] = [lg.meta for lg in logs]
+    return ClickLog(**{n: np.concatenate(v) for n, v in cols.items()}, qids=qids, meta=meta)

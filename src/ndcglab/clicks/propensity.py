@@ -1,0 +1,191 @@
+"""Position-bias propensities: the probability that a user examines each position, estimated
+from clicks, relative to the top (``p_1 = 1``; clicks only fix them up to a common factor).
+
+Under the position-based model a click at position ``r`` on document ``d`` happens with
+probability ``p_r alpha_d``; inverse-propensity estimators divide each click by ``p_r``. The
+methods (:func:`estimate_propensities`):
+
+* ``truth`` — the simulator's examination probabilities (``meta['examination']`` of a simulated
+  PBM or trust-bias log).
+* ``randtop`` — result randomisation (RandTop-n): the top ``n`` are shuffled uniformly, so every
+  position ``r <= n`` shows documents of the same expected attractiveness and
+  ``p_r / p_1 = CTR_r / CTR_1`` (clicks per impression at each position).
+* ``swap`` — swap interventions (Joachims, Swaminathan and Schnabel, "Unbiased learning-to-rank
+  with biased feedback", WSDM 2017): the same documents are shown at position 1 and at ``r``, so
+  ``p_r / p_1 = sum CTR(q, d, r) / sum CTR(q, d, 1)`` over the (query, document) pairs seen at
+  both.
+* ``harvest`` — intervention harvesting (Agarwal, Zaitsev, Wang, Li, Najork and Joachims,
+  "Estimating position bias without intrusive interventions", WSDM 2019): logs of several
+  rankers place one (query, document) at different positions; for each pair of positions
+  ``(r, r')`` the pairs seen at both give the ratio ``c_r / c_r'`` of summed click rates, an
+  estimate of ``p_r / p_r'``. The ratios of all pairs are combined by weighted least squares on
+  ``log p`` (weight ``1 / (1/C_r + 1/C_r')``, with ``C`` the clicks behind each sum: the inverse
+  of the log-ratio's approximate variance) — a simpler combination than the paper's likelihood.
+  Positions not connected to the top by such pairs are NaN.
+* ``regression_em`` — regression EM (Wang, Golbandi, Bendersky, Metzler and Najork, "Position
+  bias estimation for unbiased learning to rank in personal search", WSDM 2018): the PBM's EM
+  in which the relevance of a document is a logistic regression on its features, refitted in
+  each M-step to the posterior relevance of its impressions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataFormatError, SpecError
+from .logs import ClickLog
+
+__all__ = ["PROPENSITY_METHODS", "estimate_propensities", "true_propensities"]
+
+PROPENSITY_METHODS = ("truth", "randtop", "swap", "harvest", "regression_em")
+
+
+def true_propensities(log: ClickLog, *, relative: bool = True) -> np.ndarray:
+    """The simulator's examination probability per position ``1..k`` (``meta['examination']``);
+    divided by position 1's with ``relative``."""
+    exam = log.meta.get("examination")
+    if exam is None:
+        raise DataFormatError(
+            f"the log has no true examination probabilities (click model "
+            f"{log.meta.get('click_model', 'unknown')})",
+            fix="simulate with pbm(...) or trust(...), or estimate them (randtop, swap, "
+            "harvest, regression_em)",
+        )
+    p = np.asarray(exam, dtype=np.float64)
+    return p / p[0] if relative else p
+
+
+def estimate_propensities(
+    log: ClickLog, method: str = "harvest", *, dataset: Any = None, n: int | None = None,
+    iterations: int = 50,
+) -> np.ndarray:  # fmt: skip
+    """Propensities per position ``1..k`` relative to position 1 by ``method`` (see the module
+    docstring): ``truth``, ``randtop`` (``n``: the shuffled top, default the largest position
+    whose rows were all randomised), ``swap``, ``harvest``, ``regression_em`` (needs
+    ``dataset``, the features; ``iterations`` of EM). NaN where the log cannot tell."""
+    if method == "truth":
+        return true_propensities(log)
+    k = log.k
+    if method == "randtop":
+        return _randtop(log, k, n)
+    if method == "swap":
+        return _harvest(log, k, top_only=True)
+    if method == "harvest":
+        return _harvest(log, k, top_only=False)
+    if method == "regression_em":
+        if dataset is None:
+            raise SpecError(
+                "regression_em needs the features of the logged documents. Fix: give dataset="
+            ).naming("dataset")
+        return _regression_em(log, dataset, k, iterations)
+    raise SpecError(
+        f"unknown propensity method {method!r}. Fix: use one of {', '.join(PROPENSITY_METHODS)}"
+    )
+
+
+def _randtop(log: ClickLog, k: int, n: int | None) -> np.ndarray:
+    if n is None:
+        shuffled = np.bincount(log.position - 1, weights=log.propensity < 1, minlength=k)[:k]
+        shown = np.bincount(log.position - 1, minlength=k)[:k]
+        full = np.flatnonzero((shuffled == shown) & (shown > 0))
+        n = int(full.max()) + 1 if len(full) and full[0] == 0 else k
+    imp, clk = log.stats().per_position()
+    out = np.full(k, np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ctr = clk / np.maximum(imp, 1)
+    if ctr[0] > 0:
+        out[:n] = ctr[:n] / ctr[0]
+    return out
+
+
+def _harvest(log: ClickLog, k: int, *, top_only: bool) -> np.ndarray:
+    """Pairwise ratios of summed click rates over (query, doc) pairs seen at both positions,
+    combined by weighted least squares on log p with p_1 = 1."""
+    st = log.stats()
+    ctr_table = np.full((0, k), np.nan)
+    docs, inv = np.unique(st.doc, return_inverse=True)
+    ctr_table = np.full((len(docs), k), np.nan)
+    clk_table = np.zeros((len(docs), k))
+    ctr_table[inv, st.position - 1] = st.clicks / st.impressions
+    clk_table[inv, st.position - 1] = st.clicks
+    rows: list[np.ndarray] = []
+    target: list[float] = []
+    weight: list[float] = []
+    for r in range(k):
+        for r2 in range(r + 1, k):
+            if top_only and r != 0:
+                continue
+            both = ~np.isnan(ctr_table[:, r]) & ~np.isnan(ctr_table[:, r2])
+            c1, c2 = ctr_table[both, r].sum(), ctr_table[both, r2].sum()
+            n1, n2 = clk_table[both, r].sum(), clk_table[both, r2].sum()
+            if c1 <= 0 or c2 <= 0:
+                continue
+            row = np.zeros(k)
+            row[r], row[r2] = 1.0, -1.0
+            rows.append(row)
+            target.append(float(np.log(c1 / c2)))
+            weight.append(1.0 / (1.0 / n1 + 1.0 / n2))
+    out = np.full(k, np.nan)
+    out[0] = 1.0
+    if not rows:
+        return out
+    a = np.asarray(rows)
+    # positions joined to the top through the pairs (the others are not identified)
+    linked = np.zeros(k, dtype=bool)
+    linked[0] = True
+    changed = True
+    while changed:
+        changed = False
+        for row in a:
+            i, j = np.flatnonzero(row)
+            if linked[i] != linked[j]:
+                linked[i] = linked[j] = True
+                changed = True
+    w = np.sqrt(np.asarray(weight))
+    cols = np.flatnonzero(linked)[1:]  # log p_1 = 0
+    keep = np.abs(a[:, ~linked]).sum(axis=1) == 0
+    if len(cols) == 0:
+        return out
+    sol, *_ = np.linalg.lstsq(a[keep][:, cols] * w[keep, None],
+                              np.asarray(target)[keep] * w[keep], rcond=None)  # fmt: skip
+    out[cols] = np.exp(sol)
+    return out
+
+
+def _regression_em(log: ClickLog, dataset: Any, k: int, iterations: int) -> np.ndarray:
+    from scipy.optimize import minimize
+
+    st = log.stats()
+    x = np.asarray(dataset.features, dtype=np.float64)[st.doc]
+    mu, sd = x.mean(axis=0), x.std(axis=0)
+    x = (x - mu) / np.where(sd > 0, sd, 1.0)
+    x = np.hstack([x, np.ones((len(x), 1))])
+    imp = st.impressions.astype(np.float64)
+    clk = st.clicks.astype(np.float64)
+    pos = st.position.astype(np.int64) - 1
+    theta = np.full(k, 0.5)
+    w = np.zeros(x.shape[1])
+    rel = np.full(len(x), 0.5)
+    for _ in range(iterations):
+        t = theta[pos]
+        den = np.maximum(1 - t * rel, 1e-12)
+        skips = imp - clk
+        p_exam = (clk + skips * t * (1 - rel) / den) / imp
+        p_rel = (clk + skips * rel * (1 - t) / den) / imp
+        theta = np.bincount(pos, weights=imp * p_exam, minlength=k)[:k] / np.maximum(
+            np.bincount(pos, weights=imp, minlength=k)[:k], 1
+        )
+
+        def loss(v: np.ndarray, y: np.ndarray = p_rel) -> tuple[float, np.ndarray]:
+            z = x @ v
+            lp = -np.logaddexp(0.0, -z)  # log sigmoid
+            lq = -np.logaddexp(0.0, z)
+            value = -(imp * (y * lp + (1 - y) * lq)).sum()
+            grad = -x.T @ (imp * (y - np.exp(lp)))
+            return float(value), grad
+
+        w = minimize(loss, w, jac=True, method="L-BFGS-B", options={"maxiter": 50}).x
+        rel = 1.0 / (1.0 + np.exp(-(x @ w)))
+    return theta / theta[0]
