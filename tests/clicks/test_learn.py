@@ -13,12 +13,14 @@ from scipy.optimize import minimize
 from ndcglab.clicks.learn import (
     click_dataset,
     click_labels,
+    click_loss,
     click_statistics,
     dla_propensities,
     fit_clicks,
 )
 from ndcglab.data import RankingDataset
 from ndcglab.errors import SpecError
+from ndcglab.losses import get_loss
 
 from .oracle_logging import make_world, simulate
 
@@ -173,6 +175,7 @@ def test_front_door_equals_fit_on_click_dataset():
     ds = _dataset(world)
     opts = {"model": "linear", "loss": "squared", "epochs": 5, "seed": 1}
     via = fit_clicks(ds, log, estimator="ips", examination=THETA, **opts)
+    opts["loss"] = "squared(gain=linear)"  # fit_clicks gives a loss its linear gain
     direct = fit(click_dataset(ds, log, estimator="ips", examination=THETA), **opts)
     np.testing.assert_array_equal(via.predict(ds), direct.predict(ds))
     assert via.examination.tolist() == THETA.tolist()
@@ -187,6 +190,13 @@ def test_dla_trains_and_learns_decreasing_propensities():
     )
     assert res.examination[0] == 1.0
     assert res.examination[1] < 0.9 and res.examination[2] < res.examination[1] + 0.1
+
+
+def test_click_loss_gives_a_linear_gain_unless_named():
+    assert click_loss("squared") == "squared(gain=linear)"
+    assert click_loss("lambdarank(sigma=2)@5") == get_loss("lambdarank(sigma=2,gain=linear)@5").name
+    assert click_loss("squared(gain=exp2)") == "squared"  # named: kept (exp2 is the default)
+    assert click_loss("ranksvm") == "ranksvm"  # no gain parameter
 
 
 def test_errors():

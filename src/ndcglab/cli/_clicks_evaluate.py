@@ -97,23 +97,27 @@ def _numbers(text: str, option: str) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
-def _position_terms(args: argparse.Namespace, meta: dict[str, Any]) -> tuple[Any, Any]:
+def position_terms(
+    examination: str | None, trust_offset: str | None, meta: dict[str, Any], where: str
+) -> tuple[Any, Any]:
+    """``(α, β)`` per position: from the options' texts, else the log's metadata (``alpha`` and
+    ``beta`` under trust bias, else ``examination`` and no offset)."""
     from ..errors import SpecError
 
-    if args.examination is not None:
-        alpha = _numbers(args.examination, "--examination")
+    if examination is not None:
+        alpha = _numbers(examination, "--examination")
     elif meta.get("alpha") is not None:
         alpha = np.asarray(meta["alpha"], dtype=np.float64)
     elif meta.get("examination") is not None:
         alpha = np.asarray(meta["examination"], dtype=np.float64)
     else:
         raise SpecError(
-            f"{args.log}: the log records no examination probabilities. Fix: give "
+            f"{where}: the log records no examination probabilities. Fix: give "
             "--examination A1,A2,... (e.g. from 'ndcglab clicks fit')"
         )
-    if args.trust_offset is not None:
-        beta = _numbers(args.trust_offset, "--trust-offset")
-    elif args.examination is None and meta.get("beta") is not None:
+    if trust_offset is not None:
+        beta = _numbers(trust_offset, "--trust-offset")
+    elif examination is None and meta.get("beta") is not None:
         beta = np.asarray(meta["beta"], dtype=np.float64)
     else:
         beta = None
@@ -140,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     validate_log(log, dataset=ds, path=args.log)
     log = aligned_to(log, ds)
     scores = logging_scores(args.scores, ds)
-    alpha, beta = _position_terms(args, log.meta)
+    alpha, beta = position_terms(args.examination, args.trust_offset, log.meta, args.log)
     normaliser: Any = "max"
     if args.normaliser == "labels":
         from ..clicks.simulate import attractiveness, parse_click_model

@@ -19,6 +19,7 @@ import sys
 from typing import Any
 
 from ..errors import NdcglabError
+from ._clicks_train import add_click_arguments
 from ._common import add_cache_argument, add_format_argument, emit, format_table
 from ._help import description
 from ._training import (
@@ -73,6 +74,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="continue from the checkpoint in --checkpoint DIR (same options and data)",
     )
     add_training_arguments(p)
+    add_click_arguments(p)
     add_format_argument(p)
     add_cache_argument(p)
     p.set_defaults(func=run)
@@ -160,6 +162,11 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
         + f"; loss {cfg.loss}, model {cfg.model}"
         + (f", optimizer {cfg.optimizer}" if kind.route == "gradient" else "")
     )
+    clicks = None
+    if args.clicks is not None:  # learning from clicks: the training labels become click labels
+        from ._clicks_train import click_training_data
+
+        train_ds, clicks = click_training_data(args, train_ds, cfg, say)
     if tuning is not None:
         if args.checkpoint or args.resume:
             raise NdcglabError(
@@ -193,6 +200,8 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
             say(round_text(result))
     path = result.trained.save(args.out)
     payload = train_payload(result, path, cfg, kind.unit)
+    if clicks is not None:
+        payload["clicks"] = clicks
 
     def text() -> str:
         rows = [[_SHOWN[k], _cell(v)] for k, v in payload.items() if k in _SHOWN and v is not None]

@@ -59,7 +59,9 @@ __all__ = [
     "ClickStatistics",
     "click_dataset",
     "click_labels",
+    "click_loss",
     "click_statistics",
+    "dla_examination",
     "dla_propensities",
     "fit_clicks",
 ]
@@ -203,6 +205,23 @@ def _regression(stats: ClickStatistics, features: np.ndarray, alpha: np.ndarray)
     return np.clip(x @ coef, 0.0, 1.0)
 
 
+def click_loss(spec: str) -> str:
+    """The loss ``spec`` with ``gain=linear`` added when the loss has a gain and none is given:
+    click labels are relevance probabilities (and IPS labels can exceed 1), whose default
+    ``exp2`` gain would be a biased, exploding transform. A gain given explicitly is kept."""
+    from .._spec import parse_spec
+    from ..losses import get_loss, loss_class
+
+    parsed = parse_spec(spec)
+    has_gain = any(p.name == "gain" for p in loss_class(parsed.name).parameters)
+    given = dict(parsed.params)
+    if not has_gain or "gain" in given:
+        return str(get_loss(spec).name)
+    inner = ",".join(f"{k}={v}" for k, v in {**given, "gain": "linear"}.items())
+    cut = "" if parsed.cutoff is None else f"@{parsed.cutoff}"
+    return str(get_loss(f"{parsed.name}({inner}){cut}").name)
+
+
 def click_dataset(
     dataset: RankingDataset,
     log: ClickLog,
@@ -290,14 +309,19 @@ def fit_clicks(
     :func:`ndcglab.training.fit` (``config`` and ``options`` as there: model kind, loss, epochs
     ...). ``estimator`` one of :data:`CLICK_ESTIMATORS`; ``validation`` (judged labels) chooses
     the epoch as usual. ``dla`` runs ``dla_rounds`` rounds of ranker and propensity steps from
-    ``α̂ = 1`` and ignores ``examination``."""
+    ``α̂ = 1`` and ignores ``examination``. The loss gets ``gain=linear`` unless it names its gain
+    (:func:`click_loss`)."""
     from ..training import fit
+    from ..training.config import config_with
 
     if estimator not in CLICK_ESTIMATORS:
         raise SpecError(
             f"unknown estimator {estimator!r}; known: {', '.join(CLICK_ESTIMATORS)}"
         ).naming("estimator=")
     stats = click_statistics(log, dataset)
+    config = config_with(config, **options)
+    config = dataclasses.replace(config, loss=click_loss(str(config.loss)))
+    options = {}
     if estimator != "dla":
         alpha = _positions(examination, stats.k, "examination", 1.0)
         labels = click_labels(
@@ -312,16 +336,48 @@ def fit_clicks(
             dataclasses.replace(dataset, labels=labels), config, validation=validation, **options
         )
         return ClickFitResult(trained, labels, alpha, estimator)
-    if int(dla_rounds) < 1:
-        raise SpecError(f"dla_rounds must be at least 1, got {dla_rounds}").naming("dla_rounds=")
+    alpha, labels, result = _dla(stats, dataset, config, dla_rounds, tau, validation, options)
+    return ClickFitResult(result, labels, alpha, estimator)
+
+
+def _dla(
+    stats: ClickStatistics,
+    dataset: RankingDataset,
+    config: Any,
+    rounds: int,
+    tau: float,
+    validation: RankingDataset | None,
+    options: dict[str, Any],
+) -> tuple[np.ndarray, np.ndarray, Any]:
+    """DLA's rounds: (α̂ after the last propensity step, the last labels, the last ranker)."""
+    from ..training import fit
+
+    if int(rounds) < 1:
+        raise SpecError(f"dla_rounds must be at least 1, got {rounds}").naming("dla_rounds=")
     alpha = np.ones(stats.k)
     result: Any = None
     labels = np.zeros(dataset.n_docs)
-    for _ in range(int(dla_rounds)):
+    for _ in range(int(rounds)):
         labels = click_labels(stats, estimator="ips", examination=alpha, tau=tau)
         result = fit(
             dataclasses.replace(dataset, labels=labels), config, validation=validation, **options
         )
         scores = np.asarray(result.predict(dataset), dtype=np.float64)
         alpha = dla_propensities(stats, _query_softmax(scores, dataset.boundaries))
-    return ClickFitResult(result, labels, alpha, estimator)
+    return alpha, labels, result
+
+
+def dla_examination(
+    dataset: RankingDataset,
+    log: ClickLog,
+    config: Any = None,
+    *,
+    rounds: int = 3,
+    tau: float = 0.0,
+    **options: Any,
+) -> np.ndarray:
+    """The examination ``α̂`` (``α̂_1 = 1``) that ``rounds`` rounds of DLA learn from ``log``
+    (as in :func:`fit_clicks` with ``estimator="dla"``); training on ``ips`` labels under it is
+    DLA's next ranker step."""
+    stats = click_statistics(log, dataset)
+    return _dla(stats, dataset, config, rounds, tau, None, options)[0]

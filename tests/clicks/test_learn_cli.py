@@ -1,0 +1,74 @@
+"""``ndcglab train DATA --clicks LOG --estimator ...`` as a user runs it: the model equals the
+library's :func:`ndcglab.clicks.learn.fit_clicks` with the same options, and bad inputs are one
+error line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ndcglab.clicks import ClickLog, write_log
+from ndcglab.clicks.learn import fit_clicks
+from ndcglab.clicks.simulate import make_policy, simulate_clicks
+from ndcglab.data import load_dataset
+from ndcglab.training import load_trained
+
+from ..test_cli_safety import ndcglab
+
+DATA = "synthetic:default"
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("train_clicks")
+    ds = load_dataset(DATA)
+    scores = ds.labels + np.random.default_rng(0).normal(0, 1, ds.n_docs)
+    log = simulate_clicks(
+        ds, "trust(eta=1)", make_policy(scores, "pl(temperature=1)"), 3000, k=5, seed=2
+    )
+    write_log(log, tmp / "log.npz")
+    return tmp, ds, log
+
+
+@pytest.mark.parametrize("estimator", ["ips", "affine"])
+def test_train_clicks_equals_library(setup, estimator):
+    tmp, ds, log = setup
+    res = ndcglab("train", DATA, "--clicks", "log.npz", "--estimator", estimator, "--loss",
+                  "squared", "--epochs", "4", "--out", f"m_{estimator}.zip", "--format", "json",
+                  "--quiet", cwd=tmp)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["clicks"]["estimator"] == estimator and out["clicks"]["sessions"] == 3000
+    # trust bias: the log records alpha and beta, which both doors read
+    lib = fit_clicks(
+        ds, log, estimator=estimator, examination=log.meta["alpha"],
+        trust_offset=log.meta["beta"], loss="squared", epochs=4,
+    )  # fmt: skip
+    model = load_trained(tmp / f"m_{estimator}.zip")
+    np.testing.assert_allclose(model.predict(ds), lib.predict(ds), rtol=1e-6, atol=1e-6)
+
+
+def _one_error(res) -> str:
+    assert res.returncode != 0
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ndcglab: error:"), res.stderr
+    return lines[0]
+
+
+def test_errors(setup):
+    tmp, _ds, log = setup
+    bare = ClickLog(
+        **{c: getattr(log, c) for c in ("session", "query", "doc", "position", "click")},
+        propensity=log.propensity,
+        qids=log.qids,
+        meta={"k": 5},
+    )
+    write_log(bare, tmp / "bare.npz")
+    res = ndcglab("train", DATA, "--clicks", "bare.npz", "--out", "m.zip", "--quiet", cwd=tmp)
+    assert "no examination" in _one_error(res)
+    res = ndcglab(
+        "train", DATA, "--clicks", "log.npz", "--tau", "2", "--out", "m.zip", "--quiet", cwd=tmp
+    )
+    assert "--tau" in _one_error(res)
