@@ -94,3 +94,19 @@ def test_bad_options_are_one_error_line(tmp_path, args, words):
                   cwd=tmp_path)  # fmt: skip
     assert words in _one_error(res)
     assert not (tmp_path / "l.npz").exists()
+
+
+def test_clicks_lists_its_subcommands_and_skips_a_missing_module(monkeypatch, capsys):
+    import argparse
+
+    from ndcglab.cli import clicks
+
+    monkeypatch.setitem(clicks.SUBCOMMANDS, "later", "_clicks_not_written_yet")
+    parser = argparse.ArgumentParser(prog="ndcglab")
+    clicks.add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["clicks", "simulate", "d.txt", "--sessions", "3", "--out", "l.npz"])
+    assert args.func.__module__ == "ndcglab.cli._clicks_simulate"
+    args = parser.parse_args(["clicks", "fit", "l.npz"])
+    assert args.func.__module__ == "ndcglab.cli._clicks_fit"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["clicks", "later"])

@@ -381,13 +381,14 @@ def simulate_clicks(
     eps_neg = float(model.params.get("neg", 0.65)) / np.arange(1, k + 1)
     logw = policy.scores / policy.temperature
     base = _deterministic_order(policy.scores, bounds)
+    ubm = model.ubm_table(k) if code == UBM else np.ones((1, 1))
     if pcode == PLACKETT_LUCE:
         pl_prop = pl_position_marginals(policy.scores, bounds, k, policy.temperature)
     else:
         pl_prop = np.zeros((1, 1))
     simulate_sessions(
         seed, first_session, queries, offsets, bounds, base, logw, pcode, policy.n, code,
-        theta, np.full(k, model.lam()), model.gamma(), model.ubm_table(k), eps_pos, eps_neg,
+        theta, np.full(k, model.lam()), model.gamma(), ubm, eps_pos, eps_neg,
         attract, satisfy, pl_prop, out_doc, out_pos, out_click, out_prop,
     )  # fmt: skip
     meta: dict[str, Any] = {
