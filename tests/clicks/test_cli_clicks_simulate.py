@@ -46,6 +46,21 @@ def test_the_log_equals_the_library_simulation(tmp_path, suffix):
     assert log.qids.tolist() == ["1", "2", "3"]
 
 
+def test_stats_only_and_nothing_to_write(tmp_path):
+    from ndcglab.clicks import read_stats
+
+    (tmp_path / "d.txt").write_text(DATA)
+    res = ndcglab("clicks", "simulate", "d.txt", "--sessions", "300", "--k", "2", "--stats",
+                  "st.parquet", "--click-model", "cascade", cwd=tmp_path)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    want = simulate_clicks(load_dataset(tmp_path / "d.txt"), "cascade", None, 300, k=2).stats()
+    got = read_stats(tmp_path / "st.parquet")
+    assert np.array_equal(got.impressions, want.impressions)
+    assert np.array_equal(got.clicks, want.clicks)
+    res = ndcglab("clicks", "simulate", "d.txt", "--sessions", "3", cwd=tmp_path)
+    assert "nothing to write" in _one_error(res)
+
+
 def test_a_model_file_is_a_logging_ranker(tmp_path):
     (tmp_path / "d.txt").write_text(DATA)
     res = ndcglab("train", "d.txt", "--model", "linear", "--epochs", "3", "--out", "m.ndcg",

@@ -112,3 +112,52 @@ def test_importing_clicks_is_cheap():
     code = "import sys, ndcglab.clicks; print(any(m in sys.modules for m in ('pyarrow', 'torch', 'numba', 'scipy')))"  # noqa: E501
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
+
+
+@pytest.mark.parametrize("name", ["s.parquet", "s.npz"])
+def test_stats_files_and_merging(tmp_path, name):
+    from ndcglab.clicks import merge_stats, read_stats, write_stats
+
+    if name.endswith("parquet"):
+        pytest.importorskip("pyarrow")
+    a, b = _log(80, seed=1), _log(60, seed=2)
+    b = ClickLog(**{c: getattr(b, c) for c in ("query", "doc", "position", "click",
+                                                "propensity")},
+                 session=b.session + 1000, qids=b.qids, meta=b.meta)  # fmt: skip
+    merged = merge_stats([a.stats(), b.stats()])
+    whole = ClickLog(
+        **{c: np.concatenate([getattr(a, c), getattr(b, c)]) for c in
+           ("session", "query", "doc", "position", "click", "propensity")},
+        qids=a.qids, meta=a.meta,
+    ).stats()  # fmt: skip
+    write_stats(merged, tmp_path / name)
+    back = read_stats(tmp_path / name)
+    for c in ("query", "doc", "position", "impressions", "clicks"):
+        assert np.array_equal(getattr(back, c), getattr(whole, c)), c
+    assert back.k == 4 and back.qids.tolist() == ["q1", "q2", "q3"]
+    write_log(a, tmp_path / ("l" + name[1:]))
+    with pytest.raises(DataFormatError, match="not a click statistics file"):
+        read_stats(tmp_path / ("l" + name[1:]))
+
+
+@pytest.mark.parametrize("name", ["c.parquet", "c.npz"])
+def test_chunks_write_as_one_log(tmp_path, name):
+    if name.endswith("parquet"):
+        pytest.importorskip("pyarrow")
+    log = _log(90)
+    starts = log.session_starts()
+    parts = [log.take(np.arange(starts[i], starts[j])) for i, j in ((0, 30), (30, 31), (31, 90))]
+    write_log(iter(parts), tmp_path / name)
+    back = read_log(tmp_path / name)
+    for c in ("session", "query", "doc", "position", "click", "propensity"):
+        assert np.array_equal(getattr(back, c), getattr(log, c)), c
+
+
+def test_concat_logs_keeps_sessions_apart():
+    from ndcglab.clicks import concat_logs
+
+    a, b = _log(20, seed=1), _log(30, seed=2)
+    both = concat_logs([a, b])
+    assert both.n_sessions == 50 and len(np.unique(both.session)) == 50
+    validate_log(both)
+    assert len(both.meta["parts"]) == 2

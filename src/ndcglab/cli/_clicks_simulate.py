@@ -12,9 +12,13 @@ import argparse
 import os
 import sys
 import zipfile
+from collections.abc import Iterator
 from typing import Any
 
 from ._common import add_cache_argument, add_format_argument, emit, positive_int, read_options
+
+#: sessions simulated (and written, as one Parquet row group) at a time
+CHUNK = 1_000_000
 
 
 def add_parser(subparsers: Any) -> None:
@@ -58,7 +62,14 @@ def add_parser(subparsers: Any) -> None:
                    help="number of sessions")  # fmt: skip
     p.add_argument("--k", type=positive_int, default=10, help="documents shown (default 10)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--out", required=True, metavar="LOG", help="output log: .parquet or .npz")
+    p.add_argument("--out", default=None, metavar="LOG", help="output log: .parquet or .npz")
+    p.add_argument(
+        "--stats",
+        default=None,
+        metavar="FILE",
+        help="also (or only) write the sufficient statistics: impressions and clicks per query, "
+        "document and position (.parquet or .npz)",
+    )
     add_cache_argument(p)
     add_format_argument(p)
     p.set_defaults(func=run)
@@ -80,7 +91,7 @@ def logging_scores(path: str, ds: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..clicks import write_log
+    from ..clicks import merge_stats, write_log, write_stats
     from ..clicks.simulate import make_policy, parse_click_model, simulate_clicks
     from ..data import load_dataset
     from ..errors import SpecError
@@ -102,29 +113,59 @@ def run(args: argparse.Namespace) -> int:
         policy = make_policy(
             scores, args.sampling, name=f"{policy.name} of {os.path.basename(args.scores)}"
         )
-    log = simulate_clicks(ds, model, policy, args.sessions, k=args.k, seed=args.seed)
-    write_log(log, args.out)
-    clicks = int(log.click.sum())
+    if args.out is None and args.stats is None:
+        raise SpecError("nothing to write. Fix: give --out LOG, --stats FILE or both")
+    totals = {"sessions": 0, "rows": 0, "clicks": 0}
+    stats = []
+    meta: dict[str, Any] = {}
+
+    def chunks() -> Iterator[Any]:
+        done = 0
+        while done < args.sessions:
+            n = min(CHUNK, args.sessions - done)
+            part = simulate_clicks(ds, model, policy, n, k=args.k, seed=args.seed,
+                                   first_session=done)  # fmt: skip
+            done += n
+            totals["sessions"] += n
+            totals["rows"] += len(part)
+            totals["clicks"] += int(part.click.sum())
+            meta.update(part.meta)
+            if args.stats is not None:
+                stats.append(part.stats())
+            yield part
+
+    if args.out is not None:
+        write_log(chunks(), args.out)
+    else:
+        for _ in chunks():
+            pass
+    if args.stats is not None:
+        write_stats(merge_stats(stats), args.stats)
+    clicks = totals["clicks"]
     payload = {
-        "out": str(args.out),
-        "sessions": log.n_sessions,
-        "rows": len(log),
+        "out": args.out,
+        "stats": args.stats,
+        "sessions": totals["sessions"],
+        "rows": totals["rows"],
         "clicks": clicks,
-        "click_model": log.meta["click_model"],
-        "policy": log.meta["policy"],
-        "k": log.k,
+        "click_model": meta["click_model"],
+        "policy": meta["policy"],
+        "k": args.k,
         "seed": args.seed,
     }
     if str(args.out) in ("-", "/dev/stdout"):
-        print(f"ndcglab clicks simulate: wrote {len(log)} rows to standard output", file=sys.stderr)
+        print(
+            f"ndcglab clicks simulate: wrote {totals['rows']} rows to standard output",
+            file=sys.stderr,
+        )
         return 0
     emit(
         args,
         payload,
         lambda: (
-            f"wrote {args.out}: {log.n_sessions} sessions, {len(log)} shown documents, "
-            f"{clicks} clicks ({log.meta['click_model']}; policy {log.meta['policy']}; "
-            f"top {log.k}; seed {args.seed})"
+            f"wrote {' and '.join(x for x in (args.out, args.stats) if x)}: "
+            f"{totals['sessions']} sessions, {totals['rows']} shown documents, {clicks} clicks "
+            f"({meta['click_model']}; policy {meta['policy']}; top {args.k}; seed {args.seed})"
         ),
     )
     return 0

@@ -21,24 +21,32 @@ from typing import Any
 
 from .logs import (
     LOG_COLUMNS,
+    STATS_COLUMNS,
     ClickLog,
     ClickStats,
     aligned_to,
     concat_logs,
+    merge_stats,
     read_log,
+    read_stats,
     validate_log,
     write_log,
+    write_stats,
 )
 
 __all__ = [
     "LOG_COLUMNS",
+    "STATS_COLUMNS",
     "ClickLog",
     "ClickStats",
     "aligned_to",
     "concat_logs",
+    "merge_stats",
     "read_log",
+    "read_stats",
     "validate_log",
     "write_log",
+    "write_stats",
 ]
 
 #: sub-modules loaded on first access (``ndcglab.clicks.simulate`` ...)

@@ -36,6 +36,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,13 +47,17 @@ from ..errors import DataFormatError, MissingDependencyError
 
 __all__ = [
     "LOG_COLUMNS",
+    "STATS_COLUMNS",
     "ClickLog",
     "ClickStats",
     "aligned_to",
     "concat_logs",
+    "merge_stats",
     "read_log",
+    "read_stats",
     "validate_log",
     "write_log",
+    "write_stats",
 ]
 
 #: the columns of a click log and their dtypes, in file order
@@ -373,30 +378,127 @@ def _header(log: ClickLog) -> dict[str, Any]:
     }
 
 
-def write_log(log: ClickLog, path: str | os.PathLike[str]) -> str:
+def write_log(log: ClickLog | Iterable[ClickLog], path: str | os.PathLike[str]) -> str:
     """Write ``log`` to ``path``: Parquet for ``.parquet``/``.pq`` (needs pyarrow), otherwise a
     NumPy ``.npz`` archive; atomically (:func:`ndcglab._atomic.atomic_write`). Returns the path.
 
+    ``log`` may also be an iterable of logs with the same ``qids`` and ``meta`` (chunks of one
+    simulation, whose session ids already differ): their rows are written in order, as one
+    log — to Parquet one row group per chunk, so a log larger than memory streams through.
     ``meta`` must be JSON-serialisable.
     """
     text = os.fspath(path)
-    header = json.dumps(_header(log), sort_keys=True, allow_nan=True)
+    chunks = iter([log] if isinstance(log, ClickLog) else log)
+    first = next(chunks, None)
+    if first is None:
+        raise DataFormatError("no click log to write", path=text, fix="give at least one log")
+    header = json.dumps(_header(first), sort_keys=True, allow_nan=True)
     if _is_parquet_name(text):
         pa, pq = _pyarrow(text)
-        table = pa.table({name: getattr(log, name) for name in LOG_COLUMNS})
-        table = table.replace_schema_metadata({_META_KEY: header.encode("utf-8")})
+
+        def table_of(part: ClickLog) -> Any:
+            t = pa.table({name: getattr(part, name) for name in LOG_COLUMNS})
+            return t.replace_schema_metadata({_META_KEY: header.encode("utf-8")})
+
+        with atomic_write(text, gz=False) as f:
+            table = table_of(first)
+            with pq.ParquetWriter(f, table.schema) as writer:
+                writer.write_table(table)
+                for part in chunks:
+                    writer.write_table(table_of(part))
+        return text
+    parts = [first, *chunks]
+    return _write_npz(
+        text, {n: np.concatenate([getattr(p, n) for p in parts]) for n in LOG_COLUMNS}, header
+    )
+
+
+def _write_npz(path: str, columns: dict[str, Any], header: str) -> str:
+    buf = io.BytesIO()
+    np.savez_compressed(
+        buf, **columns, header=np.frombuffer(header.encode("utf-8"), dtype=np.uint8)
+    )
+    with atomic_write(path, gz=False) as f:
+        f.write(buf.getvalue())
+    return path
+
+
+#: the columns of a statistics file, in order
+STATS_COLUMNS: dict[str, type[np.generic]] = {
+    "query": np.int64,
+    "doc": np.int64,
+    "position": np.int32,
+    "impressions": np.int64,
+    "clicks": np.int64,
+}
+
+
+def merge_stats(parts: Sequence[ClickStats]) -> ClickStats:
+    """The statistics of several logs of the same queries (chunks, or logs of several
+    rankers) added up per (query, document, position)."""
+    if not parts:
+        raise DataFormatError("no statistics to merge", fix="give at least one")
+    k = max(p.k for p in parts)
+    cols = {n: np.concatenate([getattr(p, n) for p in parts]) for n in STATS_COLUMNS}
+    key = cols["doc"].astype(np.int64) * k + (cols["position"].astype(np.int64) - 1)
+    uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    imp = np.bincount(inverse, weights=cols["impressions"], minlength=len(uniq))
+    clk = np.bincount(inverse, weights=cols["clicks"], minlength=len(uniq))
+    query = cols["query"][first]
+    doc, pos = uniq // k, (uniq % k + 1).astype(np.int32)
+    order = np.lexsort((pos, doc, query))
+    return ClickStats(
+        query[order], doc[order], pos[order], imp[order].astype(np.int64),
+        clk[order].astype(np.int64), parts[0].qids, k,
+    )  # fmt: skip
+
+
+def write_stats(stats: ClickStats, path: str | os.PathLike[str]) -> str:
+    """Write sufficient statistics (columns query, doc, position, impressions, clicks; the
+    query ids and ``k`` in the header) as Parquet (``.parquet``/``.pq``) or ``.npz``,
+    atomically. Returns the path."""
+    text = os.fspath(path)
+    header = json.dumps({"version": _FORMAT_VERSION, "kind": "stats", "qids": stats.qids.tolist(),
+                         "k": stats.k})  # fmt: skip
+    columns = {n: np.asarray(getattr(stats, n), dtype=t) for n, t in STATS_COLUMNS.items()}
+    if _is_parquet_name(text):
+        pa, pq = _pyarrow(text)
+        table = pa.table(columns).replace_schema_metadata({_META_KEY: header.encode("utf-8")})
         with atomic_write(text, gz=False) as f:
             pq.write_table(table, f)
         return text
-    buf = io.BytesIO()
-    np.savez_compressed(
-        buf,
-        **{name: getattr(log, name) for name in LOG_COLUMNS},
-        header=np.frombuffer(header.encode("utf-8"), dtype=np.uint8),
+    return _write_npz(text, columns, header)
+
+
+def read_stats(path: str | os.PathLike[str]) -> ClickStats:
+    """Read statistics written by :func:`write_stats` (Parquet or ``.npz``)."""
+    text = os.fspath(path)
+    with open(text, "rb") as f:
+        magic = f.read(4)
+    if magic == b"PAR1":
+        _, pq = _pyarrow(text)
+        table = pq.read_table(text)
+        raw = (table.schema.metadata or {}).get(_META_KEY, b"")
+        cols = {n: table.column(n).to_numpy() for n in STATS_COLUMNS if n in table.column_names}
+    elif magic[:2] == b"PK":
+        with np.load(text, allow_pickle=False) as z:
+            raw = z["header"].tobytes() if "header" in z.files else b""
+            cols = {n: z[n] for n in STATS_COLUMNS if n in z.files}
+    else:
+        raw = b""
+        cols = {}
+    header = _parse_header(raw, text) if raw else {}
+    if header.get("kind") != "stats" or len(cols) != len(STATS_COLUMNS):
+        raise DataFormatError(
+            "not a click statistics file",
+            path=text,
+            fix="give a file written by 'ndcglab clicks simulate --stats' or write_stats",
+        )
+    return ClickStats(
+        **{n: np.asarray(cols[n], dtype=t) for n, t in STATS_COLUMNS.items()},
+        qids=np.asarray(header["qids"], dtype=object),
+        k=int(header["k"]),
     )
-    with atomic_write(text, gz=False) as f:
-        f.write(buf.getvalue())
-    return text
 
 
 def _pyarrow(path: str) -> Any:
