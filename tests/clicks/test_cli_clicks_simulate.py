@@ -61,6 +61,7 @@ def test_stats_only_and_nothing_to_write(tmp_path):
     assert "nothing to write" in _one_error(res)
 
 
+@pytest.mark.slow  # trains a model (torch) through the command line
 def test_a_model_file_is_a_logging_ranker(tmp_path):
     (tmp_path / "d.txt").write_text(DATA)
     res = ndcglab("train", "d.txt", "--model", "linear", "--epochs", "3", "--out", "m.ndcg",
