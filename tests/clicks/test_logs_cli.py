@@ -81,6 +81,9 @@ def test_a_click_on_a_document_not_shown(tmp_path):
 
 
 def test_not_a_log_and_a_missing_file(tmp_path):
+    write_log(_good(tmp_path), tmp_path / "l.npz")
+    res = ndcglab("clicks", "fit", "l.npz", "--propensity", "regression_em", cwd=tmp_path)
+    assert "--data" in _one_error(res)
     (tmp_path / "x.parquet").write_text("hello\n")
     assert "x.parquet" in _one_error(ndcglab("clicks", "fit", "x.parquet", cwd=tmp_path))
     res = ndcglab("clicks", "fit", "nope.npz", cwd=tmp_path)

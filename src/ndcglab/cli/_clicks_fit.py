@@ -64,6 +64,13 @@ def run(args: argparse.Namespace) -> int:
     from ..clicks.propensity import estimate_propensities
     from ..data import load_dataset
 
+    from ..errors import SpecError
+
+    if args.propensity == "regression_em" and args.data is None:
+        raise SpecError(
+            "--propensity regression_em reads the documents' features. Fix: add --data DATA "
+            "(the data the log was simulated on)"
+        )
     ds = None if args.data is None else load_dataset(args.data, **read_options(args, args.data))
     logs = [read_log(path, dataset=ds) for path in args.logs]
     if ds is not None:
