@@ -63,7 +63,6 @@ def run(args: argparse.Namespace) -> int:
     from ..clicks.click_models import fit_click_model
     from ..clicks.propensity import estimate_propensities
     from ..data import load_dataset
-
     from ..errors import SpecError
 
     if args.propensity == "regression_em" and args.data is None:
