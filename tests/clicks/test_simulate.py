@@ -194,3 +194,31 @@ def test_meta_states_the_truth():
     )
     assert log.meta["k"] == 4 and log.meta["seed"] == 0
     assert math.isclose(log.meta["attractiveness"]["ymax"], 2.0)
+
+
+def test_the_attractiveness_mapping_and_its_parameters():
+    """With eta = 0 every position is examined: the click rate of a label-y document is
+    eps + (1 - eps)(2^y - 1)/(2^ymax - 1), here with eps = 0.3 and ymax = 4 (labels 0..2)."""
+    n = 200_000
+    log = simulate_clicks(_one_query(), "pbm(eta=0,eps=0.3,ymax=4)", None, n, k=K, seed=5)
+    y = LABELS[log.doc[:K]]
+    want = 0.3 + 0.7 * (2.0**y - 1) / 15.0
+    got = np.bincount(log.position - 1, weights=log.click, minlength=K) / n
+    assert (np.abs(got - want) <= 4 * np.sqrt(want * (1 - want) / n)).all()
+    assert log.meta["attractiveness"] == {"eps": 0.3, "ymax": 4.0}
+
+
+def test_short_lists_empty_queries_and_k_beyond_the_lists():
+    ds = RankingDataset(
+        features=np.zeros((5, 1), dtype=np.float32),
+        labels=np.array([1.0, 0.0, 2.0, 0.0, 1.0]),
+        boundaries=np.array([0, 2, 2, 5]),  # the middle query has no document
+        query_ids=np.array(["a", "empty", "c"]),
+    )
+    log = simulate_clicks(ds, "dbn", None, 2000, k=10, seed=0)
+    assert set(log.query.tolist()) == {0, 2}
+    per = np.diff(log.session_starts())
+    assert set(per.tolist()) == {2, 3}
+    from ndcglab.clicks import validate_log
+
+    validate_log(log, dataset=ds)
