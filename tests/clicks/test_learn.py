@@ -216,3 +216,16 @@ def test_errors():
         click_labels(stats, estimator="ips", examination=[1.0])
     with pytest.raises(SpecError, match="unknown estimator"):
         fit_clicks(ds, log, estimator="magic")
+
+
+def test_given_placement_is_used_and_checked():
+    world = make_world(12, n_docs=6)
+    log = simulate(world, 40, np.random.default_rng(12), THETA)  # few sessions: pairs unseen
+    ds = _dataset(world)
+    stats = click_statistics(log, ds, placement=world.placement)
+    np.testing.assert_array_equal(stats.placement, world.placement)
+    got = click_labels(stats, estimator="ips", examination=THETA)
+    want = _loop_labels(world, log, "ips", THETA, np.zeros(3))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    with pytest.raises(SpecError, match="placement="):
+        click_statistics(log, ds, placement=world.placement[:, :2])

@@ -64,6 +64,8 @@ __all__ = [
     "dla_examination",
     "dla_propensities",
     "fit_clicks",
+    "fit_dla",
+    "merge_statistics",
 ]
 
 #: the learners' label estimators, each with a one-line summary
@@ -83,7 +85,8 @@ class ClickStatistics:
 
     ``impressions``/``clicks`` ``(N, k)``: per document row and position; ``placement`` ``(N,
     k)``: the logging policy's ``P(d at j)`` (the log's propensity, or ``I_dj/N_q`` where it is
-    unknown); ``sessions`` ``(Q,)``: sessions per query; ``boundaries`` the dataset's.
+    unknown); ``sessions`` ``(Q,)``: sessions per query; ``boundaries`` the dataset's;
+    ``logged`` ``(N, k)``: True where ``placement`` is the log's propensity.
     """
 
     impressions: np.ndarray
@@ -91,6 +94,7 @@ class ClickStatistics:
     placement: np.ndarray
     sessions: np.ndarray
     boundaries: np.ndarray
+    logged: np.ndarray
 
     @property
     def k(self) -> int:
@@ -100,9 +104,17 @@ class ClickStatistics:
         return np.repeat(self.sessions, np.diff(self.boundaries)).astype(np.float64)
 
 
-def click_statistics(log: ClickLog, dataset: RankingDataset) -> ClickStatistics:
+def click_statistics(
+    log: ClickLog, dataset: RankingDataset, *, placement: np.ndarray | None = None
+) -> ClickStatistics:
     """Aggregate ``log`` (validated against ``dataset`` and aligned to its query order) into
-    :class:`ClickStatistics`: one pass over the rows, then nothing per epoch."""
+    :class:`ClickStatistics`: one pass over the rows, then nothing per epoch.
+
+    ``placement`` ``(N, k)``: the logging policy's full ``P(d at j)`` when known (for instance
+    :func:`ndcglab.clicks.simulate.pl_position_marginals`); without it, the log's propensities
+    give ``P(d at j)`` for the pairs it shows, and the pairs it never shows count as 0 — a
+    policy-aware IPS label then over-estimates a document never logged at some position it could
+    take, until the log has shown it there."""
     validate_log(log, dataset=dataset)
     log = aligned_to(log, dataset)
     n, k = dataset.n_docs, max(log.k, 1)
@@ -119,8 +131,43 @@ def click_statistics(log: ClickLog, dataset: RankingDataset) -> ClickStatistics:
     with np.errstate(invalid="ignore", divide="ignore"):
         logged = (prop_sum / np.maximum(prop_n, 1)).reshape(n, k)
         empirical = np.where(n_q > 0, imp / np.maximum(n_q, 1), 0.0)
-    placement = np.where(prop_n.reshape(n, k) > 0, logged, empirical)
-    return ClickStatistics(imp, clk, placement, sessions, dataset.boundaries.copy())
+    known_dj = prop_n.reshape(n, k) > 0
+    if placement is not None:
+        given = np.asarray(placement, dtype=np.float64)
+        if given.shape != (n, k):
+            raise SpecError(
+                f"placement= has shape {given.shape}; ({n}, {k}) is needed (documents × shown "
+                "positions). Fix: give P(d at j) for every document and position"
+            ).naming("placement=")
+        return ClickStatistics(
+            imp, clk, given.copy(), sessions, dataset.boundaries.copy(), np.ones((n, k), bool)
+        )
+    chosen = np.where(known_dj, logged, empirical)
+    return ClickStatistics(imp, clk, chosen, sessions, dataset.boundaries.copy(), known_dj)
+
+
+def merge_statistics(parts: list[ClickStatistics]) -> ClickStatistics:
+    """The statistics of several logs of one logging policy on one dataset (chunks of sessions):
+    impressions, clicks and sessions add; ``P(d at j)`` is the logged propensity where any part
+    logged it (the sessions-weighted mean over those parts), else the merged share
+    ``I_dj/N_q``."""
+    if not parts:
+        raise SpecError("merge_statistics needs at least one part")
+    sessions = np.sum([p.sessions for p in parts], axis=0)
+    imp = np.sum([p.impressions for p in parts], axis=0)
+    clk = np.sum([p.clicks for p in parts], axis=0)
+    num = np.zeros_like(imp)
+    den = np.zeros_like(imp)
+    for p in parts:
+        w = p.sessions_per_row()[:, None] * p.logged
+        num += p.placement * w
+        den += w
+    logged = np.logical_or.reduce([p.logged for p in parts])
+    n_q = np.repeat(sessions, np.diff(parts[0].boundaries)).astype(np.float64)[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        empirical = np.where(n_q > 0, imp / np.maximum(n_q, 1), 0.0)
+        placement = np.where(logged, num / np.where(den > 0, den, 1.0), empirical)
+    return ClickStatistics(imp, clk, placement, sessions, parts[0].boundaries, logged)
 
 
 def _positions(values: Any, k: int, name: str, default: float) -> np.ndarray:
@@ -336,20 +383,26 @@ def fit_clicks(
             dataclasses.replace(dataset, labels=labels), config, validation=validation, **options
         )
         return ClickFitResult(trained, labels, alpha, estimator)
-    alpha, labels, result = _dla(stats, dataset, config, dla_rounds, tau, validation, options)
+    alpha, labels, result = fit_dla(
+        stats, dataset, config, rounds=dla_rounds, tau=tau, validation=validation, **options
+    )
     return ClickFitResult(result, labels, alpha, estimator)
 
 
-def _dla(
+def fit_dla(
     stats: ClickStatistics,
     dataset: RankingDataset,
-    config: Any,
-    rounds: int,
-    tau: float,
-    validation: RankingDataset | None,
-    options: dict[str, Any],
+    config: Any = None,
+    *,
+    rounds: int = 3,
+    tau: float = 0.0,
+    validation: RankingDataset | None = None,
+    **options: Any,
 ) -> tuple[np.ndarray, np.ndarray, Any]:
-    """DLA's rounds: (α̂ after the last propensity step, the last labels, the last ranker)."""
+    """DLA from sufficient statistics: ``rounds`` rounds of the ranker step (training through
+    :func:`ndcglab.training.fit` on ``ips`` labels under ``α̂``, from ``α̂ = 1``) and the
+    propensity step (:func:`dla_propensities` on the ranker's softmax per query). Returns ``(α̂``
+    after the last propensity step``, the last labels, the last training result)``."""
     from ..training import fit
 
     if int(rounds) < 1:
@@ -380,4 +433,4 @@ def dla_examination(
     (as in :func:`fit_clicks` with ``estimator="dla"``); training on ``ips`` labels under it is
     DLA's next ranker step."""
     stats = click_statistics(log, dataset)
-    return _dla(stats, dataset, config, rounds, tau, None, options)[0]
+    return fit_dla(stats, dataset, config, rounds=rounds, tau=tau, **options)[0]

@@ -12,6 +12,7 @@ name                   what it reproduces
 ``limits``             Wang et al. Theorems 1, 3, 5–13: limits of NDCG vs simulation
 ``linear-ndcg``        Jin & Geng (2010): DCG^β_ideal − DCG^β_f = R(f) on every query
 ``consistency-audit``  Ravikumar et al.: numerical NDCG-consistency verdict of every loss
+``clicks``             unbiased learning to rank from simulated clicks: naive, IPS, DLA, DR, affine
 ``all``                every experiment above, into sub-folders, with an index page
 =====================  =====================================================================
 
@@ -59,6 +60,7 @@ EXPERIMENTS: dict[str, str] = {
     "limits": "limits",
     "linear-ndcg": "linear_ndcg",
     "consistency-audit": "consistency_audit",
+    "clicks": "clicks_ultr",
 }
 
 #: the index's column title for each verdict of :data:`.verdicts.VERDICTS`, in that order

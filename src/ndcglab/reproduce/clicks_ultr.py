@@ -1,0 +1,378 @@
+"""``clicks``: unbiased learning to rank from simulated clicks — naive, IPS (true and estimated
+propensities), DLA, doubly robust and the affine correction against the skyline.
+
+Protocol. The first fold's training queries (the embedded synthetic data, or ``--data``) are
+shown to simulated users: a stochastic logging policy (Plackett–Luce, temperature 1, over the
+judged labels plus standard normal noise, seeded) shows the top 10 of each session, and clicks
+follow a position-based model ``pbm(eta=η)`` for three bias strengths (``η`` = 0.5, 1, 2;
+examination ``j^−η``) or trust bias ``trust(eta=1)`` (``P(click) = α_j·a + β_j``), with the
+attractiveness ``a(y) = 0.1 + 0.9·(2^y − 1)/(2^ymax − 1)`` (:mod:`ndcglab.clicks.simulate`).
+Sessions grow from 10^3 to 10^7 (10^5 with ``--quick``), each step adding new sessions to the
+same log (aggregated as sufficient statistics, :mod:`ndcglab.clicks.learn`).
+
+Every method trains the same linear model through :func:`ndcglab.training.fit` (squared loss on
+a linear gain, ``squared(gain=linear)``, whose minimiser is the conditional mean of the labels:
+unbiased labels give an unbiased loss up to a constant; L-BFGS) on one label per document:
+
+* *skyline* — the true attractiveness ``a(y)`` (what clicks estimate);
+* *naive* — clicks per session; *IPS (true)* — policy-aware IPS with the simulator's
+  examination ``θ``; *IPS (estimated)* — the same with propensities from intervention harvesting
+  (:func:`ndcglab.clicks.propensity.estimate_propensities`, ``harvest``); *DLA* — three rounds of
+  ranker and propensity steps; *DR* — doubly robust with a linear regression; *affine* — the
+  affine correction with the true ``α, β`` (trust bias only; under the PBM ``β = 0`` and it is
+  IPS).
+
+NDCG@10 on the fold's test queries with their judged labels (the data's preset). The claims get
+verdicts by the rules of :mod:`.verdicts`, each test on the per-query differences (paired
+randomisation test, two-sided).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from ._common import Settings, preset_for, source_for
+from .report import Report, Table
+from .verdicts import Finding, all_of, better, comparable
+
+TITLE = "Learning to rank from clicks: naive, IPS, DLA, doubly robust and affine vs the skyline"
+CLAIM = (
+    "IPS with the true propensities converges to the skyline (Joachims et al., WSDM 2017); "
+    "naive learning from clicks does not under strong position bias; doubly robust learning "
+    "needs fewer clicks than IPS (Oosterhuis, TOIS 2023); the affine correction beats IPS under "
+    "trust bias (Vardasbi et al., SIGIR 2020)."
+)
+QUICK_NOTE = (
+    "--quick: 10^3, 10^4 and 10^5 sessions (not up to 10^7), one fold, 30 L-BFGS iterations per "
+    "model, two DLA rounds."
+)
+
+#: (label, click model spec): three position-bias strengths and trust bias
+CONDITIONS = (
+    ("PBM η = 0.5 (mild)", "pbm(eta=0.5)"),
+    ("PBM η = 1", "pbm(eta=1)"),
+    ("PBM η = 2 (strong)", "pbm(eta=2)"),
+    ("trust bias (η = 1)", "trust(eta=1)"),
+)
+METHODS = ("skyline", "naive", "IPS (true)", "IPS (estimated)", "DLA", "DR", "affine")
+K_SHOWN = 10
+#: the measure of every table and claim
+MEASURE = "ndcg@10"
+#: the logging ranker: ``LOGGING_WEIGHT·y + N(0, 1)`` per document, sampled by Plackett–Luce at
+#: ``LOGGING_TEMPERATURE`` (a mediocre ranker that still shows every document with some chance)
+LOGGING_WEIGHT = 0.5
+LOGGING_TEMPERATURE = 0.5
+#: the clipping of the expected examination for IPS, DR and affine (bounds the weights at 100)
+TAU = 0.01
+#: sessions kept as a whole log for intervention harvesting (the rest only as statistics)
+HARVEST_SESSIONS = 1_000_000
+
+
+def _sessions(settings: Settings) -> list[int]:
+    return list(
+        settings.pick([10**3, 10**4, 10**5, 10**6, 10**7], [10**3, 10**4, 10**5], [300, 3000])
+    )
+
+
+def run(report: Report, settings: Settings) -> None:
+    from .._compat import pyplot
+    from ..clicks.learn import (
+        click_labels,
+        click_statistics,
+        fit_dla,
+        merge_statistics,
+    )
+    from ..clicks.logs import ClickLog
+    from ..clicks.propensity import estimate_propensities
+    from ..clicks.simulate import (
+        attractiveness,
+        make_policy,
+        parse_click_model,
+        pl_position_marginals,
+    )
+    from ..measures import evaluate
+    from ..training import fit
+
+    source = source_for(settings)
+    preset = preset_for(source)
+    fold = next(source.folds(1, with_vali=False))
+    train, test = fold.train, fold.test
+    if settings.mode == "tiny":  # the test-suite's mode: a few queries, numbers meaningless
+        train, test = train.subset(np.arange(min(20, train.n_queries))), test
+    report.add_dataset(source.describe({"train": train, "test": test}))
+    steps = _sessions(settings)
+    iters = settings.pick(100, 30, 5)
+    rng = np.random.default_rng(settings.seed)
+    logging_scores = LOGGING_WEIGHT * train.labels + rng.normal(0.0, 1.0, train.n_docs)
+    policy = make_policy(logging_scores, f"pl(temperature={LOGGING_TEMPERATURE:g})")
+    # the logging policy's exact P(d at j), computed once (the simulator's own marginals)
+    marginals = pl_position_marginals(policy.scores, train.boundaries, K_SHOWN, policy.temperature)
+    ymax = max(float(train.labels.max()), 1.0)
+    options = {
+        "model": "linear",
+        "loss": "squared(gain=linear)",
+        "optimizer": "lbfgs",
+        "epochs": iters,
+        "seed": settings.seed,
+        "normalize": settings.normalize,
+    }
+
+    def ndcg(labels: np.ndarray) -> np.ndarray:
+        res = fit(dataclasses.replace(train, labels=labels), progress=False, **options)
+        ev = evaluate(test, np.asarray(res.predict(test)), [MEASURE], preset=preset)
+        return np.asarray(ev.per_query[MEASURE], dtype=np.float64)
+
+    # per condition: method -> n -> per-query NDCG@10
+    values: dict[str, dict[str, dict[int, np.ndarray]]] = {}
+    examinations: dict[str, dict[int, list[float]]] = {}
+    dla_alpha: dict[str, dict[int, list[float]]] = {}
+    for c_i, (label, spec) in enumerate(CONDITIONS):
+        settings.say(f"clicks: {label}")
+        model = parse_click_model(spec)
+        skyline = ndcg(attractiveness(train.labels, model.eps, ymax))
+        per: dict[str, dict[int, np.ndarray]] = {m: {} for m in METHODS}
+        examinations[label] = {}
+        dla_alpha[label] = {}
+        parts: list[Any] = []
+        kept: list[ClickLog] = []
+        meta: dict[str, Any] = {}
+        for n, logs in _step_logs(train, model, policy, steps, settings.seed * 1000 + c_i):
+            for log in logs:
+                meta = log.meta
+                parts.append(click_statistics(log, train, placement=marginals))
+                if len(kept) == 0 or kept[-1].n_sessions + log.n_sessions <= HARVEST_SESSIONS:
+                    kept.append(log)
+            stats = merge_statistics(parts)
+            parts = [stats]
+            theta = np.asarray(meta["examination"], dtype=np.float64)
+            per["skyline"][n] = skyline
+            per["naive"][n] = ndcg(click_labels(stats, estimator="naive"))
+            per["IPS (true)"][n] = ndcg(
+                click_labels(stats, estimator="ips", examination=theta, tau=TAU)
+            )
+            whole = _concat(kept)
+            est = estimate_propensities(whole, "harvest")
+            est = _fill(est)
+            examinations[label][n] = est.tolist()
+            per["IPS (estimated)"][n] = ndcg(
+                click_labels(stats, estimator="ips", examination=est, tau=TAU)
+            )
+            alpha_dla, _, res = fit_dla(
+                stats, train, None, rounds=settings.pick(3, 2), tau=TAU, progress=False, **options
+            )
+            dla_alpha[label][n] = alpha_dla.tolist()
+            ev = evaluate(test, np.asarray(res.predict(test)), [MEASURE], preset=preset)
+            per["DLA"][n] = np.asarray(ev.per_query[MEASURE], dtype=np.float64)
+            per["DR"][n] = ndcg(
+                click_labels(
+                    stats, estimator="dr", examination=theta, tau=TAU, features=train.features
+                )
+            )
+            if spec.startswith("trust"):
+                per["affine"][n] = ndcg(
+                    click_labels(
+                        stats,
+                        estimator="affine",
+                        examination=meta["alpha"],
+                        trust_offset=meta["beta"],
+                        tau=TAU,
+                    )
+                )
+        values[label] = per
+
+    _tables(report, values, steps)
+    _figure(report, pyplot(), values, steps, source.label)
+    findings = _claims(values, steps, settings)
+    for f in findings:
+        report.add_finding(f.claim, f.observed, f.verdict)
+    report.add_table(
+        Table(
+            "propensities",
+            "Propensities estimated by intervention harvesting and learned by DLA (relative to "
+            "position 1)",
+            ["condition", "method", "sessions", *[f"p{j}" for j in range(1, K_SHOWN + 1)]],
+            [
+                [c, how, n, *v]
+                for how, table in (("harvest", examinations), ("DLA", dla_alpha))
+                for c, d in table.items()
+                for n, v in d.items()
+            ],
+            digits=3,
+            notes=["the truth under the PBM is j^−η; under trust bias the examination j^−1"],
+            collapsed=True,
+        )
+    )
+    from ..measures import parse_measure
+
+    report.add_convention(MEASURE, parse_measure(MEASURE).convention())
+    report.results["sessions"] = steps
+    report.results["mean"] = {
+        c: {m: {str(n): float(np.mean(v)) for n, v in d.items()} for m, d in per.items() if d}
+        for c, per in values.items()
+    }
+    report.results["per_query"] = {
+        c: {m: {str(n): v.tolist() for n, v in d.items()} for m, d in per.items() if d}
+        for c, per in values.items()
+    }
+    report.results["estimated_propensities"] = {"harvest": examinations, "dla": dla_alpha}
+
+
+#: sessions simulated per call (one log of 10^6 top-10 sessions is about 370 MB)
+CHUNK = 1_000_000
+
+
+def _step_logs(train: Any, model: Any, policy: Any, steps: list[int], seed: int) -> Any:
+    """For each number of sessions ``n`` of ``steps``: ``(n, logs of the sessions added since
+    the previous step)``, from one seeded stream (the simulator seeds each session on its own,
+    so chunks equal one long log). Up to :data:`CHUNK` sessions are simulated in one call and
+    split by session; beyond, chunks of :data:`CHUNK`."""
+    from ..clicks.simulate import simulate_clicks
+
+    if steps[-1] <= CHUNK:
+        whole = simulate_clicks(train, model, policy, steps[-1], k=K_SHOWN, seed=seed)
+        done = 0
+        for n in steps:
+            yield n, [whole.take((whole.session >= done) & (whole.session < n))]
+            done = n
+        return
+    done = 0
+    for n in steps:
+        logs = []
+        while done < n:
+            m = min(CHUNK, n - done)
+            logs.append(
+                simulate_clicks(train, model, policy, m, k=K_SHOWN, seed=seed, first_session=done)
+            )
+            done += m
+        yield n, logs
+
+
+def _concat(logs: list[Any]) -> Any:
+    from ..clicks.logs import LOG_COLUMNS, ClickLog
+
+    if len(logs) == 1:
+        return logs[0]
+    cols = {c: np.concatenate([getattr(lg, c) for lg in logs]) for c in LOG_COLUMNS}
+    return ClickLog(**cols, qids=logs[0].qids, meta=logs[0].meta)
+
+
+def _fill(p: np.ndarray) -> np.ndarray:
+    """Positions the harvest could not connect (NaN) take the nearest estimate above them."""
+    out = np.asarray(p, dtype=np.float64).copy()
+    for j in range(len(out)):
+        if not np.isfinite(out[j]) or out[j] <= 0:
+            out[j] = out[j - 1] if j else 1.0
+    return out
+
+
+def _mean(v: dict[int, np.ndarray], n: int) -> float | None:
+    return float(np.mean(v[n])) if n in v else None
+
+
+def _tables(report: Report, values: dict[str, Any], steps: list[int]) -> None:
+    for i, (cond, per) in enumerate(values.items()):
+        rows = [[m, *[_mean(per[m], n) for n in steps]] for m in METHODS if per[m]]
+        report.add_table(
+            Table(
+                f"ndcg_{i + 1}",
+                f"NDCG@10 on the test queries, {cond}",
+                ["method", *[f"{n:,} sessions" for n in steps]],
+                rows,
+                caption="mean over the test queries; the skyline trains on the true "
+                "attractiveness and does not depend on the sessions",
+            )
+        )
+
+
+def _figure(report: Report, plt: Any, values: dict[str, Any], steps: list[int], label: str) -> None:
+    fig, axes = plt.subplots(1, len(values), figsize=(4.2 * len(values), 3.8), sharey=True)
+    for ax, (cond, per) in zip(np.atleast_1d(axes), values.items(), strict=True):
+        for i, m in enumerate(METHODS):
+            if not per[m]:
+                continue
+            ns = sorted(per[m])
+            ys = [float(np.mean(per[m][n])) for n in ns]
+            if m == "skyline":
+                ax.plot(ns, ys, "--", label=m, color="k")
+            else:
+                ax.plot(ns, ys, "-o", label=m, ms=3, color=f"C{i}")
+        ax.set_xscale("log")
+        ax.set_xlabel("sessions")
+        ax.set_title(cond, fontsize="medium")
+    np.atleast_1d(axes)[0].set_ylabel("NDCG@10 (test)")
+    np.atleast_1d(axes)[-1].legend(fontsize="small")
+    fig.tight_layout()
+    report.add_figure(
+        "ndcg_vs_sessions",
+        fig,
+        title=f"{label}: NDCG@10 against the number of sessions",
+        caption="one log per condition, grown session by session; the dashed line is the "
+        "skyline (trained on the true attractiveness)",
+    )
+
+
+def _test(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    from ..analysis.paired_tests import permutation_test
+
+    t = permutation_test(a, b, n_resamples=2000, seed=0)
+    return float(np.mean(a - b)), float(t.p_value)
+
+
+def _claims(values: dict[str, Any], steps: list[int], settings: Settings) -> list[Finding]:
+    big, small = steps[-1], steps[0]
+    out: list[Finding] = []
+    pbm = [c for c, _ in CONDITIONS[:3]]
+    # 1. IPS (true) comparable to the skyline at the most sessions, every PBM strength
+    parts = []
+    obs = []
+    for c in pbm:
+        per = values[c]
+        d = per["IPS (true)"][big] - per["skyline"][big]
+        parts.append(comparable(d, what=f"IPS − skyline ({c})"))
+        obs.append(f"{c}: {float(np.mean(d)):+.4f}")
+    out.append(
+        Finding(
+            f"IPS with the true propensities converges to the skyline ({big:,} sessions, NDCG@10)",
+            "IPS − skyline: " + "; ".join(obs),
+            all_of(parts),
+            ("IPS (true)", "skyline"),
+        )
+    )
+    # 2. naive does not converge under strong bias
+    strong = values[pbm[2]]
+    diff, p = _test(strong["skyline"][big], strong["naive"][big])
+    out.append(
+        Finding(
+            f"Naive learning from clicks stays below the skyline under strong position bias "
+            f"(η = 2, {big:,} sessions)",
+            f"skyline − naive = {diff:+.4f} (randomisation p = {p:.3g})",
+            better(diff, p, what="skyline − naive"),
+            ("skyline", "naive"),
+        )
+    )
+    # 3. DR needs fewer clicks than IPS: better with the fewest sessions (η = 1)
+    mid = values[pbm[1]]
+    diff, p = _test(mid["DR"][small], mid["IPS (true)"][small])
+    out.append(
+        Finding(
+            f"Doubly robust learning needs fewer clicks than IPS (η = 1, {small:,} sessions)",
+            f"DR − IPS = {diff:+.4f} (randomisation p = {p:.3g})",
+            better(diff, p, what="DR − IPS"),
+            ("DR", "IPS (true)"),
+        )
+    )
+    # 4. affine beats IPS under trust bias
+    trust = values[CONDITIONS[3][0]]
+    diff, p = _test(trust["affine"][big], trust["IPS (true)"][big])
+    out.append(
+        Finding(
+            f"The affine correction beats IPS under trust bias ({big:,} sessions)",
+            f"affine − IPS = {diff:+.4f} (randomisation p = {p:.3g})",
+            better(diff, p, what="affine − IPS"),
+            ("affine", "IPS (true)"),
+        )
+    )
+    return out
