@@ -235,3 +235,98 @@ def test_bad_fit_specs(spec):
     _, log = _log("pbm", n=10)
     with pytest.raises(SpecError, match="Fix"):
         fit_click_model(log, spec)
+
+
+def _session_probability(name, fitted, docs, clicks):
+    """P(the session's clicks) from the model's story, written out per model."""
+    a = [fitted.attractiveness[d] for d in docs]
+    m = len(docs)
+    clicked = [r for r in range(m) if clicks[r]]
+    if name == "ubm":
+        p, last = 1.0, 0
+        for r in range(m):
+            q = fitted.examination[r, last] * a[r]
+            p *= q if clicks[r] else 1 - q
+            last = r + 1 if clicks[r] else last
+        return p
+    if name == "cascade":
+        stop = clicked[0] if clicked else m
+        p = math.prod(1 - a[r] for r in range(stop))
+        return p * a[stop] if clicked else p
+    if name == "dcm":
+        lam = fitted.continuation
+        last = clicked[-1] if clicked else -1
+        p = 1.0
+        for r in range(last + 1):
+            p *= a[r] if clicks[r] else 1 - a[r]
+            if clicks[r] and r < last:
+                p *= lam[r]
+        rest = math.prod(1 - a[r] for r in range(last + 1, m))
+        return p * rest if last < 0 else p * ((1 - lam[last]) + lam[last] * rest)
+    # dbn: sum over how far the user read (e) and whether the last click satisfied
+    s = [fitted.satisfaction[d] for d in docs]
+    g = fitted.gamma
+    last = clicked[-1] + 1 if clicked else 0
+    total = 0.0
+    for e in range(max(last, 1), m + 1):
+        w = 1.0
+        for r in range(1, e + 1):
+            w *= a[r - 1] if clicks[r - 1] else 1 - a[r - 1]
+            if r < e:
+                w *= g * ((1 - s[r - 1]) if clicks[r - 1] else 1.0)
+        if e < m:
+            w *= s[e - 1] + (1 - s[e - 1]) * (1 - g) if clicks[e - 1] else 1 - g
+        total += w
+    return total
+
+
+def _click_marginals(name, fitted, docs):
+    """P(C_r = 1) for r = 1..m from the ranking alone."""
+    a = [fitted.attractiveness[d] for d in docs]
+    m = len(docs)
+    out = []
+    if name == "ubm":
+        p_last = {0: 1.0}
+        for r in range(1, m + 1):
+            new: dict[int, float] = {}
+            tot = 0.0
+            for last, pr in p_last.items():
+                pc = pr * fitted.examination[r - 1, last] * a[r - 1]
+                tot += pc
+                new[last] = new.get(last, 0.0) + pr - pc
+                new[r] = new.get(r, 0.0) + pc
+            out.append(tot)
+            p_last = new
+        return out
+    e = 1.0
+    for r in range(m):
+        out.append(e * a[r])
+        if name == "cascade":
+            e *= 1 - a[r]
+        elif name == "dcm":
+            e *= 1 - a[r] + a[r] * fitted.continuation[r]
+        else:
+            e *= fitted.gamma * (1 - a[r] * fitted.satisfaction[docs[r]])
+    return out
+
+
+@pytest.mark.parametrize(
+    ("sim", "name"),
+    [("ubm", "ubm"), ("cascade", "cascade"), ("dcm(lam=0.5)", "dcm"), ("dbn(gamma=0.8)", "dbn")],
+)
+def test_log_likelihood_and_perplexity_from_each_models_story(sim, name):
+    _, log = _log(sim, n=600)
+    fitted = fit_click_model(log, name)
+    if name == "dbn":  # a document never clicked has no fitted satisfaction: 0.5 on both sides
+        fitted.satisfaction = np.where(np.isnan(fitted.satisfaction), 0.5, fitted.satisfaction)
+    ll = 0.0
+    bits = np.zeros(K)
+    count = np.zeros(K)
+    for docs, clicks in _sessions(log):
+        ll += math.log(_session_probability(name, fitted, docs, clicks))
+        for r, p in enumerate(_click_marginals(name, fitted, docs)):
+            bits[r] += math.log2(p if clicks[r] else 1 - p)
+            count[r] += 1
+    got_ll, got_perplexity = fitted.evaluate(log)
+    assert math.isclose(got_ll, ll, rel_tol=1e-9)
+    assert np.allclose(got_perplexity, 2 ** (-bits / count), rtol=1e-9)
