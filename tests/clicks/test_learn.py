@@ -229,3 +229,17 @@ def test_given_placement_is_used_and_checked():
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     with pytest.raises(SpecError, match="placement="):
         click_statistics(log, ds, placement=world.placement[:, :2])
+
+
+def test_boosted_trees_train_on_click_labels_through_the_front_door():
+    pytest.importorskip("lightgbm")
+    from ndcglab.training import fit
+
+    world = make_world(13, n_queries=12)
+    log = simulate(world, 400, np.random.default_rng(13), THETA)
+    ds = _dataset(world)
+    opts = {"model": "gbdt", "loss": "listnet", "rounds": 3, "trees": {"min_data_in_leaf": 2}}
+    via = fit_clicks(ds, log, estimator="snips", examination=THETA, **opts)
+    direct = fit(click_dataset(ds, log, estimator="snips", examination=THETA), **opts)
+    np.testing.assert_array_equal(via.predict(ds), direct.predict(ds))
+    assert np.ptp(via.predict(ds)) > 0
