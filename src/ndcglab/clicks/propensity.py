@@ -16,12 +16,13 @@ methods (:func:`estimate_propensities`):
   both.
 * ``harvest`` — intervention harvesting (Agarwal, Zaitsev, Wang, Li, Najork and Joachims,
   "Estimating position bias without intrusive interventions", WSDM 2019): logs of several
-  rankers place one (query, document) at different positions; for each pair of positions
-  ``(r, r')`` the pairs seen at both give the ratio ``c_r / c_r'`` of summed click rates, an
-  estimate of ``p_r / p_r'``. The ratios of all pairs are combined by weighted least squares on
-  ``log p`` (weight ``1 / (1/C_r + 1/C_r')``, with ``C`` the clicks behind each sum: the inverse
-  of the log-ratio's approximate variance) — a simpler combination than the paper's likelihood.
-  Positions not connected to the top by such pairs are NaN.
+  rankers place one (query, document) at different positions. For each pair of positions
+  ``(r, r')`` the ``N`` pairs seen at both give ``c_r`` and ``c_r'``, their summed click rates
+  at each position. The paper's AllPairs estimate maximises, over ``p`` and one relevance mass
+  ``R`` per pair of positions, the sum of ``c_r log(p_r R) + (N - c_r) log(1 - p_r R)`` and the
+  same for ``r'``; it is started from the weighted least-squares fit of ``log p_r - log p_r' =
+  log(c_r / c_r')`` (weights ``1 / (1/C_r + 1/C_r')``, ``C`` the clicks behind each sum).
+  Positions linked to the top by no chain of pairs are NaN.
 * ``regression_em`` — regression EM (Wang, Golbandi, Bendersky, Metzler and Najork, "Position
   bias estimation for unbiased learning to rank in personal search", WSDM 2018): the PBM's EM
   in which the relevance of a document is a logistic regression on its features, refitted in
@@ -102,7 +103,8 @@ def _randtop(log: ClickLog, k: int, n: int | None) -> np.ndarray:
 
 def _harvest(log: ClickLog, k: int, *, top_only: bool) -> np.ndarray:
     """Pairwise ratios of summed click rates over (query, doc) pairs seen at both positions,
-    combined by weighted least squares on log p with p_1 = 1."""
+    combined by weighted least squares on log p with p_1 = 1; for ``harvest`` (not
+    ``top_only``) refined by the AllPairs likelihood (:func:`_all_pairs`)."""
     st = log.stats()
     ctr_table = np.full((0, k), np.nan)
     docs, inv = np.unique(st.doc, return_inverse=True)
@@ -113,6 +115,7 @@ def _harvest(log: ClickLog, k: int, *, top_only: bool) -> np.ndarray:
     rows: list[np.ndarray] = []
     target: list[float] = []
     weight: list[float] = []
+    sums: list[tuple[int, int, float, float, float]] = []
     for r in range(k):
         for r2 in range(r + 1, k):
             if top_only and r != 0:
@@ -127,6 +130,7 @@ def _harvest(log: ClickLog, k: int, *, top_only: bool) -> np.ndarray:
             rows.append(row)
             target.append(float(np.log(c1 / c2)))
             weight.append(1.0 / (1.0 / n1 + 1.0 / n2))
+            sums.append((r, r2, float(c1), float(c2), float(both.sum())))
     out = np.full(k, np.nan)
     out[0] = 1.0
     if not rows:
@@ -150,8 +154,55 @@ def _harvest(log: ClickLog, k: int, *, top_only: bool) -> np.ndarray:
         return out
     sol, *_ = np.linalg.lstsq(a[keep][:, cols] * w[keep, None],
                               np.asarray(target)[keep] * w[keep], rcond=None)  # fmt: skip
-    out[cols] = np.exp(sol)
+    if top_only:
+        out[cols] = np.exp(sol)
+        return out
+    pairs = [pr for pr, kept in zip(sums, keep) if kept]
+    out[cols] = np.exp(_all_pairs(pairs, cols, sol))
     return out
+
+
+def _all_pairs(
+    pairs: list[tuple[int, int, float, float, float]], cols: np.ndarray, start: np.ndarray
+) -> np.ndarray:
+    """Agarwal et al.'s AllPairs estimate of log p (p_1 = 1) for the positions ``cols``: the
+    maximum over p and one relevance mass R per pair of positions of the sum over pairs of
+    ``c_r log(p_r R) + (N - c_r) log(1 - p_r R)`` and the same for ``r'`` (``c``: summed click
+    rates of the ``N`` (query, document) pairs seen at both positions), started from ``start``
+    (the least-squares estimate)."""
+    from scipy.optimize import minimize
+
+    index = {int(c): i for i, c in enumerate(cols)}
+    n_p = len(cols)
+    pos_a = np.array([index.get(r, -1) for r, _, _, _, _ in pairs])
+    pos_b = np.array([index.get(r2, -1) for _, r2, _, _, _ in pairs])
+    c_a = np.array([c for _, _, c, _, _ in pairs])
+    c_b = np.array([c for _, _, _, c, _ in pairs])
+    n = np.array([m for _, _, _, _, m in pairs])
+
+    def log_p(x: np.ndarray, where: np.ndarray) -> np.ndarray:
+        return np.where(where >= 0, x[np.maximum(where, 0)], 0.0)
+
+    def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
+        lp, lr = x[:n_p], x[n_p:]
+        grad = np.zeros_like(x)
+        value = 0.0
+        for where, c in ((pos_a, c_a), (pos_b, c_b)):
+            lq = np.minimum(log_p(lp, where) + lr, -1e-12)
+            q = np.exp(lq)
+            value -= float((c * lq + (n - c) * np.log1p(-q)).sum())
+            d = -(c - (n - c) * q / (1.0 - q))  # d(-loglik)/d(log q)
+            grad[n_p:] += d
+            np.add.at(grad, np.maximum(where, 0)[where >= 0], d[where >= 0])
+        return value, grad
+
+    p0 = np.exp(log_p(start, pos_a))
+    r0 = np.log(np.clip(c_a / np.maximum(n * p0, 1e-300), 1e-12, 0.999))
+    x0 = np.concatenate([start, r0])
+    bounds = [(-30.0, 5.0)] * n_p + [(-30.0, 0.0)] * len(pairs)
+    res = minimize(objective, x0, jac=True, method="L-BFGS-B", bounds=bounds,
+                   options={"maxiter": 1000})  # fmt: skip
+    return np.asarray(res.x[:n_p])
 
 
 def _regression_em(log: ClickLog, dataset: Any, k: int, iterations: int) -> np.ndarray:
