@@ -93,7 +93,6 @@ def test_refusals(ds):
 
 
 def test_harvest_maximises_the_all_pairs_likelihood(ds):
-
     """The AllPairs objective written here from the paper, maximised by a derivative-free
     search from the truth, lands where ndcglab's estimate does."""
     from scipy.optimize import minimize
@@ -133,10 +132,5 @@ def test_harvest_maximises_the_all_pairs_likelihood(ds):
     ref = minimize(neg_loglik, x0, method="Powell", options={"xtol": 1e-8, "ftol": 1e-12,
                                                                "maxfev": 200000})  # fmt: skip
     got = estimate_propensities(log, "harvest")
-    print(
-        "DIFF",
-        got[1:] - np.exp(ref.x[: k - 1]),
-        P._harvest(log, k, top_only=True)[1:] - np.exp(ref.x[: k - 1]),
-    )
     # (a ratio estimate from the pairs with the top alone is up to 0.008 away here)
     assert np.allclose(got[1:], np.exp(ref.x[: k - 1]), atol=1e-4), (got, np.exp(ref.x[: k - 1]))
