@@ -59,6 +59,11 @@ def test_stats_only_and_nothing_to_write(tmp_path):
     assert np.array_equal(got.clicks, want.clicks)
     res = ndcglab("clicks", "simulate", "d.txt", "--sessions", "3", cwd=tmp_path)
     assert "nothing to write" in _one_error(res)
+    before = (tmp_path / "d.txt").read_bytes()
+    res = ndcglab("clicks", "simulate", "d.txt", "--sessions", "3", "--stats", "d.txt",
+                  cwd=tmp_path)  # fmt: skip
+    assert "--stats d.txt is the input" in _one_error(res)
+    assert (tmp_path / "d.txt").read_bytes() == before
 
 
 @pytest.mark.slow  # trains a model (torch) through the command line

@@ -55,6 +55,7 @@ OUTPUT_OPTIONS = {
     "export": "--export",
     "plot": "--plot",
     "plot_stability": "--plot-stability",
+    "stats": "--stats",
 }
 #: outputs that are folders written as a whole (a report, a fold folder), per sub-command
 OUTPUT_FOLDERS: dict[str, Callable[[argparse.Namespace], set[str]]] = {
