@@ -161,3 +161,29 @@ def test_concat_logs_keeps_sessions_apart():
     assert both.n_sessions == 50 and len(np.unique(both.session)) == 50
     validate_log(both)
     assert len(both.meta["parts"]) == 2
+
+
+def test_stats_of_a_log_file_read_by_row_groups(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    from ndcglab.clicks import read_log_stats
+
+    log = _log(90)
+    starts = log.session_starts()
+    cuts = ((0, 30), (30, 31), (31, 90))
+    parts = [log.take(np.arange(starts[i], starts[j])) for i, j in cuts]
+    write_log(iter(parts), tmp_path / "c.parquet")
+    assert pq.ParquetFile(tmp_path / "c.parquet").num_row_groups == 3
+    got, want = read_log_stats(tmp_path / "c.parquet"), log.stats()
+    for c in ("query", "doc", "position", "impressions", "clicks"):
+        assert np.array_equal(getattr(got, c), getattr(want, c)), c
+    bad_row = int(starts[40]) + 2  # in the third row group
+    prop = parts[2].propensity.copy()
+    prop[bad_row - int(starts[31])] = 0.0
+    parts[2] = ClickLog(**{c: getattr(parts[2], c) for c in
+                           ("session", "query", "doc", "position", "click")},
+                        propensity=prop, qids=log.qids, meta=log.meta)  # fmt: skip
+    write_log(iter(parts), tmp_path / "bad.parquet")
+    with pytest.raises(DataFormatError, match=rf"bad.parquet: row {bad_row + 1}: propensity 0.0"):
+        read_log_stats(tmp_path / "bad.parquet")
+    with pytest.raises(DataFormatError, match=rf"bad.parquet: row {bad_row + 1}: propensity 0.0"):
+        read_log(tmp_path / "bad.parquet")

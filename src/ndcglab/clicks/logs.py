@@ -54,6 +54,7 @@ __all__ = [
     "concat_logs",
     "merge_stats",
     "read_log",
+    "read_log_stats",
     "read_stats",
     "validate_log",
     "write_log",
@@ -540,6 +541,52 @@ def read_log(
     return log
 
 
+def read_log_stats(path: str | os.PathLike[str], *, validate: bool = True) -> ClickStats:
+    """The sufficient statistics of the log file ``path`` (:meth:`ClickLog.stats`), read one
+    Parquet row group at a time, so a log larger than memory can be summed (an ``.npz`` log is
+    read whole). With ``validate``, each row group is checked on its own (:func:`validate_log`,
+    rows numbered in the whole file); a session split across row groups is not checked as a
+    whole."""
+    text = os.fspath(path)
+    with open(text, "rb") as f:
+        magic = f.read(4)
+    if magic != b"PAR1":
+        return read_log(text, validate=validate).stats()
+    _, pq = _pyarrow(text)
+    try:
+        pfile = pq.ParquetFile(text)
+    except Exception as exc:  # pyarrow's own errors: a damaged file
+        raise DataFormatError(
+            f"the Parquet file cannot be read ({type(exc).__name__}: {exc})",
+            path=text,
+            fix="write the log again",
+        ) from None
+    raw = (pfile.schema_arrow.metadata or {}).get(_META_KEY)
+    if raw is None:
+        return read_log(text, validate=validate).stats()  # says what is missing
+    header = _parse_header(raw, text)
+    parts: list[ClickStats] = []
+    first_row = 0
+    for g in range(pfile.num_row_groups):
+        table = pfile.read_row_group(g)
+        log = _table_to_log(table, header, text)
+        if validate:
+            try:
+                validate_log(log, path=text)
+            except DataFormatError as exc:
+                if exc.line is None and exc.reason.startswith("row "):
+                    row, _, rest = exc.reason[4:].partition(":")
+                    raise DataFormatError(
+                        f"row {int(row) + first_row}:{rest}", path=text, fix=exc.fix
+                    ) from None
+                raise
+        parts.append(log.stats())
+        first_row += len(log)
+    if not parts:
+        return _from_header({n: np.zeros(0, t) for n, t in LOG_COLUMNS.items()}, header).stats()
+    return merge_stats(parts)
+
+
 def _parse_header(raw: bytes, path: str) -> dict[str, Any]:
     try:
         header = json.loads(raw.decode("utf-8"))
@@ -615,6 +662,10 @@ def _read_parquet(path: str) -> ClickLog:
             fix="give a log written by 'ndcglab clicks simulate' or ndcglab.clicks.write_log",
         )
     header = _parse_header(raw, path)
+    return _table_to_log(table, header, path)
+
+
+def _table_to_log(table: Any, header: dict[str, Any], path: str) -> ClickLog:
     missing = [c for c in LOG_COLUMNS if c not in table.column_names]
     if missing:
         raise _columns_error(path, missing)
