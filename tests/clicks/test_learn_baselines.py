@@ -4,6 +4,7 @@ the library, and XGBoost's estimated click-position bias falls with the position
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
@@ -39,10 +40,10 @@ def test_lightgbm_uses_the_positions(data):
 
 
 def test_xgboost_estimates_a_falling_click_bias(data):
-    pytest.importorskip("xgboost")
+    xgboost = pytest.importorskip("xgboost")
     ds, log = data
     booster = xgboost_unbiased(ds, log, rounds=5)
-    assert np.isfinite(booster.predict(__import__("xgboost").DMatrix(ds.features))).all()
+    assert np.isfinite(booster.predict(xgboost.DMatrix(ds.features))).all()
     ti = json.loads(booster.save_config())["learner"]["objective"]["ti+"][: log.k]
     assert ti[0] == 1.0
-    assert all(a > b for a, b in zip(ti, ti[1:], strict=False)), ti
+    assert all(a > b for a, b in itertools.pairwise(ti)), ti
