@@ -187,3 +187,18 @@ def test_stats_of_a_log_file_read_by_row_groups(tmp_path):
         read_log_stats(tmp_path / "bad.parquet")
     with pytest.raises(DataFormatError, match=rf"bad.parquet: row {bad_row + 1}: propensity 0.0"):
         read_log(tmp_path / "bad.parquet")
+
+
+def test_a_newer_format_version_is_refused(tmp_path):
+    import json as _json
+
+    log = _log(5)
+    write_log(log, tmp_path / "l.npz")
+    with np.load(tmp_path / "l.npz") as z:
+        cols = {n: z[n] for n in z.files}
+    header = _json.loads(cols["header"].tobytes())
+    header["version"] = 99
+    cols["header"] = np.frombuffer(_json.dumps(header).encode(), dtype=np.uint8)
+    np.savez(tmp_path / "new.npz", **cols)
+    with pytest.raises(DataFormatError, match=r"new\.npz: the file is of click-log format ver"):
+        read_log(tmp_path / "new.npz")

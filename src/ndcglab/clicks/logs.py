@@ -598,6 +598,14 @@ def _parse_header(raw: bytes, path: str) -> dict[str, Any]:
             path=path,
             fix="give a log written by 'ndcglab clicks simulate' or ndcglab.clicks.write_log",
         ) from None
+    version = header.get("version", _FORMAT_VERSION)
+    if not isinstance(version, int) or version > _FORMAT_VERSION:
+        raise DataFormatError(
+            f"the file is of click-log format version {version!r}; this ndcglab reads up to "
+            f"{_FORMAT_VERSION}",
+            path=path,
+            fix="upgrade ndcglab to read it",
+        )
     return header
 
 
