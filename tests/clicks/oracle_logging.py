@@ -30,17 +30,24 @@ def make_world(seed: int, n_queries: int = 6, n_docs: int = 5, k: int = 3) -> Wo
     rel = rng.uniform(0.0, 1.0, n)
     logit = rng.normal(0.0, 0.7, n)
     placement = np.zeros((n, k))
+    prefixes = _prefixes(n_docs, k)  # every ordered top-k, (P, k)
     for q in range(n_queries):
         w = np.exp(logit[b[q] : b[q + 1]])
-        for prefix in itertools.permutations(range(n_docs), k):
-            p = 1.0
-            left = w.sum()
-            for d in prefix:
-                p *= w[d] / left
-                left -= w[d]
-            for j, d in enumerate(prefix):
-                placement[b[q] + d, j] += p
+        wp = w[prefixes]
+        left = w.sum() - np.concatenate([np.zeros((len(wp), 1)), np.cumsum(wp, 1)[:, :-1]], 1)
+        p = np.prod(wp / left, axis=1)  # Plackett–Luce probability of each prefix
+        for j in range(k):
+            placement[b[q] : b[q + 1], j] = np.bincount(prefixes[:, j], p, minlength=n_docs)
     return World(b, rel, logit, placement, k, n_docs)
+
+
+_PREFIXES: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _prefixes(n: int, k: int) -> np.ndarray:
+    if (n, k) not in _PREFIXES:
+        _PREFIXES[n, k] = np.array(list(itertools.permutations(range(n), k)), dtype=np.int64)
+    return _PREFIXES[n, k]
 
 
 def simulate(
