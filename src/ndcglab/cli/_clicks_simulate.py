@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out is None and args.stats is None:
         raise SpecError("nothing to write. Fix: give --out LOG, --stats FILE or both")
     totals = {"sessions": 0, "rows": 0, "clicks": 0}
-    stats = []
+    stats: list[Any] = []
     meta: dict[str, Any] = {}
 
     def chunks() -> Iterator[Any]:
@@ -130,8 +130,8 @@ def run(args: argparse.Namespace) -> int:
             totals["rows"] += len(part)
             totals["clicks"] += int(part.click.sum())
             meta.update(part.meta)
-            if args.stats is not None:
-                stats.append(part.stats())
+            if args.stats is not None:  # added up as the chunks go: memory stays bounded
+                stats[:] = [merge_stats([*stats, part.stats()])]
             yield part
 
     if args.out is not None:
