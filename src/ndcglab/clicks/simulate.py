@@ -281,7 +281,8 @@ def pl_position_marginals(
     scores: np.ndarray, boundaries: np.ndarray, k: int, temperature: float = 1.0
 ) -> np.ndarray:
     """``P[d, p-1]``: the probability that Plackett-Luce with weights ``exp(score / T)`` puts
-    document ``d`` at position ``p`` (1..k) of its query's ranking, to about 1e-9.
+    document ``d`` at position ``p`` (1..k) of its query's ranking (within 1e-8 of the sum
+    over all permutations in the tests).
 
     Computed from the exponential race (``T_i ~ Exp(w_i)``, ranking by arrival): ``P(d at p) =
     integral over t of w_d exp(-w_d t) P(exactly p-1 others arrived before t) dt``, the count
