@@ -17,6 +17,7 @@ from ndcglab.clicks.learn import (
     click_statistics,
     dla_propensities,
     fit_clicks,
+    statistics_from_counts,
 )
 from ndcglab.data import RankingDataset
 from ndcglab.errors import SpecError
@@ -243,3 +244,24 @@ def test_boosted_trees_train_on_click_labels_through_the_front_door():
     direct = fit(click_dataset(ds, log, estimator="snips", examination=THETA), **opts)
     np.testing.assert_array_equal(via.predict(ds), direct.predict(ds))
     assert np.ptp(via.predict(ds)) > 0
+
+
+def test_statistics_from_counts_equal_the_log_s():
+    """The learners' statistics from a log's counts (ClickStats) equal those from the log, when
+    the log carries no propensities (both then use the observed exposure)."""
+    world = make_world(14)
+    log = simulate(world, 300, np.random.default_rng(14), THETA)
+    ds = _dataset(world)
+    blind = log.take(np.arange(len(log)))
+    blind.propensity[:] = np.nan
+    from_log = click_statistics(blind, ds)
+    from_counts = statistics_from_counts(log.stats(), ds)
+    for name in ("impressions", "clicks", "placement", "sessions"):
+        np.testing.assert_allclose(getattr(from_counts, name), getattr(from_log, name))
+    for est in ("naive", "ips", "snips", "affine"):
+        np.testing.assert_allclose(
+            click_labels(from_counts, estimator=est, examination=THETA, trust_offset=[0, 0, 0]),
+            click_labels(from_log, estimator=est, examination=THETA, trust_offset=[0, 0, 0]),
+        )
+    exact = statistics_from_counts(log.stats(), ds, placement=world.placement)
+    np.testing.assert_array_equal(exact.placement, world.placement)

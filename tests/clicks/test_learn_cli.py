@@ -72,3 +72,26 @@ def test_errors(setup):
         "train", DATA, "--clicks", "log.npz", "--tau", "2", "--out", "m.zip", "--quiet", cwd=tmp
     )
     assert "--tau" in _one_error(res)
+
+
+def test_train_from_a_statistics_file_equals_library(setup):
+    import dataclasses
+
+    from ndcglab.clicks.learn import click_labels, statistics_from_counts
+    from ndcglab.clicks.logs import write_stats
+    from ndcglab.training import fit
+
+    tmp, ds, log = setup
+    write_stats(log.stats(), tmp / "stats.npz")
+    res = ndcglab("train", DATA, "--clicks", "stats.npz", "--estimator", "snips",
+                  "--examination", "1,0.5,0.4,0.3,0.2", "--loss", "squared", "--epochs", "2",
+                  "--out", "m_stats.zip", "--quiet", cwd=tmp)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    labels = click_labels(
+        statistics_from_counts(log.stats(), ds),
+        estimator="snips",
+        examination=[1, 0.5, 0.4, 0.3, 0.2],
+    )
+    lib = fit(dataclasses.replace(ds, labels=labels), loss="squared(gain=linear)", epochs=2)
+    model = load_trained(tmp / "m_stats.zip")
+    np.testing.assert_allclose(model.predict(ds), lib.predict(ds), rtol=1e-6, atol=1e-6)

@@ -17,7 +17,9 @@ def add_click_arguments(p: argparse.ArgumentParser) -> None:
         "--clicks",
         default=None,
         metavar="LOG",
-        help="train on the clicks of LOG (made on the training data) instead of its labels",
+        help="train on the clicks of LOG (made on the training data) instead of its labels; LOG "
+        "may also be a statistics file (ndcglab clicks simulate --stats), then --examination is "
+        "needed and P(d at j) is the observed share",
     )
     g.add_argument(
         "--estimator",
@@ -49,7 +51,6 @@ def click_training_data(
     args: argparse.Namespace, train_ds: Any, cfg: Any, say: Any
 ) -> tuple[Any, dict[str, Any]]:
     """``train_ds`` with click labels from ``args.clicks``, and what to report."""
-    from ..clicks import read_log
     from ..clicks.learn import click_dataset, click_loss, dla_examination
     from ..errors import SpecError
     from ._clicks_evaluate import position_terms
@@ -58,8 +59,10 @@ def click_training_data(
         raise SpecError(f"--tau must be in [0, 1), got {args.tau}. Fix: e.g. --tau 0.05")
     if args.dla_rounds < 1:
         raise SpecError(f"--dla-rounds must be at least 1, got {args.dla_rounds}")
-    log = read_log(args.clicks)
     cfg.loss = click_loss(str(cfg.loss))  # a linear gain unless the loss names one
+    log, counts = _read_clicks(args.clicks)
+    if counts is not None:  # a statistics file: counts only, no metadata, no propensities
+        return _from_counts(args, train_ds, cfg, counts, say)
     beta: Any = None
     alpha: Any = None
     if args.estimator == "dla":
@@ -89,3 +92,63 @@ def click_training_data(
         + ("" if alpha is None else f", examination {np.round(np.asarray(alpha), 3).tolist()}")
     )
     return data, info
+
+
+def _read_clicks(path: str) -> tuple[Any, Any]:
+    """``(log, None)`` for a click log, ``(None, counts)`` for a statistics file."""
+    from ..clicks import read_log
+    from ..clicks.logs import read_stats
+    from ..errors import DataFormatError
+
+    try:
+        return read_log(path), None
+    except DataFormatError as log_error:
+        try:
+            return None, read_stats(path)
+        except DataFormatError:
+            raise log_error from None
+
+
+def _from_counts(
+    args: argparse.Namespace, train_ds: Any, cfg: Any, counts: Any, say: Any
+) -> tuple[Any, dict[str, Any]]:
+    """Click labels from a statistics file (``ndcglab clicks simulate --stats``)."""
+    import dataclasses
+
+    from ..clicks.learn import click_labels, statistics_from_counts
+    from ..errors import SpecError
+    from ._clicks_evaluate import _numbers
+
+    if args.estimator == "dla":
+        raise SpecError(
+            f"{args.clicks} holds click statistics; --estimator dla trains from them but needs "
+            "its rounds on a log. Fix: give the log itself, or another --estimator"
+        )
+    if args.estimator != "naive" and args.examination is None:
+        raise SpecError(
+            f"{args.clicks} holds click statistics without the examination probabilities. Fix: "
+            "give --examination A1,A2,..."
+        )
+    alpha = None if args.examination is None else _numbers(args.examination, "--examination")
+    beta = None if args.trust_offset is None else _numbers(args.trust_offset, "--trust-offset")
+    stats = statistics_from_counts(counts, train_ds)
+    labels = click_labels(
+        stats,
+        estimator=args.estimator,
+        examination=alpha,
+        trust_offset=beta,
+        tau=args.tau,
+        features=train_ds.features,
+    )
+    n_sessions = int(stats.sessions.sum())
+    say(
+        f"click statistics {args.clicks}: {n_sessions} sessions, estimator {args.estimator}, "
+        f"loss {cfg.loss}"
+    )
+    info = {
+        "clicks": str(args.clicks),
+        "estimator": args.estimator,
+        "sessions": n_sessions,
+        "examination": None if alpha is None else alpha.tolist(),
+    }
+    return dataclasses.replace(train_ds, labels=labels), info

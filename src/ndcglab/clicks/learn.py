@@ -51,7 +51,7 @@ import numpy as np
 
 from ..data.dataset import RankingDataset
 from ..errors import DataFormatError, SpecError
-from .logs import ClickLog, aligned_to, validate_log
+from .logs import ClickLog, ClickStats, aligned_to, validate_log
 
 __all__ = [
     "CLICK_ESTIMATORS",
@@ -66,6 +66,7 @@ __all__ = [
     "fit_clicks",
     "fit_dla",
     "merge_statistics",
+    "statistics_from_counts",
 ]
 
 #: the learners' label estimators, each with a one-line summary
@@ -144,6 +145,49 @@ def click_statistics(
         )
     chosen = np.where(known_dj, logged, empirical)
     return ClickStatistics(imp, clk, chosen, sessions, dataset.boundaries.copy(), known_dj)
+
+
+def statistics_from_counts(
+    counts: ClickStats, dataset: RankingDataset, *, placement: np.ndarray | None = None
+) -> ClickStatistics:
+    """:class:`ClickStatistics` from a log's counts alone (:class:`~ndcglab.clicks.ClickStats`:
+    impressions and clicks per query × document × position, e.g. summed from a log larger than
+    memory by :func:`~ndcglab.clicks.logs.read_log_stats`, or a statistics file). The sessions of
+    a query are its impressions at position 1 (every session shows position 1 once).
+    ``placement`` as in :func:`click_statistics`; without it ``P(d at j)`` is the observed share
+    ``I_dj/N_q`` (the counts carry no propensities), which makes ``ips`` equal to ``snips``-like
+    ratios of the observed exposure. Query ids are matched to ``dataset``'s; a document row
+    outside its query's block is an error."""
+    known = {str(q): i for i, q in enumerate(dataset.query_ids.tolist())}
+    mapped = np.array([known.get(str(q), -1) for q in counts.qids.tolist()], dtype=np.int64)
+    q = mapped[counts.query] if len(counts) else np.zeros(0, dtype=np.int64)
+    b = dataset.boundaries
+    bad = np.flatnonzero((q < 0) | (counts.doc < b[np.maximum(q, 0)]) | (counts.doc >= b[q + 1]))
+    if len(bad):
+        i = int(bad[0])
+        raise DataFormatError(
+            f"statistics row {i + 1}: query {counts.qids[counts.query[i]]!r}, document row "
+            f"{int(counts.doc[i])} is not in the dataset",
+            fix="use the statistics of a log made on this dataset",
+        )
+    n, k = dataset.n_docs, max(int(counts.k), 1)
+    key = counts.doc.astype(np.int64) * k + counts.position.astype(np.int64) - 1
+    imp = np.bincount(key, weights=counts.impressions, minlength=n * k).reshape(n, k)
+    clk = np.bincount(key, weights=counts.clicks, minlength=n * k).reshape(n, k)
+    first = counts.position == 1
+    sessions = np.bincount(q[first], weights=counts.impressions[first], minlength=len(b) - 1)
+    if placement is not None:
+        given = np.asarray(placement, dtype=np.float64)
+        if given.shape != (n, k):
+            raise SpecError(
+                f"placement= has shape {given.shape}; ({n}, {k}) is needed. Fix: give P(d at j) "
+                "for every document and position"
+            ).naming("placement=")
+        return ClickStatistics(imp, clk, given.copy(), sessions, b.copy(), np.ones((n, k), bool))
+    n_q = np.repeat(sessions, np.diff(b))[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        empirical = np.where(n_q > 0, imp / np.maximum(n_q, 1), 0.0)
+    return ClickStatistics(imp, clk, empirical, sessions, b.copy(), np.zeros((n, k), bool))
 
 
 def merge_statistics(parts: list[ClickStatistics]) -> ClickStatistics:
