@@ -40,10 +40,11 @@ importance weight, ``p`` the logging policy's probability of showing ``d`` at ``
   (``cm``) of the other half.
 * ``cm`` — the click-model (direct) estimate ``Σ_j D(j)·r̂_{π(j)}`` with ``r̂_d = Σ (c − β_j) /
   Σ α_j`` over the impressions of ``d`` (clipped to ``[0, 1]``; a document never shown has
-  ``r̂ = 0``), or the given ``relevance_model``. Biased when documents the new ranker promotes
-  were rarely shown; smallest variance. Interval: the basic bootstrap over sessions (Poisson
-  weights; ``[2v − q_hi, 2v − q_lo]`` with ``q`` the bootstrap quantiles, which carries the
-  estimate's own small-sample bias into the interval).
+  ``r̂ = 0``), or the given ``relevance_model`` (for instance the attractiveness of a click model
+  fitted by :func:`ndcglab.clicks.click_models.fit_click_model`; NaN counts as 0). Biased when
+  documents the new ranker promotes were rarely shown; smallest variance. Interval: the basic
+  bootstrap over sessions (Poisson weights; ``[2v − q_hi, 2v − q_lo]`` with ``q`` the bootstrap
+  quantiles, which carries the estimate's own small-sample bias into the interval).
 
 Intervals of ``ips`` and ``dr`` are ``mean ± z·sd/√n`` over the sessions' values (central limit
 theorem; ``z`` the normal quantile of ``level``).
@@ -399,7 +400,8 @@ def counterfactual_estimate(
 
 
 def _relevance_array(relevance_model: Any, n_docs: int) -> np.ndarray:
-    r = np.asarray(relevance_model, dtype=np.float64).reshape(-1)
+    """One relevance per row; NaN (a document a fitted click model never saw) counts as 0."""
+    r = np.nan_to_num(np.asarray(relevance_model, dtype=np.float64).reshape(-1), nan=0.0)
     if len(r) != n_docs:
         raise SpecError(
             f"relevance_model= has {len(r)} values for {n_docs} documents. Fix: one estimated "
