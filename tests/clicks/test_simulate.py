@@ -222,3 +222,19 @@ def test_short_lists_empty_queries_and_k_beyond_the_lists():
     from ndcglab.clicks import validate_log
 
     validate_log(log, dataset=ds)
+
+
+def test_the_same_log_whatever_the_number_of_threads():
+    import numba
+
+    ds = _one_query()
+    pol = make_policy(np.linspace(0, 1, K), "pl(temperature=0.5)")
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = simulate_clicks(ds, "dbn", pol, 3000, k=6, seed=9)
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = simulate_clicks(ds, "dbn", pol, 3000, k=6, seed=9)
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(one.doc, two.doc) and np.array_equal(one.click, two.click)
