@@ -134,13 +134,13 @@ def _position_params(examination: Any, trust_offset: Any, k: int) -> tuple[np.nd
             raise SpecError(
                 f"{name}= needs one value per shown position 1..{k}, got shape {arr.shape}. "
                 f"Fix: give {name}= as a list of {k} numbers"
-            ).naming(f"{name}=")
+            ).naming(name)
     alpha, beta = alpha[:k], beta[:k]
     if not (np.all(np.isfinite(alpha)) and np.all(alpha > 0)):
         raise SpecError(
             "examination= must be positive at every position (a position never examined gives "
             "no information on relevance). Fix: give examination probabilities in (0, 1]"
-        ).naming("examination=")
+        ).naming("examination")
     return alpha, beta
 
 
@@ -177,26 +177,26 @@ def _measure(spec: str, k_shown: int) -> tuple[str, bool, int, np.ndarray]:
         raise SpecError(
             f"counterfactual estimates exist for dcg@k and ndcg@k, not {spec!r}. "
             "Fix: measure='dcg@5' or 'ndcg@10'"
-        ).naming("measure=")
+        ).naming("measure")
     if "gain" in m.options:
         raise SpecError(
             f"{spec!r}: the gain of a counterfactual estimate is the click relevance itself (a "
             "non-linear gain of an estimate is biased). Fix: drop gain="
-        ).naming("measure=")
+        ).naming("measure")
     cut = m.cutoff
     if cut is None:
         k = k_shown
     elif cut.k is None:
         raise SpecError(
             f"{spec!r}: a fractional cut-off is not supported for clicks. Fix: a whole k, e.g. @5"
-        ).naming("measure=")
+        ).naming("measure")
     else:
         k = int(cut.k)
     if k > k_shown:
         raise SpecError(
             f"{spec!r}: cut-off {k} is beyond the {k_shown} positions the log shows (nothing is "
             f"known of clicks there). Fix: a cut-off of at most {k_shown}"
-        ).naming("measure=")
+        ).naming("measure")
     disc = np.asarray(get_discount(str(m.options.get("discount", "log"))).table(k), float)
     return str(m), m.name == "ndcg", k, disc
 
@@ -214,14 +214,14 @@ def _normalisers(
             raise ConventionError(
                 f"unknown normaliser {normaliser!r}. Fix: normaliser='max' or an array of "
                 "per-document relevances"
-            ).naming("normaliser=")
+            ).naming("normaliser")
         return np.asarray(cum[np.minimum(lengths, k)], dtype=np.float64)
     rel = np.asarray(normaliser, dtype=np.float64)
     if rel.shape != (int(b[-1]),):
         raise ConventionError(
             f"normaliser= has shape {rel.shape}; one relevance per dataset row "
             f"({int(b[-1])}) is needed. Fix: give the rows' relevances, or normaliser='max'"
-        ).naming("normaliser=")
+        ).naming("normaliser")
     qid = np.repeat(np.arange(nq), lengths)
     ideal = new_ranks(rel, b)
     disc = np.zeros(int(b[-1]))
@@ -255,15 +255,15 @@ def counterfactual_estimate(
     ``ips``, ``snips`` and ``dr`` need the log's propensities (no NaN).
     """
     if estimator not in ESTIMATORS:
-        raise SpecError(f"unknown estimator {estimator!r}; known: {', '.join(ESTIMATORS)}").naming(
-            "estimator="
-        )
+        raise SpecError(
+            f"unknown estimator {estimator!r}; known: {', '.join(ESTIMATORS)}. Fix: estimator='dr'"
+        ).naming("estimator")
     if empty not in ("skip", "zero"):
         raise ConventionError(
             f"unknown empty rule {empty!r}. Fix: empty='skip' or empty='zero'"
-        ).naming("empty=")
+        ).naming("empty")
     if not 0 < level < 1:
-        raise SpecError(f"level must be in (0, 1), got {level}").naming("level=")
+        raise SpecError(f"level must be in (0, 1), got {level}").naming("level")
     b = np.asarray(boundaries, dtype=np.int64)
     s = np.asarray(scores, dtype=np.float64).reshape(-1)
     n_docs = int(b[-1])
@@ -319,7 +319,7 @@ def counterfactual_estimate(
         raise ConventionError(
             "every logged query is empty (normaliser 0): nothing to average. Fix: "
             "normaliser='max', or empty='zero'"
-        ).naming("normaliser=", "empty=")
+        ).naming("normaliser", "empty")
 
     z_level = _normal_quantile(0.5 + level / 2)
 
@@ -406,7 +406,7 @@ def _relevance_array(relevance_model: Any, n_docs: int) -> np.ndarray:
         raise SpecError(
             f"relevance_model= has {len(r)} values for {n_docs} documents. Fix: one estimated "
             "click relevance per dataset row"
-        ).naming("relevance_model=")
+        ).naming("relevance_model")
     return r
 
 

@@ -139,7 +139,7 @@ def click_statistics(
             raise SpecError(
                 f"placement= has shape {given.shape}; ({n}, {k}) is needed (documents × shown "
                 "positions). Fix: give P(d at j) for every document and position"
-            ).naming("placement=")
+            ).naming("placement")
         return ClickStatistics(
             imp, clk, given.copy(), sessions, dataset.boundaries.copy(), np.ones((n, k), bool)
         )
@@ -182,7 +182,7 @@ def statistics_from_counts(
             raise SpecError(
                 f"placement= has shape {given.shape}; ({n}, {k}) is needed. Fix: give P(d at j) "
                 "for every document and position"
-            ).naming("placement=")
+            ).naming("placement")
         return ClickStatistics(imp, clk, given.copy(), sessions, b.copy(), np.ones((n, k), bool))
     n_q = np.repeat(sessions, np.diff(b))[:, None]
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -222,7 +222,7 @@ def _positions(values: Any, k: int, name: str, default: float) -> np.ndarray:
         raise SpecError(
             f"{name}= has {len(arr)} values for {k} shown positions. Fix: one value per "
             f"position 1..{k}"
-        ).naming(f"{name}=")
+        ).naming(name)
     return arr[:k]
 
 
@@ -245,9 +245,9 @@ def click_labels(
         known = ", ".join(e for e in CLICK_ESTIMATORS if e != "dla")
         raise SpecError(
             f"unknown label estimator {estimator!r}; known: {known} (dla trains through fit_clicks)"
-        ).naming("estimator=")
+        ).naming("estimator")
     if not 0 <= tau < 1:
-        raise SpecError(f"tau must be in [0, 1), got {tau}").naming("tau=")
+        raise SpecError(f"tau must be in [0, 1), got {tau}").naming("tau")
     k = stats.k
     alpha = _positions(examination, k, "examination", 1.0)
     beta = _positions(trust_offset, k, "trust_offset", 0.0)
@@ -255,7 +255,7 @@ def click_labels(
         raise SpecError(
             "the affine estimator needs the trust-bias offsets. Fix: give trust_offset= (β per "
             "position)"
-        ).naming("trust_offset=")
+        ).naming("trust_offset")
     if estimator in ("ips", "snips", "naive"):
         beta = np.zeros(k)  # IPS and SNIPS ignore trust bias by definition
     n_q = stats.sessions_per_row()
@@ -278,7 +278,7 @@ def click_labels(
                 raise SpecError(
                     "the doubly robust estimator needs features for its regression. Fix: give "
                     "features= (or regression=)"
-                ).naming("features=")
+                ).naming("features")
             regression = _regression(stats, features, alpha)
         r_tilde = np.asarray(regression, dtype=np.float64).reshape(-1)
         corr = (resid - (imp @ alpha) * r_tilde) / np.where(ok, scale, 1.0)
@@ -408,7 +408,7 @@ def fit_clicks(
     if estimator not in CLICK_ESTIMATORS:
         raise SpecError(
             f"unknown estimator {estimator!r}; known: {', '.join(CLICK_ESTIMATORS)}"
-        ).naming("estimator=")
+        ).naming("estimator")
     stats = click_statistics(log, dataset)
     config = config_with(config, **options)
     config = dataclasses.replace(config, loss=click_loss(str(config.loss)))
@@ -450,7 +450,7 @@ def fit_dla(
     from ..training import fit
 
     if int(rounds) < 1:
-        raise SpecError(f"dla_rounds must be at least 1, got {rounds}").naming("dla_rounds=")
+        raise SpecError(f"dla_rounds must be at least 1, got {rounds}").naming("dla_rounds")
     alpha = np.ones(stats.k)
     result: Any = None
     labels = np.zeros(dataset.n_docs)
