@@ -143,7 +143,8 @@ def run(report: Report, settings: Settings) -> None:
             for log in logs:
                 meta = log.meta
                 parts.append(click_statistics(log, train, placement=marginals))
-                if len(kept) == 0 or kept[-1].n_sessions + log.n_sessions <= HARVEST_SESSIONS:
+                held = sum(lg.n_sessions for lg in kept)
+                if not kept or held + log.n_sessions <= HARVEST_SESSIONS:
                     kept.append(log)
             stats = merge_statistics(parts)
             parts = [stats]
