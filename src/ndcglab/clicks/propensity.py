@@ -106,7 +106,6 @@ def _harvest(log: ClickLog, k: int, *, top_only: bool) -> np.ndarray:
     combined by weighted least squares on log p with p_1 = 1; for ``harvest`` (not
     ``top_only``) refined by the AllPairs likelihood (:func:`_all_pairs`)."""
     st = log.stats()
-    ctr_table = np.full((0, k), np.nan)
     docs, inv = np.unique(st.doc, return_inverse=True)
     ctr_table = np.full((len(docs), k), np.nan)
     clk_table = np.zeros((len(docs), k))
