@@ -97,10 +97,11 @@ def test_ips_equals_obp_slate_independent_ips():
 
 
 def _loop_parts(world, log, scores, k=3):
-    """Per session: the list of (position j, doc, click, propensity, new-rank match)."""
+    """Per session: the list of (position j, doc, click, propensity, new-rank match, query)."""
+    ranks = new_ranks_loop(scores, world.boundaries)
     sessions = {}
     for i in range(len(log)):
-        r = new_ranks_loop(scores, world.boundaries)[log.doc[i]]
+        r = ranks[log.doc[i]]
         sessions.setdefault(int(log.session[i]), []).append(
             (int(log.position[i]), int(log.doc[i]), int(log.click[i]), float(log.propensity[i]),
              r == log.position[i] and log.position[i] <= k, int(log.query[i]))
@@ -108,19 +109,14 @@ def _loop_parts(world, log, scores, k=3):
     return sessions
 
 
-_RANK_CACHE: dict[int, np.ndarray] = {}
-
-
 def new_ranks_loop(scores, b):
-    key = id(scores)
-    if key not in _RANK_CACHE:
-        ranks = np.zeros(len(scores), dtype=int)
-        for q in range(len(b) - 1):
-            idx = list(range(b[q], b[q + 1]))
-            for r, i in enumerate(sorted(idx, key=lambda i: (-scores[i], i)), start=1):
-                ranks[i] = r
-        _RANK_CACHE[key] = ranks
-    return _RANK_CACHE[key]
+    """1-based ranks by descending score, ties in row order (a slow loop)."""
+    ranks = np.zeros(len(scores), dtype=int)
+    for q in range(len(b) - 1):
+        idx = list(range(b[q], b[q + 1]))
+        for r, i in enumerate(sorted(idx, key=lambda i: (-scores[i], i)), start=1):
+            ranks[i] = r
+    return ranks
 
 
 def test_new_ranks_equals_loop():
