@@ -18,7 +18,8 @@ unbiased labels give an unbiased loss up to a constant; L-BFGS) on one label per
 * *naive* — clicks per session; *IPS (true)* — policy-aware IPS with the simulator's
   examination ``θ``; *IPS (estimated)* — the same with propensities from intervention harvesting
   (:func:`ndcglab.clicks.propensity.estimate_propensities`, ``harvest``); *DLA* — three rounds of
-  ranker and propensity steps; *DR* — doubly robust with a linear regression; *affine* — the
+  ranker and propensity steps; *DR* — doubly robust with a linear regression and the same
+  examination as *IPS (true)* (no trust-bias offset); *affine* — the
   affine correction with the true ``α, β`` (trust bias only; under the PBM ``β = 0`` and it is
   IPS).
 
