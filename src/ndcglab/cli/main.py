@@ -29,7 +29,7 @@ import re
 import shlex
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from typing import Any, NoReturn
 
 from .. import __version__
@@ -181,13 +181,28 @@ OPTION_OF: dict[str, str] = {
 }
 
 
-def error_text(exc: NdcglabError) -> str:
+#: Python parameters that only some commands have as an option: parameter -> (the words with
+#: the option, the words of a command without it); they replace ``[pass ]name=``
+OPTION_OF_SOME: dict[str, tuple[str, str]] = {
+    "query_file": ("pass --query-file FILE", "put beside the data a file named DATA.query"),
+}
+
+
+def error_text(exc: NdcglabError, options: Container[str] | None = None) -> str:
     """The message of a library error as the command line shows it: each Python parameter that
     the error names (``name=`` or ``name=value``, :class:`~ndcglab.errors.NdcglabError`) becomes
     its option (``--name``, ``--name value`` with the value quoted for the shell where needed;
-    ``=True`` the bare flag)."""
+    ``=True`` the bare flag). A parameter of :data:`OPTION_OF_SOME` becomes its option when the
+    running command has it (``options``: the command's argument names; None: assume it does),
+    else the words that say what to do without it — never the Python keyword."""
     text = str(exc)
     for name in getattr(exc, "parameters", ()):
+        if name in OPTION_OF_SOME:
+            has = options is None or name in options
+            flag_or_words = OPTION_OF_SOME[name][0 if has else 1]
+            pattern = rf"(?:pass )?(?<![\w.,-]){re.escape(name)}=(?![\w'\"])"
+            text = re.sub(pattern, flag_or_words, text)
+            continue
         flag = OPTION_OF.get(name)
         if flag is None:
             continue
@@ -273,7 +288,7 @@ def _main(argv: Sequence[str] | None) -> int:
         check_outputs(args)
         return int(args.func(args) or 0)
     except NdcglabError as exc:
-        _error(f"ndcglab: error: {error_text(exc)}")
+        _error(f"ndcglab: error: {error_text(exc, vars(args))}")
         return 2
     except BrokenPipeError:  # pragma: no cover - e.g. `ndcglab ... | head`
         return 0
