@@ -88,8 +88,10 @@ class _Parser(argparse.ArgumentParser):
         return super()._get_value(action, arg_string)
 
     def error(self, message: str) -> NoReturn:
+        from .._warn import terminal_safe
+
         cmd = self.prog if self.prog.startswith("ndcglab") else "ndcglab"
-        message = " ".join(message.split())
+        message = terminal_safe(" ".join(message.split()))
         if "Fix:" in message:
             self.exit(2, f"ndcglab: error: {message}\n")
         self.exit(2, f"ndcglab: error: {message}. Fix: see '{cmd} --help'\n")
@@ -124,13 +126,16 @@ _TEMP_NAME = re.compile(r"^\.(.+)\.\d+\.[A-Za-z0-9_]+\.ndcglab-tmp$")
 
 
 def _shown_path(name: Any) -> str:
-    """A path for messages: the target of one of ndcglab's temporary files, else itself."""
+    """A path for messages: the target of one of ndcglab's temporary files, else itself; with
+    its control characters escaped (:func:`ndcglab._warn.terminal_safe`)."""
+    from .._warn import terminal_safe
+
     if name is None:
         return ""
     text = os.fsdecode(name) if isinstance(name, bytes | os.PathLike) else str(name)
     head, tail = os.path.split(text)
     m = _TEMP_NAME.match(tail)
-    return os.path.join(head, m.group(1)) if m else text
+    return terminal_safe(os.path.join(head, m.group(1)) if m else text)
 
 
 def os_error_message(exc: OSError) -> str:
@@ -164,7 +169,9 @@ def _one_line_warning(
     lineno: int,
     line: str | None = None,
 ) -> str:
-    text = " ".join(str(message).split())
+    from .._warn import terminal_safe
+
+    text = terminal_safe(" ".join(str(message).split()))
     return f"ndcglab: warning: {text}\n"
 
 
@@ -229,8 +236,11 @@ _running = {"command": ""}
 
 def _error(text: str) -> None:
     """Print one error line; one without its own fix gets :data:`GENERIC_FIX`, with the
-    running command's help named (``ndcglab train --help``)."""
-    line = " ".join(text.split())
+    running command's help named (``ndcglab train --help``). Control characters (in a file
+    name) are escaped: :func:`ndcglab._warn.terminal_safe`."""
+    from .._warn import terminal_safe
+
+    line = terminal_safe(" ".join(text.split()))
     if "Fix:" not in line:
         where = " ".join(("ndcglab", _running["command"], "--help")).replace("  ", " ")
         line = f"{line.rstrip('.')}. {GENERIC_FIX} ('{where}')"
