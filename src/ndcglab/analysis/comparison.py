@@ -35,6 +35,10 @@ __all__ = ["MARK_STRONG", "MARK_WEAK", "ComparisonResult", "PairedComparison", "
 MARK_STRONG = "‡"
 #: the mark of a difference significant at ``alpha`` (default p < 0.05)
 MARK_WEAK = "†"
+#: the directional marks (:meth:`ComparisonResult.direction_mark`): significantly higher than
+#: the baseline, significantly lower (adjusted p < ``alpha``)
+MARK_HIGHER = "▲"
+MARK_LOWER = "▼"
 
 
 @dataclass(frozen=True)
@@ -216,6 +220,16 @@ class ComparisonResult:
                 return t
         return None
 
+    def direction_mark(self, system: str, measure: str) -> str:
+        """:data:`MARK_HIGHER` when ``system`` is significantly above the baseline on
+        ``measure`` (adjusted p < ``alpha``), :data:`MARK_LOWER` when significantly below, else
+        ``""``: a mark that says which way, for tables where a mean beside its baseline's must
+        not read as "better" when it is lower (:meth:`legend_for` with ``directional=True``)."""
+        t = self.get(system, measure)
+        if t is None or not (math.isfinite(t.p_adjusted) and t.p_adjusted < self.alpha):
+            return ""
+        return MARK_HIGHER if t.diff > 0 else MARK_LOWER if t.diff < 0 else ""
+
     def mark(self, system: str, measure: str) -> str:
         """The significance mark of ``system`` vs the baseline on ``measure`` ("" if none)."""
         t = self.get(system, measure)
@@ -228,12 +242,13 @@ class ComparisonResult:
         :meth:`legend_for` with everything."""
         return self.legend_for(tests=True, mean_ci=True)
 
-    def legend_for(self, *, tests: bool, mean_ci: bool = False) -> str:
+    def legend_for(self, *, tests: bool, mean_ci: bool = False, directional: bool = False) -> str:
         """The legend of an output: the marks, the test, the correction and the query set
         always; the per-test columns (CI, d_z, W/T/L, topics needed) and why an interval and a
         mark can disagree only with ``tests`` (the output has the per-test table); the means'
         Student-t interval only with ``mean_ci``. A LaTeX table of means gets neither, so its
-        legend describes no column it does not have."""
+        legend describes no column it does not have. ``directional=True`` explains the marks of
+        :meth:`direction_mark` (above / below the baseline) instead of the levels."""
         corr = _CORRECTION_WORDS[self.correction]
         if self.test == "tukey":
             corr = (
@@ -267,7 +282,13 @@ class ComparisonResult:
                 f" (exact when at most {EXACT_MAX_N} non-zero differences, else {r} random "
                 "sign vectors)"
             )
-        if self.mark_style == "baseline":
+        if directional:
+            head = (
+                f"{MARK_HIGHER} significantly higher, {MARK_LOWER} significantly lower than the "
+                f"baseline {self.baseline!r} (p < {self.alpha:g}): "
+            )
+            against = ""  # the head names the baseline
+        elif self.mark_style == "baseline":
             head = f"{MARK_WEAK} p < {self.alpha:g}, {MARK_STRONG} p < {self.alpha_strong:g}: "
             against = f"against the baseline {self.baseline!r}"
         else:
@@ -280,9 +301,8 @@ class ComparisonResult:
                 if self.settings.get("pairs") == "all"
                 else "against the baselines " + ", ".join(repr(b) for b in self.baselines)
             )
-        text = f"{head}{words}{extra} {against} on per-query values, p-values {corr}" + (
-            f" {fam}" if fam and self.test != "tukey" else ""
-        )
+        text = f"{head}{words}{extra}{' ' + against if against else ''} on per-query values, "
+        text += f"p-values {corr}" + (f" {fam}" if fam and self.test != "tukey" else "")
         if tests:
             text += (
                 f"; CI: {self.confidence:.0%} bootstrap ({self.settings.get('bootstrap', 'bca')}) "
