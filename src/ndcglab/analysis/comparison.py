@@ -29,7 +29,15 @@ from .._tables import (
 from ..errors import ConventionError
 from .paired_tests import EXACT_MAX_N
 
-__all__ = ["MARK_STRONG", "MARK_WEAK", "ComparisonResult", "PairedComparison", "significance_mark"]
+__all__ = [
+    "MARK_HIGHER",
+    "MARK_LOWER",
+    "MARK_STRONG",
+    "MARK_WEAK",
+    "ComparisonResult",
+    "PairedComparison",
+    "significance_mark",
+]
 
 #: the mark of a difference significant at ``alpha_strong`` (default p < 0.01)
 MARK_STRONG = "‡"
