@@ -137,11 +137,13 @@ def warn_float32_gains(
         )
     gains = np.where(labels > 0, np.exp2(np.minimum(labels, 1023.0)) - 1.0, 0.0)
     big = np.zeros(nq, dtype=bool)
-    for q in np.flatnonzero(~bad_q & (sizes > 0)).tolist():
+    # the ideal DCG is at most (largest gain) x (list size): only those lists can overflow
+    top = np.maximum.reduceat(gains, np.minimum(starts, labels.size - 1))
+    maybe = ~bad_q & (sizes > 0) & (top * sizes > FLOAT32_MAX)
+    for q in np.flatnonzero(maybe).tolist():
         g = np.sort(gains[boundaries[q] : boundaries[q + 1]])[::-1]
-        if g[0] * 1.0 > FLOAT32_MAX / len(g):  # cheap pre-check: only huge gains can overflow
-            ideal = float(np.sum(g / np.log2(np.arange(2, len(g) + 2))))
-            big[q] = ideal > FLOAT32_MAX
+        ideal = float(np.sum(g / np.log2(np.arange(2, len(g) + 2))))
+        big[q] = ideal > FLOAT32_MAX
     if big.any():
         q = int(np.flatnonzero(big)[0])
         qid = str(query_ids[q]) if query_ids is not None else f"#{q}"
