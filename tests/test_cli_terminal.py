@@ -85,3 +85,10 @@ def test_warning_lines_escape_control_characters(tmp_path) -> None:
     assert out.returncode == 0, out.stderr
     _clean(out.stderr)
     assert "q\\e]0;pwned\\x07rels is a symbolic link" in out.stderr, out.stderr
+    # a run named after its file: the name in the table is escaped too
+    (runs / TITLE).unlink()
+    (runs / RED).write_text("q1 Q0 d1 1 3.0 x\nq1 Q0 d2 2 0.5 x\nq2 Q0 d1 1 1 x\n")
+    out = _cli("compare", "--qrels", "qrels", "runs", "-m", "map", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    _clean(out.stdout + out.stderr)
+    assert "\\e[31mred" in out.stdout, out.stdout

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .._tables import counted
-from .._warn import warn_user
+from .._warn import terminal_safe, warn_user
 from ..errors import ConventionError, DataFormatError
 
 __all__ = [
@@ -250,14 +250,16 @@ _RUN_SUFFIXES = (".gz", ".txt", ".run", ".trec", ".res", ".tsv")
 def run_names(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
     """A name per run file: its file name, the suffixes ``.gz``, ``.txt``, ``.run``, ``.trec``,
     ``.res``, ``.tsv`` dropped while the names stay distinct; the full paths when two files share
-    a name (the same path twice stays a clash, refused by :func:`evaluate_runs`)."""
-    out = [Path(p).name for p in paths]
+    a name (the same path twice stays a clash, refused by :func:`evaluate_runs`). A control
+    character in a file name is escaped (:func:`ndcglab._warn.terminal_safe`): names are
+    printed in tables and warnings."""
+    out = [terminal_safe(Path(p).name) for p in paths]
     for suffix in _RUN_SUFFIXES:
         stripped = [n[: -len(suffix)] if n.endswith(suffix) else n for n in out]
         if len(set(stripped)) == len(stripped) and all(stripped):
             out = stripped
     if len(set(out)) != len(out):
-        out = [str(p) for p in paths]
+        out = [terminal_safe(p) for p in paths]
     return out
 
 
