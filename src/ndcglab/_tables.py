@@ -42,6 +42,7 @@ from .errors import NdcglabError
 __all__ = [
     "TeX",
     "TextTable",
+    "counted",
     "csv_cell",
     "format_table",
     "html_escape",
@@ -70,6 +71,9 @@ _TEX_CHARS = {
     "{": r"\{",
     "}": r"\}",
     "~": r"\textasciitilde{}",
+    "<": r"$<$",
+    ">": r"$>$",
+    "|": r"$|$",
     "^": r"\textasciicircum{}",
     "±": r"$\pm$",
     "β": r"$\beta$",
@@ -80,8 +84,16 @@ _TEX_CHARS = {
 }
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun in the number it takes: ``1 topic``, ``0 topics``, ``3 queries``
+    (``plural`` for an irregular one; default the noun plus ``s``)."""
+    word = noun if n == 1 else (plural or noun + "s")
+    return f"{n} {word}"
+
+
 def latex_escape(text: Any, keep: Sequence[str] = ()) -> str:
-    """``text`` as LaTeX source: special characters escaped, ±, β, ≤, ≥ in math mode.
+    """``text`` as LaTeX source: special characters escaped, ±, β, ≤, ≥, <, >, | in math mode
+    (the text fonts of plain LaTeX print ``<`` as ¡ and ``>`` as ¿).
 
     The substrings in ``keep`` are left untouched (e.g. ``\\dag{}`` already written into a
     sentence). A :class:`TeX` value is already LaTeX and is returned unchanged.
@@ -94,6 +106,7 @@ def latex_escape(text: Any, keep: Sequence[str] = ()) -> str:
         for k in keep:
             parts = [piece for part in parts for piece in _split_keep(part, k)]
         return "".join(p if p in keep else latex_escape(p) for p in parts)
+    text = text.replace("<=", "≤").replace(">=", "≥")
     return "".join(_TEX_CHARS.get(ch, ch) for ch in text)
 
 

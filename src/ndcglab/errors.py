@@ -66,7 +66,9 @@ class DataFormatError(NdcglabError, ValueError):
         self.reason = message
         where = ""
         if self.path is not None:
-            where = self.path + (f":{line}" if line is not None else "") + ": "
+            from ._warn import terminal_safe  # a file name's control characters, escaped
+
+            where = terminal_safe(self.path) + (f":{line}" if line is not None else "") + ": "
         elif line is not None:
             where = f"line {line}: "
         text = where + message

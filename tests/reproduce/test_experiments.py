@@ -146,6 +146,23 @@ def test_all_writes_an_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert (out / "tables" / "experiments.csv").is_file()
 
 
+def _marks_agree_with_direction(fig: str) -> None:
+    """In a table of means whose first row is the baseline, a ▲ mean is above the baseline's
+    and a ▼ mean below it, column by column."""
+    rows = re.findall(r"<tr>(.*?)</tr>", fig.split("<tbody>", 1)[1], re.S)
+    cells = [[re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)]
+             for r in rows]  # fmt: skip
+    base = cells[0]
+    for row in cells[1:]:
+        for j in range(1, len(row)):
+            value = float(re.sub(r"[^0-9.+-]", "", row[j].split("±")[0]) or "nan")
+            ref = float(re.sub(r"[^0-9.+-]", "", base[j].split("±")[0]) or "nan")
+            if "▲" in row[j]:
+                assert value > ref, (row, base)
+            if "▼" in row[j]:
+                assert value < ref, (row, base)
+
+
 def test_pages_name_their_own_baselines_and_link_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -180,12 +197,19 @@ def test_pages_name_their_own_baselines_and_link_back(
             fig = table_html(html, name)
             legends = re.findall(r'<li class="legend">(.*?)</li>', fig, re.S)
             assert len(legends) == 1, name
-            assert legends[0].count("p &lt; 0.05") == 1 and legends[0].count("p &lt; 0.01") == 1
+            if name.startswith("ndcg_"):  # marks with a direction: above or below the baseline
+                assert "▲ significantly higher, ▼ significantly lower" in legends[0], legends[0]
+                assert legends[0].count("p &lt; 0.05") == 1
+                _marks_agree_with_direction(fig)
+            else:  # the per-test table: its mark column has the levels, the diff the sign
+                assert legends[0].count("p &lt; 0.05") == 1
+                assert legends[0].count("p &lt; 0.01") == 1
             assert f"baseline &#x27;{shown}: original&#x27;" in legends[0], legends[0]
             for other in set(families.values()) - {shown}:
                 assert f"{other}: original" not in legends[0], (name, other)
         md = (out / "consistency" / "tables" / f"ndcg_{fam}.md").read_text(encoding="utf-8")
-        assert md.count("p < 0.05") == 1 and f"{shown}: original" in md
+        assert md.count("p \\< 0.05") + md.count("p < 0.05") == 1, md
+        assert f"{shown}: original" in md
     assert "<h2>Significance marks</h2>" not in html  # no report-wide legend left over
 
     html = (out / "qnorm" / "index.html").read_text(encoding="utf-8")
@@ -194,6 +218,15 @@ def test_pages_name_their_own_baselines_and_link_back(
     html = (out / "cost-sensitive" / "index.html").read_text(encoding="utf-8")
     legends = re.findall(r'<li class="legend">(.*?)</li>', table_html(html, "results"), re.S)
     assert len(legends) == 1 and "ListMLE" in legends[0]
+    assert "▼ significantly lower" in legends[0]
+    # the variants are named in full in the reasons: "CS-ListMLE@1 − ListMLE", never "1 − ..."
+    assert "CS-ListMLE@1 − ListMLE" in html and not re.search(r"[(>; ]1 − ListMLE", html)
+    # the index lists each experiment once and names the claims that disagree, if any
+    for sub, r in res["results"].items():
+        assert index.count(f'href="{sub}/index.html"') == 1, sub
+        for f in r["findings"]:
+            if f["verdict"] == "disagrees":
+                assert html_escape(f["claim"]) in index, f["claim"]
     legends = re.findall(
         r'<li class="legend">(.*?)</li>', table_html(html, "significance_cs1_vs_baselines"), re.S
     )

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from .._tables import TextTable, html_escape
+from .._tables import TextTable, counted, html_escape
 
 if TYPE_CHECKING:
     from .comparison import ComparisonResult
@@ -77,14 +77,24 @@ def per_topic_svg(
     for v in (top, 0.0, -top):
         parts.append(
             f'<text x="{pad_l - 4}" y="{y(v) + 4:.2f}" font-size="10" text-anchor="end">'
-            f"{v:+.2f}</text>"
+            f"{axis_label(v, top)}</text>"
         )
     parts.append(
         f'<text x="{pad_l + w / 2:.0f}" y="{height - 4}" font-size="10" text-anchor="middle">'
-        f"{n} topics, sorted by difference</text>"
+        f"{counted(n, 'topic')}, sorted by difference</text>"
     )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def axis_label(v: float, top: float) -> str:
+    """An axis value with a sign, with enough decimals to tell ``top`` from 0 (2, up to 6), and
+    never ``-0.00``: a value that rounds to zero is written ``0``."""
+    digits = 2
+    while digits < 6 and top > 0 and round(top, digits) == 0:
+        digits += 1
+    text = f"{v:+.{digits}f}"
+    return "0" if float(text) == 0 else text
 
 
 def asl_svg(curves: dict[str, list[float]], *, alpha: float = 0.05, width: int = 480,
@@ -160,6 +170,7 @@ def comparison_page(res: ComparisonResult, *, title: str | None = None) -> str:
     if res.per_topic:
         body.append("<h2>Per-topic differences</h2>")
         for m in res.measures:
+            body.append(f"<h3>{html_escape(m)}</h3>")
             figs = []
             for t in [x for x in res.tests if x.measure == m and x.baseline == res.baseline][:12]:
                 d = np.asarray(res.per_topic[t.system][m]) - np.asarray(

@@ -18,16 +18,35 @@ from pathlib import Path
 from typing import Any
 
 from .._atomic import write_text_atomic
-from .._tables import TeX, TextTable, format_table, latex_escape, markdown_text_escape
+from .._tables import (
+    TeX,
+    TextTable,
+    counted,
+    format_table,
+    latex_escape,
+    markdown_text_escape,
+)
 from ..errors import ConventionError
 from .paired_tests import EXACT_MAX_N
 
-__all__ = ["MARK_STRONG", "MARK_WEAK", "ComparisonResult", "PairedComparison", "significance_mark"]
+__all__ = [
+    "MARK_HIGHER",
+    "MARK_LOWER",
+    "MARK_STRONG",
+    "MARK_WEAK",
+    "ComparisonResult",
+    "PairedComparison",
+    "significance_mark",
+]
 
 #: the mark of a difference significant at ``alpha_strong`` (default p < 0.01)
 MARK_STRONG = "‡"
 #: the mark of a difference significant at ``alpha`` (default p < 0.05)
 MARK_WEAK = "†"
+#: the directional marks (:meth:`ComparisonResult.direction_mark`): significantly higher than
+#: the baseline, significantly lower (adjusted p < ``alpha``)
+MARK_HIGHER = "▲"
+MARK_LOWER = "▼"
 
 
 @dataclass(frozen=True)
@@ -87,6 +106,16 @@ _TEST_WORDS = {
     "bootstrap": "two-sided paired bootstrap test (Sakai, studentised, shifted to the null)",
     "tukey": "Tukey's HSD after a two-way ANOVA (system x topic), studentized range with the "
     "ANOVA's residual mean square",
+}
+
+#: the tests' short names, for sentences
+_TEST_SHORT = {
+    "t": "paired t-test",
+    "permutation": "randomisation test",
+    "wilcoxon": "Wilcoxon test",
+    "sign": "sign test",
+    "bootstrap": "studentised bootstrap test",
+    "tukey": "Tukey HSD",
 }
 
 _CORRECTION_WORDS = {
@@ -199,6 +228,16 @@ class ComparisonResult:
                 return t
         return None
 
+    def direction_mark(self, system: str, measure: str) -> str:
+        """:data:`MARK_HIGHER` when ``system`` is significantly above the baseline on
+        ``measure`` (adjusted p < ``alpha``), :data:`MARK_LOWER` when significantly below, else
+        ``""``: a mark that says which way, for tables where a mean beside its baseline's must
+        not read as "better" when it is lower (:meth:`legend_for` with ``directional=True``)."""
+        t = self.get(system, measure)
+        if t is None or not (math.isfinite(t.p_adjusted) and t.p_adjusted < self.alpha):
+            return ""
+        return MARK_HIGHER if t.diff > 0 else MARK_LOWER if t.diff < 0 else ""
+
     def mark(self, system: str, measure: str) -> str:
         """The significance mark of ``system`` vs the baseline on ``measure`` ("" if none)."""
         t = self.get(system, measure)
@@ -206,7 +245,18 @@ class ComparisonResult:
 
     @property
     def legend(self) -> str:
-        """One sentence that explains the marks (printed with every export)."""
+        """The sentences that explain the marks and every column of the text output (the
+        table of means, the means with their intervals and the per-test table):
+        :meth:`legend_for` with everything."""
+        return self.legend_for(tests=True, mean_ci=True)
+
+    def legend_for(self, *, tests: bool, mean_ci: bool = False, directional: bool = False) -> str:
+        """The legend of an output: the marks, the test, the correction and the query set
+        always; the per-test columns (CI, d_z, W/T/L, topics needed) and why an interval and a
+        mark can disagree only with ``tests`` (the output has the per-test table); the means'
+        Student-t interval only with ``mean_ci``. A LaTeX table of means gets neither, so its
+        legend describes no column it does not have. ``directional=True`` explains the marks of
+        :meth:`direction_mark` (above / below the baseline) instead of the levels."""
         corr = _CORRECTION_WORDS[self.correction]
         if self.test == "tukey":
             corr = (
@@ -240,7 +290,13 @@ class ComparisonResult:
                 f" (exact when at most {EXACT_MAX_N} non-zero differences, else {r} random "
                 "sign vectors)"
             )
-        if self.mark_style == "baseline":
+        if directional:
+            head = (
+                f"{MARK_HIGHER} significantly higher, {MARK_LOWER} significantly lower than the "
+                f"baseline {self.baseline!r} (p < {self.alpha:g}): "
+            )
+            against = ""  # the head names the baseline
+        elif self.mark_style == "baseline":
             head = f"{MARK_WEAK} p < {self.alpha:g}, {MARK_STRONG} p < {self.alpha_strong:g}: "
             against = f"against the baseline {self.baseline!r}"
         else:
@@ -253,14 +309,16 @@ class ComparisonResult:
                 if self.settings.get("pairs") == "all"
                 else "against the baselines " + ", ".join(repr(b) for b in self.baselines)
             )
-        text = (
-            f"{head}{words}{extra} "
-            f"{against} on per-query values, p-values {corr}"
-            + (f" {fam}" if fam and self.test != "tukey" else "")
-            + f"; CI: {self.confidence:.0%} bootstrap ({self.settings.get('bootstrap', 'bca')}) "
-            "interval of the mean difference; d_z: Cohen's d for paired data, mean(d)/sd(d)."
-        )
-        if self.per_topic:
+        text = f"{head}{words}{extra}{' ' + against if against else ''} on per-query values, "
+        text += f"p-values {corr}" + (f" {fam}" if fam and self.test != "tukey" else "")
+        if tests:
+            text += (
+                f"; CI: {self.confidence:.0%} bootstrap ({self.settings.get('bootstrap', 'bca')}) "
+                "interval of the mean difference; d_z: Cohen's d for paired data, mean(d)/sd(d)."
+            )
+        else:
+            text += "."
+        if tests and self.per_topic:
             text += (
                 " W/T/L: topics with "
                 + (
@@ -269,9 +327,12 @@ class ComparisonResult:
                     else "d > 0, d = 0, d < 0"
                 )
                 + " (d = system - reference); topics needed: for a two-sided paired t-test at "
-                f"{self.alpha:g} to "
-                f"detect the difference with power {self.power:g}; mean CI: Student-t."
+                f"{self.alpha:g} to detect the difference with power {self.power:g}."
             )
+        if mean_ci and self.mean_ci:
+            text += " Mean CI: Student-t interval of each mean."
+        if tests:
+            text += self._disagreement()
         if self.tie_range:
             text += (
                 " Tie range: [worst, best] mean over every order of the system's documents with "
@@ -282,6 +343,32 @@ class ComparisonResult:
         if self.query_set is not None:
             text += " " + self.query_set.statement[0].upper() + self.query_set.statement[1:]
         return text
+
+    def _disagreement(self) -> str:
+        """A sentence where an interval and a mark disagree (the interval excludes 0 and the
+        difference is not marked, or the reverse): they come from different procedures."""
+        odd = [
+            t
+            for t in self.tests
+            if math.isfinite(t.ci_low)
+            and math.isfinite(t.ci_high)
+            and math.isfinite(t.p_adjusted)
+            and ((t.ci_low > 0 or t.ci_high < 0) != (t.p_adjusted < self.alpha))
+        ]
+        if not odd:
+            return ""
+        t = odd[0]
+        adjusted = "" if self.correction == "none" or self.test == "tukey" else "adjusted "
+        return (
+            f" For {counted(len(odd), 'test')} (e.g. {t.system} vs {t.baseline} on {t.measure}: "
+            f"CI [{t.ci_low:+.4f}, {t.ci_high:+.4f}], {adjusted}p {_fmt_p(t.p_adjusted)}) the "
+            "interval and the mark disagree: the interval is a bootstrap interval of the mean "
+            "difference, one comparison at a time, while the mark follows the "
+            f"{_TEST_SHORT[self.test]}'s "
+            + ("p-value after the multiple-comparison adjustment" if adjusted else "p-value")
+            + "; different procedures on different statistics, which can fall on either side of "
+            "the threshold."
+        )
 
     # ------------------------------------------------------------------ tables
     def table(
@@ -417,7 +504,7 @@ class ComparisonResult:
         if details and self.tests:
             h2, r2 = self.details()
             lines += ["", TextTable(h2, r2, align="lll" + "r" * (len(h2) - 3)).to_markdown()]
-        lines += ["", markdown_text_escape(self.legend), ""]
+        lines += ["", markdown_text_escape(self.legend_for(tests=details)), ""]
         text = "\n".join(lines)
         if path is not None:
             write_text_atomic(path, text)
@@ -453,8 +540,9 @@ class ComparisonResult:
                 out.append(TeX(c))
             out += [TeX(latex_escape(c)) for c in cells[1 + len(self.measures) :]]
             body.append(out)
-        legend = self.legend.replace(MARK_WEAK, r"\dag{}").replace(MARK_STRONG, r"\ddag{}")
-        legend = latex_escape(legend, keep=(r"\dag{}", r"\ddag{}")).replace("<", "$<$")
+        legend = self.legend_for(tests=False)  # the table shows the means and marks only
+        legend = legend.replace(MARK_WEAK, r"\dag{}").replace(MARK_STRONG, r"\ddag{}")
+        legend = latex_escape(legend, keep=(r"\dag{}", r"\ddag{}"))
         if self.per_topic:  # the legend as a table note under the table, the caption short
             cap = latex_escape(caption) if caption else "Comparison of systems."
             lines = [

@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from .._warn import warn_user
+from .._tables import counted
+from .._warn import terminal_safe, warn_user
 from ..errors import ConventionError, DataFormatError
 
 __all__ = [
@@ -57,6 +58,22 @@ def _shown(items: Sequence[str], limit: int = 8) -> str:
     items = list(items)
     head = ", ".join(items[:limit])
     return head + (f", … ({len(items)} in all)" if len(items) > limit else "")
+
+
+def _grouped(by_run: Mapping[str, Any]) -> dict[Any, list[str]]:
+    """``{run: value}`` as ``{value: [runs]}`` (first-seen order): one warning for the runs that
+    share it, not one per run."""
+    out: dict[Any, list[str]] = {}
+    for name, value in by_run.items():
+        out.setdefault(value, []).append(name)
+    return out
+
+
+def _runs(names: Sequence[str]) -> str:
+    """``run 'a'`` or ``runs 'a', 'b'`` (every run: ``all N runs``)."""
+    if len(names) == 1:
+        return f"run {names[0]!r}"
+    return "runs " + _shown([repr(n) for n in names])
 
 
 def to_trec_dict(obj: Any, *, what: str, value: str) -> dict[str, dict[str, float]]:
@@ -118,9 +135,16 @@ def expand_run_paths(items: Sequence[str]) -> list[str]:
     for it in items:
         p = Path(it)
         if p.is_dir():
-            files = sorted(
-                str(f) for f in p.iterdir() if f.is_file() and not f.name.startswith(".")
-            )
+            entries = sorted((f for f in p.iterdir() if not f.name.startswith(".")), key=str)
+            files = [str(f) for f in entries if f.is_file()]
+            broken = [f for f in entries if not f.is_file() and not f.is_dir()]
+            for f in broken:
+                what = (
+                    f"a symbolic link to a missing file ({os.readlink(f)})"
+                    if f.is_symlink()
+                    else "not a regular file"
+                )
+                warn_user(f"run folder {it}: {f.name} is {what}; it is skipped")
             if not files:
                 raise DataFormatError("the run folder holds no file", path=it, fix="give run files")
             out += files
@@ -179,17 +203,17 @@ class QuerySet:
             "complete": "every topic of the qrels (trec_eval -c); a topic a run misses scores 0",
             "topics": "the listed topics; a listed topic a run misses scores 0",
         }[self.policy]
-        text = f"query set: {len(self.topics)} topics, {rule}"
+        text = f"query set: {counted(len(self.topics), 'topic')}, {rule}"
         extra = []
         if self.dropped:
-            extra.append(f"{len(self.dropped)} topics dropped")
+            extra.append(f"{counted(len(self.dropped), 'topic')} dropped")
         filled = sum(len(v) for v in self.zero_filled.values())
         if filled:
-            extra.append(f"{filled} missing run-topic pairs scored 0")
+            extra.append(f"{counted(filled, 'missing run-topic pair')} scored 0")
         if self.runs_dropped:
             extra.append(f"runs dropped: {_shown(list(self.runs_dropped))}")
         if self.empty:
-            extra.append(f"{len(self.empty)} topics without a relevant document")
+            extra.append(f"{counted(len(self.empty), 'topic')} without a relevant document")
         return text + ("; " + "; ".join(extra) if extra else "") + "."
 
     def to_dict(self) -> dict[str, Any]:
@@ -226,14 +250,16 @@ _RUN_SUFFIXES = (".gz", ".txt", ".run", ".trec", ".res", ".tsv")
 def run_names(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
     """A name per run file: its file name, the suffixes ``.gz``, ``.txt``, ``.run``, ``.trec``,
     ``.res``, ``.tsv`` dropped while the names stay distinct; the full paths when two files share
-    a name (the same path twice stays a clash, refused by :func:`evaluate_runs`)."""
-    out = [Path(p).name for p in paths]
+    a name (the same path twice stays a clash, refused by :func:`evaluate_runs`). A control
+    character in a file name is escaped (:func:`ndcglab._warn.terminal_safe`): names are
+    printed in tables and warnings."""
+    out = [terminal_safe(Path(p).name) for p in paths]
     for suffix in _RUN_SUFFIXES:
         stripped = [n[: -len(suffix)] if n.endswith(suffix) else n for n in out]
         if len(set(stripped)) == len(stripped) and all(stripped):
             out = stripped
     if len(set(out)) != len(out):
-        out = [str(p) for p in paths]
+        out = [terminal_safe(p) for p in paths]
     return out
 
 
@@ -305,14 +331,14 @@ def evaluate_runs(
             runs_dropped[name] = "no topic of the run is in the qrels"
             continue
         read[name] = run
-    for name, why in runs_dropped.items():
-        warn_user(f"run {name!r} dropped from the comparison: {why}")
-    for name, extra in ignored.items():
-        if name not in runs_dropped:
-            warn_user(
-                f"run {name!r}: {len(extra)} topics without judgements in the qrels are "
-                f"ignored (as trec_eval): {_shown(extra)}"
-            )
+    for why, names in _grouped(runs_dropped).items():
+        warn_user(f"{_runs(names)} dropped from the comparison: {why}")
+    kept = {n: tuple(v) for n, v in ignored.items() if n not in runs_dropped}
+    for extra, names in _grouped(kept).items():
+        warn_user(
+            f"{_runs(names)}: {counted(len(extra), 'topic')} without judgements in the qrels "
+            f"{'is' if len(extra) == 1 else 'are'} ignored (as trec_eval): {_shown(list(extra))}"
+        )
     if not read:
         raise DataFormatError(
             "no run is left to evaluate ("
@@ -354,7 +380,7 @@ def evaluate_runs(
                 zero_filled[n] = miss
     if dropped:
         warn_user(
-            f"{len(dropped)} topics dropped from the comparison ({policy}): "
+            f"{counted(len(dropped), 'topic')} dropped from the comparison ({policy}): "
             + _shown([f"{t} ({why})" for t, why in dropped.items()], 5)
         )
     if zero_filled:

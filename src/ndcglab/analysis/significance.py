@@ -381,6 +381,11 @@ def compare_rankers(
     if test == "wilcoxon":
         settings["zero_method"] = zero_method
     n_rows = len(next(iter(table[systems[0]].values())))
+    few = too_few_topics(test, n_rows, alpha)
+    if few:
+        from .._warn import warn_user
+
+        warn_user(few)
     ranges = _tie_ranges(tie_range, per_query, table, systems, meas, mean, tie_share)
     rich = topics is not None  # the per-topic columns and plots need the topics named
     return ComparisonResult(
@@ -410,6 +415,48 @@ def compare_rankers(
         power=power,
         tie_range=ranges,
     )
+
+
+def too_few_topics(test: str, n: int, alpha: float = 0.05) -> str:
+    """A sentence when ``n`` topics are too few for ``test`` to mark a difference at ``alpha``
+    (two-sided), else ``""``:
+
+    * the sign, Wilcoxon signed-rank and randomisation tests: their smallest p-value is
+      ``2 / 2^n`` (every difference of one sign; the exact null distributions put ``1/2^n`` on
+      each sign vector), so at ``n`` with ``2^(1-n) >= alpha`` nothing can be significant;
+    * the paired bootstrap: ``n`` topics have ``C(2n-1, n)`` distinct resamples, and when
+      their number is below ``1 / alpha`` the p-value is too coarse to compare with ``alpha``;
+    * the t-test and Tukey's HSD need a variance: at least 2 topics."""
+    from .._tables import counted
+
+    name = {"sign": "sign test", "wilcoxon": "Wilcoxon signed-rank test",
+            "permutation": "randomisation test", "bootstrap": "paired bootstrap test",
+            "t": "paired t-test", "tukey": "Tukey's HSD"}.get(test, test)  # fmt: skip
+    topics = counted(n, "topic")
+    if test in ("sign", "wilcoxon", "permutation"):
+        smallest = 2.0 ** (1 - n) if n >= 1 else 1.0
+        if smallest >= alpha:
+            need = next(k for k in range(1, 64) if 2.0 ** (1 - k) < alpha)
+            return (
+                f"with {topics} the {name} cannot reach p < {alpha:g}: its smallest two-sided "
+                f"p-value is 2/2^{n} = {smallest:.4g}, so no difference can be marked. Fix: "
+                f"compare on {need} topics or more, or use the paired t-test"
+            )
+    elif test == "bootstrap":
+        distinct = math.comb(2 * n - 1, n) if n >= 1 else 0
+        if distinct * alpha < 1:
+            need = next(k for k in range(1, 64) if math.comb(2 * k - 1, k) * alpha >= 1)
+            return (
+                f"with {topics} the {name} has only C(2n-1, n) = {distinct} distinct "
+                f"resamples, too few for a p-value at {alpha:g}. Fix: compare on {need} topics "
+                "or more, or use the paired t-test"
+            )
+    elif n < 2:
+        return (
+            f"with {topics} the {name} has no variance to test with: no p-value. Fix: compare "
+            "on 2 topics or more"
+        )
+    return ""
 
 
 def _tie_ranges(

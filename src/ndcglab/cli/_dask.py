@@ -34,7 +34,8 @@ def add_dask_arguments(p: argparse.ArgumentParser) -> None:
         "--dask-memory-limit",
         default=None,
         metavar="SIZE",
-        help="memory limit per local worker, e.g. 1GiB (with --dask local:N; default: Dask's, "
+        help="memory limit per local worker, e.g. 1GiB (with --dask local:N; at least 128 MiB "
+        "to evaluate, 512 MiB to train: what a worker needs before any data; default: Dask's, "
         "the machine's memory shared by the workers)",
     )
     g.add_argument(
@@ -52,11 +53,21 @@ def check_dask_arguments(args: argparse.Namespace) -> None:
     a bad address or timeout, a model kind that does not train on Dask, ``--patience``."""
     if getattr(args, "dask", None) is None:
         return
-    from ..distributed.cluster import check_timeout, parse_address
+    from ..distributed.cluster import (
+        MIN_EVALUATE_MEMORY,
+        MIN_WORKER_MEMORY,
+        check_memory_limit,
+        check_timeout,
+        parse_address,
+    )
     from ..training.kinds import KINDS, get_kind
 
     parse_address(args.dask)
     check_timeout(args.dask_timeout)
+    trains = getattr(args, "model", None) is not None
+    check_memory_limit(
+        args.dask_memory_limit, minimum=MIN_WORKER_MEMORY if trains else MIN_EVALUATE_MEMORY
+    )
     model = getattr(args, "model", None)
     if model is not None and not get_kind(model).distributed:
         able = " or ".join(k.name for k in KINDS.values() if k.distributed)

@@ -298,7 +298,22 @@ def config_from_args(args: argparse.Namespace, loss: str | None) -> Any:
     known = option_names()
     options = {name: v for k, v in vars(args).items() if (name := _RENAMED.get(k, k)) in known}
     options["tree_params"] = _tree_params(getattr(args, "gbdt_param", None) or []) or None
-    return config_from_options({**options, "loss": loss})
+    cfg = config_from_options({**options, "loss": loss})
+    check_loss_name(cfg.loss)
+    return cfg
+
+
+def check_loss_name(spec: Any) -> None:
+    """Refuse an unknown loss name before any data is read (the error names the closest
+    losses, :func:`ndcglab.losses.base.loss_class`); an engine's own objective
+    (``lightgbm:lambdarank``) is checked by the engine's route."""
+    from .._spec import parse_spec
+
+    if not isinstance(spec, str) or ":" in spec:
+        return
+    from ..losses.base import loss_class
+
+    loss_class(parse_spec(spec, what="loss").name)
 
 
 def tune_settings(args: argparse.Namespace) -> dict[str, Any] | None:

@@ -24,6 +24,7 @@ import argparse
 import sys
 from typing import Any
 
+from .._warn import terminal_safe
 from ._common import add_cache_argument, add_format_argument, emit, format_table
 from ._help import description
 from ._training import (
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
 
     def log(msg: str) -> None:
         if not args.quiet:
-            print(f"ndcglab cv: {msg}", file=sys.stderr, flush=True)
+            print(f"ndcglab cv: {terminal_safe(msg)}", file=sys.stderr, flush=True)
 
     configs = {}
     for spec in args.loss or [None]:  # build every configuration first: fail before training

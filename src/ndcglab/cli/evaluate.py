@@ -289,12 +289,15 @@ def _evaluate_dask(args: argparse.Namespace, preset: str, trec: bool) -> Any:
         raise NdcglabError(
             "--dask evaluates DATA --scores FILE, or --qrels FILE --run FILE. Fix: give one of them"
         )
+    from ..distributed.cluster import MIN_EVALUATE_MEMORY
+
     with dask_client(
         args.dask,
         memory_limit=args.dask_memory_limit,
         timeout=args.dask_timeout,
         quiet=args.format == "json",
         label="ndcglab evaluate",
+        min_memory=MIN_EVALUATE_MEMORY,
     ) as client:
         if trec:
             return evaluate_trec_dask(

@@ -29,7 +29,7 @@ import re
 import shlex
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from typing import Any, NoReturn
 
 from .. import __version__
@@ -89,8 +89,10 @@ class _Parser(argparse.ArgumentParser):
         return super()._get_value(action, arg_string)
 
     def error(self, message: str) -> NoReturn:
+        from .._warn import terminal_safe
+
         cmd = self.prog if self.prog.startswith("ndcglab") else "ndcglab"
-        message = " ".join(message.split())
+        message = terminal_safe(" ".join(message.split()))
         if "Fix:" in message:
             self.exit(2, f"ndcglab: error: {message}\n")
         self.exit(2, f"ndcglab: error: {message}. Fix: see '{cmd} --help'\n")
@@ -125,13 +127,16 @@ _TEMP_NAME = re.compile(r"^\.(.+)\.\d+\.[A-Za-z0-9_]+\.ndcglab-tmp$")
 
 
 def _shown_path(name: Any) -> str:
-    """A path for messages: the target of one of ndcglab's temporary files, else itself."""
+    """A path for messages: the target of one of ndcglab's temporary files, else itself; with
+    its control characters escaped (:func:`ndcglab._warn.terminal_safe`)."""
+    from .._warn import terminal_safe
+
     if name is None:
         return ""
     text = os.fsdecode(name) if isinstance(name, bytes | os.PathLike) else str(name)
     head, tail = os.path.split(text)
     m = _TEMP_NAME.match(tail)
-    return os.path.join(head, m.group(1)) if m else text
+    return terminal_safe(os.path.join(head, m.group(1)) if m else text)
 
 
 def os_error_message(exc: OSError) -> str:
@@ -165,7 +170,9 @@ def _one_line_warning(
     lineno: int,
     line: str | None = None,
 ) -> str:
-    text = " ".join(str(message).split())
+    from .._warn import terminal_safe
+
+    text = terminal_safe(" ".join(str(message).split()))
     return f"ndcglab: warning: {text}\n"
 
 
@@ -182,13 +189,28 @@ OPTION_OF: dict[str, str] = {
 }
 
 
-def error_text(exc: NdcglabError) -> str:
+#: Python parameters that only some commands have as an option: parameter -> (the words with
+#: the option, the words of a command without it); they replace ``[pass ]name=``
+OPTION_OF_SOME: dict[str, tuple[str, str]] = {
+    "query_file": ("pass --query-file FILE", "put beside the data a file named DATA.query"),
+}
+
+
+def error_text(exc: NdcglabError, options: Container[str] | None = None) -> str:
     """The message of a library error as the command line shows it: each Python parameter that
     the error names (``name=`` or ``name=value``, :class:`~ndcglab.errors.NdcglabError`) becomes
     its option (``--name``, ``--name value`` with the value quoted for the shell where needed;
-    ``=True`` the bare flag)."""
+    ``=True`` the bare flag). A parameter of :data:`OPTION_OF_SOME` becomes its option when the
+    running command has it (``options``: the command's argument names; None: assume it does),
+    else the words that say what to do without it — never the Python keyword."""
     text = str(exc)
     for name in getattr(exc, "parameters", ()):
+        if name in OPTION_OF_SOME:
+            has = options is None or name in options
+            flag_or_words = OPTION_OF_SOME[name][0 if has else 1]
+            pattern = rf"(?:pass )?(?<![\w.,-]){re.escape(name)}=(?![\w'\"])"
+            text = re.sub(pattern, flag_or_words, text)
+            continue
         flag = OPTION_OF.get(name)
         if flag is None:
             continue
@@ -215,8 +237,11 @@ _running = {"command": ""}
 
 def _error(text: str) -> None:
     """Print one error line; one without its own fix gets :data:`GENERIC_FIX`, with the
-    running command's help named (``ndcglab train --help``)."""
-    line = " ".join(text.split())
+    running command's help named (``ndcglab train --help``). Control characters (in a file
+    name) are escaped: :func:`ndcglab._warn.terminal_safe`."""
+    from .._warn import terminal_safe
+
+    line = terminal_safe(" ".join(text.split()))
     if "Fix:" not in line:
         where = " ".join(("ndcglab", _running["command"], "--help")).replace("  ", " ")
         line = f"{line.rstrip('.')}. {GENERIC_FIX} ('{where}')"
@@ -274,7 +299,7 @@ def _main(argv: Sequence[str] | None) -> int:
         check_outputs(args)
         return int(args.func(args) or 0)
     except NdcglabError as exc:
-        _error(f"ndcglab: error: {error_text(exc)}")
+        _error(f"ndcglab: error: {error_text(exc, vars(args))}")
         return 2
     except BrokenPipeError:  # pragma: no cover - e.g. `ndcglab ... | head`
         return 0

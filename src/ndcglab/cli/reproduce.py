@@ -13,6 +13,7 @@ import argparse
 import sys
 from typing import Any
 
+from .._warn import terminal_safe
 from ._common import add_format_argument, emit
 
 _EPILOG = """experiments:
@@ -111,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
 
     def log(msg: str) -> None:
         if not args.quiet:
-            print(f"ndcglab reproduce: {msg}", file=sys.stderr, flush=True)
+            print(f"ndcglab reproduce: {terminal_safe(msg)}", file=sys.stderr, flush=True)
 
     command = ["ndcglab", "reproduce", args.name]
     if args.data:

@@ -449,7 +449,7 @@ class _Parser:
                     "add qid:<id> to every line, or pass query_file= (a LightGBM .query file "
                     "with one list size per line; PATH.query is picked up automatically)"
                 ),
-            )
+            ).naming("query_file")
         if status != K.S_OK:
             self._raise(status, arr, err_line, es, ee)
         labels = labels[:n]

@@ -29,12 +29,29 @@ from typing import Any
 from .._compat import require
 from ..errors import NdcglabError, SpecError
 
-__all__ = ["LOCAL", "SCHEMES", "check_timeout", "dask_client", "parse_address"]
+__all__ = [
+    "LOCAL",
+    "MIN_WORKER_MEMORY",
+    "SCHEMES",
+    "check_memory_limit",
+    "check_timeout",
+    "dask_client",
+    "parse_address",
+]
 
 #: the prefix of a local cluster's address: ``local:N``
 LOCAL = "local"
 #: the transport schemes of a scheduler address Dask understands
 SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
+#: the smallest memory limit of a local worker that trains (bytes): a worker process holding
+#: Python, Dask, NumPy, ndcglab, LightGBM and torch (the losses) uses about 400 MiB before any
+#: data (measured: 62 MiB idle, 208 MiB with LightGBM, 394 MiB with torch too), and Dask pauses
+#: a worker at 80 % of its limit and restarts it at 95 %: below 512 MiB (394 / 0.8 = 492) it
+#: would pause or be killed before its first task, and the command would wait on it or fail
+MIN_WORKER_MEMORY = 512 * 2**20
+#: the same for a worker that only evaluates (no LightGBM, no torch: 66 MiB measured; / 0.8,
+#: rounded up)
+MIN_EVALUATE_MEMORY = 128 * 2**20
 #: the largest first frame a scheduler's handshake may announce (bytes)
 _HANDSHAKE_LIMIT = 64 * 2**20
 
@@ -157,6 +174,46 @@ def _probe(target: str, timeout: float) -> None:
         )
 
 
+def _mib(n: float) -> str:
+    return f"{n / 2**20:.0f} MiB" if n >= 2**20 else f"{n:.0f} bytes"
+
+
+def check_memory_limit(text: str | None, *, minimum: int = MIN_WORKER_MEMORY) -> int | None:
+    """The bytes of a local worker's memory limit ``text`` as Dask reads it (``1GiB``,
+    ``500MB``, ``2e9`` bytes; a plain number in (0, 1] a share of the machine's memory; ``0``
+    or ``none``: no limit, None), checked: a limit Dask cannot read, or one below ``minimum``
+    (:data:`MIN_WORKER_MEMORY`: what a worker needs before any data; below it the worker is
+    paused or killed and the command would wait), raises :class:`NdcglabError` naming the
+    minimum."""
+    if text is None:
+        return None
+    raw = str(text).strip()
+    if raw.lower() in ("0", "none", "auto"):
+        return None
+    from dask.utils import parse_bytes
+
+    try:
+        number = float(raw)
+    except ValueError:
+        number = math.nan
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    try:
+        value = number * total if 0 < number <= 1 else float(parse_bytes(raw))
+    except (ValueError, TypeError):
+        raise NdcglabError(
+            f"--dask-memory-limit {raw}: not a size. Fix: write a size such as 1GiB or 500MB "
+            f"(at least {_mib(minimum)} per worker)"
+        ) from None
+    if not value >= minimum:
+        raise NdcglabError(
+            f"--dask-memory-limit {raw} ({_mib(value)}) is below what a worker needs: at least "
+            f"{_mib(minimum)} per worker (Python, Dask and the libraries it runs, before any "
+            "data; Dask pauses a worker at 80 % of its limit and restarts it at 95 %). Fix: give "
+            f"--dask-memory-limit {_mib(minimum).replace(' ', '')} or more, or leave it out"
+        )
+    return int(value)
+
+
 @contextlib.contextmanager
 def dask_client(
     address: str,
@@ -165,11 +222,13 @@ def dask_client(
     timeout: float = 10.0,
     quiet: bool = False,
     label: str = "ndcglab",
+    min_memory: int = MIN_WORKER_MEMORY,
 ) -> Iterator[Any]:
     """A ``distributed.Client`` for ``address`` (module docstring); closes what it started (the
     client, and for ``local:N`` the cluster) on exit. ``label`` starts the lines printed on
     stderr (unless ``quiet``): where the work runs, and a progress bar of the cluster's tasks
-    when stderr is a terminal."""
+    when stderr is a terminal. A local worker's ``memory_limit`` below ``min_memory`` is
+    refused (:func:`check_memory_limit`)."""
     target, n_workers = parse_address(address)
     timeout = check_timeout(timeout)
     if memory_limit is not None and n_workers is None:
@@ -177,6 +236,7 @@ def dask_client(
             "a memory limit applies to a local cluster. Fix: use local:N, or set the limit when "
             "starting the remote workers (dask worker --memory-limit)"
         )
+    check_memory_limit(memory_limit, minimum=min_memory)
     distributed = require("distributed")
     import logging
 

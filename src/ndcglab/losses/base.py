@@ -132,9 +132,14 @@ def loss_class(name: str) -> type[Loss]:
     _load()
     cls = _REGISTRY.get(name.strip().lower())
     if cls is None:
+        import difflib
+
+        near = difflib.get_close_matches(name.strip().lower(), sorted(_REGISTRY), n=3)
+        closest = f"the closest {'losses are' if len(near) > 1 else 'loss is'} {', '.join(near)}; "
         raise SpecError(
             f"unknown loss {name!r}; known: {', '.join(sorted(_REGISTRY))}. "
-            "Fix: pick one of these names (see ndcglab.losses.describe_losses())"
+            f"Fix: {closest if near else ''}pick one of these names (each with its parameters: "
+            "ndcglab list losses, or ndcglab.losses.describe_losses())"
         )
     return cls
 

@@ -85,6 +85,76 @@ def _first(mask: np.ndarray, labels: np.ndarray, query_ids: Any, boundaries: np.
     return f"label {float(labels[i])!r} (query {qid}, document {i - int(boundaries[q]) + 1})"
 
 
+#: the largest finite single-precision number (numpy.finfo(numpy.float32).max)
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _kept_bounds(boundaries: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Query boundaries after dropping the documents where ``keep`` is False."""
+    before = np.concatenate([[0], np.cumsum(keep, dtype=np.int64)])
+    return np.asarray(before[np.asarray(boundaries, dtype=np.int64)], dtype=np.int64)
+
+
+def warn_float32_gains(
+    preset: Any,
+    measures: Sequence[Measure],
+    labels: np.ndarray,
+    boundaries: np.ndarray,
+    query_ids: Any = None,
+) -> None:
+    """Warn where a tool that computes NDCG in single precision (the preset's
+    ``gain_precision=float32``: rax) returns NaN: its gain ``2^y - 1`` is ``inf`` in float32 for
+    a label >= 128, and a DCG then sums ``inf`` (or ``0 * inf`` for a document past the cutoff),
+    so the query's NDCG is ``inf / inf`` or ``NaN``, and so is the mean. A query whose gains are
+    finite but whose ideal DCG (all documents, log2 discount) exceeds float32's largest number
+    gets NaN or 0 from the tool. Only measures of the ndcg family with the gain ``exp2``
+    count; ndcglab's own values keep the exact (double precision) gain."""
+    from .._warn import warn_user
+
+    exp = [m for m in measures if m.info.family == "gain" and str(m.get("gain")) == "exp2"]
+    if not exp or labels.size == 0:
+        return
+    tool = str(getattr(preset, "title", preset)).split(" ")[0]
+    name = getattr(preset, "name", "?")
+    with np.errstate(over="ignore"):
+        gain32 = np.power(np.float32(2.0), labels.astype(np.float32)) - np.float32(1.0)
+    over = ~np.isfinite(gain32)
+    starts = np.asarray(boundaries[:-1], dtype=np.int64)
+    nq = len(starts)
+    if nq == 0:
+        return
+    sizes = np.diff(boundaries)
+    bad_q = np.add.reduceat(over.astype(np.int64), np.minimum(starts, labels.size - 1)) > 0
+    bad_q &= sizes > 0
+    measures_txt = "NDCG (gain 2^y - 1)"
+    if bad_q.any():
+        warn_user(
+            f"preset {name}: {int(over.sum())} label(s) >= 128 (first "
+            f"{_first(over, labels, query_ids, boundaries)}) give a gain 2^y - 1 beyond single "
+            f"precision: {tool} computes it in float32 and returns NaN for {measures_txt} on "
+            f"{int(bad_q.sum())} of {nq} queries, and a NaN mean; the values printed use the "
+            "exact gain"
+        )
+    gains = np.where(labels > 0, np.exp2(np.minimum(labels, 1023.0)) - 1.0, 0.0)
+    big = np.zeros(nq, dtype=bool)
+    # the ideal DCG is at most (largest gain) x (list size): only those lists can overflow
+    top = np.maximum.reduceat(gains, np.minimum(starts, labels.size - 1))
+    maybe = ~bad_q & (sizes > 0) & (top * sizes > FLOAT32_MAX)
+    for q in np.flatnonzero(maybe).tolist():
+        g = np.sort(gains[boundaries[q] : boundaries[q + 1]])[::-1]
+        ideal = float(np.sum(g / np.log2(np.arange(2, len(g) + 2))))
+        big[q] = ideal > FLOAT32_MAX
+    if big.any():
+        q = int(np.flatnonzero(big)[0])
+        qid = str(query_ids[q]) if query_ids is not None else f"#{q}"
+        warn_user(
+            f"preset {name}: the ideal DCG of {int(big.sum())} of {nq} queries (first query "
+            f"{qid}) exceeds single precision ({FLOAT32_MAX:.3g}): {tool} computes it in float32 "
+            f"and returns NaN or 0 for {measures_txt} there; the values printed use the exact "
+            "gain"
+        )
+
+
 def read_labels(
     preset: Any,
     measures: Sequence[Measure],
@@ -105,7 +175,11 @@ def read_labels(
     * ``gdeval``: every label must be a whole number <= 4 (gdeval.pl stops otherwise);
     * ``lightgbm``: single precision, and for the ndcg family whole labels below 31 (its default
       ``label_gain`` table; LightGBM stops otherwise);
-    * ``int`` (ranx, whose qrels hold integers): each label truncated toward zero (1.5 -> 1).
+    * ``int`` (ranx, whose qrels hold integers): each label truncated toward zero (1.5 -> 1);
+    * ``gain_precision=float32`` (rax): the tool computes the gain and the DCG in single
+      precision, so a gain ``2^y - 1`` beyond float32's range (a label >= 128) or an ideal DCG
+      beyond it makes its NDCG NaN: a warning names the first such label and what the tool
+      returns (:func:`warn_float32_gains`); ndcglab's values keep the exact gain.
 
     Warnings name the first changed label and its query (:func:`ndcglab._warn.warn_user`)."""
     from .._warn import warn_user
@@ -145,6 +219,9 @@ def read_labels(
             )
         labels = narrow
     check = labels if keep is None else labels[keep]
+    if getattr(preset, "gain_precision", "float64") == "float32":
+        bounds = boundaries if keep is None else _kept_bounds(boundaries, keep)
+        warn_float32_gains(preset, measures, check, bounds, query_ids)
     if rule == "xgboost":
         exp = any(m.info.family == "gain" and str(m.get("gain")) == "exp2" for m in measures)
         if exp:

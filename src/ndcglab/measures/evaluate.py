@@ -242,6 +242,7 @@ def _finish(
     in_qrels: np.ndarray | None = None,
     aliases: dict[str, str] | None = None,
     tie_range: bool = False,
+    warn_ties: bool = True,
 ) -> EvaluationResult:
     precision = canonical_precision(score_precision or preset.score_precision)
     labels, keep = read_labels(
@@ -339,8 +340,9 @@ def _finish(
             tied=tied,
             given=None if joint is None else {r: values[r].values for r in joint},
         )
-        for line in tie_warnings(ranges, mean):
-            warn_user(line)
+        if warn_ties:
+            for line in tie_warnings(ranges, mean):
+                warn_user(line)
     return EvaluationResult(
         measures=measures,
         resolved=resolved,
@@ -672,6 +674,7 @@ def evaluate_trec(
         in_qrels=np.asarray(known, dtype=bool),
         aliases=measure_aliases(measures),
         tie_range=tie_range,
+        warn_ties=False,  # below, on the query set of the means (-c adds the missing queries)
     )
     res.convention["judged_only"] = only_judged
     res.convention["depth"] = max_docs
@@ -681,6 +684,8 @@ def evaluate_trec(
         res = _unjudged(res, stand_in)
     elif complete:
         res = _complete(res, missing)
+    for line in tie_warnings(res.tie_range, res.mean):
+        warn_user(line)
     return res
 
 

@@ -87,6 +87,7 @@ class Preset:
     empty_when: str = "idcg=0"
     missing: str = "zero"
     verified: str = ""
+    gain_precision: str = "float64"
 
     def default(self, measure: str, key: str) -> str:
         """The value this preset gives option ``key`` of measure ``measure`` (canonical name)."""
@@ -352,6 +353,7 @@ PRESETS: dict[str, Preset] = {
             labels="float32",
             empty_when="idcg=0:dcg",
             verified="rax 0.4.0",
+            gain_precision="float32",
         ),
         Preset(
             "ranx",

@@ -457,8 +457,37 @@ def get_measure_info(name: str) -> MeasureInfo:
         known = ", ".join(
             n + (f" ({'/'.join(i.aliases)})" if i.aliases else "") for n, i in REGISTRY.items()
         )
-        raise SpecError(f"unknown measure {name!r}; known: {known}")
+        raise SpecError(
+            f"unknown measure {name!r}; known: {known}. Fix: {closest_measures_fix(key)}"
+        )
     return REGISTRY[_ALIASES[key]]
+
+
+def closest_measures(text: str, n: int = 3) -> list[str]:
+    """The registered measure names and aliases closest to ``text`` (its leading name: the part
+    before ``(``, ``@``, ``.`` or ``_`` digits), by :func:`difflib.get_close_matches`; the
+    canonical name first where an alias matched."""
+    import difflib
+    import re
+
+    head = re.split(r"[(@]", text.strip().lower(), maxsplit=1)[0]
+    out: list[str] = []
+    for cand in (head, head.rstrip("0123456789._")):
+        for hit in difflib.get_close_matches(cand, list(_ALIASES), n=n, cutoff=0.6):
+            name = _ALIASES[hit]
+            for shown in (name, hit):
+                if shown not in out:
+                    out.append(shown)
+    return out[:n]
+
+
+def closest_measures_fix(text: str) -> str:
+    """The fix of a measure that cannot be read: the closest measures' names, else the list."""
+    near = closest_measures(text)
+    if near:
+        which = "measures are" if len(near) > 1 else "measure is"
+        return f"the closest {which} {', '.join(near)} (e.g. {near[0]}@10)"
+    return "give a measure of 'ndcglab list measures', e.g. ndcg@10"
 
 
 # ---------------------------------------------------------------------------------- values
@@ -728,7 +757,14 @@ def parse_measure(spec: str | Measure) -> Measure:
         from .ir_names import translate_ir_measures
 
         spec = tool_name(translate_ir_measures(spec))
-    parsed = parse_spec(spec, what="measure")
+    try:
+        parsed = parse_spec(spec, what="measure")
+    except SpecError as exc:
+        if "Fix:" in str(exc):
+            raise
+        raise SpecError(
+            f"{exc}. Fix: write NAME(key=value,...)@K; {closest_measures_fix(spec)}"
+        ) from None
     info = get_measure_info(parsed.name)
     return _build(info, dict(parsed.params), parsed.cutoff, spec_text=spec)
 

@@ -328,9 +328,11 @@ def tie_warnings(
             continue
         if math.isnan(m) or tr.share(m) <= share:
             continue
+        part = f"{tr.share(m):.0%}" if math.isfinite(tr.share(m)) else "all of a mean of 0"
         out.append(
-            f"{name}: ties decide {tr.width:.4f} of the mean {m:.4f} ({tr.share(m):.0%} > "
+            f"{name}: ties decide {tr.width:.4f} of the mean {m:.4f} ({part} > "
             f"{share:.0%}): any order of the tied documents gives {tr.mean_low:.4f} to "
-            f"{tr.mean_high:.4f} ({tr.n_tied} queries have tied scores)"
+            f"{tr.mean_high:.4f} ({tr.n_tied} {'query has' if tr.n_tied == 1 else 'queries have'} "
+            "tied scores)"
         )
     return out

@@ -47,7 +47,7 @@ from .._tables import html_escape
 from ..errors import NdcglabError
 from ._common import Settings, normalize_text
 from .report import Report, Table, write_bundle
-from .verdicts import SUMMARY_HTML, VERDICTS, counts_text, verdict_counts
+from .verdicts import DISAGREES, SUMMARY_HTML, VERDICTS, counts_text, verdict_counts, verdict_of
 
 __all__ = ["EXPERIMENTS", "Settings", "build_report", "run_experiment"]
 
@@ -323,6 +323,24 @@ def run_experiment(
                 "folder": sub,
             }
             index.datasets.extend(d for d in rep.datasets if d not in index.datasets)
+        disagreeing = [
+            (sub, f) for sub, rep in children for f in rep.findings if verdict_of(f) == DISAGREES
+        ]
+        index.add_link(
+            "tables/experiments.csv",
+            "every experiment as a table",
+            f"all experiments: {counts_text(total)} (CSV; also tables/experiments.md and .tex)",
+        )
+        if disagreeing:
+            index.heading(
+                "The claim that disagrees" if len(disagreeing) == 1 else "The claims that disagree"
+            )
+            for sub, f in disagreeing:
+                index.text(
+                    f"{sub}: “{f['claim']}” — {f.get('reason') or f.get('detail') or ''}".rstrip(
+                        " —"
+                    )
+                )
         index.add_table(
             Table(
                 "experiments",
@@ -339,7 +357,8 @@ def run_experiment(
                     f"all experiments: {counts_text(total)} (how each verdict is decided: the "
                     "rules listed under each experiment's verdict table; docs/reproduce.md)"
                 ],
-            )
+            ),
+            shown=False,  # the page lists the experiments once, as links (above)
         )
         index.finish(time.perf_counter() - t0)
         return write_bundle(out, index, children), index

@@ -10,7 +10,7 @@ a measure.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -263,6 +263,17 @@ def evaluate(
     return _evaluate(ds, scores, list(measures), preset=preset)
 
 
+def record_lengths(folds: Iterable[Any], stores: Iterable[PerQueryStore]) -> Iterator[Any]:
+    """``folds`` as they are, each fold's test list lengths recorded in every store (for
+    :meth:`PerQueryStore.short_list_note`) as the fold passes."""
+    stores = list(stores)
+    for fold in folds:
+        lengths = np.diff(np.asarray(fold.test.boundaries))
+        for st in stores:
+            st.list_lengths[str(fold.name)] = lengths
+        yield fold
+
+
 @dataclass
 class PerQueryStore:
     """Per-query values of several systems on several measures, gathered fold by fold.
@@ -278,6 +289,31 @@ class PerQueryStore:
     printed: dict[str, str] = field(default_factory=dict)
     conventions: dict[str, dict[str, Any]] = field(default_factory=dict)
     empty_queries: dict[str, int] = field(default_factory=dict)
+    #: fold -> the document count of each of its test queries (:func:`record_lengths`)
+    list_lengths: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def short_list_note(self, ks: Sequence[int]) -> str:
+        """The note under a table of NDCG@k when the measures count NDCG@k of a query with
+        fewer than k documents as 0 (the ``short=zero`` rule of the LETOR scripts,
+        Eval-Score-3.0/4.0.pl) and some test queries are that short: how many are shorter than
+        each k, and where the mean falls most; ``""`` otherwise."""
+        conv = next(iter(self.conventions.values()), {})
+        if conv.get("short") != "zero" or not self.list_lengths:
+            return ""
+        n = np.concatenate(list(self.list_lengths.values()))
+        shorter = {k: int((n < k).sum()) for k in ks}
+        if not any(shorter.values()):
+            return ""
+        steps = {k: shorter[k] - shorter.get(k - 1, 0) for k in ks}
+        k_max = max(steps, key=lambda k: steps[k])
+        counts = ", ".join(f"k = {k}: {c}" for k, c in shorter.items() if c)
+        preset = str(conv.get("preset", "the LETOR preset"))
+        return (
+            f"LETOR's short-list rule ({preset}, as Eval-Score-3.0/4.0.pl): NDCG@k of a query "
+            f"with fewer than k documents counts as 0, so a mean drops where k passes the "
+            f"lists' lengths; test queries shorter than k, of {n.size}: {counts} (the largest "
+            f"step, {steps[k_max]} queries, between N@{k_max - 1} and N@{k_max})"
+        )
 
     def add(self, system: str, fold: str, result: Any) -> None:
         per = self.values.setdefault(system, {})

@@ -84,7 +84,7 @@ def train_all(
 ) -> tuple[dict[str, PerQueryStore], str, dict[str, list[tuple[str, str, Any]]]]:
     """Train every ``(display name, loss spec)`` on every fold under every protocol; NDCG@1..10
     on the tests. Returns ``({protocol: store}, preset, {protocol: [(fold, name, Fitted)]})``."""
-    from ._fit import cross_fit
+    from ._fit import cross_fit, record_lengths
 
     n_folds = settings.pick(5, 3, 1)
     preset = preset_for(source)
@@ -95,7 +95,9 @@ def train_all(
         for p in protocols
         for name, spec in losses
     }
-    folds = source.folds(n_folds, with_vali=any(p.tuned for p in protocols))
+    folds = record_lengths(
+        source.folds(n_folds, with_vali=any(p.tuned for p in protocols)), stores.values()
+    )
     cv = cross_fit(report, settings, folds, {k: r[2] for k, r in runs.items()}, NDCG_K, preset)
     for r in cv.results:
         p, name, _ = runs[r.run]
@@ -291,7 +293,7 @@ def ndcg_table(
             if sig is not None and s != baseline and s not in failed:
                 t = sig.get(s, m)
                 if t is not None:
-                    mark, p = t.mark, t.p_adjusted
+                    mark, p = sig.direction_mark(s, m), t.p_adjusted
             row.append(Cell(store.mean(s, m), None, mark, p))
         row.append(float(np.mean([store.mean(s, m) for m in NDCG_K])))
         rows.append(row)
@@ -303,8 +305,8 @@ def ndcg_table(
             rows,
             digits=4,
             caption="mean over all test queries",
-            legend=sig.legend if sig is not None else "",
-            notes=[failed_note(failed, protocol)] if failed else [],
+            legend=sig.legend_for(tests=False, directional=True) if sig is not None else "",
+            notes=[n for n in (failed_note(failed, protocol), store.short_list_note(KS)) if n],
         )
     )
 

@@ -147,7 +147,7 @@ PAPER: dict[str, dict[str, dict[str, float | None]]] = {
 
 
 def run(report: Report, settings: Settings) -> None:
-    from ._fit import cross_fit
+    from ._fit import cross_fit, record_lengths
 
     source = source_for(settings)
     preset = "letor3"
@@ -211,7 +211,7 @@ def run(report: Report, settings: Settings) -> None:
     cv = cross_fit(
         report,
         settings,
-        source.folds(n_folds),
+        record_lengths(source.folds(n_folds), stores.values()),
         {k: r[2] for k, r in runs.items()},
         all_measures,
         preset,
@@ -431,7 +431,7 @@ def _results_table(
         row: list[Any] = [name + (" (failed to train)" if name in failed else "")]
         for m in MEASURES:
             off = name == "ListMLE" or m != "ndcg@1" or name in failed or "ListMLE" in failed
-            mark = "" if off else sig_all.mark(name, m)
+            mark = "" if off else sig_all.direction_mark(name, m)
             t = None if off else sig_all.get(name, m)
             row.append(
                 Cell(
@@ -451,7 +451,7 @@ def _results_table(
         ""
         if "ListMLE" in failed
         else "Marks on N@1 only (per-query NDCG@1 against ListMLE, Holm over the eight "
-        "comparisons): " + sig_all.legend
+        "comparisons): " + sig_all.legend_for(tests=False, directional=True)
     )
     note = failed_note(failed, p.name)
     report.add_table(
@@ -495,7 +495,7 @@ def _curve_table(
                 Cell(
                     store.mean(name, m),
                     None,
-                    "" if t is None else t.mark,
+                    "" if t is None else sig.direction_mark(name, m),
                     None if t is None else t.p_adjusted,
                 )
             )
@@ -514,8 +514,15 @@ def _curve_table(
                 else "; paired t-test against ListMLE per cut-off, Holm over the four "
                 "CS-ListMLE variants"
             ),
-            legend="" if off else sig.legend,
-            notes=[failed_note(failed, p.name)] if failed else [],
+            legend="" if off else sig.legend_for(tests=False, directional=True),
+            notes=[
+                n
+                for n in (
+                    failed_note(failed, p.name) if failed else "",
+                    store.short_list_note(range(1, 11)),
+                )
+                if n
+            ],
         )
     )
 
@@ -904,14 +911,14 @@ def _claims(
     )
     cs = [f"CS-ListMLE@{k}" for k in (1, 3, 5, 10)]
     pq = {n: store.per_query(n, "ndcg@1") for n, _ in METHODS}
-    parts = [comparable(pq[n] - pq["ListMLE"], what=f"{n[11:]} − ListMLE") for n in cs]
+    parts = [comparable(pq[n] - pq["ListMLE"], what=f"{n} − ListMLE") for n in cs]
     out.append(
         Finding(
             "Table 1 / §5.1: CS-ListMLE and ListMLE are comparable on OHSUMED (N@1; our ListMLE, "
             "trained identically)" + where,
             "N@1 differences to ListMLE: "
             + ", ".join(
-                f"{n[11:]}: {store.mean(n, 'ndcg@1') - store.mean('ListMLE', 'ndcg@1'):+.3f} "
+                f"{n}: {store.mean(n, 'ndcg@1') - store.mean('ListMLE', 'ndcg@1'):+.3f} "
                 f"(t-test p = {sig_all.get(n, 'ndcg@1').p_value:.2g})"
                 for n in cs
             ),

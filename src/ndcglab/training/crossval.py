@@ -42,6 +42,16 @@ class FoldResult:
     seconds: float
     failure: dict[str, Any] | None = None
 
+    def __repr__(self) -> str:
+        """One line: run, fold, seconds, and the test means (or the failure), no arrays."""
+        if self.failure is not None:
+            what = f"failed: {self.failure.get('error')}"
+        elif self.evaluation is not None:
+            what = ", ".join(f"{k} {v:.4f}" for k, v in self.evaluation.mean.items())
+        else:
+            what = "not evaluated"
+        return f"FoldResult({self.run!r} on {self.fold!r}, {self.seconds:.1f} s: {what})"
+
     def to_dict(self, unit: str = "epoch") -> dict[str, Any]:
         """The fold's record (a trained run): ``fold``, the test ``mean`` per measure,
         ``best_<unit>``, ``<unit>s_run``, ``stop_reason``, the best validation value ``valid``
@@ -69,6 +79,24 @@ class CVResult:
     runs: list[str]
     folds: list[str]
     results: list[FoldResult] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        """A summary, not every array: the runs and folds, then per run the mean ± sample std
+        of each measure over its folds (or how many folds failed)."""
+        lines = [
+            f"CVResult({len(self.runs)} run(s) x {len(self.folds)} fold(s): "
+            f"folds {', '.join(self.folds) or '-'}; {len(self.results)} fold result(s))"
+        ]
+        names = self.measure_names()
+        for run in self.runs:
+            failed = self.failures(run)
+            if failed:
+                lines.append(f"  {run}: {len(failed)} fold(s) failed")
+                continue
+            summ = self.summary(run, names)
+            cells = [f"{n} {summ['mean'][n]:.4f}±{summ['std'][n]:.4f}" for n in names]
+            lines.append(f"  {run}: {', '.join(cells) or 'no fold trained'}")
+        return "\n".join(lines)
 
     def of(self, run: str) -> list[FoldResult]:
         """The folds of ``run`` that trained (in fold order)."""

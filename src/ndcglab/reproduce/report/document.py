@@ -48,8 +48,22 @@ def _reason_with(verdict: Any, observed: str) -> str:
     first clause of what was observed, so the reason says why."""
     reason = str(getattr(verdict, "reason", "") or "")
     if reason and not getattr(verdict, "detail", "") and observed and "(" not in reason:
-        return f"{reason}: {observed.split('; ')[0]}"  # its first clause: the rest is folded
+        return f"{reason}: {first_clause(observed)}"  # the rest is folded
     return reason
+
+
+def first_clause(text: str) -> str:
+    """``text`` up to its first ``"; "`` outside brackets: a clause never ends inside a
+    parenthesis it opened (``a (b; c); d`` -> ``a (b; c)``)."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth = max(depth - 1, 0)
+        elif ch == ";" and depth == 0 and text[i + 1 : i + 2] == " ":
+            return text[:i]
+    return text
 
 
 class Report:
@@ -138,8 +152,9 @@ class Report:
         if entry not in self.failed_runs:
             self.failed_runs.append(entry)
 
-    def add_table(self, table: Table) -> Table:
-        """Add a table (shown in the page and written as CSV/Markdown/LaTeX)."""
+    def add_table(self, table: Table, *, shown: bool = True) -> Table:
+        """Add a table (shown in the page and written as CSV/Markdown/LaTeX); ``shown=False``
+        writes its files and results.json entry only (the page says the same another way)."""
         if table.name in self.tables:
             raise NdcglabError(
                 f"report {self.experiment!r} already has a table named {table.name!r}"
@@ -152,7 +167,8 @@ class Report:
                     "call report.add_mark(mark, meaning) first"
                 )
         self.tables[table.name] = table
-        self.sections.append(_Section("table", table.name))
+        if shown:
+            self.sections.append(_Section("table", table.name))
         return table
 
     def add_figure(

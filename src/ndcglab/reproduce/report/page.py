@@ -13,7 +13,6 @@ with their hashes, and the provenance (command, seeds, versions, timings). Every
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -126,7 +125,11 @@ def render_page(report: Report) -> str:
         "versions": package_versions(),
         "timings_s": {k: round(v, 2) for k, v in report.timings.items()},
     }
-    body.append(f"<pre>{e(json.dumps(jsonable(prov), indent=2))}</pre>")
+    body.append(
+        '<table class="data">'
+        + "".join(f"<tr><th>{e(k)}</th><td>{e(readable(v))}</td></tr>" for k, v in prov.items())
+        + "</table>"
+    )
     files = (
         '<p class="files">All numbers, hashes, seeds and versions: '
         '<a href="results.json">results.json</a>'
@@ -273,7 +276,34 @@ def _protocols_html(protocols: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 def _value_text(v: Any) -> str:
-    return v if isinstance(v, str) else json.dumps(jsonable(v), sort_keys=True)
+    return readable(v)
+
+
+def readable(v: Any) -> str:
+    """A value as a reader reads it, not as JSON: a mapping as ``key: value, ...`` (a nested
+    one in brackets), a sequence as ``a, b``, None as ``none``, booleans as ``yes``/``no``,
+    numbers as written (``:g`` for a float). What a page shows of a dataset, a convention or
+    the provenance; results.json keeps the JSON."""
+    v = jsonable(v)
+    if isinstance(v, str):
+        return v
+    if v is None:
+        return "none"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, Mapping):
+        parts = []
+        for k, x in v.items():
+            text = readable(x)
+            if isinstance(x, Mapping | list | tuple) and len(x) > 1:
+                text = f"({text})"
+            parts.append(f"{k}: {text}")
+        return ", ".join(parts) if parts else "—"
+    if isinstance(v, list | tuple):
+        return ", ".join(readable(x) for x in v) if v else "—"
+    return str(v)
 
 
 def _conventions_html(conventions: Mapping[str, Mapping[str, Any]]) -> str:
@@ -330,7 +360,7 @@ def _dataset_html(d: Mapping[str, Any]) -> str:
     ):
         if key in d and d[key] is not None:
             v = d[key]
-            text = v if isinstance(v, str) else json.dumps(jsonable(v))
+            text = readable(v)
             rows.append(f"<tr><th>{e(key)}</th><td>{e(text)}</td></tr>")
     if d.get("hashes"):
         rows.append(
