@@ -336,3 +336,42 @@ def test_neuralndcg_and_lambdaloss_equal_allranks_on_the_model_scores(allrank_lo
                 spec = f"lambdaloss(pairs=both,scheme={name})" + ("" if k is None else f"@{k}")
                 ours = get_loss(spec)(si, yi, mask)[0]
                 assert abs(float(theirs - ours)) <= 1e-6 * max(1.0, abs(float(ours)))
+
+
+# ---------------------------------------------------------------------- export
+@pytest.mark.parametrize("method", ["zscore", "log1p_zscore"])
+def test_onnx_and_torchscript_export_equal_predict_on_lists_of_several_lengths(tmp_path, method):
+    from ndcglab.data import Normalizer
+    from ndcglab.models import TrainedModel, export_model
+
+    rng = np.random.default_rng(6)
+    raw = (rng.normal(size=(200, F)) * 5).astype(np.float32)
+    trained = TrainedModel(
+        model=_model(input_norm=True), normalizer=Normalizer.fit(method, raw), metadata={}
+    )
+    lengths = [1, 7, 23, 4]
+    b = np.concatenate([[0], np.cumsum(lengths)])
+    x = raw[: b[-1]]
+    want = trained.predict(x, group=lengths)
+    padded = np.zeros((len(lengths), 40, F), dtype=np.float32)  # longer than any list
+    mask = np.zeros((len(lengths), 40), dtype=bool)
+    for i, n in enumerate(lengths):
+        padded[i, :n] = x[b[i] : b[i + 1]]
+        mask[i, :n] = True
+    ts = export_model(trained, tmp_path / "m.pt", format="torchscript")
+    with torch.no_grad():
+        got = torch.jit.load(str(ts))(torch.as_tensor(padded), torch.as_tensor(mask)).numpy()
+    np.testing.assert_allclose(got[mask], want, rtol=1e-5, atol=1e-5)
+    assert (got[~mask] == 0).all()
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    path = export_model(trained, tmp_path / "m.onnx", format="onnx")
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    meta = session.get_modelmeta().custom_metadata_map
+    assert json.loads(meta["mask_input"])["name"] == "mask"
+    for width in (23, 40):  # two padded lengths, the same scores
+        out = session.run(None, {"features": padded[:, :width], "mask": mask[:, :width]})[0]
+        np.testing.assert_allclose(out[mask[:, :width]], want, rtol=1e-5, atol=1e-5)
+    # one list alone, at its own length
+    one = session.run(None, {"features": padded[2:3, :23], "mask": mask[2:3, :23]})[0][0]
+    np.testing.assert_allclose(one, want[b[2] : b[3]], rtol=1e-5, atol=1e-5)

@@ -61,12 +61,13 @@ class _Norm(nn.Module):
     def __init__(self, width: int, style: str) -> None:
         super().__init__()
         self.style = style
+        self.width = int(width)
         self.weight = nn.Parameter(torch.ones(width))
         self.bias = nn.Parameter(torch.zeros(width))
 
     def forward(self, x: Any) -> Any:
         if self.style == "layer":
-            return nn.functional.layer_norm(x, x.shape[-1:], self.weight, self.bias, 1e-5)
+            return nn.functional.layer_norm(x, (self.width,), self.weight, self.bias, 1e-5)
         mean = x.mean(-1, keepdim=True)
         std = x.std(-1, keepdim=True)
         return self.weight * (x - mean) / (std + 1e-6) + self.bias
