@@ -289,6 +289,7 @@ class GradientRun:
         self.opt.zero_grad(set_to_none=True)
         if reseed:
             self.gen.manual_seed(derive_seed(self.cfg.seed, 0, 2))
+            self.noise_gen.manual_seed(derive_seed(self.cfg.seed, 0, 3))
         total = torch.zeros((), dtype=torch.float64, device=self.device)
         for batch in self.plan.epoch_batches(epoch):
             part = self._batch_losses(batch).sum() / self.n_queries
