@@ -88,7 +88,8 @@ class NDCGRanker:
     batches of ``batch_size`` queries), ``lr`` (None: the optimiser's entry of
     :data:`ndcglab.training.config.DEFAULT_LR`), ``epochs`` (cap; None: the optimiser's entry of
     :data:`ndcglab.training.config.DEFAULT_EPOCHS`),
-    ``normalize`` (``none``, ``query_minmax``, ``zscore``), ``validation_measure`` and ``preset``
+    ``normalize`` (``none``, ``query_minmax``, ``zscore``, ``log1p_zscore``),
+    ``validation_measure`` and ``preset``
     (model selection on ``eval_set``), ``patience`` (early stopping), ``seed``, ``device``
     (``cpu``, ``cuda``, ``auto``), ``hidden``/``activation``/``dropout`` (MLP; the input
     projection of ``model="attention"``, with ``heads``, ``blocks``, ``ff_width``, ``layer_norm``,
@@ -290,7 +291,9 @@ class NDCGRanker:
     def predict(self, X: Any, *, group: Any = None, qid: Any = None) -> np.ndarray:
         """One float64 score per document of ``X`` (a matrix or a dataset); higher ranks first.
 
-        ``group=``/``qid=`` are needed only under ``normalize="query_minmax"``.
+        ``group=``/``qid=`` are needed under ``normalize="query_minmax"``, and by a model that
+        scores each document among its query's (``model="attention"``): without them the rows of
+        ``X`` are scored as one list.
         """
         self._check_fitted()
         if not get_kind(self.model).torch:  # trees need no normalisation
