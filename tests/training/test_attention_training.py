@@ -165,3 +165,19 @@ def test_log1p_zscore_is_the_sign_preserving_log_then_standardised():
     want = (t - t.mean(axis=0)) / t.std(axis=0)
     np.testing.assert_allclose(norm.transform(x), want, rtol=1e-5, atol=1e-5)
     assert np.allclose(norm.mean, t.mean(axis=0)) and np.allclose(norm.scale, t.std(axis=0))
+
+
+def test_cuda_training_scores_as_the_cpu_model_does(small):
+    """On a machine with CUDA: trained there, the model file's CPU scores equal the scores the
+    same weights give on the GPU; and device='auto' picks CUDA."""
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    train, valid = small
+    result = fit(train, TrainConfig(**OPTS, device="auto", noise=0.1), validation=valid)
+    cpu = result.predict(valid)
+    model = result.model.to("cuda")
+    x = result.trained.transform(valid)
+    gpu = model.predict(x, boundaries=valid.boundaries)
+    np.testing.assert_allclose(gpu, cpu, rtol=1e-5, atol=1e-5)
