@@ -51,8 +51,9 @@ __all__ = ["AttentionModel"]
 _ACTS: dict[str, Any] = {**_ACTIVATIONS, "identity": nn.Identity}
 _NORMS = ("pre", "post")
 _NORM_STYLES = ("layer", "allrank")
-#: padded cells (batch x longest list) scored at once by :meth:`AttentionModel.score_lists`
-_CELLS = 1 << 18
+#: attention weights per head (lists x longest list²) computed at once by
+#: :meth:`AttentionModel.score_lists`: 16M, 64 MiB in float32
+_PAIRS = 1 << 24
 
 
 class _Norm(nn.Module):
@@ -229,11 +230,12 @@ class AttentionModel(RankModel):
 
     def score_lists(self, x: Any, boundaries: Any = None) -> Any:
         """Flat scores of the lists ``boundaries`` (None: ``x`` is one list), padded in groups of
-        whole lists of about :data:`_CELLS` cells."""
+        whole lists with at most :data:`_PAIRS` attention weights per head (a longer list
+        alone)."""
         if boundaries is None:
             return self(x)
         out = []
-        for lo, hi, local in _list_chunks(np.asarray(boundaries, dtype=np.int64), _CELLS):
+        for lo, hi, local in _list_chunks(np.asarray(boundaries, dtype=np.int64), _PAIRS):
             lengths = np.diff(local)
             width = int(lengths.max()) if len(lengths) else 0
             cols = np.arange(width)
@@ -247,8 +249,10 @@ class AttentionModel(RankModel):
     def predict_chunks(
         self, n_rows: int, boundaries: Any, batch_size: int
     ) -> Iterator[tuple[int, int, Any]]:
+        """Whole lists, with at most ``64 · batch_size`` attention weights per head (the
+        ``batch_size`` rows of lists of 64 documents)."""
         b = np.array([0, n_rows]) if boundaries is None else np.asarray(boundaries, np.int64)
-        yield from _list_chunks(b, batch_size)
+        yield from _list_chunks(b, 64 * batch_size)
 
     def config(self) -> dict[str, Any]:
         return {
@@ -266,14 +270,14 @@ class AttentionModel(RankModel):
         }
 
 
-def _list_chunks(b: np.ndarray, cells: int) -> Iterator[tuple[int, int, np.ndarray]]:
-    """Runs of whole lists ``(lo, hi, local boundaries)`` of boundaries ``b`` whose padded size
-    (lists x longest list) stays within ``cells`` (a longer single list forms a run alone)."""
+def _list_chunks(b: np.ndarray, pairs: int) -> Iterator[tuple[int, int, np.ndarray]]:
+    """Runs of whole lists ``(lo, hi, local boundaries)`` of boundaries ``b`` whose padded
+    attention (lists x longest list²) stays within ``pairs`` (a longer list forms a run alone)."""
     lengths = np.diff(b)
     q, n_q = 0, len(lengths)
     while q < n_q:
         end, longest = q + 1, int(lengths[q])
-        while end < n_q and max(longest, int(lengths[end])) * (end + 1 - q) <= cells:
+        while end < n_q and max(longest, int(lengths[end])) ** 2 * (end + 1 - q) <= pairs:
             longest = max(longest, int(lengths[end]))
             end += 1
         yield int(b[q]), int(b[end]), b[q : end + 1] - b[q]
