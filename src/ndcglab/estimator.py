@@ -83,14 +83,18 @@ class NDCGRanker:
 
     Parameters mirror :class:`ndcglab.training.TrainConfig`: ``loss`` (a registered loss spec,
     e.g. ``listnet``, ``cs_listmle@10``, ``consistent_listnet(norm=z10)``, ``ranksvm``,
-    ``adarank``), ``model`` (``linear``, ``mlp``, ``adarank``, ``gbdt``), ``optimizer`` (``gd``
-    full batch until the loss changes less than ``tol``, or ``adam`` over batches of
-    ``batch_size`` queries), ``lr`` (None: the optimiser's entry of
+    ``adarank``), ``model`` (``linear``, ``mlp``, ``adarank``, ``gbdt``, ``attention``),
+    ``optimizer`` (``gd`` full batch until the loss changes less than ``tol``, or ``adam`` over
+    batches of ``batch_size`` queries), ``lr`` (None: the optimiser's entry of
     :data:`ndcglab.training.config.DEFAULT_LR`), ``epochs`` (cap; None: the optimiser's entry of
     :data:`ndcglab.training.config.DEFAULT_EPOCHS`),
-    ``normalize`` (``none``, ``query_minmax``, ``zscore``), ``validation_measure`` and ``preset``
+    ``normalize`` (``none``, ``query_minmax``, ``zscore``, ``log1p_zscore``),
+    ``validation_measure`` and ``preset``
     (model selection on ``eval_set``), ``patience`` (early stopping), ``seed``, ``device``
-    (``cpu``, ``cuda``, ``auto``), ``hidden``/``activation``/``dropout`` (MLP), ``l2`` and ``C``
+    (``cpu``, ``cuda``, ``auto``), ``hidden``/``activation``/``dropout`` (MLP; the input
+    projection of ``model="attention"``, with ``heads``, ``blocks``, ``ff_width``, ``layer_norm``,
+    ``input_norm``), ``noise`` and ``ensemble`` (DASALC: Gaussian-noise augmentation, models of
+    several seeds averaged), ``l2`` and ``C``
     (RankSVM), ``checkpoint_dir`` (atomic per-epoch checkpoints; ``fit(..., resume=True)``),
     ``verbose`` (a progress bar on a terminal), ``gtol`` (L-BFGS), ``rounds`` (AdaRank and
     trees), ``num_threads``; for trees ``engine``, ``num_leaves``, ``min_data_in_leaf``,
@@ -117,6 +121,13 @@ class NDCGRanker:
         hidden: Sequence[int] = _D.hidden,
         activation: str = _D.activation,
         dropout: float = _D.dropout,
+        heads: int = _D.heads,
+        blocks: int = _D.blocks,
+        ff_width: int = _D.ff_width,
+        layer_norm: str = _D.layer_norm,
+        input_norm: bool = _D.input_norm,
+        noise: float = _D.noise,
+        ensemble: int = _D.ensemble,
         l2: float | None = _D.l2,
         C: float | None = _D.C,
         rounds: int | None = _D.rounds,
@@ -146,6 +157,13 @@ class NDCGRanker:
         self.hidden = hidden
         self.activation = activation
         self.dropout = dropout
+        self.heads = heads
+        self.blocks = blocks
+        self.ff_width = ff_width
+        self.layer_norm = layer_norm
+        self.input_norm = input_norm
+        self.noise = noise
+        self.ensemble = ensemble
         self.l2 = l2
         self.C = C
         self.rounds = rounds
@@ -273,7 +291,9 @@ class NDCGRanker:
     def predict(self, X: Any, *, group: Any = None, qid: Any = None) -> np.ndarray:
         """One float64 score per document of ``X`` (a matrix or a dataset); higher ranks first.
 
-        ``group=``/``qid=`` are needed only under ``normalize="query_minmax"``.
+        ``group=``/``qid=`` are needed under ``normalize="query_minmax"``, and by a model that
+        scores each document among its query's (``model="attention"``): without them the rows of
+        ``X`` are scored as one list.
         """
         self._check_fitted()
         if not get_kind(self.model).torch:  # trees need no normalisation

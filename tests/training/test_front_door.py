@@ -30,6 +30,11 @@ CASES = {
     "gbdt": ({"rounds": 6, "num_leaves": 5, "lr": 0.2, "tree_params": {"lambda_l2": 1.0}},
              ["--rounds", "6", "--num-leaves", "5", "--lr", "0.2", "--gbdt-param",
               "lambda_l2=1.0"]),
+    "attention": ({"loss": "neural_ndcg", "epochs": 2, "hidden": (8,), "heads": 2, "blocks": 1,
+                   "ff_width": 12, "layer_norm": "post", "noise": 0.1, "ensemble": 2},
+                  ["--loss", "neural_ndcg", "--epochs", "2", "--hidden", "8", "--heads", "2",
+                   "--blocks", "1", "--ff-width", "12", "--layer-norm", "post", "--noise", "0.1",
+                   "--ensemble", "2"]),
 }  # fmt: skip
 #: the second tree engine through the same three doors (its own parameter names pass through)
 XGBOOST = ({"rounds": 6, "num_leaves": 5, "lr": 0.2, "engine": "xgboost",
@@ -151,4 +156,4 @@ def test_the_trees_file_kind_is_in_the_table() -> None:
     from ndcglab.gbdt import GBDTModel
 
     assert KINDS[GBDTModel.kind].route == "trees"
-    assert {k.name for k in KINDS.values() if k.torch} == {"linear", "mlp", "adarank"}
+    assert {k.name for k in KINDS.values() if k.torch} == {"linear", "mlp", "adarank", "attention"}

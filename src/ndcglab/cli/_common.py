@@ -154,6 +154,11 @@ NUMBER_RANGES: dict[str, tuple[str, float | None, float | None, str]] = {
     "l2": ("--l2", 0.0, None, "an L2 penalty"),
     "C": ("--C", 0.0, None, "RankSVM's C (> 0)"),
     "dropout": ("--dropout", 0.0, 1.0, "a dropout rate in [0, 1)"),
+    "heads": ("--heads", 1, 4096, "a number of attention heads"),
+    "blocks": ("--blocks", 0, 1000, "a number of encoder blocks"),
+    "ff_width": ("--ff-width", 1, 1_048_576, "a feed-forward width"),
+    "noise": ("--noise", 0.0, None, "a noise standard deviation"),
+    "ensemble": ("--ensemble", 1, 1000, "a number of seeds"),
     "margin": ("--margin", 0.0, None, "a margin"),
 }
 #: options whose lower bound is excluded (a learning rate of 0 learns nothing)

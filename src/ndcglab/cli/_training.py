@@ -209,6 +209,7 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
     p.add_argument(
         "--dropout", type=float, default=d.dropout, help=f"MLP dropout (default {d.dropout:g})"
     )
+    _add_attention_arguments(p, d)
     p.add_argument("--seed", type=int, default=d.seed, help=f"random seed (default {d.seed})")
     p.add_argument("--device", default=d.device, help=f"cpu, cuda or auto (default {d.device})")
     p.add_argument(
@@ -224,6 +225,52 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
 
     _add_tree_arguments(p)
     add_dask_arguments(p)
+
+
+def _add_attention_arguments(parser: argparse.ArgumentParser, d: Any) -> None:
+    """The self-attention model's options and the DASALC recipe's (defaults from TrainConfig)."""
+    g = parser.add_argument_group(
+        "self-attention (--model attention; --hidden is its input projection) and DASALC"
+    )
+    g.add_argument(
+        "--heads", type=positive_int, default=d.heads, help=f"attention heads (default {d.heads})"
+    )
+    g.add_argument(
+        "--blocks",
+        type=int,
+        default=d.blocks,
+        help=f"encoder blocks (default {d.blocks})",
+    )
+    g.add_argument(
+        "--ff-width",
+        type=positive_int,
+        default=d.ff_width,
+        help=f"feed-forward width of a block (default {d.ff_width})",
+    )
+    g.add_argument(
+        "--layer-norm",
+        choices=("pre", "post"),
+        default=d.layer_norm,
+        help=f"layer normalisation before or after each sub-layer (default {d.layer_norm})",
+    )
+    g.add_argument(
+        "--input-norm", action="store_true", help="layer-normalise the input features first"
+    )
+    g.add_argument(
+        "--noise",
+        type=float,
+        default=d.noise,
+        metavar="SIGMA",
+        help="standard deviation of Gaussian noise added to the normalised training features "
+        f"(default {d.noise:g}: none)",
+    )
+    g.add_argument(
+        "--ensemble",
+        type=positive_int,
+        default=d.ensemble,
+        metavar="K",
+        help=f"train K models with different seeds and average their scores (default {d.ensemble})",
+    )
 
 
 def _add_tree_arguments(parser: argparse.ArgumentParser) -> None:

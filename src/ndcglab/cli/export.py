@@ -49,7 +49,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--format",
         choices=FORMATS,
         required=True,
-        help="onnx or torchscript (linear, mlp); lightgbm or xgboost (boosted trees)",
+        help="onnx or torchscript (linear, mlp, attention); lightgbm or xgboost (boosted trees)",
     )
     p.add_argument("--out", required=True, metavar="FILE", help="the file to write")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")

@@ -1,4 +1,6 @@
-"""Ranking models (torch): :class:`LinearModel`, :class:`MLPModel`, :class:`AdaRank`.
+"""Ranking models (torch): :class:`LinearModel`, :class:`MLPModel`, :class:`AdaRank`,
+:class:`AttentionModel` (self-attention over a query's documents; :func:`read_allrank` reads
+allRank's models into it) and :class:`SeedEnsemble` (the mean of models of several seeds).
 
 Every model is a :class:`RankModel` — a ``torch.nn.Module`` scoring a ``(..., F)`` feature tensor
 into ``(...)`` scores — with ``config()`` (rebuilds the architecture) and ``predict(features)``
@@ -19,14 +21,17 @@ from .._compat import lazy_names
 __all__ = [
     "MODEL_KINDS",
     "AdaRank",
+    "AttentionModel",
     "LinearModel",
     "MLPModel",
     "RankModel",
+    "SeedEnsemble",
     "TrainedModel",
     "build_model",
     "export_model",
     "load_model",
     "make_model",
+    "read_allrank",
     "read_metadata",
     "register_model_loader",
     "save_model",
@@ -34,6 +39,9 @@ __all__ = [
 
 _WHERE = {
     "AdaRank": "ndcglab.models.adarank",
+    "AttentionModel": "ndcglab.models.attention",
+    "SeedEnsemble": "ndcglab.models.ensemble",
+    "read_allrank": "ndcglab.models.allrank",
     "MODEL_KINDS": "ndcglab.models.io",
     "LinearModel": "ndcglab.models.base",
     "MLPModel": "ndcglab.models.base",

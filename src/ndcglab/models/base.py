@@ -23,7 +23,7 @@ Models:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -55,6 +55,10 @@ class RankModel(nn.Module):
     #: short name of the model family, the ``kind`` key of :meth:`config`: the one place each
     #: family's name is written (the kinds table of :mod:`ndcglab.training.kinds` uses it)
     kind: str = "model"
+    #: whether a document's score depends on the other documents of its list
+    #: (:class:`~ndcglab.models.attention.AttentionModel`); such a model overrides
+    #: :meth:`score_padded`, :meth:`score_lists` and :meth:`predict_chunks`
+    listwise: bool = False
 
     def __init__(self, n_features: int) -> None:
         super().__init__()
@@ -75,11 +79,34 @@ class RankModel(nn.Module):
                 "(same collection and LETOR version), or train a new model on this data"
             )
 
+    def score_padded(self, x: Any, pad_index: Any, mask: Any) -> Any:
+        """The ``(B, M)`` scores of the lists whose rows of ``x`` ``(n, F)`` are ``pad_index``
+        ``(B, M)`` (``mask``: True = a real document). Padded cells hold some score of no
+        meaning. Here each row is scored alone, then gathered."""
+        return self(x)[pad_index]
+
+    def score_lists(self, x: Any, boundaries: Any = None) -> Any:
+        """The flat ``(n,)`` scores of the rows of ``x``, the lists being ``boundaries`` (None:
+        one list). Here each row is scored alone (``boundaries`` are not needed)."""
+        return self(x)
+
+    def predict_chunks(
+        self, n_rows: int, boundaries: Any, batch_size: int
+    ) -> Iterator[tuple[int, int, Any]]:
+        """The ``(lo, hi, local boundaries or None)`` row ranges :meth:`predict` scores at once:
+        here ranges of ``batch_size`` rows; a list-aware model cuts between whole lists."""
+        for lo in range(0, n_rows, batch_size):
+            yield lo, min(lo + batch_size, n_rows), None
+
     @torch.no_grad()
-    def predict(self, features: Any, *, batch_size: int = 262144) -> np.ndarray:
+    def predict(
+        self, features: Any, *, boundaries: Any = None, batch_size: int = 262144
+    ) -> np.ndarray:
         """Score each row of ``features`` (``(N, F)`` array or tensor); returns ``(N,)`` float64.
 
-        Runs in evaluation mode (no dropout) without gradients, in chunks of ``batch_size`` rows,
+        ``boundaries`` (``(Q + 1,)`` row offsets of the queries) matter to a :attr:`listwise`
+        model only, which takes ``None`` to mean one list of all ``N`` rows. Runs in evaluation
+        mode (no dropout) without gradients, in chunks of about ``batch_size`` rows (whole lists),
         on the device of the model's parameters. NaN features are *not* filled here: normalise
         first (see :class:`ndcglab.data.Normalizer`).
         """
@@ -100,9 +127,9 @@ class RankModel(nn.Module):
             if p is None:
                 p = next(self.buffers())
             out = np.empty(x.shape[0], dtype=np.float64)
-            for lo in range(0, x.shape[0], batch_size):
-                chunk = x[lo : lo + batch_size].to(device=p.device, dtype=p.dtype)
-                out[lo : lo + batch_size] = self(chunk).double().cpu().numpy()
+            for lo, hi, local in self.predict_chunks(x.shape[0], boundaries, batch_size):
+                chunk = x[lo:hi].to(device=p.device, dtype=p.dtype)
+                out[lo:hi] = self.score_lists(chunk, local).double().cpu().numpy()
             return out
         finally:
             self.train(was_training)
@@ -201,10 +228,12 @@ class MLPModel(RankModel):
 
 def model_families() -> dict[str, type[RankModel]]:
     """The torch model families :func:`make_model` and :func:`build_model` know, by the
-    :attr:`RankModel.kind` each class gives itself (in this order: linear, MLP, AdaRank)."""
+    :attr:`RankModel.kind` each class gives itself (in this order: linear, MLP, AdaRank,
+    self-attention)."""
     from .adarank import AdaRank
+    from .attention import AttentionModel
 
-    return {cls.kind: cls for cls in (LinearModel, MLPModel, AdaRank)}
+    return {cls.kind: cls for cls in (LinearModel, MLPModel, AdaRank, AttentionModel)}
 
 
 def make_model(kind: str, n_features: int, **params: Any) -> RankModel:
@@ -219,6 +248,10 @@ def make_model(kind: str, n_features: int, **params: Any) -> RankModel:
 def build_model(config: Mapping[str, Any]) -> RankModel:
     """Rebuild an (untrained) model from :meth:`RankModel.config`'s output."""
     cfg = dict(config)
+    if "ensemble" in cfg:  # models of several seeds (ndcglab.models.ensemble)
+        from .ensemble import SeedEnsemble
+
+        return SeedEnsemble([build_model(member) for member in cfg["ensemble"]])
     try:
         kind = cfg.pop("kind")
         n_features = cfg.pop("n_features")

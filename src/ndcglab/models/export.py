@@ -1,4 +1,4 @@
-"""Exporting a trained linear or MLP ranker to ONNX or TorchScript, normalisation included.
+"""Exporting a trained linear, MLP or attention ranker to ONNX or TorchScript, with normalisation.
 
 The exported model is one self-contained graph that takes **raw** features — a float32
 ``(N, F)`` matrix, as read from the data file — and returns ``(N,)`` scores (float32; float64
@@ -14,7 +14,13 @@ computed the way :class:`ndcglab.data.Normalizer` computes it:
   the query's documents ignoring NaN. It needs each document's query: the exported model then
   takes a **second input**, ``query`` — int64 ``(N,)``, any id per document, equal for the
   documents of one query (they need not be contiguous);
+* ``log1p_zscore`` — ``z = float32(float64(sign(x)·ln(1 + |x|)) − μ) · float32(1/σ)``;
 * then, under every method, entries of ``z`` that are NaN (missing) or ±inf become 0.
+
+A list-aware model (``attention``, :attr:`~ndcglab.models.RankModel.listwise`) scores padded
+lists: its inputs are ``features``, float32 ``(B, L, F)`` (``B`` lists padded to length ``L``;
+both dynamic), and ``mask``, bool ``(B, L)`` (True = a real document), and it returns ``(B, L)``
+scores, 0 at padded positions; padded positions never change a real document's score.
 
 Metadata travel inside the file: ONNX ``metadata_props`` (strings as they are, other values as
 JSON) and TorchScript's extra file ``ndcglab.json`` (one JSON object) hold the same keys —
@@ -55,6 +61,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXPORT_FORMATS",
     "INPUT_NAME",
+    "MASK_NAME",
     "METADATA_FILE",
     "ONNX_OPSET",
     "OUTPUT_NAME",
@@ -74,6 +81,8 @@ OUTPUT_NAME = "scores"
 METADATA_FILE = "ndcglab.json"
 #: the name of the second input of a model normalised per query (int64 query ids, ``(N,)``)
 QUERY_NAME = "query"
+#: the name of the second input of a list-aware model (bool ``(B, L)``, True = a real document)
+MASK_NAME = "mask"
 #: the ONNX operator set written (18: ScatterElements with min/max, for per-query statistics)
 ONNX_OPSET = 18
 
@@ -84,7 +93,8 @@ class _RawFeatureRanker(torch.nn.Module):
     def __init__(self, model: RankModel, method: str, mean: Any, scale: Any) -> None:
         super().__init__()
         self.model = model
-        self.zscore = method == "zscore"
+        self.zscore = method in ("zscore", "log1p_zscore")
+        self.log1p = method == "log1p_zscore"
         self.float64 = _model_dtype(model) == "float64"
         f = model.n_features
         mu = np.zeros(f) if mean is None else np.asarray(mean, dtype=np.float64)
@@ -94,14 +104,29 @@ class _RawFeatureRanker(torch.nn.Module):
             "inv_scale", torch.as_tensor((1.0 / sd).astype(np.float32), dtype=torch.float32)
         )
 
-    def forward(self, features: Any) -> Any:
+    def normalised(self, features: Any) -> Any:
+        """The elementwise normalisations (none, zscore, log1p_zscore), then 0 for non-finite."""
         x = features
         if self.zscore:
-            x = (x.to(torch.float64) - self.mean).to(torch.float32) * self.inv_scale
+            x64 = x.to(torch.float64)
+            if self.log1p:
+                x64 = torch.sign(x64) * torch.log1p(torch.abs(x64))
+            x = (x64 - self.mean).to(torch.float32) * self.inv_scale
         x = torch.where(torch.isfinite(x), x, torch.zeros_like(x))
-        if self.float64:
-            x = x.to(torch.float64)
-        return self.model(x)
+        return x.to(torch.float64) if self.float64 else x
+
+    def forward(self, features: Any) -> Any:
+        return self.model(self.normalised(features))
+
+
+class _ListRanker(_RawFeatureRanker):
+    """A list-aware model: padded raw features ``(B, L, F)`` and the mask ``(B, L)`` in, scores
+    ``(B, L)`` out (0 at padded positions)."""
+
+    def forward(self, features: Any, mask: Any) -> Any:  # type: ignore[override]
+        mask = mask.to(torch.bool)
+        scores = self.model(self.normalised(features), mask)
+        return torch.where(mask, scores, torch.zeros_like(scores))
 
 
 class _QueryMinMaxRanker(_RawFeatureRanker):
@@ -157,16 +182,23 @@ def exportable_module(model: Any) -> Any:
     docstring)."""
     trained = _as_trained(model)
     kind = trained.model.kind
-    if kind not in ("linear", "mlp"):
+    if kind not in ("linear", "mlp", "attention"):
         raise SpecError(
             f"cannot export a model of kind {kind!r}: ONNX and TorchScript export covers the "
-            "linear and mlp rankers. Fix: boosted trees export as LightGBM model text "
+            "linear, mlp and attention rankers. Fix: boosted trees export as LightGBM model text "
             "(--format lightgbm); AdaRank is a linear combination of features, score it with "
             "ndcglab predict"
         )
     norm = trained.normalizer
     inner = copy.deepcopy(trained.model).cpu().requires_grad_(False)
     cls = _QueryMinMaxRanker if norm.method == "query_minmax" else _RawFeatureRanker
+    if trained.model.listwise:
+        if norm.method == "query_minmax":
+            raise SpecError(
+                "cannot export a list-aware model normalised per query (query_minmax) yet. Fix: "
+                "train it with normalize='zscore' or 'log1p_zscore'"
+            )
+        cls = _ListRanker
     module = cls(inner, norm.method, norm.mean, norm.scale)
     module.eval()
     return module
@@ -177,6 +209,8 @@ def export_metadata(model: Any) -> dict[str, Any]:
     trained = _as_trained(model)
     norm = trained.normalizer.to_dict()
     norm["applied"] = "inside the exported graph: give it raw features"
+    listwise = trained.model.listwise
+    lists = ["B", "L"] if listwise else ["N"]
     versions = package_versions(("ndcglab", "torch"))
     return {
         "ndcglab_version": versions["ndcglab"],
@@ -186,17 +220,25 @@ def export_metadata(model: Any) -> dict[str, Any]:
         "normalization": norm,
         "model": trained.model.config(),
         "loss": trained.metadata.get("loss"),
-        "input": {"name": INPUT_NAME, "dtype": "float32", "shape": ["N", trained.n_features]},
+        "input": {"name": INPUT_NAME, "dtype": "float32", "shape": [*lists, trained.n_features]},
+        "mask_input": (
+            {"name": MASK_NAME, "dtype": "bool", "shape": lists, "meaning": "a real document"}
+            if listwise
+            else None
+        ),
         "query_input": (
             {"name": QUERY_NAME, "dtype": "int64", "shape": ["N"], "meaning": "query id"}
             if trained.normalizer.method == "query_minmax"
             else None
         ),
-        "output": {"name": OUTPUT_NAME, "dtype": _model_dtype(trained.model), "shape": ["N"]},
+        "output": {"name": OUTPUT_NAME, "dtype": _model_dtype(trained.model), "shape": lists},
     }
 
 
 def _example(meta: dict[str, Any]) -> tuple[Any, ...]:
+    if meta.get("mask_input"):
+        mask = torch.tensor([[True, True, True], [True, False, False]])
+        return (torch.zeros((2, 3, meta["n_features"]), dtype=torch.float32), mask)
     x = torch.zeros((2, meta["n_features"]), dtype=torch.float32)
     if meta.get("query_input"):
         return (x, torch.tensor([0, 1], dtype=torch.int64))
@@ -215,6 +257,9 @@ def _torchscript_bytes(module: Any, meta: dict[str, Any]) -> bytes:
 def _onnx_bytes(module: Any, meta: dict[str, Any]) -> bytes:
     onnx = require("onnx")
     inputs = [INPUT_NAME, QUERY_NAME] if meta.get("query_input") else [INPUT_NAME]
+    axes: dict[int, str] = {0: "n_documents"}
+    if meta.get("mask_input"):
+        inputs, axes = [INPUT_NAME, MASK_NAME], {0: "n_lists", 1: "list_length"}
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TorchScript-based exporter announces its successor
         graph = Path(tmp) / "model.onnx"
@@ -225,7 +270,7 @@ def _onnx_bytes(module: Any, meta: dict[str, Any]) -> bytes:
             dynamo=False,
             input_names=inputs,
             output_names=[OUTPUT_NAME],
-            dynamic_axes={name: {0: "n_documents"} for name in [*inputs, OUTPUT_NAME]},
+            dynamic_axes={name: axes for name in [*inputs, OUTPUT_NAME]},
             opset_version=ONNX_OPSET,
         )
         proto = onnx.load_model_from_string(graph.read_bytes())

@@ -41,6 +41,7 @@ from ..data.dataset import RankingDataset
 from ..data.normalize import Normalizer
 from ..errors import DataFormatError, ModelMismatchError, SpecError
 from .adarank import AdaRank
+from .attention import ATTENTION_SCHEMA, AttentionModel, attention_parameter_count
 from .base import LinearModel, MLPModel, RankModel, build_model, model_families, torch
 from .file_format import (
     FORMAT,
@@ -113,6 +114,7 @@ _SCHEMAS: dict[str, dict[str, tuple[Any, str]]] = {
         "activation": (lambda v: isinstance(v, str), "a string"),
         "dropout": (lambda v: _is_num(v) and 0 <= v < 1, "a number in [0, 1)"),
     },
+    AttentionModel.kind: ATTENTION_SCHEMA,
     AdaRank.kind: {
         "measure": (lambda v: isinstance(v, str), "a measure name"),
         "preset": (lambda v: v is None or isinstance(v, str), "null or a preset name"),
@@ -128,6 +130,8 @@ def _n_parameters(cfg: Mapping[str, Any]) -> int:
     if cfg["kind"] == MLPModel.kind:
         sizes = [f, *cfg.get("hidden", (64, 32)), 1]
         return sum(a * b + b for a, b in itertools.pairwise(sizes))
+    if cfg["kind"] == AttentionModel.kind:
+        return attention_parameter_count(cfg)
     return f + 1
 
 
@@ -146,17 +150,35 @@ def check_model_metadata(meta: Mapping[str, Any], path: Any = None) -> None:
     if not _is_int(cfg.get("n_features")):
         raise _field_error(path, "model.n_features", "a positive integer", cfg.get("n_features"))
     n_features = int(cfg["n_features"])
-    for key, value in cfg.items():
-        if key in ("kind", "n_features"):
-            continue
-        if key not in schema:
-            raise _field_error(
-                path, f"model.{key}", f"one of the known keys ({', '.join(schema)})", key
+    configs = [cfg]
+    if "ensemble" in cfg:  # a SeedEnsemble: the first member's keys, and every member's config
+        members = cfg["ensemble"]
+        if not (
+            isinstance(members, list)
+            and 1 <= len(members) <= 1000
+            and all(
+                isinstance(m, dict)
+                and "ensemble" not in m
+                and m.get("kind") == kind
+                and m.get("n_features") == n_features
+                for m in members
             )
-        check, what = schema[key]
-        if not check(value):
-            raise _field_error(path, f"model.{key}", what, value)
-    n_params = _n_parameters(cfg)
+        ):
+            what = f"a list of 1 to 1000 {kind} configs with n_features {n_features}"
+            raise _field_error(path, "model.ensemble", what, members)
+        configs = members
+    for one in configs:
+        for key, value in one.items():
+            if key in ("kind", "n_features", "ensemble"):
+                continue
+            if key not in schema:
+                raise _field_error(
+                    path, f"model.{key}", f"one of the known keys ({', '.join(schema)})", key
+                )
+            check, what = schema[key]
+            if not check(value):
+                raise _field_error(path, f"model.{key}", what, value)
+    n_params = sum(_n_parameters(one) for one in configs)
     if n_params > MAX_MODEL_PARAMETERS:
         raise _field_error(
             path, "model", f"a model of at most {MAX_MODEL_PARAMETERS:,} parameters", n_params
@@ -250,11 +272,15 @@ class TrainedModel:
 
     def transform(self, data: Any, *, group: Any = None, qid: Any = None) -> np.ndarray:
         """The normalised float32 feature matrix the model scores."""
+        return self._lists(data, group, qid)[0]
+
+    def _lists(self, data: Any, group: Any, qid: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        """The normalised features and the query boundaries (None when not known)."""
         if isinstance(data, RankingDataset):
             self.check(
                 data.n_features, data.feature_names, what=f"dataset {data.source or ''}".strip()
             )
-            return self.normalizer.transform(data.features, data.boundaries)
+            return self.normalizer.transform(data.features, data.boundaries), data.boundaries
         x = np.asarray(data, dtype=np.float32)
         if x.ndim != 2:
             raise ModelMismatchError(
@@ -265,11 +291,15 @@ class TrainedModel:
         if group is not None or qid is not None:
             ds = RankingDataset.from_arrays(x, np.zeros(len(x)), group=group, qid=qid)
             boundaries = ds.boundaries
-        return self.normalizer.transform(x, boundaries)
+        return self.normalizer.transform(x, boundaries), boundaries
 
     def predict(self, data: Any, *, group: Any = None, qid: Any = None) -> np.ndarray:
-        """Scores ``(N,)`` float64 for every document of ``data`` (dataset or feature matrix)."""
-        return self.model.predict(self.transform(data, group=group, qid=qid))
+        """Scores ``(N,)`` float64 for every document of ``data`` (dataset or feature matrix).
+
+        A list-aware model (:attr:`~ndcglab.models.RankModel.listwise`) scores each query of a
+        dataset, or of ``group=``/``qid=``, on its own; a bare matrix is then one list."""
+        x, boundaries = self._lists(data, group, qid)
+        return self.model.predict(x, boundaries=boundaries)
 
     def save(self, path: str | os.PathLike[str], **extra: Any) -> Path:
         """Write this model to ``path`` (see :func:`save_model`)."""

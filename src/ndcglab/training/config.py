@@ -130,6 +130,12 @@ class TrainConfig:
     optimiser's entry of :data:`DEFAULT_LR` / :data:`DEFAULT_EPOCHS`, and for boosted trees
     ``lr``, ``rounds`` and ``patience`` left at None take :data:`TREE_DEFAULTS`. ``trees`` holds
     the trees' own options (:class:`TreeOptions`, or a dict of its fields).
+
+    The self-attention model (``model="attention"``) takes ``hidden`` (its input projection),
+    ``activation``, ``dropout``, ``heads``, ``blocks``, ``ff_width``, ``layer_norm`` (``pre`` or
+    ``post``) and ``input_norm``. The DASALC recipe: ``normalize="log1p_zscore"``, ``noise`` (σ of
+    the Gaussian noise added to the normalised training features; 0: none) and ``ensemble``
+    (models of that many seeds, their scores averaged) — see docs/attention.md.
     """
 
     loss: str | None = None
@@ -152,6 +158,13 @@ class TrainConfig:
     activation: str = "relu"
     dropout: float = 0.0
     init: str = "zeros"
+    heads: int = 2
+    blocks: int = 2
+    ff_width: int = 128
+    layer_norm: str = "pre"
+    input_norm: bool = False
+    noise: float = 0.0
+    ensemble: int = 1
     batching: str = "bucket"
     skip_uninformative: bool = True
     rounds: int | None = None
@@ -190,6 +203,12 @@ class TrainConfig:
             raise SpecError(f"C must be positive, got {self.C}")
         if self.rounds is not None and int(self.rounds) < 1:
             raise SpecError(f"rounds must be at least 1 (or None), got {self.rounds}")
+        if not (math.isfinite(float(self.noise)) and float(self.noise) >= 0):
+            raise SpecError(f"noise must be a standard deviation >= 0, got {self.noise}")
+        if int(self.ensemble) < 1:
+            raise SpecError(
+                f"ensemble must be at least 1 (models of different seeds), got {self.ensemble}"
+            )
         self.hidden = tuple(int(h) for h in self.hidden)
         if isinstance(self.trees, dict):
             self.trees = TreeOptions(**self.trees)

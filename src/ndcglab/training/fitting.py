@@ -65,6 +65,17 @@ def fit(
             f"{kind.name!r}. Fix: drop checkpoint_dir and resume (use patience for early stopping)"
         )
     route = _ROUTES[kind.route]
+    if int(cfg.ensemble) > 1:
+        return _fit_ensemble(
+            train,
+            cfg,
+            kind,
+            validation=validation,
+            checkpoint_dir=checkpoint_dir,
+            resume=resume,
+            progress=progress,
+            callback=callback,
+        )
     return route(
         train,
         cfg,
@@ -84,6 +95,67 @@ def _fit_torch(train: RankingDataset, cfg: TrainConfig, kind: ModelKind, **how: 
 
     how.pop("client")
     return run(train, cfg, **how)
+
+
+def _fit_ensemble(
+    train: RankingDataset,
+    cfg: TrainConfig,
+    kind: ModelKind,
+    *,
+    validation: RankingDataset | None,
+    checkpoint_dir: str | os.PathLike[str] | None,
+    **how: Any,
+) -> TrainResult:
+    """``cfg.ensemble`` models of the gradient loop with the seeds ``seed, seed + 1, ...``
+    (checkpoints of member ``i`` in ``checkpoint_dir/seed-<i>``), averaged into one
+    :class:`~ndcglab.models.ensemble.SeedEnsemble`. The result's ``history`` holds every
+    member's epochs (with a ``member`` key); ``best_epoch``, ``epochs_run`` and ``stop_reason``
+    are the first member's; ``best_score`` is the ensemble's validation value."""
+    import dataclasses
+
+    from ..measures.scorer import MeasureScorer
+    from ..models import TrainedModel
+    from ..models.ensemble import SeedEnsemble
+
+    if kind.route != "gradient":
+        able = [k.name for k in KINDS.values() if k.route == "gradient"]
+        raise SpecError(
+            f"ensemble applies to models trained by the gradient loop ({', '.join(able)}), not "
+            f"model {kind.name!r}. Fix: ensemble=1"
+        )
+    k = int(cfg.ensemble)
+    results = []
+    for i in range(k):
+        member_cfg = dataclasses.replace(cfg, seed=int(cfg.seed) + i, ensemble=1)
+        where = None if checkpoint_dir is None else os.path.join(checkpoint_dir, f"seed-{i}")
+        results.append(
+            _fit_torch(
+                train,
+                member_cfg,
+                kind,
+                validation=validation,
+                client=None,
+                checkpoint_dir=where,
+                **how,
+            )
+        )
+    first = results[0]
+    model = SeedEnsemble([r.trained.model for r in results])
+    meta = {
+        **first.trained.metadata,
+        "training": cfg.to_dict(),
+        "seed": cfg.seed,
+        "ensemble_seeds": [int(cfg.seed) + i for i in range(k)],
+        "ensemble_best_epochs": [r.best_epoch for r in results],
+    }
+    trained = TrainedModel(model=model, normalizer=first.trained.normalizer, metadata=meta)
+    best = None
+    if validation is not None:
+        scorer = MeasureScorer(cfg.validation_measure, cfg.preset)
+        best = scorer.mean(validation.labels, trained.predict(validation), validation.boundaries)
+        meta["best_score"] = best
+    history = [{**entry, "member": i} for i, r in enumerate(results) for entry in r.history]
+    return dataclasses.replace(first, trained=trained, history=history, best_score=best)
 
 
 def _fit_trees(train: RankingDataset, cfg: TrainConfig, kind: ModelKind, **how: Any) -> TrainResult:

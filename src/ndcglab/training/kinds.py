@@ -12,7 +12,8 @@ kinds here are exactly those classes. The gradient loop builds a model with the
 
 A kind is trained by one of three *routes* (:mod:`ndcglab.training.fitting`):
 
-* ``"gradient"`` — the gradient loop of :mod:`ndcglab.training.loop` (``linear``, ``mlp``);
+* ``"gradient"`` — the gradient loop of :mod:`ndcglab.training.loop` (``linear``, ``mlp``,
+  ``attention``);
 * ``"boosting"`` — AdaRank's boosting over single features (:mod:`ndcglab.training.adarank_fit`);
 * ``"trees"`` — boosted trees grown by a tree engine of :mod:`ndcglab.gbdt`
   (``TreeOptions.engine``), on one machine, or on a Dask cluster when
@@ -77,6 +78,10 @@ KINDS: dict[str, ModelKind] = {k.name: k for k in (
               "AdaRank: boosting over single features, the round chosen on validation"),
     ModelKind("gbdt", "trees", _LISTNET, _DIFF, "round", False, False, True, False,
               "boosted trees (LightGBM or XGBoost) with the loss as custom objective"),
+    ModelKind("attention", "gradient", _LISTNET, _DIFF, "epoch", True, True, False, True,
+              "a self-attention encoder over each query's documents (allRank's model)",
+              model_options=("hidden", "activation", "dropout", "heads", "blocks", "ff_width",
+                             "layer_norm", "input_norm")),
 )}
 # fmt: on
 #: the kinds' names, in order

@@ -185,6 +185,7 @@ class GradientRun:
         )
         work.raw = work.x_val = None  # the plan holds its own arranged, normalised copy
         self.gen = torch.Generator(device=device)
+        self.noise_gen = torch.Generator(device=device)  # the noise augmentation's own draws
         self.decay = _decayed(self.model)
 
     def _restore(self, saved: dict[str, Any]) -> None:
@@ -216,7 +217,12 @@ class GradientRun:
         or masks them (``Loss.masks_padding``), so no value or gradient flows there."""
         if batch.bound is None or batch.bound.loss is not self.loss:
             batch.bound = self.loss.bind(batch.labels, batch.mask)
-        scores = batch.pad(self.model(batch.features(self.plan.x)), zero=False)
+        x = batch.features(self.plan.x)
+        if self.cfg.noise > 0:  # Gaussian-noise augmentation of the normalised features
+            x = x + self.cfg.noise * torch.randn(
+                x.shape, generator=self.noise_gen, device=x.device, dtype=x.dtype
+            )
+        scores = self.model.score_padded(x, batch.pad_index, batch.mask)
         return batch.bound(scores, generator=self.gen)
 
     def _penalty(self) -> Any:
@@ -227,6 +233,7 @@ class GradientRun:
         cfg, n_q = self.cfg, self.n_queries
         self._seed_global(derive_seed(cfg.seed, epoch, 1))
         self.gen.manual_seed(derive_seed(cfg.seed, epoch, 2))
+        self.noise_gen.manual_seed(derive_seed(cfg.seed, epoch, 3))
         self.model.train()
         total = torch.zeros((), dtype=torch.float64, device=self.device)
         if cfg.optimizer == "lbfgs":
@@ -282,6 +289,7 @@ class GradientRun:
         self.opt.zero_grad(set_to_none=True)
         if reseed:
             self.gen.manual_seed(derive_seed(self.cfg.seed, 0, 2))
+            self.noise_gen.manual_seed(derive_seed(self.cfg.seed, 0, 3))
         total = torch.zeros((), dtype=torch.float64, device=self.device)
         for batch in self.plan.epoch_batches(epoch):
             part = self._batch_losses(batch).sum() / self.n_queries
@@ -338,9 +346,9 @@ class GradientRun:
         if (epoch + 1) % cfg.eval_every != 0 and epoch + 1 != cfg.n_epochs:
             return None
         self.model.eval()
-        with torch.no_grad():
-            sv = self.model(self.xv).double().cpu().numpy()
         v = cast(RankingDataset, self.validation)  # validation features exist: so does the set
+        with torch.no_grad():
+            sv = self.model.score_lists(self.xv, v.boundaries).double().cpu().numpy()
         valid = self.scorer.mean(v.labels, sv, v.boundaries)
         if st.best_score is None or valid > st.best_score:
             st.best_score, st.best_epoch, st.bad = valid, epoch + 1, 0
