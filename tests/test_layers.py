@@ -12,7 +12,7 @@ The order (docs/DESIGN.md, "Layers"): imports point down, or sideways within one
                             gbdt and distributed; gbdt and distributed read training.config, the
                             training options, and nothing else of training)
     6  estimator, analysis
-    7  reproduce
+    7  reproduce, compat
     8  cli
     9  __main__                (``python -m ndcglab``: calls the command line)
 
@@ -55,6 +55,7 @@ LAYERS: dict[str, int] = {
     "estimator": 6,
     "analysis": 6,
     "reproduce": 7,
+    "compat": 7,
     "cli": 8,
     "__main__": 9,
 }
