@@ -155,3 +155,23 @@ def test_pyterrier_frames(data):
         )
     )
     assert compat.provider.calc_aggregate(ms, qrels, iter(items)) == pytest.approx(want)
+
+
+def test_tie_averaged_provider_is_scikit_learns_ndcg():
+    """NdcglabProvider(ties="average"): a constant scorer gets the expected NDCG over the tied
+    orders (scikit-learn's ndcg_score), not the lucky order of document ids."""
+    sk = pytest.importorskip("sklearn.metrics")
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(4)
+    labels = rng.integers(0, 4, size=(10, 8)).astype(float)
+    labels[:, 3] = 1.0
+    qrels = {f"q{i}": {f"d{j}": int(v) for j, v in enumerate(r)} for i, r in enumerate(labels)}
+    const = {q: dict.fromkeys(docs, 1.0) for q, docs in qrels.items()}
+    avg = compat.NdcglabProvider(ties="average")
+    got = sorted(avg.iter_calc([irm.nDCG @ 5], qrels, const), key=_key)
+    for metric in got:
+        row = labels[int(metric.query_id[1:])]
+        want = sk.ndcg_score(row[None, :], np.ones((1, 8)), k=5)
+        assert metric.value == pytest.approx(want, abs=1e-12)
+    with pytest.raises(ValueError, match="ties=average"):
+        avg.calc_aggregate([irm.Bpref], qrels, const)

@@ -24,6 +24,10 @@ Measures and the rules they follow:
   2^y - 1, ties by document id descending), which ir_measures uses for them;
 * a query of the qrels that the run misses scores each measure's ``DEFAULT`` (0), as in every
   ir_measures provider; means are over the queries of the qrels.
+* ``NdcglabProvider(ties="average")`` is a provider whose measures average over every order of
+  tied documents (the ndcg family, ``AP``, ``P`` and ``RR``; another measure is refused under
+  it); ``ties="input"``, ``"pessimistic"``, ``"optimistic"`` and ``"random:<seed>"`` work
+  likewise. The registered ``ndcglab`` provider keeps trec_eval's rule.
 
 Qrels and runs may be any form ir_measures takes that
 :func:`ndcglab.data.trec_inputs.as_trec_dict` reads (dict-of-dicts, DataFrames with
@@ -41,7 +45,7 @@ import numpy as np
 
 from .._compat import require
 from ..data.trec_inputs import as_trec_dict
-from ..measures import evaluate_trec
+from ..measures import evaluate_trec, parse_measure
 
 __all__ = ["NdcglabProvider", "provider", "to_spec", "use_by_default"]
 
@@ -156,22 +160,31 @@ class NdcglabProvider(_Provider):
         _m._RBP(cutoff=_Any(), rel=_Any(required=True), p=_Any()),
     ]
 
+    def __init__(self, ties: str = "docid") -> None:
+        super().__init__()
+        self.ties = ties
+
     def _evaluator(self, measures: Iterable[Any], qrels: Any) -> NdcglabEvaluator:
-        return NdcglabEvaluator(
-            list(measures), as_trec_dict(qrels, what="qrels", value="relevance")
-        )
+        qrels = as_trec_dict(qrels, what="qrels", value="relevance")
+        return NdcglabEvaluator(list(measures), qrels, self.ties)
 
 
 class NdcglabEvaluator(_Evaluator):
     """Evaluates runs on one qrels: one :func:`~ndcglab.measures.evaluate_trec` call per
     (preset, judged_only, gains) group of the measures."""
 
-    def __init__(self, measures: list[Any], qrels: dict[str, dict[str, Any]]) -> None:
+    def __init__(
+        self, measures: list[Any], qrels: dict[str, dict[str, Any]], ties: str = "docid"
+    ) -> None:
         super().__init__(measures, set(qrels))
         self._qrels = qrels
         groups: dict[tuple[Any, ...], list[tuple[Any, str]]] = {}
         for m in measures:
             spec, preset, judged, gains = to_spec(m)
+            if ties != "docid" and spec != "num_q":
+                parsed = parse_measure(spec)
+                if "ties" in parsed.info.params:
+                    spec = str(parsed.with_options(ties=ties))
             groups.setdefault((preset, judged, gains), []).append((m, spec))
         self._groups = groups
         self._mapped: dict[Any, dict[str, dict[str, float]]] = {}
