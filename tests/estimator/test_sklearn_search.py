@@ -61,10 +61,11 @@ def test_grid_search_equals_a_hand_written_loop(folds):
     search = GridSearchCV(
         NDCGRanker(**FAST).set_fit_request(qid=True),
         grid,
-        cv=GroupKFold(3),
+        cv=GroupKFold(2),
         scoring=ndcg_scorer(10, "sklearn"),
+        refit=False,
     ).fit(X, y, groups=qid, qid=qid)
-    splits = list(GroupKFold(3).split(X, y, qid))
+    splits = list(GroupKFold(2).split(X, y, qid))
     for i, params in enumerate(search.cv_results_["params"]):
         for j, (train, test) in enumerate(splits):
             assert set(qid[train]).isdisjoint(qid[test])  # queries kept whole
@@ -73,7 +74,6 @@ def test_grid_search_equals_a_hand_written_loop(folds):
             got = search.cv_results_[f"split{j}_test_score"][i]
             assert got == pytest.approx(want, abs=1e-12), (params, j)
     assert search.best_params_ == search.cv_results_["params"][search.best_index_]
-    assert isinstance(search.best_estimator_, NDCGRanker)
 
 
 def test_cross_val_score_pipeline_and_randomized_search(folds):
@@ -119,6 +119,7 @@ def test_scorer_with_group_sizes_and_errors(folds):
 def _documented_failures() -> set[str]:
     text = DOCS.read_text(encoding="utf-8")
     section = text.split("### check_estimator", 1)[1].split("\n## ", 1)[0]
+    section = section.split("The others fail", 1)[1]
     return set(re.findall(r"`(check_\w+)`", section))
 
 
