@@ -175,3 +175,16 @@ def test_tie_averaged_provider_is_scikit_learns_ndcg():
         assert metric.value == pytest.approx(want, abs=1e-12)
     with pytest.raises(ValueError, match="ties=average"):
         avg.calc_aggregate([irm.Bpref], qrels, const)
+
+
+def test_gdeval_measures_closed_form():
+    """ERR@k and nDCG(dcg=exp-log2)@k follow gdeval.pl (gain 2^y - 1, g_max = 4): worked by
+    hand on one ranking b (0), c (1), a (2), d (unjudged)."""
+    qrels = {"q": {"a": 2, "b": 0, "c": 1}}
+    run = {"q": {"a": 0.5, "b": 0.9, "c": 0.7, "d": 0.1}}
+    err, ndcg = irm.ERR @ 3, irm.nDCG(dcg="exp-log2") @ 3
+    got = compat.provider.calc_aggregate([err, ndcg], qrels, run)
+    # ERR = sum_r 1/r R_r prod_{i<r} (1 - R_i), R = (2^g - 1) / 16
+    assert got[err] == pytest.approx(0.5 * (1 / 16) + (1 / 3) * (3 / 16) * (15 / 16), abs=1e-15)
+    l3 = math.log2(3)
+    assert got[ndcg] == pytest.approx((1 / l3 + 3 / 2) / (3 + 1 / l3), abs=1e-15)
