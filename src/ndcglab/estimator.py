@@ -409,15 +409,21 @@ class NDCGScorer:
     ``scorer(estimator, X, y, qid=...)`` predicts ``X`` with ``estimator`` (an
     :class:`NDCGRanker` or a ``Pipeline`` ending in one, or any model with ``predict``) and
     returns the mean NDCG@k of the queries (:class:`~ndcglab.measures.MeasureScorer`: the
-    measure's rules come from ``preset``; ``None`` is ``standard``). Higher is better.
+    measure's rules come from ``preset``; ``None`` is ``standard``), with ``ties`` (e.g.
+    ``"average"``: the expectation over the orders of tied scores) overriding the preset's tie
+    rule. Higher is better.
     """
 
     _METADATA: ClassVar[dict[str, tuple[str, ...]]] = {"score": ("group", "qid")}
 
-    def __init__(self, k: int | None = 10, preset: str | None = None) -> None:
+    def __init__(
+        self, k: int | None = 10, preset: str | None = None, ties: str | None = None
+    ) -> None:
         self.k = k
         self.preset = preset
-        self.measure = "ndcg" if k is None else f"ndcg@{int(k)}"
+        self.ties = ties
+        opts = "" if ties is None else f"(ties={ties})"
+        self.measure = f"ndcg{opts}" if k is None else f"ndcg{opts}@{int(k)}"
 
     def __call__(
         self, estimator: Any, X: Any, y: Any, *, qid: Any = None, group: Any = None
@@ -448,11 +454,14 @@ class NDCGScorer:
         return _requests_of(self, self._METADATA)
 
     def __repr__(self) -> str:
-        return f"ndcg_scorer(k={self.k!r}, preset={self.preset!r})"
+        ties = "" if self.ties is None else f", ties={self.ties!r}"
+        return f"ndcg_scorer(k={self.k!r}, preset={self.preset!r}{ties})"
 
 
-def ndcg_scorer(k: int | None = 10, preset: str | None = None) -> NDCGScorer:
+def ndcg_scorer(
+    k: int | None = 10, preset: str | None = None, ties: str | None = None
+) -> NDCGScorer:
     """A grouped scorer for scikit-learn's model selection: mean NDCG@k per query under
-    ``preset`` (:class:`NDCGScorer`), e.g. ``GridSearchCV(NDCGRanker(), grid,
-    scoring=ndcg_scorer(10, "letor4"), cv=GroupKFold(5))``."""
-    return NDCGScorer(k, preset)
+    ``preset`` (:class:`NDCGScorer`; ``ties="average"`` for tie-averaged NDCG), e.g.
+    ``GridSearchCV(NDCGRanker(), grid, scoring=ndcg_scorer(10, "letor4"), cv=GroupKFold(5))``."""
+    return NDCGScorer(k, preset, ties)

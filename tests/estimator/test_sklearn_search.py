@@ -116,6 +116,20 @@ def test_scorer_with_group_sizes_and_errors(folds):
     assert clone(requested).get_metadata_routing().fit.requests["qid"] == "query"
 
 
+def test_tie_averaged_scorer_is_scikit_learns_ndcg(folds):
+    """ndcg_scorer(ties="average"): a constant model scores the expectation over tied orders
+    (scikit-learn's ndcg_score), whatever the preset's own tie rule."""
+    X, y, qid = folds
+
+    class Constant:
+        def predict(self, X):
+            return np.zeros(len(X))
+
+    got = ndcg_scorer(10, "trec_eval", ties="average")(Constant(), X, y, qid=qid)
+    assert got == pytest.approx(_mean_ndcg10(y, np.zeros(len(y)), qid), abs=1e-12)
+    assert "ties='average'" in repr(ndcg_scorer(ties="average"))
+
+
 def _documented_failures() -> set[str]:
     text = DOCS.read_text(encoding="utf-8")
     section = text.split("### check_estimator", 1)[1].split("\n## ", 1)[0]
