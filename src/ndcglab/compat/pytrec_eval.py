@@ -62,8 +62,10 @@ from ..measures import Measure, evaluate_trec, get_preset, parse_measure
 from ..measures.ir_names import expand_measure_specs
 
 __all__ = [
+    "NOT_COMPUTED",
     "RelevanceEvaluator",
     "compute_aggregated_measure",
+    "parse_measure_names",
     "parse_qrel",
     "parse_run",
     "supported_measures",
@@ -88,11 +90,6 @@ NOT_COMPUTED = frozenset(
     }
 )  # fmt: skip
 
-#: trec_eval's default measures (its output without ``-m``)
-_OFFICIAL = (
-    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-    "recip_rank", "iprec_at_recall", "P",
-)  # fmt: skip
 #: trec_eval's default measures (its output without ``-m``)
 _OFFICIAL = (
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
