@@ -2,7 +2,7 @@
 pytrec_eval`` is the whole change for BEIR, MTEB, Pyserini or sentence-transformers code.
 
 >>> import ndcglab.compat.pytrec_eval as pytrec_eval
->>> ev = pytrec_eval.RelevanceEvaluator({"q1": {"d1": 1, "d2": 0}}, {"map", "ndcg_cut.10"})
+>>> ev = pytrec_eval.RelevanceEvaluator({"q1": {"d1": 1, "d2": 0}}, ["map", "ndcg_cut.10"])
 >>> ev.evaluate({"q1": {"d1": 0.2, "d2": 0.9}})
 {'q1': {'map': 0.5, 'ndcg_cut_10': 0.6309297535714575}}
 
