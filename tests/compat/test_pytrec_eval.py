@@ -232,3 +232,13 @@ def test_ranx_objects(beir):
     want = drop_in.RelevanceEvaluator(qrels, BEIR_MEASURES).evaluate(run)
     got = drop_in.RelevanceEvaluator(ranx.Qrels(qrels), BEIR_MEASURES).evaluate(ranx.Run(run))
     _same(want, got, tol=0)
+
+
+def test_the_calls_beir_and_mteb_make(beir):
+    """The measure strings BEIR's and MTEB's retrieval evaluators build for k = 1, 3, 5, 10,
+    100, 1000 (map_cut, ndcg_cut, recall, P, success with a list of cut-offs)."""
+    qrels, run = beir
+    ks = ",".join(str(k) for k in (1, 3, 5, 10, 100, 1000))
+    names = {f"{m}.{ks}" for m in ("map_cut", "ndcg_cut", "recall", "P", "success")}
+    want = pytrec_eval.RelevanceEvaluator(qrels, names).evaluate(run)
+    _same(want, drop_in.RelevanceEvaluator(qrels, names).evaluate(run))
