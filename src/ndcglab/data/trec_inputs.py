@@ -10,9 +10,9 @@ One conversion for each form, none with a Python loop per document where the for
 * a pandas DataFrame with the columns ``query_id, doc_id`` and ``score`` (run) or
   ``relevance`` (qrels; also ``rel`` or ``label``) — ir_measures' and ranx's names — or
   PyTerrier's ``qid, docno`` with ``score`` / ``label``: ids become text, values float, and
-  each query's dict is built from its slice (rows grouped by a stable sort of the query ids,
-  so a document keeps its row order; a (query, document) pair given twice keeps its last row,
-  as a dict does);
+  each query's dict is built from its slice (query ids numbered by ``pandas.factorize``, rows
+  grouped by a stable sort of those numbers, so a document keeps its row order; a (query,
+  document) pair given twice keeps its last row, as a dict does);
 * a ranx ``Qrels`` / ``Run`` (anything with ``to_dict()``);
 * ir_measures' namedtuples (``Qrel``: ``query_id, doc_id, relevance``; ``ScoredDoc``:
   ``query_id, doc_id, score``) in any iterable, and any iterable of ``(query_id, doc_id,
@@ -97,7 +97,9 @@ def frame_to_trec_dict(frame: Any, *, what: str, value: str) -> dict[str, dict[s
             fix=f"give columns query_id, doc_id, {value} (ir_measures, ranx) or qid, docno, "
             f"{'label' if value == 'relevance' else 'score'} (PyTerrier)",
         )
-    q = np.asarray(frame[ids[0]].astype(str).to_numpy(), dtype=object)
+    import pandas as pd
+
+    codes, uniq = pd.factorize(frame[ids[0]].astype(str), sort=False)  # hashed, not sorted
     d = frame[ids[1]].astype(str).to_numpy(dtype=object)
     try:
         v = frame[vcol].to_numpy(dtype=np.float64)
@@ -106,19 +108,21 @@ def frame_to_trec_dict(frame: Any, *, what: str, value: str) -> dict[str, dict[s
             f"the {what} DataFrame's column {vcol!r} holds a value that is not a number",
             fix=f"give numeric {value}s",
         ) from None
-    return _grouped(q, d, v)
+    return _grouped(np.asarray(codes, dtype=np.int64), list(map(str, uniq)), d, v)
 
 
-def _grouped(q: np.ndarray, d: np.ndarray, v: np.ndarray) -> dict[str, dict[str, float]]:
-    """Rows (query, doc, value) -> dict-of-dicts, one ``dict(zip)`` per query."""
-    if not len(q):
+def _grouped(
+    codes: np.ndarray, uniq: list[str], d: np.ndarray, v: np.ndarray
+) -> dict[str, dict[str, float]]:
+    """Rows (query code, doc, value) -> dict-of-dicts (query ``uniq[code]``), one
+    ``dict(zip)`` per query, documents in row order."""
+    if not len(codes):
         return {}
-    uniq, inv = np.unique(q.astype(str), return_inverse=True)
-    order = np.argsort(inv, kind="stable")
-    cuts = np.searchsorted(inv[order], np.arange(len(uniq) + 1))
+    order = np.argsort(codes, kind="stable")
+    cuts = np.searchsorted(codes[order], np.arange(len(uniq) + 1))
     ds, vs = d[order].tolist(), v[order].tolist()
     out: dict[str, dict[str, float]] = {}
-    for i, qid in enumerate(uniq.tolist()):
+    for i, qid in enumerate(uniq):
         a, b = int(cuts[i]), int(cuts[i + 1])
         out[qid] = dict(zip(ds[a:b], vs[a:b]))
     return out
@@ -156,4 +160,5 @@ def _from_records(items: Iterable[Any], what: str, value: str) -> dict[str, dict
             f"the {what}'s tuples are not all (query_id, doc_id, number)",
             fix=f"give (query_id, doc_id, {value}) tuples with numeric {value}s",
         ) from None
-    return _grouped(q, d, v)
+    uniq, inv = np.unique(q.astype(str), return_inverse=True)
+    return _grouped(inv.astype(np.int64), uniq.tolist(), d, v)
