@@ -38,6 +38,7 @@ arrays without building one ``Metric`` per query.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
@@ -46,6 +47,7 @@ import numpy as np
 from .._compat import require
 from ..data.trec_inputs import as_trec_dict
 from ..measures import evaluate_trec, parse_measure
+from ._trec_fast import FastQrels, fast_kinds
 
 __all__ = ["NdcglabProvider", "provider", "to_spec", "use_by_default"]
 
@@ -188,6 +190,15 @@ class NdcglabEvaluator(_Evaluator):
             groups.setdefault((preset, judged, gains), []).append((m, spec))
         self._groups = groups
         self._mapped: dict[Any, dict[str, dict[str, float]]] = {}
+        # trec_eval's common measures straight from the dicts (._trec_fast), group by group
+        self._fast: dict[tuple[Any, ...], tuple[FastQrels, np.ndarray, np.ndarray, float]] = {}
+        for key, members in groups.items():
+            preset, judged, gains = key
+            plan = _fast_plan([s for _, s in members if s != "num_q"])
+            if preset == "trec_eval" and not judged and gains is None and plan is not None:
+                fq = FastQrels.build(qrels)
+                if fq is not None:
+                    self._fast[key] = (fq, *plan)
 
     def _qrels_for(self, gains: tuple[tuple[float, float], ...] | None) -> dict[str, Any]:
         if gains is None:
@@ -206,6 +217,14 @@ class NdcglabEvaluator(_Evaluator):
         r = as_trec_dict(run, what="run", value="score")
         for (preset, judged, gains), members in self._groups.items():
             specs = [s for _, s in members if s != "num_q"]
+            fast = self._fast.get((preset, judged, gains))
+            got = fast[0].evaluate(r, *fast[1:]) if fast is not None else None
+            if got is not None:
+                fqids, values = got
+                for m, spec in members:
+                    col = np.ones(len(fqids)) if spec == "num_q" else values[:, specs.index(spec)]
+                    yield m, fqids, col
+                continue
             res = None
             if specs:
                 res = evaluate_trec(
@@ -247,6 +266,48 @@ class NdcglabEvaluator(_Evaluator):
                 agg.add(m.DEFAULT)
             out[m] = agg.result()
         return out
+
+
+_FAST_SPEC = re.compile(r"^([a-z_]+)(?:\(rel=([0-9.]+)\))?(?:@([0-9]+))?$")
+#: ndcglab spec -> trec_eval name on the fast path (``{k}``: the cut-off), without / with one
+_FAST_NAMES = {
+    ("ndcg", False): "ndcg",
+    ("ndcg", True): "ndcg_cut_{k}",
+    ("map", False): "map",
+    ("map", True): "map_cut_{k}",
+    ("p", True): "P_{k}",
+    ("recall", True): "recall_{k}",
+    ("success", True): "success_{k}",
+    ("mrr", False): "recip_rank",
+    ("bpref", False): "bpref",
+    ("rprec", False): "Rprec",
+    ("num_ret", False): "num_ret",
+    ("num_rel", False): "num_rel",
+    ("num_rel_ret", False): "num_rel_ret",
+}
+
+
+def _fast_plan(specs: list[str]) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """``(kinds, cut-offs, relevance level)`` of a group's specs for
+    :meth:`._trec_fast.FastQrels.evaluate`, or None when one is not on the fast path or they
+    do not share one relevance level (``ndcg`` has none: trec_eval's gain is the label)."""
+    names: list[str] = []
+    levels: set[float] = set()
+    for spec in specs:
+        m = _FAST_SPEC.match(spec)
+        if m is None:
+            return None
+        name, rel, cut = m.groups()
+        pattern = _FAST_NAMES.get((name, cut is not None))
+        if pattern is None:
+            return None
+        if name != "ndcg":
+            levels.add(float(rel) if rel is not None else 1.0)
+        names.append(pattern.format(k=cut))
+    kinds = fast_kinds(names)
+    if kinds is None or len(levels) > 1:
+        return None
+    return (*kinds, levels.pop() if levels else 1.0)
 
 
 #: the registered provider instance (``ir_measures.providers.registry["ndcglab"]``)

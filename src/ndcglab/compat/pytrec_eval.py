@@ -60,6 +60,7 @@ from ..data.trec_inputs import as_trec_dict
 from ..errors import SpecError
 from ..measures import Measure, evaluate_trec, get_preset, parse_measure
 from ..measures.ir_names import expand_measure_specs
+from ._trec_fast import FastQrels, fast_kinds
 
 __all__ = [
     "NOT_COMPUTED",
@@ -283,6 +284,14 @@ class RelevanceEvaluator:
         self._measures = [_with_ties(spec, ties) for _, spec in self._names]
         self.relevance_level = relevance_level
         self.judged_docs_only_flag = judged_docs_only_flag
+        # trec_eval's common measures straight from the dicts (._trec_fast), when they allow it
+        self._fast: FastQrels | None = None
+        self._fast_cols: tuple[list[str], np.ndarray, np.ndarray] | None = None
+        computed = [(k, spec) for k, spec in self._names if spec not in _BOOKKEEPING]
+        kinds = fast_kinds([spec for _, spec in computed])
+        if ties == "docid" and not judged_docs_only_flag and kinds is not None:
+            self._fast = FastQrels.build(self._qrels)
+            self._fast_cols = ([k for k, _ in computed], *kinds)
 
     @property
     def measures(self) -> list[str]:
@@ -296,6 +305,11 @@ class RelevanceEvaluator:
         if isinstance(scores, Mapping) and not scores:
             return {}
         run = as_trec_dict(scores, what="run", value="score")
+        if self._fast is not None and self._fast_cols is not None:
+            keys, kinds, ks = self._fast_cols
+            got = self._fast.evaluate(run, kinds, ks, float(self.relevance_level))
+            if got is not None:
+                return self._fast_result(keys, *got)
         run = {q: d for q, d in run.items() if q in self._qrels}
         if not run:
             return {}
@@ -319,6 +333,23 @@ class RelevanceEvaluator:
             for q, v in zip(qids, vals):
                 out[q][key] = v
         return out
+
+    def _fast_result(
+        self, keys: list[str], qids: list[str], values: np.ndarray
+    ) -> dict[str, dict[str, float]]:
+        """The result dicts from the fast path's ``(Q, measures)`` values, the bookkeeping
+        lines put in their places."""
+        if not qids:
+            return {}
+        names = [k for k, _ in self._names]
+        if len(keys) == len(names):
+            return {q: dict(zip(names, row)) for q, row in zip(qids, values.tolist())}
+        cols = dict(zip(keys, values.T))
+        full = np.stack(
+            [cols[k] if k in cols else np.full(len(qids), _BOOKKEEPING[s]) for k, s in self._names],
+            axis=1,
+        )
+        return {q: dict(zip(names, row)) for q, row in zip(qids, full.tolist())}
 
 
 def _with_ties(spec: str, ties: str) -> Measure | None:
