@@ -10,7 +10,10 @@ round by round and interleaved, after one warm-up call each:
 * **drop-in**: ``ndcglab.compat.pytrec_eval.RelevanceEvaluator(qrels, M).evaluate(run)``
   against ``pytrec_eval.RelevanceEvaluator(qrels, M).evaluate(run)``, end to end from the
   dicts, ``M`` = map, ndcg, ndcg_cut_10, recall_100, P_5, recip_rank, bpref (BEIR's set and
-  then some);
+  then some): the constructor (which reads the qrels, in both libraries) and ``evaluate``
+  timed together, as BEIR's ``EvaluateRetrieval.evaluate`` calls them;
+* **evaluate only**: the same with both evaluators made before the rounds (what a loop that
+  evaluates many runs against one qrels pays per run);
 * **provider**: ``ir_measures.providers.registry["ndcglab"].calc_aggregate(measures, qrels,
   run)`` against ``ir_measures.pytrec_eval.calc_aggregate(...)`` with nDCG@10, nDCG, AP, R@100,
   P@5, RR, Bpref.
@@ -105,6 +108,19 @@ def main() -> None:
     _show(
         "drop-in: RelevanceEvaluator(...).evaluate(run) from dicts", ref, ratios["ndcglab"], loads
     )
+
+    made = {
+        None: pytrec_eval.RelevanceEvaluator(qrels, MEASURES),
+        "ndcglab": drop_in.RelevanceEvaluator(qrels, MEASURES),
+    }
+
+    def evaluate_only(name: str | None) -> float:
+        t = time.perf_counter()
+        made[name].evaluate(run)
+        return time.perf_counter() - t
+
+    ratios, ref, loads = interleaved_ratios(evaluate_only, ["ndcglab"], args.repeat)
+    _show("drop-in: evaluate(run) only, evaluators made before", ref, ratios["ndcglab"], loads)
 
     ms = [
         ir_measures.nDCG @ 10,

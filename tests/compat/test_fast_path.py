@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
 import ndcglab.compat.pytrec_eval as drop_in
-from ndcglab.compat._trec_kernels import _lower_bound
 
 from .beir_data import beir_dicts
 
@@ -121,15 +119,6 @@ def test_a_bad_score_gives_the_general_paths_error(bad):
     with pytest.raises(Exception) as general_err:
         ev.evaluate(run)
     assert str(fast_err.value) == str(general_err.value)
-
-
-def test_lower_bound_is_searchsorted():
-    rng = np.random.default_rng(0)
-    for _ in range(500):
-        m = int(rng.integers(1, 20))
-        vals = np.sort(rng.integers(0, 8, m).astype(np.float32))
-        x = np.float32(rng.integers(-1, 9))
-        assert _lower_bound(vals, m, x) == np.searchsorted(vals, x, side="left")
 
 
 def test_provider_fast_path_equals_the_general_path_and_pytrec_eval():

@@ -13,7 +13,8 @@ through the positions of its *judged* documents, so:
 * per run, the scores are read in one ``numpy.fromiter`` over all queries' values and each
   judged document's score by one dict look-up (about 50 per query, not 1,000);
 * a judged document's position is the number of documents with a larger score, compared in
-  single precision as trec_eval 9 does (:func:`._trec_kernels.judged_positions_kernel`); where
+  single precision as trec_eval 9 does (:func:`._trec_kernels.judged_positions_kernel`, no
+  sort); where
   a judged document shares its score with another one, the document ids break the tie
   (descending, trec_eval's rule) for that query only, in Python, and only those tied ids are
   read;
