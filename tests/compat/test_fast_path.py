@@ -149,3 +149,4 @@ def test_provider_fast_path_equals_the_general_path_and_pytrec_eval():
             want = ref[(m.query_id, str(m.measure))]
             assert math.isclose(m.value, want, rel_tol=0, abs_tol=1e-12), m
     assert not nim.NdcglabProvider(ties="average").evaluator([AP, P @ 5], qrels)._fast
+    assert not nim.provider.evaluator([AP], {**qrels, "judged_by_nothing": {}})._fast

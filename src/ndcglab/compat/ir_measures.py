@@ -33,7 +33,10 @@ Qrels and runs may be any form ir_measures takes that
 :func:`ndcglab.data.trec_inputs.as_trec_dict` reads (dict-of-dicts, DataFrames with
 ``query_id, doc_id, relevance|score``, namedtuple iterables), and also PyTerrier's
 ``qid, docno, label|score`` frames. ``calc_aggregate`` computes the means from the per-query
-arrays without building one ``Metric`` per query.
+arrays without building one ``Metric`` per query. A group of trec_eval's common measures
+(nDCG, nDCG@k, AP, AP@k, P@k, R@k, Success@k, RR, Rprec, Bpref, NumRet, NumRel, NumQ) sharing
+one ``rel``, under trec_eval's tie rule, is computed straight from the dicts
+(:mod:`ndcglab.compat._trec_fast`, the same numbers as the general path).
 """
 
 from __future__ import annotations
@@ -195,7 +198,13 @@ class NdcglabEvaluator(_Evaluator):
         for key, members in groups.items():
             preset, judged, gains = key
             plan = _fast_plan([s for _, s in members if s != "num_q"])
-            if preset == "trec_eval" and not judged and gains is None and plan is not None:
+            if (
+                preset == "trec_eval"
+                and not judged
+                and gains is None
+                and plan is not None
+                and all(qrels.values())  # a query judged by nothing: the general path's rule
+            ):
                 fq = FastQrels.build(qrels)
                 if fq is not None:
                     self._fast[key] = (fq, *plan)

@@ -45,6 +45,11 @@ What differs:
 
 Inputs may also be pandas DataFrames, ranx ``Qrels``/``Run``, ir_measures namedtuples or a TREC
 file path (:func:`ndcglab.data.trec_inputs.as_trec_dict`).
+
+trec_eval's common measures under pytrec_eval's tie rule are computed straight from the dicts,
+the qrels read once by the constructor (:mod:`ndcglab.compat._trec_fast`: the same numbers as
+the general path, several times pytrec_eval's speed); everything else goes through
+:func:`ndcglab.measures.evaluate_trec`.
 """
 
 from __future__ import annotations
