@@ -108,7 +108,6 @@ class FastQrels:
         """``(query ids sorted, values (Q, len(kinds)))`` of the run's queries that have
         judgements, or None when the run is not for this path (a score that is not a number,
         or not finite in single precision)."""
-        from ..measures._parallel import run_kernel
         from ._trec_kernels import judged_positions_kernel, trec_measures_kernel
 
         index = self.index
@@ -148,25 +147,15 @@ class FastQrels:
         )
         above = np.zeros(len(js), np.int64)
         tied = np.zeros(len(qids), np.bool_)
-        run_kernel(judged_positions_kernel, dbnd, sc, dbnd, js, jret, jbnd, (above, tied))
+        nq = len(qids)  # one thread: the kernels are a small part of the time (reading the dicts)
+        judged_positions_kernel(sc, dbnd, js, jret, jbnd, 0, nq, above, tied)
         for t in np.flatnonzero(tied).tolist():
             _break_ties(ranked[t], jdocs[t], sc[dbnd[t] : dbnd[t + 1]], js, jret, jbnd[t], above)
         n = int(max(int(nret.max()), int(jlen.max()))) + 1
         darr = 1.0 / np.log2(1.0 + np.arange(1, n + 1, dtype=np.float64))
         out = np.zeros((len(qids), len(kinds)))
-        run_kernel(
-            trec_measures_kernel,
-            dbnd,
-            above,
-            jret,
-            labels,
-            jbnd,
-            nret,
-            float(level),
-            darr,
-            kinds,
-            ks,
-            (out,),
+        trec_measures_kernel(
+            above, jret, labels, jbnd, nret, float(level), darr, kinds, ks, 0, nq, out
         )
         return qids, out
 
