@@ -34,7 +34,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -44,7 +44,7 @@ from .training.config import TrainConfig, TreeOptions
 from .training.fitting import load_trained
 from .training.kinds import KINDS, get_kind
 
-__all__ = ["NDCGRanker", "load_trained"]
+__all__ = ["NDCGRanker", "NDCGScorer", "load_trained", "ndcg_scorer"]
 
 _D = TrainConfig()  # the defaults, stated once in TrainConfig
 _T = TreeOptions()
@@ -211,6 +211,35 @@ class NDCGRanker:
 
         return Tags(estimator_type="ranker", target_tags=TargetTags(required=True))
 
+    # ------------------------------------------------------------------ metadata routing
+    #: the metadata each method takes, which scikit-learn's routing may pass
+    _METADATA: ClassVar[dict[str, tuple[str, ...]]] = {
+        "fit": ("group", "qid", "eval_set", "eval_group", "eval_qid"),
+        "score": ("group", "qid"),
+        "predict": ("group", "qid"),
+    }
+
+    def set_fit_request(self, **requests: Any) -> NDCGRanker:
+        """Ask scikit-learn's metadata routing (``sklearn.set_config(enable_metadata_routing=
+        True)``) to pass ``fit`` these parameters: ``set_fit_request(qid=True)`` (or
+        ``group=True``, or an alias: ``qid="query_id"``). ``GridSearchCV``, ``cross_val_score``
+        and ``Pipeline`` then slice the query ids with the documents of each split."""
+        return _set_request(self, "fit", requests, self._METADATA["fit"])
+
+    def set_score_request(self, **requests: Any) -> NDCGRanker:
+        """As :meth:`set_fit_request`, for ``score`` (``set_score_request(qid=True)``)."""
+        return _set_request(self, "score", requests, self._METADATA["score"])
+
+    def set_predict_request(self, **requests: Any) -> NDCGRanker:
+        """As :meth:`set_fit_request`, for ``predict`` (query ids matter only under
+        ``normalize="query_minmax"``)."""
+        return _set_request(self, "predict", requests, self._METADATA["predict"])
+
+    def get_metadata_routing(self) -> Any:
+        """The requests set so far, as scikit-learn's ``MetadataRequest`` (a parameter not
+        requested is refused by the routing when given, naming the ``set_*_request`` call)."""
+        return _requests_of(self, self._METADATA)
+
     # ------------------------------------------------------------------ fitting
     #: constructor parameters that are not training options
     _NOT_OPTIONS = ("checkpoint_dir", "verbose", "gbdt_params")
@@ -359,3 +388,100 @@ def _same(a: Any, b: Any) -> bool:
         return bool(a == b) if not isinstance(a, np.ndarray) else False
     except Exception:
         return False
+
+
+def _requests_of(owner: Any, metadata: dict[str, tuple[str, ...]]) -> Any:
+    """``owner``'s scikit-learn ``MetadataRequest``: the one its ``set_*_request`` calls built
+    (``owner._metadata_request``, which ``sklearn.clone`` copies), else a new one in which every
+    parameter of ``metadata`` is known and not requested."""
+    req = getattr(owner, "_metadata_request", None)
+    if req is None:
+        from sklearn.utils.metadata_routing import MetadataRequest
+
+        req = MetadataRequest(owner=owner)
+        for method, params in metadata.items():
+            for param in params:
+                getattr(req, method).add_request(param=param, alias=None)
+    return req
+
+
+def _set_request(
+    owner: Any, method: str, requests: dict[str, Any], allowed: tuple[str, ...]
+) -> Any:
+    unknown = sorted(set(requests) - set(allowed))
+    if unknown:
+        raise SpecError(
+            f"{type(owner).__name__}.{method} takes no metadata {', '.join(unknown)}. Fix: "
+            f"request some of {', '.join(allowed)}"
+        )
+    req = _requests_of(owner, getattr(owner, "_METADATA", {method: allowed}))
+    for param, alias in requests.items():
+        getattr(req, method).add_request(param=param, alias=alias)
+    owner._metadata_request = req
+    return owner
+
+
+class NDCGScorer:
+    """A scikit-learn scorer of a ranker: the mean over queries of NDCG@k under a preset,
+    queries given by ``qid=`` (one id per document, each query's documents contiguous) or
+    ``group=`` (list sizes), as metadata routing passes them (both requested by default).
+
+    ``scorer(estimator, X, y, qid=...)`` predicts ``X`` with ``estimator`` (an
+    :class:`NDCGRanker` or a ``Pipeline`` ending in one, or any model with ``predict``) and
+    returns the mean NDCG@k of the queries (:class:`~ndcglab.measures.MeasureScorer`: the
+    measure's rules come from ``preset``; ``None`` is ``standard``), with ``ties`` (e.g.
+    ``"average"``: the expectation over the orders of tied scores) overriding the preset's tie
+    rule. Higher is better.
+    """
+
+    _METADATA: ClassVar[dict[str, tuple[str, ...]]] = {"score": ("group", "qid")}
+
+    def __init__(
+        self, k: int | None = 10, preset: str | None = None, ties: str | None = None
+    ) -> None:
+        self.k = k
+        self.preset = preset
+        self.ties = ties
+        opts = "" if ties is None else f"(ties={ties})"
+        self.measure = f"ndcg{opts}" if k is None else f"ndcg{opts}@{int(k)}"
+
+    def __call__(
+        self, estimator: Any, X: Any, y: Any, *, qid: Any = None, group: Any = None
+    ) -> float:
+        from .data.dataset import boundaries_from_group, boundaries_from_qids
+        from .measures.scorer import MeasureScorer
+
+        if (qid is None) == (group is None):
+            raise SpecError(
+                f"{self!r} needs the queries of X: exactly one of qid= or group=. Fix: "
+                "sklearn.set_config(enable_metadata_routing=True) and pass qid= (or groups=) to "
+                "the search's fit, e.g. GridSearchCV(...).fit(X, y, groups=qid, qid=qid)"
+            )
+        labels = np.asarray(y, dtype=np.float64)
+        b = boundaries_from_group(group) if qid is None else boundaries_from_qids(np.asarray(qid))
+        scores = np.asarray(estimator.predict(X), dtype=np.float64)
+        return MeasureScorer(self.measure, self.preset).mean(labels, scores, b)
+
+    def set_score_request(self, **requests: Any) -> NDCGScorer:
+        """Set which metadata scikit-learn passes (default ``qid=True, group=True``)."""
+        scorer: NDCGScorer = _set_request(self, "score", requests, self._METADATA["score"])
+        return scorer
+
+    def get_metadata_routing(self) -> Any:
+        """scikit-learn's ``MetadataRequest``: ``score`` takes ``qid`` and ``group``."""
+        if getattr(self, "_metadata_request", None) is None:
+            self.set_score_request(qid=True, group=True)
+        return _requests_of(self, self._METADATA)
+
+    def __repr__(self) -> str:
+        ties = "" if self.ties is None else f", ties={self.ties!r}"
+        return f"ndcg_scorer(k={self.k!r}, preset={self.preset!r}{ties})"
+
+
+def ndcg_scorer(
+    k: int | None = 10, preset: str | None = None, ties: str | None = None
+) -> NDCGScorer:
+    """A grouped scorer for scikit-learn's model selection: mean NDCG@k per query under
+    ``preset`` (:class:`NDCGScorer`; ``ties="average"`` for tie-averaged NDCG), e.g.
+    ``GridSearchCV(NDCGRanker(), grid, scoring=ndcg_scorer(10, "letor4"), cv=GroupKFold(5))``."""
+    return NDCGScorer(k, preset, ties)

@@ -78,54 +78,13 @@ def _runs(names: Sequence[str]) -> str:
 
 def to_trec_dict(obj: Any, *, what: str, value: str) -> dict[str, dict[str, float]]:
     """``{query_id: {doc_id: number}}`` from a path, a dict-of-dicts, a pandas DataFrame (columns
-    ``query_id``, ``doc_id`` and ``value``: ``score`` or ``relevance``), or an object with
-    ``to_dict()`` (ranx). Query ids become strings; a query's ``{doc_id: value}`` dict with
-    string ids is used as it is (not copied), others are converted (ids to strings, values to
-    floats)."""
-    from ..data.trec import read_qrels, read_run
+    ``query_id``, ``doc_id`` and ``value``: ``score`` or ``relevance``; or PyTerrier's ``qid``,
+    ``docno``, ``score``/``label``), an object with ``to_dict()`` (ranx) or ir_measures'
+    namedtuples: :func:`ndcglab.data.trec_inputs.as_trec_dict`. Query ids become strings; a
+    query's ``{doc_id: value}`` dict with string ids is used as it is (not copied)."""
+    from ..data.trec_inputs import as_trec_dict
 
-    if isinstance(obj, str | os.PathLike):
-        if value == "relevance":
-            return read_qrels(obj)
-        return read_run(obj, allow_empty=True)
-    if hasattr(obj, "columns") and hasattr(obj, "itertuples"):  # a pandas DataFrame
-        cols = [str(c) for c in obj.columns]
-        alt = {"relevance": ("relevance", "rel", "label"), "score": ("score",)}[value]
-        vcol = next((c for c in alt if c in cols), None)
-        if "query_id" not in cols or "doc_id" not in cols or vcol is None:
-            raise DataFormatError(
-                f"the {what} DataFrame has columns {cols}",
-                fix=f"give columns query_id, doc_id, {value} (as ir_measures and ranx do)",
-            )
-        out: dict[str, dict[str, float]] = {}
-        q = obj["query_id"].astype(str).tolist()
-        d = obj["doc_id"].astype(str).tolist()
-        v = obj[vcol].astype(float).tolist()
-        for qi, di, vi in zip(q, d, v):
-            out.setdefault(qi, {})[di] = vi
-        return out
-    if not isinstance(obj, Mapping) and hasattr(obj, "to_dict"):
-        obj = obj.to_dict()
-    if not isinstance(obj, Mapping):
-        raise DataFormatError(
-            f"cannot read the {what} from a {type(obj).__name__}",
-            fix=f"give a file path, a dict {{query_id: {{doc_id: {value}}}}} or a pandas "
-            f"DataFrame (query_id, doc_id, {value})",
-        )
-    res: dict[str, dict[str, float]] = {}
-    for qid, docs in obj.items():
-        if not isinstance(docs, Mapping):
-            raise DataFormatError(
-                f"the {what}'s query {qid!r} maps to a {type(docs).__name__}, not to "
-                f"{{doc_id: {value}}}",
-                fix=f"give {{query_id: {{doc_id: {value}}}}} (pytrec_eval's shape)",
-            )
-        first = next(iter(docs), None)
-        if isinstance(docs, dict) and (first is None or isinstance(first, str)):
-            res[str(qid)] = docs  # as given: evaluate_trec reads the values as numbers
-        else:
-            res[str(qid)] = {str(k): float(x) for k, x in docs.items()}
-    return res
+    return as_trec_dict(obj, what=what, value=value)
 
 
 def expand_run_paths(items: Sequence[str]) -> list[str]:

@@ -25,6 +25,7 @@ import numpy as np
 from .._atomic import write_text_atomic
 from .._warn import warn_user
 from ..data.dataset import boundaries_from_group
+from ..data.trec_inputs import as_trec_dict
 from ..data.validate import check_not_empty
 from ..errors import ConventionError, DataFormatError
 from ._rank import MIN_GEO_MEAN
@@ -592,8 +593,8 @@ def evaluate(
 
 
 def evaluate_trec(
-    qrels: Mapping[str, Mapping[str, float]],
-    run: Mapping[str, Mapping[str, float]],
+    qrels: Any,
+    run: Any,
     measures: Any = None,
     *,
     preset: str | Preset | None = "trec_eval",
@@ -603,7 +604,10 @@ def evaluate_trec(
     score_precision: str | None = None,
     tie_range: bool = False,
 ) -> EvaluationResult:
-    """Evaluate a TREC run against qrels (pytrec_eval's dict shapes: ``{qid: {docno: value}}``).
+    """Evaluate a TREC run against qrels (pytrec_eval's dict shapes: ``{qid: {docno: value}}``;
+    also TREC file paths, pandas DataFrames with ``query_id, doc_id, relevance|score`` or
+    PyTerrier's ``qid, docno, label|score``, ranx ``Qrels``/``Run`` and ir_measures' namedtuples:
+    :func:`ndcglab.data.trec_inputs.as_trec_dict`).
 
     Like trec_eval: the queries evaluated are those present in both the run and the qrels
     (sorted by query id); with ``complete=True`` (trec_eval ``-c``) every query of the qrels
@@ -627,6 +631,8 @@ def evaluate_trec(
     ``trec_eval`` (linear gain, log2 discount, ties by docno descending, scores compared in
     single precision).
     """
+    qrels = as_trec_dict(qrels, what="qrels", value="relevance")
+    run = as_trec_dict(run, what="run", value="score")
     p = get_preset(preset)
     ms = _measures_for(measures, p)
     only_judged = p.judged_only if judged_only is None else bool(judged_only)
