@@ -11,8 +11,8 @@ The order (docs/DESIGN.md, "Layers"): imports point down, or sideways within one
                             (inside layer 5: distributed may import gbdt, training may import
                             gbdt and distributed; gbdt and distributed read training.config, the
                             training options, and nothing else of training)
-     6  estimator, analysis, clicks
-     7  reproduce, compat
+    6  estimator, analysis, clicks
+    7  reproduce, compat
     8  cli
     9  __main__                (``python -m ndcglab``: calls the command line)
 
