@@ -75,6 +75,14 @@ class RankModel(nn.Module):
                 "(same collection and LETOR version), or train a new model on this data"
             )
 
+    def linear_form(self) -> tuple[np.ndarray, float] | None:
+        """``(w, b)`` (``(F,)`` float64, a float) when the model scores ``<w, x> + b``, else
+        ``None``. A model that declares it is scored by one fused pass over the raw features,
+        its normalisation folded into ``w`` and ``b`` (:mod:`ndcglab.models.scoring`); any other
+        model by its forward pass in large float32 blocks. A new kind whose scores are affine
+        in the features overrides this."""
+        return None
+
     @torch.no_grad()
     def predict(self, features: Any, *, batch_size: int = 262144) -> np.ndarray:
         """Score each row of ``features`` (``(N, F)`` array or tensor); returns ``(N,)`` float64.
@@ -139,6 +147,10 @@ class LinearModel(RankModel):
     def weight(self) -> np.ndarray:
         """The weight vector w as a NumPy ``(F,)`` array (a copy)."""
         return self.linear.weight.detach().cpu().double().numpy()[0].copy()
+
+    def linear_form(self) -> tuple[np.ndarray, float]:
+        b = 0.0 if self.linear.bias is None else float(self.linear.bias.detach().cpu()[0])
+        return self.weight, b
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "bias": self.bias_enabled, "init": self.init}
