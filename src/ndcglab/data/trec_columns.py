@@ -86,10 +86,11 @@ _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 
 
 def pair_hashes(query: np.ndarray, doc: np.ndarray) -> np.ndarray:
-    """A 64-bit hash (FNV-1a over the docno's bytes, then the query index) of each line's
-    (query, docno) pair, uint64: equal pairs (docnos of one width ``S<w>``, NUL-padded) have
-    equal hashes; unequal pairs almost never (callers compare the pairs of equal hashes in
-    full)."""
+    """One uint64 per line for its (query, docno) pair: the query index in the high 32 bits, a
+    32-bit hash of the docno (FNV-1a over its bytes, folded) in the low 32. Equal pairs (docnos
+    of one width ``S<w>``, NUL-padded) have equal values; unequal pairs of one query rarely
+    (callers compare the pairs of equal values in full). Lines grouped by query give values
+    grouped the same way, so a sorted search among them stays within one query's part."""
     w = doc.dtype.itemsize
     cells = doc.view(np.uint8).reshape(-1, w)
     h = np.full(len(query), _FNV_OFFSET, dtype=np.uint64)
@@ -97,9 +98,9 @@ def pair_hashes(query: np.ndarray, doc: np.ndarray) -> np.ndarray:
         for j in range(w):
             h ^= cells[:, j]
             h *= _FNV_PRIME
-        h ^= np.asarray(query, dtype=np.uint64)
-        h *= _FNV_PRIME
-        h ^= h >> np.uint64(29)
+    h ^= h >> np.uint64(32)
+    h &= np.uint64(0xFFFFFFFF)
+    h |= np.asarray(query, dtype=np.uint64) << np.uint64(32)
     return h
 
 

@@ -787,10 +787,11 @@ def _match_pairs(
     rq: np.ndarray, rdoc: np.ndarray, jq: np.ndarray, jdoc: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """For each run line ``(rq, rdoc)``: the qrels line with the same pair (``line``, 0 where
-    none) and whether there is one (``found``). The pairs are compared by their 64-bit hashes
-    (:func:`~ndcglab.data.trec_columns.pair_hashes`, sorted and searched as integers), then in
-    full; two qrels pairs with one hash (never seen in practice) send the search to the pairs'
-    bytes instead (:func:`~ndcglab.data.trec_columns.pair_keys`)."""
+    none) and whether there is one (``found``). The pairs are compared by their 64-bit keys
+    (:func:`~ndcglab.data.trec_columns.pair_hashes`: query, then a hash of the docno; sorted
+    and searched as integers, each query's search within its own part), then in full; two qrels
+    pairs of one key (a hash collision within a query) send the search to the pairs' bytes
+    instead (:func:`~ndcglab.data.trec_columns.pair_keys`)."""
     from ..data.trec_columns import pair_hashes, pair_keys
 
     key = pair_hashes(jq, jdoc)
