@@ -763,7 +763,10 @@ def _evaluate_columns(
         del rq
         label, rs, rdoc, found = label[order], rs[order], rdoc[order], found[order]
         del order
+    else:
+        del rq
     labels, scores, docs, known = label, rs, rdoc, found
+    del label, rs, rdoc, found
     y, s, b, re = check_inputs(labels, scores, bnd, rend if qids else np.zeros(0, np.int64))
     return _finish(
         ms,
