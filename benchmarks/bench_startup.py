@@ -17,18 +17,27 @@ interleaved round by round:
   ``NDCGLAB_SHARED_DATA``) holds it;
 * ``python -c "import pytrec_eval; ..."``: parse both files with pytrec_eval's own readers,
   build the evaluator, evaluate the same measures (its one call as a process);
-* ``ir_measures Q R 'AP P@5 P@10 nDCG nDCG@10'`` when ir_measures is installed.
+* ``ir_measures Q R 'AP P@5 P@10 nDCG nDCG@10'`` when ir_measures is installed;
+* ``ndcglab --version`` (the console script's entry point, ``ndcglab.cli.main:main``) and
+  ``python -c pass`` (the interpreter alone).
+
+Each process is timed in wall seconds and in CPU seconds (user + system, from
+``getrusage(RUSAGE_CHILDREN)``): on a loaded machine the CPU time is what the process itself
+cost, the wall time also what it waited for the cores.
 
 ``--trec-only`` leaves out the LETOR file and the describe cases (a large run:
 ``--queries 1000 --trec-only``). It prints min/median/max of each time and of the ratios
 ndcglab / pytrec_eval taken within the same round (so both see the same load), and the load
-average before and after.
+average before and after. Targets: ``ndcglab --version`` <= 0.1 s wall (median), and, for
+50 x 100 files (``--docs 100``), the warm ``evaluate`` <= 1.2x pytrec_eval's one call (median
+ratio, wall and CPU).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -84,13 +93,20 @@ def write_files(
     return qrels, run, letor
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> float:
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one process."""
+    c0 = _children_cpu()
     t0 = time.perf_counter()
     done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wall = time.perf_counter() - t0
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr.decode()}")
-    return wall
+    return wall, _children_cpu() - c0
 
 
 def stats(values: list[float]) -> str:
@@ -146,6 +162,9 @@ def main() -> None:
             [*ours, "describe", letor, "--cache"],
             cached_env,
         )
+        entry = "import sys; from ndcglab.cli.main import main; sys.exit(main())"
+        cases["ndcglab --version"] = ([sys.executable, "-c", entry, "--version"], env)
+        cases["python -c pass"] = ([sys.executable, "-c", "pass"], env)
         if args.trec_only:
             cases = {k: v for k, v in cases.items() if "describe" not in k}
         elif os.path.isfile(MQ2008_TRAIN):
@@ -182,6 +201,7 @@ def main() -> None:
             if "cold" not in name:
                 timed(cmd, e or env)
         times: dict[str, list[float]] = {name: [] for name in cases}
+        cpus: dict[str, list[float]] = {name: [] for name in cases}
         print(f"{args.queries} queries x {args.docs} documents; {rounds} interleaved rounds")
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         for r in range(rounds):
@@ -189,18 +209,39 @@ def main() -> None:
                 e = dict(e or env)
                 if "cold" in name:
                     e["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(dir=tmp, prefix=f"numba{r}-")
-                times[name].append(timed(cmd, e))
+                wall, cpu = timed(cmd, e)
+                times[name].append(wall)
+                cpus[name].append(cpu)
         print(f"load average after:  {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
         print("whole-process wall seconds")
         for name, vals in times.items():
             print(f"  {name:36s} {stats(vals)}")
+        print("whole-process CPU seconds (user + system)")
+        for name, vals in cpus.items():
+            print(f"  {name:36s} {stats(vals)}")
         ref = times.get("pytrec_eval one call")
         if ref:
-            print("\nratio to pytrec_eval's one call, same round")
-            for name, vals in times.items():
-                if name.startswith("ndcglab") or name == "ir_measures":
-                    ratios = [a / b for a, b in zip(vals, ref, strict=True)]
-                    print(f"  {name:36s} {stats(ratios)}")
+            for what, table in (("wall", times), ("CPU", cpus)):
+                print(f"\nratio to pytrec_eval's one call, same round ({what})")
+                base = table["pytrec_eval one call"]
+                for name, vals in table.items():
+                    if name.startswith("ndcglab evaluate") or name == "ir_measures":
+                        ratios = [a / b for a, b in zip(vals, base, strict=True)]
+                        print(f"  {name:36s} {stats(ratios)}")
+        med = statistics.median(times["ndcglab --version"])
+        print(f"\ntarget: ndcglab --version median {med:.3f} s wall vs 0.1 s: ", end="")
+        print("met" if med <= 0.1 else "NOT met")
+        if ref and (args.queries, args.docs) == (50, 100):
+            for what, table in (("wall", times), ("CPU", cpus)):
+                ratios = [
+                    a / b
+                    for a, b in zip(
+                        table["ndcglab evaluate (warm)"], table["pytrec_eval one call"], strict=True
+                    )
+                ]
+                med = statistics.median(ratios)
+                verdict = "met" if med <= 1.2 else "NOT met"
+                print(f"target: evaluate / pytrec_eval ({what}) median {med:.2f} vs 1.2: {verdict}")
         if (args.queries, args.docs) != (50, 1000):
             print("\nthe targets are for the default 50 x 1,000 files: not checked")
             return

@@ -1,14 +1,17 @@
 """ndcglab — measure and optimise NDCG, with every convention stated.
 
 Light at import: heavy dependencies (torch, lightgbm, matplotlib, dask) load only in the modules
-that need them.
+that need them, and NumPy only when :class:`RankingDataset` is first used
+(``ndcglab.RankingDataset`` is looked up on first access), so ``ndcglab --version`` and
+``--help`` start in the time of Python itself.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from .data import RankingDataset
 from .errors import (
     ConventionError,
     DataFormatError,
@@ -18,6 +21,19 @@ from .errors import (
     NdcglabError,
     SpecError,
 )
+
+if TYPE_CHECKING:
+    from .data import RankingDataset
+
+
+def __getattr__(name: str) -> Any:
+    """``ndcglab.RankingDataset``: imported (with NumPy) on first access."""
+    if name == "RankingDataset":
+        from .data import RankingDataset
+
+        return RankingDataset
+    raise AttributeError(f"module 'ndcglab' has no attribute {name!r}")
+
 
 __all__ = [
     "ConventionError",

@@ -10,15 +10,12 @@ key ``"mean"`` maps each measure's printed name to its mean, plus whatever else 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
-
-import numpy as np
 
 from .._tables import format_table
 
@@ -280,6 +277,8 @@ def add_format_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _jsonable(x: Any) -> Any:
+    import numpy as np  # here, not at the top: ``ndcglab --help`` needs no NumPy
+
     if isinstance(x, Mapping):
         return {str(k): _jsonable(v) for k, v in x.items()}
     if isinstance(x, list | tuple):
@@ -298,6 +297,8 @@ def _jsonable(x: Any) -> Any:
 
 def to_json(obj: Mapping[str, Any]) -> str:
     """Serialise a result object (NumPy values, NaN -> null) as indented JSON."""
+    import json  # here: only --format json needs it
+
     return json.dumps(_jsonable(obj), indent=2)
 
 

@@ -160,11 +160,13 @@ def add_ranking_arguments(p: argparse.ArgumentParser, *, several_runs: bool = Fa
     add_cache_argument(p)
 
 
-def read_ranking(args: argparse.Namespace) -> tuple[Any, Any]:
+def read_ranking(args: argparse.Namespace, *, columns: bool = False) -> tuple[Any, Any]:
     """The ranking named by :func:`add_ranking_arguments`: ``(qrels, run)`` dicts for
     ``--qrels/--run`` (read by :func:`ndcglab.data.trec.read_trec`: comment lines skipped, extra
     run fields ignored, empty files and a run with no query of the qrels refused), else
-    ``(dataset, scores)``."""
+    ``(dataset, scores)``. ``columns``: the TREC pair as
+    :class:`~ndcglab.data.trec_columns.TrecColumns` where the files allow it (no Python object
+    per line; :func:`~ndcglab.measures.evaluate_trec` takes both)."""
     trec = args.qrels is not None or args.run_file is not None
     if trec:
         if args.data is not None or args.scores is not None or args.feature is not None:
@@ -177,6 +179,12 @@ def read_ranking(args: argparse.Namespace) -> tuple[Any, Any]:
         from ..data.trec import read_trec
 
         run = args.run_file[0] if isinstance(args.run_file, list) else args.run_file
+        if columns:
+            from ..data.trec_columns import read_trec_columns
+
+            pair = read_trec_columns(args.qrels, run)
+            if pair is not None:
+                return pair
         return read_trec(args.qrels, run)
     if args.data is None:
         raise NdcglabError(
@@ -230,8 +238,8 @@ def _evaluate(args: argparse.Namespace) -> Any:
         preset = _with_rel(preset, args.rel_level)
     if getattr(args, "dask", None) is not None:
         return _evaluate_dask(args, preset, trec)
-    data, scores = read_ranking(args)
-    if isinstance(data, dict):
+    data, scores = read_ranking(args, columns=True)
+    if trec:
         return evaluate_trec(
             data,
             scores,

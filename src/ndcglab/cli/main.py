@@ -26,7 +26,6 @@ import errno
 import importlib
 import os
 import re
-import shlex
 import sys
 import warnings
 from collections.abc import Container, Sequence
@@ -221,6 +220,8 @@ def error_text(exc: NdcglabError, options: Container[str] | None = None) -> str:
                 return flag
             if value[0] in "'\"":
                 value = value[1:-1]
+            import shlex  # here: only an error message that names an option needs it
+
             return f"{flag} {shlex.quote(value)}"
 
         # not a key inside a spec: ``ndcg(lr=1)``, ``(a=1,lr=2)``
@@ -280,6 +281,9 @@ def _internal_error(exc: Exception) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # answered before any parser is built: nothing to import
+        print(f"ndcglab {__version__}")
+        return 0
     chosen = next((a for a in argv if not a.startswith("-")), None)
     _running["command"] = chosen if chosen in COMMANDS else ""
     try:

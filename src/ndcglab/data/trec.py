@@ -197,7 +197,11 @@ def _fast_columns(
     without a Python loop. ``None`` means "fall back", never "bad file": the line-by-line reader
     then applies (and reports) every rule.
     """
-    data = _content(p, data)
+    return _columns_of(_content(p, data), n_fields, exact)
+
+
+def _columns_of(data: bytes, n_fields: int, exact: bool) -> _Columns | None:
+    """:func:`_fast_columns` of bytes in memory (a whole file's, or a block of whole lines)."""
     if not data or not data.isascii() or b"\x00" in data or any(c in data for c in _OTHER_BLANKS):
         return None
     if b"\r" in data:

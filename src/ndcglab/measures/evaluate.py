@@ -10,7 +10,6 @@ always reported because the conventions disagree on what such a query is worth.
 
 from __future__ import annotations
 
-import csv
 import functools
 import io
 import math
@@ -18,7 +17,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -35,6 +34,9 @@ from .label_range import warn_beyond_grades
 from .presets import Preset, canonical_precision, get_preset
 from .registry import Measure, measure_aliases, parse_measures
 from .tie_range import TieRange, compute_tie_range, joint_bounds, tie_warnings, tied_queries
+
+if TYPE_CHECKING:
+    from ..data.trec_columns import TrecColumns
 
 __all__ = [
     "MISSING_DOCNO",
@@ -131,6 +133,8 @@ class EvaluationResult:
         """Write per-query values: a ``query_id`` column then one column per measure (empty cell
         where skipped). Written atomically (temporary file + rename)."""
         buf = io.StringIO(newline="")
+        import csv  # here: only a CSV export needs it
+
         w = csv.writer(buf)
         w.writerow(["query_id", *self.names])
         cols = [self.per_query[n] for n in self.names]
@@ -631,8 +635,12 @@ def evaluate_trec(
     ``trec_eval`` (linear gain, log2 discount, ties by docno descending, scores compared in
     single precision).
     """
-    qrels = as_trec_dict(qrels, what="qrels", value="relevance")
-    run = as_trec_dict(run, what="run", value="score")
+    from ..data.trec_columns import TrecColumns
+
+    if not isinstance(qrels, TrecColumns):  # columns stay columns (read_trec_columns)
+        qrels = as_trec_dict(qrels, what="qrels", value="relevance")
+    if not isinstance(run, TrecColumns):
+        run = as_trec_dict(run, what="run", value="score")
     p = get_preset(preset)
     ms = _measures_for(measures, p)
     only_judged = p.judged_only if judged_only is None else bool(judged_only)
@@ -645,6 +653,22 @@ def evaluate_trec(
             f"preset {p.name}: unknown missing rule {p.missing!r}; known: "
             f"{', '.join(MISSING_RULES)}"
         )
+    columns = _columns_pair(qrels, run)
+    if columns is not None and not (only_judged or max_docs is not None or p.missing == "unjudged"):
+        res = _evaluate_columns(*columns, ms, p, precision, measures, tie_range)
+        res.convention["judged_only"] = only_judged
+        res.convention["depth"] = max_docs
+        res.convention["missing"] = p.missing
+        res.convention["queries"] = "in both the run and the qrels"
+        if complete:
+            in_run = set(columns[1].queries)
+            res = _complete(res, sorted(q for q in columns[0].queries if q not in in_run))
+        for line in tie_warnings(res.tie_range, res.mean):  # on the query set of the means
+            warn_user(line)
+        return res
+    if columns is not None:  # the cuts and stand-ins work per query on the dictionaries
+        qrels, run = columns[0].to_dict(), columns[1].to_dict()
+    qrels, run = cast(Mapping[str, Mapping[str, float]], qrels), cast(Mapping[str, Any], run)
     missing = sorted(q for q in qrels if q not in run) if complete else []
     stand_in = missing if p.missing == "unjudged" else []
     if stand_in:  # trec_eval 10's bogus ranking for a query missing from the run
@@ -693,6 +717,137 @@ def evaluate_trec(
     for line in tie_warnings(res.tie_range, res.mean):
         warn_user(line)
     return res
+
+
+def _columns_pair(qrels: Any, run: Any) -> tuple[TrecColumns, TrecColumns] | None:
+    """``(qrels, run)`` when both are :class:`~ndcglab.data.trec_columns.TrecColumns`; one of
+    them alone is turned into the dictionaries of the other."""
+    from ..data.trec_columns import TrecColumns
+
+    q_cols, r_cols = isinstance(qrels, TrecColumns), isinstance(run, TrecColumns)
+    if q_cols and r_cols:
+        return qrels, run
+    if q_cols or r_cols:
+        raise ConventionError(
+            "evaluate_trec takes qrels and run of one kind: both dictionaries or both "
+            "TrecColumns (read_trec_columns). Fix: read both files the same way"
+        )
+    return None
+
+
+def _evaluate_columns(
+    qrels: TrecColumns,
+    run: TrecColumns,
+    ms: tuple[Measure, ...],
+    p: Preset,
+    precision: str,
+    measures: Any,
+    tie_range: bool,
+) -> EvaluationResult:
+    """:func:`evaluate_trec` of columns (no ``-J``, ``-M`` or stand-in rankings): the same
+    documents in the same order as :func:`_gather_query` makes them from the dictionaries, found
+    with NumPy. Each (query, docno) pair is one ``S`` key (:func:`pair_keys`); the run's keys
+    are looked up among the sorted qrels keys for their labels; a query's ranked documents come
+    first in run order, then its judged documents the run did not retrieve, in qrels order."""
+    # memory: each array below is made when needed and dropped when used (the peak is a few
+    # per-document arrays beyond the columns themselves)
+    pos = {q: i for i, q in enumerate(sorted(set(run.queries) & set(qrels.queries)))}
+    qids = sorted(pos, key=pos.__getitem__)
+    w = max(run.doc.dtype.itemsize, qrels.doc.dtype.itemsize)
+    rq, rdoc, rs = _evaluated_lines(run, pos, w)
+    jq, jdoc, jv = _evaluated_lines(qrels, pos, w)
+    line, found = _match_pairs(rq, rdoc, jq, jdoc)  # the qrels line of each run line
+    label = jv[line]
+    label[~found] = 0.0
+    rest = np.ones(len(jq), dtype=bool)
+    rest[line[found]] = False  # judged and retrieved
+    del line
+    n_rest = int(np.count_nonzero(rest))
+    bnd = np.zeros(len(qids) + 1, dtype=np.int64)
+    rend = np.bincount(rq, minlength=len(qids))
+    if n_rest:
+        jq, jdoc, jv = jq[rest], jdoc[rest], jv[rest]
+        rq = np.concatenate([rq, jq])
+        label = np.concatenate([label, jv])
+        rs = np.concatenate([rs, np.zeros(n_rest)])
+        rdoc = np.concatenate([rdoc, jdoc])
+        found = np.concatenate([found, np.ones(n_rest, dtype=bool)])
+    del jq, jdoc, jv, rest
+    np.cumsum(np.bincount(rq, minlength=len(qids)), out=bnd[1:])
+    rend += bnd[:-1]
+    if len(rq) > 1 and (rq[1:] < rq[:-1]).any():  # per query: ranked in run order, then the rest
+        order = np.argsort(rq, kind="stable")
+        del rq
+        label, rs, rdoc, found = label[order], rs[order], rdoc[order], found[order]
+        del order
+    else:
+        del rq
+    labels, scores, docs, known = label, rs, rdoc, found
+    del label, rs, rdoc, found
+    y, s, b, re = check_inputs(labels, scores, bnd, rend if qids else np.zeros(0, np.int64))
+    return _finish(
+        ms,
+        p,
+        y,
+        s,
+        b,
+        ranked_end=re,
+        doc_ids=docs,
+        query_ids=np.asarray(qids, dtype=object),
+        duplicates="keep",
+        ideal="all judged documents of the query (qrels), retrieved or not",
+        score_precision=precision,
+        in_qrels=known,
+        aliases=measure_aliases(measures),
+        tie_range=tie_range,
+        warn_ties=False,  # by the caller, on the query set of the means (-c adds queries)
+    )
+
+
+def _match_pairs(
+    rq: np.ndarray, rdoc: np.ndarray, jq: np.ndarray, jdoc: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each run line ``(rq, rdoc)``: the qrels line with the same pair (``line``, 0 where
+    none) and whether there is one (``found``). The pairs are compared by their 64-bit keys
+    (:func:`~ndcglab.data.trec_columns.pair_hashes`: query, then a hash of the docno; sorted
+    and searched as integers, each query's search within its own part), then in full; two qrels
+    pairs of one key (a hash collision within a query) send the search to the pairs' bytes
+    instead (:func:`~ndcglab.data.trec_columns.pair_keys`)."""
+    from ..data.trec_columns import pair_hashes, pair_keys
+
+    key = pair_hashes(jq, jdoc)
+    jorder = np.argsort(key)
+    jsorted = key[jorder]
+    if len(jsorted) > 1 and (jsorted[1:] == jsorted[:-1]).any():
+        key = pair_keys(jq, jdoc)
+        jorder = np.argsort(key, kind="stable")
+        jsorted = key[jorder]
+        key = pair_keys(rq, rdoc)
+    else:
+        key = pair_hashes(rq, rdoc)
+    line = np.searchsorted(jsorted, key)
+    del key, jsorted
+    found = line < len(jorder)
+    line[~found] = 0
+    np.take(jorder, line, out=line, mode="clip")
+    del jorder
+    if len(jq):
+        found &= (jq[line] == rq) & (jdoc[line] == rdoc)
+    return line, found
+
+
+def _evaluated_lines(
+    cols: TrecColumns, pos: Mapping[str, int], width: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The lines of ``cols`` whose query is evaluated: the query's position in ``pos``, the
+    docno (as ``S<width>``) and the value; the columns themselves where every line is kept."""
+    where = np.array([pos.get(q, -1) for q in cols.queries], dtype=np.int32)
+    q = where[cols.query]
+    keep = q >= 0
+    doc, value = cols.doc, cols.value
+    if not keep.all():
+        q, doc, value = q[keep], doc[keep], value[keep]
+    return q, doc.astype(f"S{width}", copy=False), value
 
 
 def _gather_query(

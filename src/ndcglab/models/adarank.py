@@ -72,6 +72,9 @@ class AdaRank(RankModel):
     def forward(self, x: Any) -> Any:
         return torch.matmul(x.to(self.weight.dtype), self.weight)
 
+    def linear_form(self) -> tuple[np.ndarray, float]:
+        return self.weight.detach().cpu().double().numpy().copy(), 0.0
+
     def config(self) -> dict[str, Any]:
         return {
             **super().config(),

@@ -98,6 +98,14 @@ class RankModel(nn.Module):
         for lo in range(0, n_rows, batch_size):
             yield lo, min(lo + batch_size, n_rows), None
 
+    def linear_form(self) -> tuple[np.ndarray, float] | None:
+        """``(w, b)`` (``(F,)`` float64, a float) when the model scores ``<w, x> + b``, else
+        ``None``. A model that declares it is scored by one fused pass over the raw features,
+        its normalisation folded into ``w`` and ``b`` (:mod:`ndcglab.models.scoring`); any other
+        model by its forward pass in large float32 blocks. A new kind whose scores are affine
+        in the features overrides this."""
+        return None
+
     @torch.no_grad()
     def predict(
         self, features: Any, *, boundaries: Any = None, batch_size: int = 262144
@@ -166,6 +174,10 @@ class LinearModel(RankModel):
     def weight(self) -> np.ndarray:
         """The weight vector w as a NumPy ``(F,)`` array (a copy)."""
         return self.linear.weight.detach().cpu().double().numpy()[0].copy()
+
+    def linear_form(self) -> tuple[np.ndarray, float]:
+        b = 0.0 if self.linear.bias is None else float(self.linear.bias.detach().cpu()[0])
+        return self.weight, b
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "bias": self.bias_enabled, "init": self.init}

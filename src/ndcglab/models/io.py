@@ -270,17 +270,14 @@ class TrainedModel:
                 "the model. Fix: reorder the data's columns to the model's feature_names"
             )
 
-    def transform(self, data: Any, *, group: Any = None, qid: Any = None) -> np.ndarray:
-        """The normalised float32 feature matrix the model scores."""
-        return self._lists(data, group, qid)[0]
-
-    def _lists(self, data: Any, group: Any, qid: Any) -> tuple[np.ndarray, np.ndarray | None]:
-        """The normalised features and the query boundaries (None when not known)."""
+    def _matrix(self, data: Any, group: Any, qid: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        """The raw feature matrix of ``data`` (checked against the model) and its query
+        boundaries (``None`` for a bare matrix without ``group=``/``qid=``)."""
         if isinstance(data, RankingDataset):
             self.check(
                 data.n_features, data.feature_names, what=f"dataset {data.source or ''}".strip()
             )
-            return self.normalizer.transform(data.features, data.boundaries), data.boundaries
+            return data.features, data.boundaries
         x = np.asarray(data, dtype=np.float32)
         if x.ndim != 2:
             raise ModelMismatchError(
@@ -291,15 +288,27 @@ class TrainedModel:
         if group is not None or qid is not None:
             ds = RankingDataset.from_arrays(x, np.zeros(len(x)), group=group, qid=qid)
             boundaries = ds.boundaries
-        return self.normalizer.transform(x, boundaries), boundaries
+        return x, boundaries
+
+    def transform(self, data: Any, *, group: Any = None, qid: Any = None) -> np.ndarray:
+        """The normalised float32 feature matrix the model scores."""
+        x, boundaries = self._matrix(data, group, qid)
+        return self.normalizer.transform(x, boundaries)
 
     def predict(self, data: Any, *, group: Any = None, qid: Any = None) -> np.ndarray:
         """Scores ``(N,)`` float64 for every document of ``data`` (dataset or feature matrix).
 
-        A list-aware model (:attr:`~ndcglab.models.RankModel.listwise`) scores each query of a
-        dataset, or of ``group=``/``qid=``, on its own; a bare matrix is then one list."""
-        x, boundaries = self._lists(data, group, qid)
-        return self.model.predict(x, boundaries=boundaries)
+        The raw features are normalised and scored block by block, the normalisation folded
+        into the weights of an affine model (:mod:`ndcglab.models.scoring`): the numbers of
+        ``model.predict(self.transform(data))``, to float32 rounding for affine models and bit
+        for bit for the others, without a normalised copy of the whole matrix. A list-aware model
+        (:attr:`~ndcglab.models.RankModel.listwise`) scores each query of a dataset, or of
+        ``group=``/``qid=``, on its own; a bare matrix is then one list.
+        """
+        from .scoring import score_features
+
+        x, boundaries = self._matrix(data, group, qid)
+        return score_features(self.model, self.normalizer, x, boundaries)
 
     def save(self, path: str | os.PathLike[str], **extra: Any) -> Path:
         """Write this model to ``path`` (see :func:`save_model`)."""

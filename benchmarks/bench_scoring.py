@@ -1,0 +1,171 @@
+"""Scoring at MSLR-WEB30K size against a matrix product and a bare torch forward pass.
+
+    python benchmarks/bench_scoring.py [--file LETOR.txt] [--repeats 5] [--old] [--quick]
+
+On ``synthetic:mslr30k`` (31,531 queries, about 3.77M documents, 136 features) or the LETOR file
+``--file`` (e.g. written by ``ndcglab generate mslr30k --out /tmp/mslr.txt``), with z-score
+normalisation fitted on the data, times in this process, interleaved round by round:
+
+* **linear**: ``TrainedModel.predict(ds)`` (the normalisation folded into the weights, one fused
+  pass) against NumPy's ``x @ w`` (float32) on the parsed array; target <= 2x;
+* **MLP** (136 -> 64 -> 32 -> 1, ReLU): ``TrainedModel.predict(ds)`` against a bare torch forward
+  pass of the same network on the parsed array (``torch.from_numpy(x)``, inference mode, the
+  same thread count); target <= 1.2x;
+* ``--old``: also the two-step path of earlier versions (normalise the whole matrix, then
+  ``RankModel.predict``), once per round.
+
+With ``--file`` it also times whole processes: ``ndcglab predict MODEL FILE --out SCORES`` of
+the linear model against a process that only parses the file (``load_dataset(FILE)``); target
+<= 1.2x. Every ratio is taken within one round (same load); min/median/max and the load average
+are printed, and the largest difference of the scores to the two-step path's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def _process(cmd: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr.decode()}")
+    return time.perf_counter() - t0
+
+
+def _stats(values: list[float]) -> str:
+    return (
+        f"min {min(values):7.3f}  median {statistics.median(values):7.3f}  max {max(values):7.3f}"
+    )
+
+
+def _report(title: str, times: dict[str, list[float]], ref: str, target: float) -> None:
+    print(f"{title}  (seconds)")
+    for name, vals in times.items():
+        print(f"  {name:40s} {_stats(vals)}")
+    for name, vals in times.items():
+        if name == ref or "two-step" in name:
+            continue
+        ratios = [a / b for a, b in zip(vals, times[ref], strict=True)]
+        med = statistics.median(ratios)
+        verdict = "met" if med <= target else "NOT met"
+        print(f"  ratio {name} / {ref}: {_stats(ratios)}  (target <= {target}: {verdict})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--file", default=None, help="a LETOR file to read (default: synthetic)")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--old", action="store_true", help="also time the two-step path")
+    ap.add_argument("--quick", action="store_true", help="the first 300,000 documents only")
+    args = ap.parse_args(argv)
+
+    import torch
+
+    from ndcglab.data import load_dataset
+    from ndcglab.data.normalize import Normalizer
+    from ndcglab.models import TrainedModel, make_model
+
+    loads = [os.getloadavg()[0]]
+    t0 = time.perf_counter()
+    ds = load_dataset(args.file or "synthetic:mslr30k")
+    if args.quick:
+        ds = ds.subset(np.arange(int(np.searchsorted(ds.boundaries, 300_000))))
+    x = ds.features
+    print(
+        f"data: {ds.n_queries} queries, {ds.n_docs} documents, {ds.n_features} features "
+        f"({time.perf_counter() - t0:.1f} s to read); torch threads {torch.get_num_threads()}",
+        flush=True,
+    )
+    norm = Normalizer.fit("zscore", x)
+    torch.manual_seed(0)
+    linear = TrainedModel(make_model("linear", ds.n_features, init="normal"), norm)
+    mlp = TrainedModel(make_model("mlp", ds.n_features, hidden=[64, 32]), norm)
+    w32 = linear.model.weight.astype(np.float32)
+    net = mlp.model.eval()
+
+    def bare_forward() -> np.ndarray:
+        with torch.inference_mode():
+            return net(torch.from_numpy(x)).numpy()
+
+    cases: dict[str, dict[str, Callable[[], object]]] = {
+        "linear": {
+            "NumPy x @ w (float32)": lambda: x @ w32,
+            "TrainedModel.predict": lambda: linear.predict(ds),
+        },
+        "MLP 136-64-32-1": {
+            "bare torch forward": bare_forward,
+            "TrainedModel.predict": lambda: mlp.predict(ds),
+        },
+    }
+    if args.old:
+        for key, tm in (("linear", linear), ("MLP 136-64-32-1", mlp)):
+            cases[key]["two-step path (earlier versions)"] = lambda tm=tm: tm.model.predict(
+                tm.normalizer.transform(x, ds.boundaries)
+            )
+    for tm in (linear, mlp):  # warm-up: Numba's cache, torch's first call
+        tm.predict(ds.subset(np.arange(min(ds.n_queries, 50))))
+    times = {k: {n: [] for n in v} for k, v in cases.items()}
+    for _ in range(args.repeats):
+        for key, fns in cases.items():
+            for name, fn in fns.items():
+                times[key][name].append(_timed(fn))
+        loads.append(os.getloadavg()[0])
+    _report("linear", times["linear"], "NumPy x @ w (float32)", 2.0)
+    _report("MLP 136-64-32-1", times["MLP 136-64-32-1"], "bare torch forward", 1.2)
+    for tm, name in ((linear, "linear"), (mlp, "MLP")):
+        new = tm.predict(ds)
+        old = tm.model.predict(tm.normalizer.transform(x, ds.boundaries))
+        print(
+            f"{name}: largest |score - two-step score| {np.abs(new - old).max():.2e} "
+            f"(largest |score| {np.abs(old).max():.2e}); identical: {np.array_equal(new, old)}"
+        )
+    print(f"load average {min(loads):.2f}..{max(loads):.2f}", flush=True)
+
+    if args.file:
+        tmp = Path(tempfile.mkdtemp(prefix="ndcglab-scoring-"))
+        model_path = linear.save(tmp / "linear.zip")
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
+        parse = [
+            sys.executable,
+            "-c",
+            "import sys; from ndcglab.data import load_dataset; load_dataset(sys.argv[1])",
+            args.file,
+        ]
+        predict = [
+            *(sys.executable, "-m", "ndcglab.cli.main", "predict"),
+            *(str(model_path), args.file, "--out", str(tmp / "scores.txt")),
+        ]
+        procs = {"parse the file (a process)": parse, "ndcglab predict (linear)": predict}
+        ptimes: dict[str, list[float]] = {k: [] for k in procs}
+        ploads = [os.getloadavg()[0]]
+        for _ in range(max(1, args.repeats // 2)):
+            for name, cmd in procs.items():
+                ptimes[name].append(_process(cmd, env))
+            ploads.append(os.getloadavg()[0])
+        _report("whole processes", ptimes, "parse the file (a process)", 1.2)
+        print(f"load average {min(ploads):.2f}..{max(ploads):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

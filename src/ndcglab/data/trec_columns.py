@@ -1,0 +1,239 @@
+"""TREC qrels and run files as columns: the memory of the data, not of Python objects.
+
+:func:`ndcglab.data.read_qrels` / :func:`~ndcglab.data.read_run` return pytrec_eval's shapes,
+``{qid: {docno: value}}``: a ``str``, a ``float`` and a dictionary entry per line, about 200
+bytes a line. :func:`read_trec_columns` reads the same files into :class:`TrecColumns`, per line
+the index of its query (int32), its docno as fixed-width bytes and its value (float64), about
+20 bytes a line for docnos of 8 characters, and :func:`ndcglab.measures.evaluate_trec` evaluates
+them without a Python object per line.
+
+The file is read in blocks of :data:`BLOCK_BYTES` (whole lines; plain or gzip): each block's
+fields are found with NumPy as the one-pass reader of :mod:`ndcglab.data.trec` finds them (the
+same rules: blanks separate fields, ``#`` comment lines and blank lines are skipped, a qrels
+line has four fields, a run line at least six with an integer rank), and only one ``str`` is
+made per run of lines of one query. A file this cannot take as it is (non-ASCII or NUL bytes,
+a bad line, a docno longer than 64 bytes, a (query, document) pair given twice, no data line)
+gives ``None``: the caller reads it with the dictionary readers, which apply every rule and name
+the line of any error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ._files import PathLike, open_binary
+from .trec import _MAX_WIDTH, _columns_of
+
+__all__ = ["BLOCK_BYTES", "TrecColumns", "read_trec_columns"]
+
+#: bytes read at a time (the block is cut after its last complete line)
+BLOCK_BYTES = 1 << 20
+
+
+@dataclass
+class TrecColumns:
+    """One TREC file as columns, one entry per data line.
+
+    ``queries``: the distinct query ids, sorted; ``query``: int32 index into ``queries`` of each
+    line; ``doc``: the docno, NumPy bytes ``S<w>`` (ASCII); ``value``: float64, the relevance
+    (qrels) or the score (run). :func:`read_trec_columns` gives the lines of each query
+    together, the queries in sorted order, each query's lines in file order."""
+
+    path: Path
+    queries: list[str]
+    query: np.ndarray
+    doc: np.ndarray
+    value: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.query)
+
+    def has_repeats(self) -> bool:
+        """Whether a (query, document) pair stands on two lines (the dictionary readers then
+        name them): lines with equal :func:`pair_hashes` are compared in full."""
+        h = pair_hashes(self.query, self.doc)
+        h.sort()
+        twice = h[1:][h[1:] == h[:-1]]
+        if not len(twice):
+            return False
+        lines = np.flatnonzero(np.isin(pair_hashes(self.query, self.doc), twice))
+        pairs = set()
+        for q, d in zip(self.query[lines].tolist(), self.doc[lines].tolist(), strict=True):
+            if (q, d) in pairs:
+                return True
+            pairs.add((q, d))
+        return False
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """``{qid: {docno: value}}``, the dictionary readers' result for the same file."""
+        out: dict[str, dict[str, float]] = {q: {} for q in self.queries}
+        order = np.argsort(self.query, kind="stable")
+        counts = np.bincount(self.query, minlength=len(self.queries))
+        docs = self.doc[order].astype(str).tolist()
+        values = self.value[order].tolist()
+        lo = 0
+        for q, n in zip(self.queries, counts.tolist(), strict=True):
+            out[q].update(zip(docs[lo : lo + n], values[lo : lo + n], strict=True))
+            lo += n
+        return out
+
+
+_FNV_PRIME = np.uint64(0x100000001B3)
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+
+
+def pair_hashes(query: np.ndarray, doc: np.ndarray) -> np.ndarray:
+    """One uint64 per line for its (query, docno) pair: the query index in the high 32 bits, a
+    32-bit hash of the docno (FNV-1a over its bytes, folded) in the low 32. Equal pairs (docnos
+    of one width ``S<w>``, NUL-padded) have equal values; unequal pairs of one query rarely
+    (callers compare the pairs of equal values in full). Lines grouped by query give values
+    grouped the same way, so a sorted search among them stays within one query's part."""
+    w = doc.dtype.itemsize
+    cells = doc.view(np.uint8).reshape(-1, w)
+    h = np.full(len(query), _FNV_OFFSET, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(w):
+            h ^= cells[:, j]
+            h *= _FNV_PRIME
+    h ^= h >> np.uint64(32)
+    h &= np.uint64(0xFFFFFFFF)
+    h |= np.asarray(query, dtype=np.uint64) << np.uint64(32)
+    return h
+
+
+def pair_keys(query: np.ndarray, doc: np.ndarray) -> np.ndarray:
+    """One ``S`` key per line that sorts as (query index, docno): the index in 4 big-endian
+    bytes, then the docno's bytes (so equal keys are equal pairs)."""
+    w = doc.dtype.itemsize
+    key = np.zeros((len(query), 4 + w), dtype=np.uint8)
+    key[:, :4] = np.asarray(query, dtype=">u4").view(np.uint8).reshape(-1, 4)
+    key[:, 4:] = doc.view(np.uint8).reshape(-1, w)
+    return key.view(f"S{4 + w}").ravel()
+
+
+class _Blocks:
+    """Collects the columns of the blocks of one file into arrays made once for ``capacity``
+    lines (grown by doubling beyond it; the docno width grows with the widest block)."""
+
+    def __init__(self, path: Path, n_fields: int, exact: bool, capacity: int) -> None:
+        self.path = path
+        self.n_fields = n_fields
+        self.exact = exact
+        self.index: dict[str, int] = {}
+        self.n = 0
+        self.query = np.empty(capacity, dtype=np.int32)
+        self.doc = np.empty(capacity, dtype="S1")
+        self.value = np.empty(capacity, dtype=np.float64)
+
+    def _room(self, k: int, w: int) -> None:
+        need = self.n + k
+        if need > len(self.query):
+            size = max(need, 2 * len(self.query))
+            self.query = np.resize(self.query, size)
+            self.value = np.resize(self.value, size)
+            self.doc = np.resize(self.doc, size)
+        if w > self.doc.dtype.itemsize:
+            self.doc = self.doc.astype(f"S{w}")
+
+    def add(self, block: bytes) -> bool:
+        """Take one block of whole lines; ``False`` when it needs the dictionary readers."""
+        if not block.strip():
+            return True
+        cols = _columns_of(block, self.n_fields, self.exact)
+        if cols is None:
+            return False
+        if self.n_fields == 6:  # a run: the rank is an integer, the score a number
+            if not cols.integers_ok(3):
+                return False
+            values = cols.numbers(4)
+        else:
+            values = cols.numbers(3)
+        if values is None:
+            return False
+        s, e = cols.starts[:, 2], cols.ends[:, 2]
+        w = int((e - s).max())
+        if w > _MAX_WIDTH:
+            return False
+        k = len(values)
+        self._room(k, w)
+        at = slice(self.n, self.n + k)
+        bounds, names = cols.runs(0)
+        ids = np.array([self.index.setdefault(n, len(self.index)) for n in names], np.int32)
+        self.query[at] = np.repeat(ids, np.diff(bounds))
+        self.doc[at] = cols._bytes(s, e, w).view(f"S{w}").ravel()
+        self.value[at] = values
+        self.n += k
+        return True
+
+    def columns(self) -> TrecColumns | None:
+        """The lines of every query together, the queries in sorted order (file order within
+        a query): the order :func:`~ndcglab.measures.evaluate_trec` evaluates them in, so it
+        need not copy the columns to reorder them."""
+        if not self.n:
+            return None
+        n = self.n
+        names = sorted(self.index)
+        rank = np.empty(len(names), dtype=np.int32)
+        rank[[self.index[q] for q in names]] = np.arange(len(names), dtype=np.int32)
+        query = rank[self.query[:n]]
+        self.query = self.query[:0]
+        if n > 1 and (query[1:] < query[:-1]).any():  # one column copied at a time
+            order = np.argsort(query, kind="stable")
+            query = query[order]
+            self.doc = self.doc[:n][order]
+            self.value = self.value[:n][order]
+        return TrecColumns(self.path, names, query, self.doc[:n], self.value[:n])
+
+
+def _line_count(p: Path) -> int:
+    """Lines of a plain file (an upper bound of its data lines); 0 for a compressed one."""
+    with open(p, "rb") as f:
+        if f.read(2) == b"\x1f\x8b":
+            return 0
+        f.seek(0)
+        n = 0
+        while chunk := f.read(BLOCK_BYTES):
+            n += chunk.count(b"\n")
+        return n + 1
+
+
+def _read(path: PathLike, n_fields: int, exact: bool) -> TrecColumns | None:
+    p = Path(path)
+    rest = b""
+    with open_binary(p) as f:
+        blocks = _Blocks(p, n_fields, exact, _line_count(p) or 1 << 16)
+        while True:
+            chunk = f.read(BLOCK_BYTES)
+            if not chunk:
+                break
+            buf = rest + chunk if rest else chunk
+            cut = buf.rfind(b"\n") + 1
+            block, rest = buf[:cut], buf[cut:]
+            if cut and not blocks.add(block):
+                return None
+    if rest and not blocks.add(rest):
+        return None
+    cols = blocks.columns()
+    return None if cols is None or cols.has_repeats() else cols
+
+
+def read_trec_columns(
+    qrels_path: PathLike, run_path: PathLike
+) -> tuple[TrecColumns, TrecColumns] | None:
+    """A qrels file and a run file as :class:`TrecColumns`, or ``None`` when either needs the
+    dictionary readers (see the module docstring; :func:`ndcglab.data.read_trec` then reads
+    them and reports any error). A run none of whose queries is in the qrels is refused as
+    :func:`~ndcglab.data.read_trec` refuses it."""
+    qrels = _read(qrels_path, 4, True)
+    if qrels is None:
+        return None
+    run = _read(run_path, 6, False)
+    if run is None:
+        return None
+    known = set(qrels.queries)
+    if not any(q in known for q in run.queries):
+        return None  # read_trec names both files and a query id of each
+    return qrels, run

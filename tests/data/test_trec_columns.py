@@ -1,0 +1,195 @@
+"""TREC files read as columns (:mod:`ndcglab.data.trec_columns`) against the dictionary readers:
+the same pairs and values, and the same evaluation (:func:`ndcglab.measures.evaluate_trec`)
+number for number; files the column reader cannot take fall back (``None``)."""
+
+from __future__ import annotations
+
+import gzip
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ndcglab.data import read_qrels, read_run, read_trec
+from ndcglab.data import trec_columns as tc
+from ndcglab.data.trec_columns import TrecColumns, pair_hashes, read_trec_columns
+from ndcglab.measures import evaluate_trec
+
+
+def _files(tmp_path: Path, seed: int = 0, gz: bool = False) -> tuple[Path, Path]:
+    """A qrels/run pair with what real files have: queries out of text order and split over the
+    file, judged documents the run misses, run documents nobody judged, a query only in the
+    run and one only in the qrels, negative and graded labels, tied scores, comments and blank
+    lines, a seventh run field."""
+    rng = np.random.default_rng(seed)
+    qrels, run = ["# judgements\n"], []
+    for q in (3, 10, 2, 1, 7):
+        docs = [f"doc-{q}-{i:03d}" for i in range(int(rng.integers(5, 40)))]
+        for d in docs:
+            if rng.random() < 0.6:
+                qrels.append(f"{q} 0 {d} {int(rng.integers(-1, 4))}\n")
+        if q == 7:
+            continue  # judged, never retrieved
+        ranked = [d for d in docs if rng.random() < 0.8] + [f"new-{q}-{i}" for i in range(4)]
+        scores = np.round(rng.random(len(ranked)), 1)  # ties
+        half = len(ranked) // 2
+        for part in (ranked[:half], ranked[half:]):
+            run += [
+                f"{q} Q0 {d} {r} {scores[ranked.index(d)]} tag note\n"
+                for r, d in enumerate(part, 1)
+            ]
+            run.append("\n")
+    run += ["99 Q0 lonely 1 1.5 tag\n", "# end\n"]
+    qp, rp = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    if gz:
+        qp, rp = qp.with_suffix(".txt.gz"), rp.with_suffix(".txt.gz")
+        qp.write_bytes(gzip.compress("".join(qrels).encode()))
+        rp.write_bytes(gzip.compress("".join(run).encode()))
+    else:
+        qp.write_text("".join(qrels))
+        rp.write_text("".join(run))
+    return qp, rp
+
+
+@pytest.fixture(params=[False, True], ids=["plain", "gzip"])
+def pair(tmp_path: Path, request: pytest.FixtureRequest) -> tuple[Path, Path]:
+    return _files(tmp_path, gz=request.param)
+
+
+def test_columns_hold_what_the_dictionary_readers_read(
+    pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tc, "BLOCK_BYTES", 100)  # many blocks, lines cut at block ends
+    got = read_trec_columns(*pair)
+    assert got is not None
+    qrels, run = got
+    assert qrels.to_dict() == read_qrels(pair[0])
+    assert run.to_dict() == read_run(pair[1])
+    assert qrels.queries == sorted(qrels.queries)
+    assert (np.diff(run.query) >= 0).all()  # each query's lines together, in sorted order
+
+
+@pytest.mark.parametrize("complete", [False, True])
+@pytest.mark.parametrize(
+    "measures", [None, ["all_trec"], ["ndcg_cut.10"], ["ndcg@5", "map", "bpref", "infap"]]
+)
+def test_evaluation_equals_the_dictionary_path(
+    pair: tuple[Path, Path], measures: list[str] | None, complete: bool
+) -> None:
+    cols = read_trec_columns(*pair)
+    assert cols is not None
+    dicts = read_trec(*pair)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # all_trec names the measures it leaves out
+        got = evaluate_trec(*cols, measures, complete=complete)
+        want = evaluate_trec(*dicts, measures, complete=complete)
+    assert list(got.query_ids) == list(want.query_ids)
+    assert got.per_query.keys() == want.per_query.keys()
+    for name, values in want.per_query.items():
+        assert np.array_equal(got.per_query[name], values, equal_nan=True), name
+    assert got.mean == want.mean
+    assert got.convention == want.convention
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"judged_only": True}, {"depth": 7}, {"preset": "trec_eval10", "complete": True}],
+)
+def test_cuts_and_stand_ins_take_the_dictionary_path(
+    pair: tuple[Path, Path], options: dict[str, object]
+) -> None:
+    cols = read_trec_columns(*pair)
+    assert cols is not None
+    got = evaluate_trec(*cols, ["map", "ndcg@10"], **options)  # type: ignore[arg-type]
+    want = evaluate_trec(*read_trec(*pair), ["map", "ndcg@10"], **options)  # type: ignore[arg-type]
+    for name, values in want.per_query.items():
+        assert np.array_equal(got.per_query[name], values), name
+
+
+def test_files_the_column_reader_cannot_take_fall_back(tmp_path: Path) -> None:
+    qp, rp = _files(tmp_path)
+    run = rp.read_text()
+    cases = {
+        "repeat": run + "1 Q0 doc-1-000 9 0.5 tag\n" + run.splitlines(keepends=True)[0],
+        "non-ascii": run + "1 Q0 d\u00e9j\u00e0 9 0.5 tag\n",
+        "rank": run + "1 Q0 extra 1.5 0.5 tag\n",
+        "score": run + "1 Q0 extra 9 nan tag\n",
+        "short": run + "1 Q0 extra 9\n",
+        "long": run + f"1 Q0 {'x' * 80} 9 0.5 tag\n",
+        "empty": "# nothing\n",
+    }
+    for name, text in cases.items():
+        bad = tmp_path / f"{name}.txt"
+        bad.write_text(text)
+        assert read_trec_columns(qp, bad) is None, name
+    other = tmp_path / "other.txt"
+    other.write_text("500 Q0 a 1 1.0 t\n")
+    assert read_trec_columns(qp, other) is None  # no query in common: read_trec names it
+
+
+def test_a_repeated_pair_is_found_among_equal_hashes(tmp_path: Path) -> None:
+    """Two lines of one pair far apart in the file, and pairs that differ in the query only."""
+    lines = [f"{q} Q0 d{i} {i} {i / 10} t\n" for q in (1, 2) for i in range(50)]
+    p = tmp_path / "run.txt"
+    p.write_text("".join(lines))
+    assert tc._read(p, 6, False) is not None
+    p.write_text("".join([*lines, "1 Q0 d7 99 0.3 t\n"]))
+    assert tc._read(p, 6, False) is None
+
+
+def test_pair_hashes_are_equal_for_equal_pairs_and_spread_otherwise() -> None:
+    """(20,000 docnos in one query: 32-bit hashes collide with probability about 5%; this seed's
+    do not.)"""
+    doc = np.array([b"a", b"b", b"a", b"ab", b"ba"], dtype="S2")
+    query = np.array([0, 0, 1, 0, 0], dtype=np.int32)
+    h = pair_hashes(query, doc)
+    assert len(set(h.tolist())) == 5
+    assert (h >> np.uint64(32)).tolist() == query.tolist()  # the query in the high bits
+    assert pair_hashes(query[2:3], doc[2:3].copy())[0] == h[2]  # equal pairs, equal hashes
+    rng = np.random.default_rng(0)
+    many = rng.integers(0, 2**31, 20_000).astype("S12")
+    assert len(np.unique(pair_hashes(np.zeros(len(many), np.int32), many))) == len(np.unique(many))
+
+
+def test_one_kind_of_input_at_a_time(pair: tuple[Path, Path]) -> None:
+    from ndcglab.errors import ConventionError
+
+    cols = read_trec_columns(*pair)
+    assert cols is not None and isinstance(cols[0], TrecColumns)
+    with pytest.raises(ConventionError, match="both dictionaries or both"):
+        evaluate_trec(cols[0], read_run(pair[1]), ["map"])
+
+
+def test_the_command_line_gives_the_dictionary_path_numbers(
+    pair: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from ndcglab.cli.main import main
+
+    assert main(["evaluate", "--qrels", str(pair[0]), "--run", str(pair[1]), "-m", "all_trec",
+                 "--format", "json"]) == 0  # fmt: skip
+    got = json.loads(capsys.readouterr().out)["mean"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = evaluate_trec(*read_trec(*pair), ["all_trec"]).mean
+    assert got.keys() == want.keys()
+    for name, value in want.items():
+        assert got[name] == pytest.approx(value, rel=0, abs=0) or (
+            got[name] is None and np.isnan(value)
+        ), name
+
+
+def test_colliding_hashes_fall_back_to_the_pairs_bytes(
+    pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every docno of a query hashed alike: the duplicate check and the qrels lookup still
+    compare whole pairs and give the dictionary path's numbers."""
+    monkeypatch.setattr(tc, "pair_hashes", lambda q, d: np.asarray(q, dtype=np.uint64) << 32)
+    cols = read_trec_columns(*pair)
+    assert cols is not None
+    got = evaluate_trec(*cols, ["map", "ndcg@10", "bpref"])
+    want = evaluate_trec(*read_trec(*pair), ["map", "ndcg@10", "bpref"])
+    for name, values in want.per_query.items():
+        assert np.array_equal(got.per_query[name], values), name
