@@ -9,9 +9,9 @@ Conventions (formulas in docs/clicks.md, "Pairwise debiasing"):
   ``(d, d', i, j)``: the sufficient statistics of the method.
 * The ranker minimises ``Σ_pairs c · L(s_d − s_d') / (t⁺_i · t⁻_j)`` with the logistic loss
   ``L(x) = log(1 + e^{−x})`` (``c``: how often the pair was logged).
-* Given the ranker, the biases are the closed-form minimisers of the same objective under
-  ``Σ (t⁺)^{p+1} = Σ (t⁻)^{p+1}``-type regularisation (``p`` >= 0, 0: none), relative to
-  position 1: ``t⁺_i = (Σ_{pairs at (i, ·)} c·L/t⁻_j ÷ Σ_{pairs at (1, ·)} c·L/t⁻_j)^{1/(p+1)}``
+* Given the ranker, the biases are the paper's closed-form minimisers of the same objective
+  with an ``L_p`` regularisation of the biases (``p`` >= 0; 0: none), relative to position 1:
+  ``t⁺_i = (Σ_{pairs at (i, ·)} c·L/t⁻_j ÷ Σ_{pairs at (1, ·)} c·L/t⁻_j)^{1/(p+1)}``
   and ``t⁻_j = (Σ_{pairs at (·, j)} c·L/t⁺_i ÷ Σ_{pairs at (·, 1)} c·L/t⁺_i)^{1/(p+1)}``, both
   from the previous round's biases.
 * :func:`fit_pairwise` alternates the two steps from ``t⁺ = t⁻ = 1`` with a linear ranker
