@@ -61,4 +61,5 @@ def test_the_translation_reads_only_the_named_parameters() -> None:
         "Fix: lower the learning rate (--lr) or normalise (--normalize zscore), with or without "
         "--resume; the spec ndcg(lr=3) and x(a=1,lr=2) stay; l2= is not named"
     )
-    assert set(OPTION_OF.values()) == {f"--{name}" for name in OPTION_OF}
+    # each option is its parameter's name, argparse-style (``trust_offset`` -> ``--trust-offset``)
+    assert set(OPTION_OF.values()) == {f"--{name.replace('_', '-')}" for name in OPTION_OF}

@@ -24,7 +24,7 @@ def add_click_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--estimator",
         default="ips",
-        choices=["naive", "ips", "snips", "affine", "dr", "dla"],
+        choices=["naive", "ips", "snips", "affine", "dr", "dla", "pairwise"],
         help="how clicks become labels (with --clicks; default ips; see docs/clicks.md)",
     )
     g.add_argument(
@@ -69,6 +69,11 @@ def click_training_data(
         alpha = dla_examination(
             train_ds, log, cfg, rounds=args.dla_rounds, tau=args.tau, progress=False
         )
+        estimator = "ips"
+    elif args.estimator == "pairwise":
+        from ..clicks.pairwise_debias import fit_pairwise
+
+        alpha = fit_pairwise(train_ds, log).t_plus
         estimator = "ips"
     else:
         alpha, beta = (
@@ -119,10 +124,10 @@ def _from_counts(
     from ..errors import SpecError
     from ._clicks_evaluate import _numbers
 
-    if args.estimator == "dla":
+    if args.estimator in ("dla", "pairwise"):
         raise SpecError(
-            f"{args.clicks} holds click statistics; --estimator dla trains from them but needs "
-            "its rounds on a log. Fix: give the log itself, or another --estimator"
+            f"{args.clicks} holds click statistics; --estimator {args.estimator} needs the "
+            "sessions of a log. Fix: give the log itself, or another --estimator"
         )
     if args.estimator != "naive" and args.examination is None:
         raise SpecError(

@@ -17,6 +17,7 @@ SUBCOMMANDS: dict[str, str] = {
     "simulate": "_clicks_simulate",
     "fit": "_clicks_fit",
     "evaluate": "_clicks_evaluate",
+    "stats": "_clicks_stats",
 }
 
 
@@ -27,7 +28,8 @@ def add_parser(subparsers: Any) -> None:
         description=(
             "Work with click logs: 'simulate' writes a log from a dataset, a click model and a "
             "logging policy; 'fit' fits click models and propensities to a log; 'evaluate' "
-            "estimates a new ranker's NDCG from a log. See 'ndcglab clicks SUBCOMMAND --help'."
+            "estimates a new ranker's NDCG from a log; 'stats' sums logs into sufficient "
+            "statistics. See 'ndcglab clicks SUBCOMMAND --help'."
         ),
     )
     sub = p.add_subparsers(dest="clicks_command", metavar="SUBCOMMAND")

@@ -185,6 +185,14 @@ OPTION_OF: dict[str, str] = {
     "normalize": "--normalize",
     "resume": "--resume",
     "validation": "--validation",
+    # clicks evaluate / train --clicks
+    "empty": "--empty",
+    "estimator": "--estimator",
+    "examination": "--examination",
+    "level": "--level",
+    "normaliser": "--normaliser",
+    "tau": "--tau",
+    "trust_offset": "--trust-offset",
 }
 
 

@@ -53,7 +53,16 @@ __all__ = [
 
 #: sub-modules loaded on first access (``ndcglab.clicks.simulate`` ...)
 _LAZY_MODULES = frozenset(
-    {"simulate", "click_models", "propensity", "estimators", "learn", "experiment"}
+    {
+        "simulate",
+        "click_models",
+        "propensity",
+        "estimators",
+        "learn",
+        "pairwise_debias",
+        "baselines",
+        "experiment",
+    }
 )
 
 

@@ -34,6 +34,10 @@ share ``I_dj/N_q``). The labels:
   softmax over each query's documents (the propensity loss ``−Σ_clicks (1/r̂_d)·log
   softmax(g)_j`` is minimised by these weights), scaled so that ``α̂_1 = 1`` (the paper's
   normalisation by the first position). This assumes every session shows all ``k`` positions.
+* ``pairwise`` — pairwise debiasing (Hu, Wang, Peng and Li, WWW 2019), examination unknown: the
+  click bias ``t⁺`` is estimated jointly with a pair-weighted logistic ranker
+  (:mod:`ndcglab.clicks.pairwise_debias`); the model is then trained on ``ips`` labels under
+  ``α̂ = t⁺``.
 
 A loss that is linear in the labels (``squared`` up to a constant, ``softmax_ce(target=label)``
 per query) keeps the labels' unbiasedness; any other loss is consistent (the labels converge to
@@ -77,6 +81,8 @@ CLICK_ESTIMATORS: dict[str, str] = {
     "affine": "affine correction for trust bias (Vardasbi et al.)",
     "dr": "doubly robust: regression estimate + IPS correction (Oosterhuis)",
     "dla": "dual learning algorithm: propensities learned with the ranker (Ai et al.)",
+    "pairwise": "pairwise debiasing: click and non-click biases learned with a pairwise ranker "
+    "(Hu et al.)",
 }
 
 
@@ -240,11 +246,13 @@ def click_labels(
     module docstring). ``examination`` ``α`` (default 1) and ``trust_offset`` ``β`` (default 0,
     required by ``affine``) per position; ``tau`` the clipping of ``ρ_d``; ``dr`` needs
     ``features`` (for its regression) or ``regression`` (``r̃`` itself). Documents of a query
-    without sessions get 0. ``dla`` is not a label rule (see :func:`fit_clicks`)."""
-    if estimator not in CLICK_ESTIMATORS or estimator == "dla":
-        known = ", ".join(e for e in CLICK_ESTIMATORS if e != "dla")
+    without sessions get 0. ``dla`` and ``pairwise`` are not label rules (see
+    :func:`fit_clicks`)."""
+    if estimator not in CLICK_ESTIMATORS or estimator in ("dla", "pairwise"):
+        known = ", ".join(e for e in CLICK_ESTIMATORS if e not in ("dla", "pairwise"))
         raise SpecError(
-            f"unknown label estimator {estimator!r}; known: {known} (dla trains through fit_clicks)"
+            f"unknown label estimator {estimator!r}; known: {known} (dla and pairwise train "
+            "through fit_clicks)"
         ).naming("estimator")
     if not 0 <= tau < 1:
         raise SpecError(f"tau must be in [0, 1), got {tau}").naming("tau")
@@ -341,7 +349,8 @@ def click_dataset(
 @dataclass(frozen=True)
 class ClickFitResult:
     """What :func:`fit_clicks` returns: the training result (``result.model`` scores new data),
-    the labels it trained on, and the examination used (``α̂`` learned by ``dla``)."""
+    the labels it trained on, and the examination used (``α̂`` learned by ``dla``, ``t⁺`` by
+    ``pairwise``)."""
 
     result: Any
     labels: np.ndarray
@@ -393,6 +402,7 @@ def fit_clicks(
     trust_offset: Any = None,
     tau: float = 0.0,
     dla_rounds: int = 3,
+    pairwise_rounds: int = 5,
     validation: RankingDataset | None = None,
     **options: Any,
 ) -> ClickFitResult:
@@ -400,8 +410,10 @@ def fit_clicks(
     :func:`ndcglab.training.fit` (``config`` and ``options`` as there: model kind, loss, epochs
     ...). ``estimator`` one of :data:`CLICK_ESTIMATORS`; ``validation`` (judged labels) chooses
     the epoch as usual. ``dla`` runs ``dla_rounds`` rounds of ranker and propensity steps from
-    ``α̂ = 1`` and ignores ``examination``. The loss gets ``gain=linear`` unless it names its gain
-    (:func:`click_loss`)."""
+    ``α̂ = 1`` and ignores ``examination``; ``pairwise`` estimates the click bias ``t⁺`` by
+    ``pairwise_rounds`` rounds of :func:`~ndcglab.clicks.pairwise_debias.fit_pairwise` and trains
+    on ``ips`` labels under ``α̂ = t⁺`` (it ignores ``examination`` too). The loss gets
+    ``gain=linear`` unless it names its gain (:func:`click_loss`)."""
     from ..training import fit
     from ..training.config import config_with
 
@@ -413,6 +425,15 @@ def fit_clicks(
     config = config_with(config, **options)
     config = dataclasses.replace(config, loss=click_loss(str(config.loss)))
     options = {}
+    if estimator == "pairwise":
+        from .pairwise_debias import fit_pairwise
+
+        alpha = fit_pairwise(dataset, log, rounds=pairwise_rounds).t_plus
+        labels = click_labels(stats, estimator="ips", examination=alpha, tau=tau)
+        trained = fit(
+            dataclasses.replace(dataset, labels=labels), config, validation=validation, **options
+        )
+        return ClickFitResult(trained, labels, alpha, estimator)
     if estimator != "dla":
         alpha = _positions(examination, stats.k, "examination", 1.0)
         labels = click_labels(

@@ -541,12 +541,18 @@ def read_log(
     return log
 
 
-def read_log_stats(path: str | os.PathLike[str], *, validate: bool = True) -> ClickStats:
+def read_log_stats(
+    path: str | os.PathLike[str], *, validate: bool = True, client: Any = None
+) -> ClickStats:
     """The sufficient statistics of the log file ``path`` (:meth:`ClickLog.stats`), read one
     Parquet row group at a time, so a log larger than memory can be summed (an ``.npz`` log is
     read whole). With ``validate``, each row group is checked on its own (:func:`validate_log`,
     rows numbered in the whole file); a session split across row groups is not checked as a
-    whole."""
+    whole.
+
+    ``client``: a ``distributed.Client``; each row group (a partition) is then read, checked and
+    counted on a worker (which must see ``path``), and the partitions' counts are summed here
+    (:func:`merge_stats`) — the same statistics as without a client."""
     text = os.fspath(path)
     with open(text, "rb") as f:
         magic = f.read(4)
@@ -565,26 +571,47 @@ def read_log_stats(path: str | os.PathLike[str], *, validate: bool = True) -> Cl
     if raw is None:
         return read_log(text, validate=validate).stats()  # says what is missing
     header = _parse_header(raw, text)
-    parts: list[ClickStats] = []
-    first_row = 0
-    for g in range(pfile.num_row_groups):
-        table = pfile.read_row_group(g)
-        log = _table_to_log(table, header, text)
-        if validate:
-            try:
-                validate_log(log, path=text)
-            except DataFormatError as exc:
-                if exc.line is None and exc.reason.startswith("row "):
-                    row, _, rest = exc.reason[4:].partition(":")
-                    raise DataFormatError(
-                        f"row {int(row) + first_row}:{rest}", path=text, fix=exc.fix
-                    ) from None
-                raise
-        parts.append(log.stats())
-        first_row += len(log)
+    meta = pfile.metadata
+    firsts = np.concatenate(
+        ([0], np.cumsum([meta.row_group(g).num_rows for g in range(pfile.num_row_groups)]))
+    ).astype(np.int64)
+    groups = range(pfile.num_row_groups)
+    if client is None:
+        parts = [_row_group_stats(text, g, int(firsts[g]), header, validate) for g in groups]
+    else:
+        futures = client.map(
+            _row_group_stats,
+            [text] * len(groups),
+            list(groups),
+            [int(firsts[g]) for g in groups],
+            [header] * len(groups),
+            [validate] * len(groups),
+            pure=False,
+        )
+        parts = client.gather(futures)
     if not parts:
         return _from_header({n: np.zeros(0, t) for n, t in LOG_COLUMNS.items()}, header).stats()
     return merge_stats(parts)
+
+
+def _row_group_stats(
+    text: str, group: int, first_row: int, header: dict[str, Any], validate: bool
+) -> ClickStats:
+    """The statistics of row group ``group`` of the Parquet log ``text`` (its first row is row
+    ``first_row`` of the file); run here or on a Dask worker."""
+    _, pq = _pyarrow(text)
+    log = _table_to_log(pq.ParquetFile(text).read_row_group(group), header, text)
+    if validate:
+        try:
+            validate_log(log, path=text)
+        except DataFormatError as exc:
+            if exc.line is None and exc.reason.startswith("row "):
+                row, _, rest = exc.reason[4:].partition(":")
+                raise DataFormatError(
+                    f"row {int(row) + first_row}:{rest}", path=text, fix=exc.fix
+                ) from None
+            raise
+    return log.stats()
 
 
 def _parse_header(raw: bytes, path: str) -> dict[str, Any]:

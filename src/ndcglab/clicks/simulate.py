@@ -313,6 +313,7 @@ def simulate_clicks(
     k: int = 10,
     seed: int = 0,
     first_session: int = 0,
+    marginals: np.ndarray | None = None,
 ) -> ClickLog:
     """Simulate ``n_sessions`` sessions of ``click_model`` on ``dataset`` (a
     :class:`~ndcglab.data.RankingDataset`) under ``policy`` (default: the labels' order,
@@ -323,6 +324,11 @@ def simulate_clicks(
     ``meta`` records the click model, the policy, the seed, ``k``, the attractiveness mapping
     and, for PBM and trust bias, the true examination per position (``examination``; trust bias
     also ``alpha`` and ``beta``).
+
+    ``marginals``: for a Plackett-Luce policy, its position marginals
+    ``pl_position_marginals(policy.scores, dataset.boundaries, k, policy.temperature)`` when
+    the caller has them already (a caller simulating many logs under one policy saves their
+    computation); an array of another shape is refused. Ignored by the other samplings.
     """
     from .._spec import parse_int
     from ._simulate_kernels import (
@@ -383,7 +389,15 @@ def simulate_clicks(
     logw = policy.scores / policy.temperature
     base = _deterministic_order(policy.scores, bounds)
     ubm = model.ubm_table(k) if code == UBM else np.ones((1, 1))
-    if pcode == PLACKETT_LUCE:
+    if pcode == PLACKETT_LUCE and marginals is not None:
+        pl_prop = np.ascontiguousarray(marginals, dtype=np.float64)
+        if pl_prop.shape != (n_docs, k):
+            raise SpecError(
+                f"marginals has shape {pl_prop.shape}, not (documents, k) = ({n_docs}, {k}). "
+                "Fix: pass pl_position_marginals(policy.scores, dataset.boundaries, k, "
+                "policy.temperature)"
+            )
+    elif pcode == PLACKETT_LUCE:
         pl_prop = pl_position_marginals(policy.scores, bounds, k, policy.temperature)
     else:
         pl_prop = np.zeros((1, 1))

@@ -140,7 +140,9 @@ def run(report: Report, settings: Settings) -> None:
         parts: list[Any] = []
         kept: list[ClickLog] = []
         meta: dict[str, Any] = {}
-        for n, logs in _step_logs(train, model, policy, steps, settings.seed * 1000 + c_i):
+        for n, logs in _step_logs(
+            train, model, policy, steps, settings.seed * 1000 + c_i, marginals
+        ):
             for log in logs:
                 meta = log.meta
                 parts.append(click_statistics(log, train, placement=marginals))
@@ -226,15 +228,20 @@ def run(report: Report, settings: Settings) -> None:
 CHUNK = 1_000_000
 
 
-def _step_logs(train: Any, model: Any, policy: Any, steps: list[int], seed: int) -> Any:
+def _step_logs(
+    train: Any, model: Any, policy: Any, steps: list[int], seed: int, marginals: Any = None
+) -> Any:
     """For each number of sessions ``n`` of ``steps``: ``(n, logs of the sessions added since
     the previous step)``, from one seeded stream (the simulator seeds each session on its own,
     so chunks equal one long log). Up to :data:`CHUNK` sessions are simulated in one call and
-    split by session; beyond, chunks of :data:`CHUNK`."""
+    split by session; beyond, chunks of :data:`CHUNK`. ``marginals``: the policy's position
+    marginals, computed once by the caller."""
     from ..clicks.simulate import simulate_clicks
 
     if steps[-1] <= CHUNK:
-        whole = simulate_clicks(train, model, policy, steps[-1], k=K_SHOWN, seed=seed)
+        whole = simulate_clicks(
+            train, model, policy, steps[-1], k=K_SHOWN, seed=seed, marginals=marginals
+        )
         done = 0
         for n in steps:
             yield n, [whole.take((whole.session >= done) & (whole.session < n))]
@@ -246,7 +253,16 @@ def _step_logs(train: Any, model: Any, policy: Any, steps: list[int], seed: int)
         while done < n:
             m = min(CHUNK, n - done)
             logs.append(
-                simulate_clicks(train, model, policy, m, k=K_SHOWN, seed=seed, first_session=done)
+                simulate_clicks(
+                    train,
+                    model,
+                    policy,
+                    m,
+                    k=K_SHOWN,
+                    seed=seed,
+                    first_session=done,
+                    marginals=marginals,
+                )
             )
             done += m
         yield n, logs
