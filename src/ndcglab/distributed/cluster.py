@@ -222,11 +222,15 @@ def dask_client(
 
 
 def _local_cluster(distributed: Any, n_workers: int, memory_limit: str | None) -> Any:
-    """A ``LocalCluster`` of ``n_workers`` single-thread processes; the workers' own output
-    (LightGBM's C++ log lines) goes to stderr, so stdout stays the command's result."""
+    """A ``LocalCluster`` of ``n_workers`` single-thread processes. The workers' standard
+    output (the engines' log lines: LightGBM's ``[LightGBM] [Info] ...``, XGBoost's tracker)
+    goes to ``os.devnull``, so stdout stays the command's result and stderr its messages; their
+    errors reach the client as exceptions, and Dask's own warnings stay on stderr."""
     sys.stdout.flush()
     saved = os.dup(1)
-    os.dup2(2, 1)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.close(null)
     try:
         return distributed.LocalCluster(
             n_workers=n_workers,
