@@ -247,3 +247,54 @@ def test_default_and_one_thread_give_the_same_trees(files: dict[str, Path], tmp_
         assert proc.returncode == 0, proc.stderr
         models.append(load_gbdt(out))
     np.testing.assert_array_equal(models[0].predict(ds), models[1].predict(ds))
+
+
+# -- item 7: export formats from the table of model kinds; boosted trees to ONNX
+
+
+def test_export_formats_come_from_the_kinds_table(files: dict[str, Path], tmp_path: Path) -> None:
+    from ndcglab.cli import export as export_cli
+    from ndcglab.training.kinds import KINDS
+
+    source = Path(export_cli.__file__).read_text()
+    assert '"gbdt"' not in source and "'gbdt'" not in source  # no kind-string test left
+    assert KINDS["gbdt"].export_formats == ("lightgbm", "xgboost", "onnx")
+    assert set(export_cli.FORMATS) == {f for k in KINDS.values() for f in k.export_formats}
+    (run,) = _batch(["export", files["lgb"], "--format", "torchscript", "--out", tmp_path / "t"])
+    _one_error(run, "gbdt", "lightgbm or xgboost or onnx", "not torchscript")
+
+
+def test_boosted_trees_export_to_onnx_scored_like_predict(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    """LightGBM (ndcglab's objective and LightGBM's lambdarank) and XGBoost trees as ONNX:
+    onnxruntime's scores of the raw features equal ``ndcglab predict``'s to float32 precision."""
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnxmltools")
+    from ndcglab.data import read_letor, read_scores
+
+    ds = read_letor(files["data"])
+    lambdarank = tmp_path / "lambdarank.ndcglab"
+    fit_gbdt(ds, "lightgbm:lambdarank",
+             params={"num_boost_round": 4, "min_data_in_leaf": 2}).save(lambdarank)  # fmt: skip
+    models = {"lgb": files["lgb"], "lambdarank": lambdarank, "xgb": files["xgb"]}
+    commands = []
+    for name, model in models.items():
+        commands += [
+            ["export", model, "--format", "onnx", "--out", tmp_path / f"{name}.onnx", "--json"],
+            ["predict", model, files["data"], "--out", tmp_path / f"{name}.txt"],
+        ]
+    runs = _batch(*commands)
+    for name, (export, predict) in zip(models, zip(runs[::2], runs[1::2], strict=True),
+                                       strict=True):  # fmt: skip
+        assert export.returncode == 0 and predict.returncode == 0, (export.stderr, predict.stderr)
+        assert json.loads(export.stdout)["format"] == "onnx"
+        session = ort.InferenceSession(
+            str(tmp_path / f"{name}.onnx"), providers=["CPUExecutionProvider"]
+        )
+        assert [i.name for i in session.get_inputs()] == ["features"]
+        (scores,) = session.run(["scores"], {"features": ds.features.astype(np.float32)})
+        assert scores.shape == (ds.n_docs,) and scores.dtype == np.float32
+        expected = read_scores(tmp_path / f"{name}.txt", n_expected=ds.n_docs)
+        assert np.ptp(expected) > 0, name  # the trees do split
+        np.testing.assert_allclose(scores, expected, rtol=1e-5, atol=1e-6, err_msg=name)
