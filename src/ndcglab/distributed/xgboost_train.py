@@ -126,20 +126,14 @@ def train_xgboost_dask(
     builtin, obj, loss_label = xgboost_loss(loss, xgb_params, params, seed=seed, **options)
     objective_info = xgboost_objective_info(builtin, obj)  # the client's objective, before training
     coll_cfg = collective.Config(timeout=wait, tracker_timeout=wait)
-    xgb = require("xgboost")
-    verbosity = xgb.get_config().get("verbosity", 1)
-    xgb.set_config(verbosity=0)  # the tracker's "Task ... got rank" lines (a thread of its own)
-    try:
-        out = dxgb.train(
-            client,
-            xgb_params,
-            dtrain,
-            num_boost_round=int(num_boost_round),
-            obj=obj,
-            coll_cfg=coll_cfg,
-        )
-    finally:
-        xgb.set_config(verbosity=verbosity)
+    out = dxgb.train(
+        client,
+        xgb_params,
+        dtrain,
+        num_boost_round=int(num_boost_round),
+        obj=obj,
+        coll_cfg=coll_cfg,
+    )
     booster = out["booster"]
     curve = xgboost_valid_curve(booster, valid, measure, preset) if valid is not None else []
     training = dask_training_record(
