@@ -165,11 +165,18 @@ def lightgbm_params(
     }
 
 
-def check_settings(engine: str, settings: Mapping[str, Any], loss: Any = None) -> None:
+def check_settings(
+    engine: str,
+    settings: Mapping[str, Any],
+    loss: Any = None,
+    user: Mapping[str, Any] | None = None,
+) -> None:
     """Check the settings of :func:`fit_gbdt` / :func:`~ndcglab.gbdt.xgboost_train.fit_xgboost`
     for ``engine`` before any data is read (:func:`ndcglab.gbdt.params.check_tree_params`):
     the engine parameters among them are refused, naming the option, when the engine does not
-    know them, ndcglab sets them itself, or the engine refuses their values."""
+    know them, ndcglab sets them itself, or the engine refuses their values. ``user``: the
+    parameters as the user spelled them (``--gbdt-param``), named in the messages; default:
+    the settings that are not ndcglab's own keys."""
     from .params import check_tree_params
 
     if engine == "xgboost":
@@ -199,8 +206,18 @@ def check_settings(engine: str, settings: Mapping[str, Any], loss: Any = None) -
         builtin = lightgbm_objective(loss)
         if builtin is not None:
             engine_params["objective"] = builtin
-    user = {k: v for k, v in settings.items() if k not in _OUR_KEYS}
-    check_tree_params(engine, full["learning_rate"], user, {**engine_params, **extra})
+    from .params import LEARNING_RATE_KEYS
+
+    if engine == "xgboost":
+        from .xgboost_train import _ALIASES as aliases
+        from .xgboost_train import _OUR_KEYS as own
+    else:
+        aliases, own = _ALIASES, _OUR_KEYS
+    given = settings if user is None else user
+    engine_keys = {  # the engine's parameters, and the learning rate by the user's spelling
+        k: v for k, v in given.items() if aliases.get(k, k) not in own or k in LEARNING_RATE_KEYS
+    }
+    check_tree_params(engine, full["learning_rate"], engine_keys, {**engine_params, **extra})
 
 
 def check_tree_config(cfg: TrainConfig) -> None:
@@ -229,7 +246,7 @@ def check_tree_config(cfg: TrainConfig) -> None:
         from .objective import resolve_loss
 
         resolve_loss(loss)  # an unknown or non-differentiable loss fails here, naming --model
-    check_settings(engine, settings_from_config(cfg), loss)
+    check_settings(engine, settings_from_config(cfg), loss, user=cfg.trees.params)
 
 
 def to_lgb_dataset(
