@@ -234,6 +234,7 @@ def test_trees_train_on_the_default_thread_count(files: dict[str, Path], tmp_pat
     assert "LightGBM" in " ".join(_cli("train", "--help").stdout.split()).split("--threads")[1]
 
 
+@pytest.mark.slow
 def test_default_and_one_thread_give_the_same_trees(files: dict[str, Path], tmp_path: Path) -> None:
     from ndcglab.data import read_letor
     from ndcglab.gbdt import load_gbdt

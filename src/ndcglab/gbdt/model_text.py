@@ -38,6 +38,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..errors import DataFormatError
 
 __all__ = [
@@ -88,16 +90,16 @@ class _Damaged(Exception):
         self.what, self.line = what, line
 
 
-def _ints(text: str, what: str, line: int) -> list[int]:
+def _ints(text: str, what: str, line: int) -> np.ndarray:
     try:
-        return [int(t) for t in text.split()]
-    except ValueError:
+        return np.array(text.split(), dtype=np.int64)
+    except (ValueError, OverflowError):
         raise _Damaged(f"{what} holds a value that is not an integer", line) from None
 
 
-def _floats(text: str, what: str, line: int) -> list[float]:
+def _floats(text: str, what: str, line: int) -> np.ndarray:
     try:
-        return [float(t) for t in text.split()]
+        return np.array(text.split(), dtype=np.float64)
     except ValueError:
         raise _Damaged(f"{what} holds a value that is not a number", line) from None
 
@@ -110,13 +112,14 @@ def _check_tree(
     if "num_leaves" not in fields:
         raise _Damaged(f"{where} has no num_leaves line", start)
     leaves_text, leaves_line = fields["num_leaves"]
-    (leaves,) = _ints(leaves_text, f"{where}'s num_leaves", leaves_line) or [0]
+    parsed = _ints(leaves_text, f"{where}'s num_leaves", leaves_line)
+    leaves = int(parsed[0]) if parsed.size == 1 else 0
     if leaves < 1:
-        raise _Damaged(f"{where} has num_leaves={leaves}", leaves_line)
+        raise _Damaged(f"{where} has num_leaves={leaves_text.strip()!r}", leaves_line)
     want = {**{k: leaves - 1 for k in _SPLIT_ARRAYS}, **{k: leaves for k in _LEAF_ARRAYS}}
     if leaves == 1:
         want = {k: 1 for k in _LEAF_ARRAYS}
-    values: dict[str, list[float]] = {}
+    values: dict[str, np.ndarray] = {}
     for key, n in want.items():
         if key not in fields:
             raise _Damaged(f"{where} has no {key} line", start)
@@ -124,7 +127,7 @@ def _check_tree(
         if key in ("threshold", "leaf_value"):
             values[key] = _floats(text, f"{where}'s {key}", line)
         else:
-            values[key] = [float(v) for v in _ints(text, f"{where}'s {key}", line)]
+            values[key] = _ints(text, f"{where}'s {key}", line)
         if len(values[key]) != n:
             raise _Damaged(
                 f"{where} has {len(values[key])} {key} values for {leaves} leaves (needs {n})",
@@ -132,20 +135,27 @@ def _check_tree(
             )
     if leaves == 1:
         return
-    for feature in values["split_feature"]:
-        if not 0 <= feature <= max_feature:
-            raise _Damaged(
-                f"{where} splits on feature {int(feature)}, beyond max_feature_idx={max_feature}",
-                fields["split_feature"][1],
-            )
+    features = values["split_feature"]
+    bad = features[(features < 0) | (features > max_feature)]
+    if bad.size:
+        raise _Damaged(
+            f"{where} splits on feature {int(bad[0])}, beyond max_feature_idx={max_feature}",
+            fields["split_feature"][1],
+        )
     for key in ("left_child", "right_child"):
-        for child in values[key]:
-            c = int(child)
-            if not (0 <= c < leaves - 1 or (c < 0 and ~c < leaves)):
-                raise _Damaged(
-                    f"{where} has {key} {c}, not a node or leaf of the tree", fields[key][1]
-                )
-    n_cat = int(_ints(fields.get("num_cat", ("0", start))[0], f"{where}'s num_cat", start)[0])
+        children = values[key]
+        # a child is a node 0..leaves-2 or, negative, the leaf ~c in 0..leaves-1
+        wrong = children[(children >= leaves - 1) | (children < -leaves)]
+        if wrong.size:
+            raise _Damaged(
+                f"{where} has {key} {int(wrong[0])}, not a node or leaf of the tree",
+                fields[key][1],
+            )
+    cat_text, cat_line = fields.get("num_cat", ("0", start))
+    cats = _ints(cat_text, f"{where}'s num_cat", cat_line)
+    if cats.size != 1 or cats[0] < 0:
+        raise _Damaged(f"{where} has num_cat={cat_text.strip()!r}", cat_line)
+    n_cat = int(cats[0])
     if n_cat > 0:
         for key in ("cat_boundaries", "cat_threshold"):
             if key not in fields:
@@ -178,9 +188,11 @@ def _lightgbm_faults(text: str, num_trees: int | None) -> None:
         i += 1
     if "max_feature_idx" not in header:
         raise _Damaged("its header has no max_feature_idx line")
-    (max_feature,) = _ints(
-        header["max_feature_idx"][0], "max_feature_idx", header["max_feature_idx"][1]
-    ) or [-1]
+    text_max, line_max = header["max_feature_idx"]
+    parsed = _ints(text_max, "max_feature_idx", line_max)
+    if parsed.size != 1 or parsed[0] < 0:
+        raise _Damaged(f"max_feature_idx={text_max.strip()!r} is not a feature index", line_max)
+    max_feature = int(parsed[0])
     sizes = None
     if "tree_sizes" in header:
         sizes = _ints(header["tree_sizes"][0], "tree_sizes", header["tree_sizes"][1])
