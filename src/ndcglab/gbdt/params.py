@@ -263,7 +263,12 @@ def _dry_run_xgboost(xgb_params: Mapping[str, Any], user: Mapping[str, Any]) -> 
             else "see XGBoost's list of parameters (or use --engine lightgbm for LightGBM's)"
         )
         raise _refuse(
-            "xgboost", key, user[key], "XGBoost does not use a parameter of that name", fix
+            "xgboost",
+            key,
+            user[key],
+            "XGBoost does not use a parameter of that name in this training (an unknown key, "
+            "or one that only another objective or booster reads)",
+            fix,
         )
 
 
