@@ -242,7 +242,9 @@ def _dry_run_lightgbm(lgb_params: Mapping[str, Any], user: Mapping[str, Any]) ->
         raise engine_refusal("lightgbm", exc, user) from None
 
 
-def _dry_run_xgboost(xgb_params: Mapping[str, Any], user: Mapping[str, Any]) -> None:
+def _dry_run_xgboost(
+    xgb_params: Mapping[str, Any], named: Mapping[str, Any], user: Mapping[str, Any]
+) -> None:
     from .._compat import require
 
     xgb = require("xgboost")
@@ -252,7 +254,7 @@ def _dry_run_xgboost(xgb_params: Mapping[str, Any], user: Mapping[str, Any]) -> 
     try:
         unused = _unknown_to_xgboost(params, lambda: xgb.train(params, dtrain, 1))
     except Exception as exc:
-        raise engine_refusal("xgboost", exc, user) from None
+        raise engine_refusal("xgboost", exc, named) from None
     for key in unused:
         if key not in user:
             continue
@@ -273,21 +275,28 @@ def _dry_run_xgboost(xgb_params: Mapping[str, Any], user: Mapping[str, Any]) -> 
 
 
 def check_tree_params(
-    engine: str, learning_rate: float, params: Mapping[str, Any], engine_params: Mapping[str, Any]
+    engine: str,
+    learning_rate: float,
+    params: Mapping[str, Any],
+    engine_params: Mapping[str, Any],
+    given: Mapping[str, Any] | None = None,
 ) -> None:
     """Check the parameters of a tree training (module docstring) and raise
     :class:`~ndcglab.errors.SpecError` naming the option at the first fault.
 
     ``params`` are the user's extra engine parameters (``--gbdt-param``, by the user's
     spelling), ``learning_rate`` the step size from ``--lr`` and ``engine_params`` the full
-    parameters the engine would train with (ndcglab's settings and ``params``)."""
+    parameters the engine would train with (ndcglab's settings and ``params``); ``given``:
+    every parameter the user gave (ndcglab's own settings too), by which an engine's refusal is
+    named (default ``params``)."""
     _check_own_keys(engine, params)
     _check_numbers(engine, learning_rate, params)
+    named = {**params, **(given or {})}
     if engine == "lightgbm":
         _check_known_lightgbm(params)
-        _dry_run_lightgbm(engine_params, params)
+        _dry_run_lightgbm(engine_params, named)
     else:
-        _dry_run_xgboost(engine_params, params)
+        _dry_run_xgboost(engine_params, named, params)
 
 
 def _named_parameter(engine: str, message: str) -> str | None:
@@ -334,10 +343,10 @@ def engine_refusal(engine: str, exc: BaseException, user: Mapping[str, Any]) -> 
     if key is not None:
         value = user.get(key, "")
         return SpecError(
-            f"{_option(key, value) if key in user else '--lr'}: {name} refuses it ({line}). "
+            f"{_option(key, value) if key in user else '--lr'}: {name} refused it ({line}). "
             f"Fix: give {key} a value {name} accepts"
         )
     return SpecError(
-        f"{name} refuses the training parameters ({line}). Fix: check the --gbdt-param options"
+        f"{name} refused the training parameters ({line}). Fix: check the --gbdt-param options"
         + (f" (it names {named})" if named else "")
     )

@@ -217,7 +217,9 @@ def check_settings(
     engine_keys = {  # the engine's parameters, and the learning rate by the user's spelling
         k: v for k, v in given.items() if aliases.get(k, k) not in own or k in LEARNING_RATE_KEYS
     }
-    check_tree_params(engine, full["learning_rate"], engine_keys, {**engine_params, **extra})
+    check_tree_params(
+        engine, full["learning_rate"], engine_keys, {**engine_params, **extra}, given=given
+    )
 
 
 def check_tree_config(cfg: TrainConfig) -> None:
