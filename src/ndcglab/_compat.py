@@ -22,6 +22,7 @@ _EXTRA_OF = {
     "pandas": "distributed",
     "onnx": "onnx",
     "onnxruntime": "onnx",
+    "onnxmltools": "onnx",
     "xgboost": "xgboost",
 }
 

@@ -154,6 +154,31 @@ def test_cv_gbdt_on_dask_runs_a_fold(files: dict[str, Path]) -> None:
     row = json.loads(proc.stdout)["listnet"]["folds"][0]
     assert row["rounds_run"] == 6 and 1 <= row["best_round"] <= 6
     assert row["valid_measure"] == "ndcg@10"
+    _assert_no_engine_notes(proc.stderr)
+
+
+_ENGINE_NOTES = ("[LightGBM]", "will be ignored", "got rank")
+
+
+def _assert_no_engine_notes(stderr: str) -> None:
+    """Only ndcglab's own lines: no engine's log line leaks from the client or the workers."""
+    for note in _ENGINE_NOTES:
+        assert note not in stderr, stderr
+    assert all(line.startswith("ndcglab") for line in stderr.splitlines()), stderr
+
+
+def test_cv_xgboost_on_dask_prints_no_engine_notes(files: dict[str, Path]) -> None:
+    fold = files["dir"] / "cvx" / "Fold1"
+    fold.mkdir(parents=True)
+    for name, src in (("train", "data"), ("vali", "vali"), ("test", "vali")):
+        (fold / f"{name}.txt").write_bytes(files[src].read_bytes())
+    proc = _cli(
+        "cv", str(fold.parent), "--model", "gbdt", "--engine", "xgboost", "--rounds", "3",
+        "--dask", "local:2", "--measure", "ndcg@10", "--format", "json", cwd=files["dir"],
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["listnet"]["folds"][0]["rounds_run"] == 3
+    _assert_no_engine_notes(proc.stderr)
 
 
 def test_missing_distributed_extra_is_one_error_line(files: dict[str, Path]) -> None:

@@ -216,9 +216,10 @@ def add_training_arguments(p: argparse.ArgumentParser, *, single_loss: bool = Tr
         "--threads",
         type=positive_int,
         default=None,
-        help="torch CPU threads while training (default: 1 for data with fewer than 10 million "
-        "feature values, documents x features; for larger data the idle cores: torch's thread "
-        "count minus the one-minute load average, at least 1)",
+        help="CPU threads while training: torch's, and LightGBM's or XGBoost's for trees (one "
+        "rule; default: 1 for data with fewer than 10 million feature values, documents x "
+        "features; for larger data the idle cores: the cores this process may use minus the "
+        "one-minute load average, at least 1)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     from ._dask import add_dask_arguments
@@ -305,7 +306,10 @@ def _add_tree_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="any other parameter of the tree engine, e.g. --gbdt-param lambda_l2=1 (repeatable)",
+        help="any other parameter of the tree engine, by that engine's name, e.g. --gbdt-param "
+        "lambda_l2=1 (LightGBM) or --gbdt-param lambda=1 (XGBoost); a name the engine does not "
+        "know, a value it refuses, or a key ndcglab sets itself (objective, metric) is refused "
+        "(repeatable)",
     )
 
 
@@ -347,6 +351,12 @@ def config_from_args(args: argparse.Namespace, loss: str | None) -> Any:
     options["tree_params"] = _tree_params(getattr(args, "gbdt_param", None) or []) or None
     cfg = config_from_options({**options, "loss": loss})
     check_loss_name(cfg.loss)
+    from ..training.kinds import get_kind
+
+    if get_kind(cfg.model).route == "trees":  # the loss and the engine's parameters, now
+        from ..gbdt.train import check_tree_config
+
+        check_tree_config(cfg)
     return cfg
 
 

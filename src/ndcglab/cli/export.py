@@ -7,7 +7,9 @@ graph; a model normalised per query, query_minmax, also takes each document's qu
 carry the feature count, normalisation and ndcglab version in their metadata; boosted trees as
 their engine's own model file (``--format lightgbm``:
 ``lightgbm.Booster(model_file=FILE).predict(X)`` gives ``ndcglab predict``'s scores;
-``--format xgboost`` for trees grown by XGBoost).
+``--format xgboost`` for trees grown by XGBoost) or as ONNX (``--format onnx``, either engine).
+The formats of each model kind are in the table of model kinds
+(:data:`ndcglab.training.kinds.KINDS`).
 
 In detail:
 
@@ -22,6 +24,9 @@ In detail:
   model text: ``lightgbm.Booster(model_file=FILE).predict(X)`` gives ``ndcglab predict``'s
   scores.
 * ``xgboost`` — boosted trees grown by XGBoost as XGBoost's JSON model.
+* ``onnx`` for boosted trees (either engine) — one tree-ensemble graph (onnxmltools' converters,
+  the ``onnx`` extra): input ``features`` (float32 ``(N, F)``, raw), output ``scores`` (float32
+  ``(N,)``), the scores of ``ndcglab predict`` to float32 precision.
 
 Prints what was written (``--json``: one JSON object).
 """
@@ -34,12 +39,14 @@ import sys
 from typing import Any
 
 from ..errors import SpecError
+from ..training.kinds import EXPORT_FORMATS, KINDS
 from ._common import add_model_parser, format_table
 
 __all__ = ["FORMATS", "add_parser", "run"]
 
-#: every format the command writes
-FORMATS = ("onnx", "torchscript", "lightgbm", "xgboost")
+#: every format the command writes (each model kind's are in the table of model kinds,
+#: :data:`ndcglab.training.kinds.KINDS`, ``export_formats``)
+FORMATS = EXPORT_FORMATS
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -49,7 +56,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--format",
         choices=FORMATS,
         required=True,
-        help="onnx or torchscript (linear, mlp, attention); lightgbm or xgboost (boosted trees)",
+        help="; ".join(
+            f"{k.name}: {', '.join(k.export_formats)}" for k in KINDS.values() if k.export_formats
+        )
+        + " (lightgbm or xgboost: the format of the engine that grew the trees)",
     )
     p.add_argument("--out", required=True, metavar="FILE", help="the file to write")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
@@ -59,31 +69,27 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from ..models.file_format import model_kind, read_model_metadata
+    from ..training.kinds import get_kind
 
     meta = read_model_metadata(args.model)
-    kind = model_kind(meta)
-    if kind == "gbdt":
-        if args.format not in ("lightgbm", "xgboost"):
-            raise SpecError(
-                f"{args.model} holds boosted trees, which export as their engine's own model "
-                f"file, not {args.format}. Fix: use --format lightgbm (or xgboost for trees "
-                "grown by XGBoost)"
-            )
+    kind = get_kind(str(model_kind(meta)))
+    if args.format not in kind.export_formats:
+        formats = " or ".join(kind.export_formats) or "nothing"
+        raise SpecError(
+            f"{args.model} holds a {kind.name} model, which exports as {formats}, not "
+            f"{args.format}. Fix: use --format {(kind.export_formats or ('onnx',))[0]}"
+        )
+    if kind.route == "trees":
         from ..gbdt.export import export_boosted
 
         path = export_boosted(args.model, args.out, args.format)
     else:
-        if args.format not in ("onnx", "torchscript"):
-            raise SpecError(
-                f"{args.model} holds a {kind} model, which exports as onnx or torchscript, not "
-                f"{args.format}. Fix: use --format onnx or --format torchscript"
-            )
         from ..models.export import export_model
 
         path = export_model(args.model, args.out, args.format)
     payload = {
         "model": str(args.model),
-        "kind": kind,
+        "kind": kind.name,
         "format": args.format,
         "out": str(path),
         "n_features": meta.get("n_features"),

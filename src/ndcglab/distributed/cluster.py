@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import socket
 import struct
 import sys
@@ -282,11 +283,21 @@ def dask_client(
 
 
 def _local_cluster(distributed: Any, n_workers: int, memory_limit: str | None) -> Any:
-    """A ``LocalCluster`` of ``n_workers`` single-thread processes; the workers' own output
-    (LightGBM's C++ log lines) goes to stderr, so stdout stays the command's result."""
+    """A ``LocalCluster`` of ``n_workers`` single-thread processes. The workers' standard
+    output (the engines' log lines: LightGBM's ``[LightGBM] [Info] ...``) goes to
+    ``os.devnull``, so stdout stays the command's result; their standard error reaches ours
+    through :func:`_filtered_stderr`, without the engines' notes (:data:`ENGINE_NOTES`: XGBoost's
+    "Task ... got rank"), so Dask's own warnings stay. Their errors reach the client as
+    exceptions."""
     sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
+    sys.stderr.flush()
+    saved, saved_err = os.dup(1), os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.close(null)
+    pipe = _filtered_stderr(saved_err)
+    os.dup2(pipe, 2)  # the workers started now inherit the pipe as their stderr
+    os.close(pipe)
     try:
         return distributed.LocalCluster(
             n_workers=n_workers,
@@ -301,7 +312,45 @@ def _local_cluster(distributed: Any, n_workers: int, memory_limit: str | None) -
         ) from None
     finally:
         os.dup2(saved, 1)
+        os.dup2(saved_err, 2)
         os.close(saved)
+        os.close(saved_err)
+
+
+#: lines the engines print on Dask workers that say nothing to the user (XGBoost's collective:
+#: "[12:00:00] Task [xgboost.dask-0]:tcp://... got rank 0"; LightGBM's network set-up)
+ENGINE_NOTES = re.compile(rb"^(\[[\d:]+\] Task .* got rank \d+|\[LightGBM\] \[Info\] .*)\s*$")
+
+
+def _filtered_stderr(target: int) -> int:
+    """The write end of a pipe whose lines a daemon thread copies to a duplicate of file
+    descriptor ``target``, without those matching :data:`ENGINE_NOTES` (a partial line that
+    cannot be a note, a progress bar's, passes at once); the thread ends when every process
+    holding the write end has closed it."""
+    read_end, write_end = os.pipe()
+    out = os.dup(target)
+
+    def copy() -> None:
+        pending = b""
+        try:
+            while chunk := os.read(read_end, 65536):
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                text = b"".join(line + b"\n" for line in lines if not ENGINE_NOTES.match(line))
+                if pending and not pending.startswith(b"["):
+                    text, pending = text + pending, b""
+                if text:
+                    os.write(out, text)
+            if pending and not ENGINE_NOTES.match(pending):
+                os.write(out, pending)
+        except OSError:  # pragma: no cover - our stderr went away
+            pass
+        finally:
+            os.close(read_end)
+            os.close(out)
+
+    threading.Thread(target=copy, daemon=True, name="ndcglab-worker-stderr").start()
+    return write_end
 
 
 def _task_counts(dask_scheduler: Any) -> tuple[int, int]:

@@ -395,6 +395,13 @@ def dask_settings(
     return {k: ours[k] for k in DASK_SETTINGS if k in ours}, extra
 
 
+class _IgnoredParameterNote:
+    """A logging filter dropping LightGBM's Dask note "Parameter X will be ignored."."""
+
+    def filter(self, record: Any) -> bool:
+        return not str(record.getMessage()).endswith("will be ignored.")
+
+
 def fit_gbdt_dask(
     train: RankingDataset,
     loss: Any,
@@ -413,7 +420,12 @@ def fit_gbdt_dask(
     from ..gbdt.train import split_settings
 
     # LightGBM's Dask layer prints its notes ("Finding random open ports ...") to stdout through
-    # its logger: send them to Python logging (warnings reach stderr), keeping stdout the result
-    require("lightgbm").register_logger(logging.getLogger("lightgbm"))
+    # its logger: send them to Python logging (warnings reach stderr), keeping stdout the result;
+    # its note that it sets the threads per worker itself ("Parameter n_jobs will be ignored") is
+    # dropped: ndcglab says so in its own documentation
+    logger = logging.getLogger("lightgbm")
+    if not any(isinstance(f, _IgnoredParameterNote) for f in logger.filters):
+        logger.addFilter(_IgnoredParameterNote())
+    require("lightgbm").register_logger(logger)
     named, extra = dask_settings(split_settings, DEFAULTS, settings)
     return train_gbdt_dask(train, loss, client=client, valid=valid, params=extra, **named)

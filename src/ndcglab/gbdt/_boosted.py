@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import DataFormatError, ModelMismatchError
 from ..models.file_format import file_header, read_member, write_model_file
+from .model_text import CHECKSUM_KEY, member_checksums
 
 __all__ = ["BoostedTreesModel", "check_feature_count", "exception_line", "read_engine_member"]
 
@@ -137,7 +138,9 @@ class BoostedTreesModel:
             }
         )
         meta.setdefault("feature_names", None)
-        return write_model_file(path, meta, self._members())
+        members = self._members()
+        model_meta[CHECKSUM_KEY] = member_checksums(members)  # checked by the loaders
+        return write_model_file(path, meta, members)
 
 
 def check_feature_count(

@@ -4,7 +4,8 @@ The file is the one model-file container of :mod:`ndcglab.models.file_format` (a
 archive, written and read by its functions) with two members:
 
 * ``metadata.json`` — ``format`` (``"ndcglab-model"``), ``format_version``, ``model``
-  (``{"kind": "gbdt", "num_trees": ..., "best_iteration": ...}``), ``n_features``,
+  (``{"kind": "gbdt", "num_trees": ..., "best_iteration": ..., "sha256": {member: digest}}``:
+  the digest is checked on loading, :mod:`ndcglab.gbdt.model_text`), ``n_features``,
   ``feature_names``, ``loss``, ``objective`` (the Hessian used and its settings), ``params`` (every
   LightGBM parameter), ``training`` (rounds, early stopping, the validation measure and preset,
   its history), ``seed``, ``versions``, ``created``;
@@ -12,7 +13,9 @@ archive, written and read by its functions) with two members:
 
 :func:`load_gbdt` also reads a plain LightGBM model text file (no metadata then). Prediction uses
 the best iteration found by early stopping unless told otherwise. Loading and predicting need
-LightGBM but not torch. Importing this module registers :func:`load_gbdt` as the loader of
+LightGBM but not torch. The model text is checked before LightGBM reads it
+(:mod:`ndcglab.gbdt.model_text`: checksum, structure, tree count, end marker).
+Importing this module registers :func:`load_gbdt` as the loader of
 ``gbdt`` files with :func:`ndcglab.models.load_model`.
 """
 
@@ -40,6 +43,7 @@ from ..models.file_format import (
     register_model_loader,
 )
 from ._boosted import BoostedTreesModel, check_feature_count, exception_line, read_engine_member
+from .model_text import check_checksum, check_lightgbm_text
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "GBDTModel", "load_gbdt", "model_versions"]
 
@@ -47,6 +51,7 @@ _BOOSTER_MEMBER = "lightgbm.txt"
 #: the packages whose versions a boosted-trees model file records (besides Python)
 _PACKAGES = ("ndcglab", "lightgbm", "numpy")
 _FIX = "give a file written by GBDTModel.save / `ndcglab train --model gbdt --out`"
+_DAMAGED_FIX = "copy the model file again from where it was saved, or retrain it"
 
 
 def model_versions() -> dict[str, str | None]:
@@ -130,6 +135,7 @@ def load_gbdt(path: str | os.PathLike[str]) -> GBDTModel:
                 fix="load neural/linear models with ndcglab.models.load_model",
             )
         raw = read_engine_member(p, _BOOSTER_MEMBER, GBDTModel.described, _FIX)
+        check_checksum(meta, _BOOSTER_MEMBER, raw, p, _DAMAGED_FIX)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -145,6 +151,10 @@ def load_gbdt(path: str | os.PathLike[str]) -> GBDTModel:
                 fix="give a file written by GBDTModel.save or lightgbm.Booster.save_model",
             )
         meta = {"model": {"kind": GBDTModel.kind}}
+    num_trees = (meta.get("model") or {}).get("num_trees")
+    check_lightgbm_text(  # LightGBM aborts or crashes on damaged text: check it first
+        text, p, member=_BOOSTER_MEMBER, fix=_DAMAGED_FIX, num_trees=num_trees
+    )
     lgb = _lightgbm()
     try:
         with _stderr_silenced():  # LightGBM prints "[LightGBM] [Fatal] ..." before raising

@@ -83,9 +83,10 @@ def resolve_loss(loss: Any) -> Any:
         kind = getattr(obj, "kind", "differentiable")
         if kind != "differentiable":
             raise SpecError(
-                f"loss {loss!r} is trained by its own algorithm (kind={kind!r}), not by gradients, "
-                "so it cannot drive LightGBM. Fix: choose a differentiable loss, e.g. listnet, "
-                "consistent_listnet(norm=z10), listmle, cs_listmle@10"
+                f"--loss {loss} is trained by its own algorithm (kind={kind!r}), not by "
+                "gradients, so it cannot be the objective of --model gbdt (LightGBM or XGBoost "
+                "trees). Fix: use --model adarank for it, or a differentiable loss with --model "
+                "gbdt, e.g. listnet, consistent_listnet(norm=z10), listmle, cs_listmle@10"
             )
         return obj
     if not callable(loss):

@@ -26,7 +26,7 @@ from .._compat import lightgbm as _lightgbm
 from .._spec import parse_spec
 from ..data import RankingDataset, boundaries_from_group
 from ..errors import SpecError
-from ..training.config import TREE_DEFAULTS, TrainConfig
+from ..training.config import TREE_DEFAULTS, TrainConfig, default_threads
 from .common import (
     EvalSetMeasure,
     check_train_valid,
@@ -35,6 +35,7 @@ from .common import (
     split_engine_settings,
 )
 from .model import GBDTModel, model_versions
+from .params import engine_refusal
 
 __all__ = [
     "DEFAULTS",
@@ -42,9 +43,12 @@ __all__ = [
     "LIGHTGBM_OBJECTIVES",
     "LIGHTGBM_PREFIX",
     "MeasureFeval",
+    "check_settings",
+    "check_tree_config",
     "fit_gbdt",
     "lightgbm_label",
     "lightgbm_objective",
+    "lightgbm_params",
     "make_objective",
     "settings_from_config",
     "split_settings",
@@ -141,6 +145,110 @@ def settings_from_config(cfg: TrainConfig) -> dict[str, Any]:
         "num_threads": 0 if cfg.num_threads is None else int(cfg.num_threads),
         **trees.params,
     }
+
+
+def lightgbm_params(
+    *, learning_rate: float, num_leaves: int, min_data_in_leaf: int, seed: int, num_threads: int
+) -> dict[str, Any]:
+    """LightGBM's parameters of our tree settings (no objective yet): LightGBM's metrics off,
+    silent, deterministic, ``num_threads`` threads (0: LightGBM's default, every core)."""
+    return {
+        "learning_rate": float(learning_rate),
+        "num_leaves": int(num_leaves),
+        "min_data_in_leaf": int(min_data_in_leaf),
+        "metric": "None",
+        "verbosity": -1,
+        "seed": int(seed),
+        "deterministic": True,
+        "feature_pre_filter": False,
+        "num_threads": int(num_threads),
+    }
+
+
+def check_settings(
+    engine: str,
+    settings: Mapping[str, Any],
+    loss: Any = None,
+    user: Mapping[str, Any] | None = None,
+) -> None:
+    """Check the settings of :func:`fit_gbdt` / :func:`~ndcglab.gbdt.xgboost_train.fit_xgboost`
+    for ``engine`` before any data is read (:func:`ndcglab.gbdt.params.check_tree_params`):
+    the engine parameters among them are refused, naming the option, when the engine does not
+    know them, ndcglab sets them itself, or the engine refuses their values. ``user``: the
+    parameters as the user spelled them (``--gbdt-param``), named in the messages; default:
+    the settings that are not ndcglab's own keys."""
+    from .params import check_tree_params
+
+    if engine == "xgboost":
+        from .xgboost_train import split_xgboost_settings, xgboost_objective, xgboost_params
+
+        ours, extra = split_xgboost_settings(settings)
+        full = {**DEFAULTS, **ours}
+        engine_params = xgboost_params(
+            learning_rate=full["learning_rate"],
+            num_leaves=full["num_leaves"],
+            seed=full["seed"],
+            num_threads=1,
+        )
+        builtin = xgboost_objective(loss)
+        if builtin is not None:
+            engine_params["objective"] = builtin
+    else:
+        ours, extra = split_settings(settings)
+        full = {**DEFAULTS, **ours}
+        engine_params = lightgbm_params(
+            learning_rate=full["learning_rate"],
+            num_leaves=full["num_leaves"],
+            min_data_in_leaf=full["min_data_in_leaf"],
+            seed=full["seed"],
+            num_threads=1,
+        )
+        builtin = lightgbm_objective(loss)
+        if builtin is not None:
+            engine_params["objective"] = builtin
+    from .params import LEARNING_RATE_KEYS
+
+    if engine == "xgboost":
+        from .xgboost_train import _ALIASES as aliases
+        from .xgboost_train import _OUR_KEYS as own
+    else:
+        aliases, own = _ALIASES, _OUR_KEYS
+    given = settings if user is None else user
+    engine_keys = {  # the engine's parameters, and the learning rate by the user's spelling
+        k: v for k, v in given.items() if aliases.get(k, k) not in own or k in LEARNING_RATE_KEYS
+    }
+    check_tree_params(
+        engine, full["learning_rate"], engine_keys, {**engine_params, **extra}, given=given
+    )
+
+
+def check_tree_config(cfg: TrainConfig) -> None:
+    """Check a boosted-trees :class:`~ndcglab.training.TrainConfig` before any data is read:
+    the loss suits the engine (``lightgbm:…`` objectives are LightGBM's, ``xgboost:…``
+    XGBoost's, and one of our losses must be differentiable), and the engine's parameters pass
+    :func:`check_settings`. Raises :class:`~ndcglab.errors.SpecError` naming ``--loss``,
+    ``--engine``, ``--model`` or the parameter."""
+    from .xgboost_train import XGBOOST_PREFIX
+
+    engine, loss = cfg.trees.engine, cfg.loss
+    text = "".join(str(loss).split()).lower()
+    if engine != "lightgbm" and (
+        text.startswith(LIGHTGBM_PREFIX) or text.startswith(f"{LIGHTGBM_LOSS}(")
+    ):
+        raise SpecError(
+            f"--loss {loss} is LightGBM's own objective, but --engine {engine} grows the trees. "
+            f"Fix: use --engine lightgbm, or --loss xgboost:rank:ndcg with --engine {engine}"
+        )
+    if engine != "xgboost" and text.startswith(XGBOOST_PREFIX):
+        raise SpecError(
+            f"--loss {loss} is XGBoost's own objective, but --engine {engine} grows the trees. "
+            f"Fix: add --engine xgboost, or use --loss lightgbm:lambdarank with --engine {engine}"
+        )
+    if lightgbm_objective(loss) is None and not text.startswith(XGBOOST_PREFIX):
+        from .objective import resolve_loss
+
+        resolve_loss(loss)  # an unknown or non-differentiable loss fails here, naming --model
+    check_settings(engine, settings_from_config(cfg), loss, user=cfg.trees.params)
 
 
 def to_lgb_dataset(
@@ -254,17 +362,13 @@ def train_gbdt(
     """
     lgb = _lightgbm()
     check_train_valid(train, valid)
-    lgb_params: dict[str, Any] = {
-        "learning_rate": float(learning_rate),
-        "num_leaves": int(num_leaves),
-        "min_data_in_leaf": int(min_data_in_leaf),
-        "metric": "None",
-        "verbosity": -1,
-        "seed": int(seed),
-        "deterministic": True,
-        "feature_pre_filter": False,
-        "num_threads": int(num_threads),
-    }
+    lgb_params = lightgbm_params(
+        learning_rate=learning_rate,
+        num_leaves=num_leaves,
+        min_data_in_leaf=min_data_in_leaf,
+        seed=seed,
+        num_threads=int(num_threads) or default_threads(train.n_docs, train.n_features),
+    )
     objective_info: dict[str, Any]
     builtin = lightgbm_objective(loss)
     if builtin is not None:
@@ -302,15 +406,18 @@ def train_gbdt(
         )
 
     t0 = time.perf_counter()
-    booster = lgb.train(
-        lgb_params,
-        dtrain,
-        num_boost_round=int(num_boost_round),
-        valid_sets=valid_sets or None,
-        valid_names=valid_names or None,
-        feval=feval,
-        callbacks=cbs,
-    )
+    try:
+        booster = lgb.train(
+            lgb_params,
+            dtrain,
+            num_boost_round=int(num_boost_round),
+            valid_sets=valid_sets or None,
+            valid_names=valid_names or None,
+            feval=feval,
+            callbacks=cbs,
+        )
+    except lgb.basic.LightGBMError as exc:  # a parameter the engine refuses: one line
+        raise engine_refusal("lightgbm", exc, dict(params or {})) from None
     seconds = time.perf_counter() - t0
     if objective_obj is not None:
         objective_info = objective_obj.describe()
@@ -361,7 +468,9 @@ def fit_gbdt(
     LightGBM aliases ``n_estimators`` / ``num_iterations`` → ``num_boost_round`` and
     ``min_child_samples`` → ``min_data_in_leaf`` are understood.
     """
-    ours, extra = split_settings({**dict(params or {}), **kwargs})
+    settings = {**dict(params or {}), **kwargs}
+    check_settings("lightgbm", settings, loss)
+    ours, extra = split_settings(settings)
     return train_gbdt(dataset, loss, valid=valid, params=extra, **ours)
 
 

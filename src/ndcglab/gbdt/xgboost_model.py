@@ -29,6 +29,7 @@ from .._versions import package_versions
 from ..errors import DataFormatError
 from ..models.file_format import model_kind, read_model_metadata
 from ._boosted import BoostedTreesModel, check_feature_count, exception_line, read_engine_member
+from .model_text import check_checksum, check_xgboost_json
 
 __all__ = ["ENGINE", "XGBOOST_MEMBER", "XGBoostModel", "load_xgboost", "xgboost_versions"]
 
@@ -113,6 +114,9 @@ def load_xgboost(path: str | os.PathLike[str]) -> XGBoostModel:
             fix="load other models with ndcglab.estimator.load_trained",
         )
     raw = read_engine_member(p, XGBOOST_MEMBER, XGBoostModel.described, _FIX)
+    damaged_fix = "copy the model file again from where it was saved, or retrain it"
+    check_checksum(meta, XGBOOST_MEMBER, raw, p, damaged_fix)
+    check_xgboost_json(raw, p, member=XGBOOST_MEMBER, fix=damaged_fix)
     booster = xgb.Booster()
     try:
         booster.load_model(bytearray(raw))

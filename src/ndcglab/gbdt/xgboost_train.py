@@ -35,6 +35,7 @@ import numpy as np
 from .._compat import require
 from ..data import RankingDataset
 from ..errors import SpecError
+from ..training.config import default_threads
 from .common import (
     EvalSetMeasure,
     best_round,
@@ -43,6 +44,7 @@ from .common import (
     model_metadata,
     split_engine_settings,
 )
+from .params import engine_refusal
 from .train import _ALIASES as LIGHTGBM_ALIASES
 from .train import DEFAULTS
 from .xgboost_model import ENGINE, XGBoostModel, xgboost_versions
@@ -187,7 +189,7 @@ def train_xgboost(
         learning_rate=learning_rate,
         num_leaves=num_leaves,
         seed=seed,
-        num_threads=num_threads,
+        num_threads=int(num_threads) or default_threads(train.n_docs, train.n_features),
     )
     builtin, obj, loss_label = xgboost_loss(
         loss,
@@ -208,21 +210,23 @@ def train_xgboost(
         feval = XGBoostMeasure(measure, preset)
     history: dict[str, Any] = {}
     t0 = time.perf_counter()
-    booster = xgb.train(
-        xgb_params,
-        dtrain,
-        num_boost_round=int(num_boost_round),
-        evals=evals,
-        obj=obj,
-        custom_metric=feval,
-        maximize=True if feval is not None else None,
-        early_stopping_rounds=int(early_stopping_rounds)
-        if feval is not None and early_stopping_rounds
-        else None,
-        evals_result=history,
-        verbose_eval=False,
-        callbacks=list(callbacks) or None,
-    )
+    stop = int(early_stopping_rounds) if feval is not None and early_stopping_rounds else None
+    try:
+        booster = xgb.train(
+            xgb_params,
+            dtrain,
+            num_boost_round=int(num_boost_round),
+            evals=evals,
+            obj=obj,
+            custom_metric=feval,
+            maximize=True if feval is not None else None,
+            early_stopping_rounds=stop,
+            evals_result=history,
+            verbose_eval=False,
+            callbacks=list(callbacks) or None,
+        )
+    except xgb.core.XGBoostError as exc:  # a parameter the engine refuses: one line
+        raise engine_refusal(ENGINE, exc, dict(params or {})) from None
     seconds = time.perf_counter() - t0
     curve = [float(v) for v in history.get("valid", {}).get(feval.name, [])] if feval else []
     best = best_round(curve)
@@ -319,7 +323,11 @@ def fit_xgboost(
     ``params`` (and ``kwargs``, which win) mix our settings (the keys of
     :data:`XGBOOST_DEFAULTS`, and the aliases ``n_estimators``, ``eta``, ``max_leaves``,
     ``random_state`` …) with any XGBoost parameter, passed through."""
-    ours, extra = split_xgboost_settings({**dict(params or {}), **kwargs})
+    from .train import check_settings
+
+    settings = {**dict(params or {}), **kwargs}
+    check_settings(ENGINE, settings, loss)
+    ours, extra = split_xgboost_settings(settings)
     return train_xgboost(dataset, loss, valid=valid, params=extra, **ours)
 
 

@@ -32,8 +32,10 @@ __all__ = [
     "TrainingDivergedError",
     "TreeOptions",
     "auto_threads",
+    "available_cores",
     "config_from_options",
     "config_with",
+    "default_threads",
     "option_names",
 ]
 
@@ -54,17 +56,38 @@ TREE_ENGINES = ("lightgbm", "xgboost")
 SMALL_DATA_CELLS = 10_000_000
 
 
+def available_cores() -> int:
+    """The cores this process may run on: ``len(os.sched_getaffinity(0))`` (a container's or
+    ``taskset``'s limit), else ``os.cpu_count()``, at least 1."""
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - platforms without affinity
+        return max(1, os.cpu_count() or 1)
+
+
+def default_threads(n_docs: int, n_features: int) -> int:
+    """The thread count of a training left at ``num_threads=None`` (``--threads`` not given),
+    for torch and both tree engines alike: :func:`auto_threads` of the training data with the
+    cores of :func:`available_cores`."""
+    return auto_threads(n_docs, n_features, available=available_cores())
+
+
 def auto_threads(n_docs: int, n_features: int, *, available: int, load: float | None = None) -> int:
-    """The torch CPU thread count of a run with ``num_threads=None``.
+    """The thread count of a run with ``num_threads=None``: torch's, LightGBM's and XGBoost's
+    (one rule, :func:`default_threads`).
 
     * 1 for small data: fewer than :data:`SMALL_DATA_CELLS` feature values
       (``n_docs * n_features``) - each operation is too short for several threads to pay off;
-    * otherwise the idle cores: ``available`` (torch's current thread count: one per physical
-      core unless the caller set it) minus the one-minute load average (``load``, read from
-      ``os.getloadavg()`` when None), rounded down, at least 1 - threads that wait for busy
-      cores make every step slower, so a busy machine gets fewer threads.
+    * otherwise the idle cores: ``available`` (the cores this process may use,
+      :func:`available_cores`; for torch at most its own thread count) minus the one-minute load
+      average (``load``, read from ``os.getloadavg()`` when None), rounded down, at least 1 -
+      threads that wait for busy cores make every step slower (LightGBM's and XGBoost's OpenMP
+      threads spin while they wait), so a busy machine gets fewer threads.
 
-    Measured by ``benchmarks/bench_threads.py``; the numbers are in docs/training.md, "Threads".
+    Measured by ``benchmarks/bench_threads.py`` (torch) and ``benchmarks/bench_threads_gbdt.py``
+    (trees); the numbers are in docs/training.md, "Threads".
     """
     import os
 

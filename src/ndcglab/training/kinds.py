@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from ..errors import SpecError
 
-__all__ = ["KINDS", "MODEL_KINDS", "ModelKind", "get_kind", "kind_for_loss"]
+__all__ = ["EXPORT_FORMATS", "KINDS", "MODEL_KINDS", "ModelKind", "get_kind", "kind_for_loss"]
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,8 @@ class ModelKind:
     :func:`ndcglab.models.load_model` (else its route's reader opens the file);
     ``summary``: one line for help texts; ``model_options``: the :class:`TrainConfig` fields
     the gradient loop passes, by the same names, to the model's constructor
-    (:func:`ndcglab.models.make_model`).
+    (:func:`ndcglab.models.make_model`); ``export_formats``: the formats ``ndcglab export``
+    writes a model of this kind in (none: not exportable), the first being the usual one.
     """
 
     name: str
@@ -60,9 +61,13 @@ class ModelKind:
     torch: bool
     summary: str
     model_options: tuple[str, ...] = ()
+    export_formats: tuple[str, ...] = ()
 
 
 _DIFF, _BOOST = ("differentiable",), ("boosting",)
+#: what ``ndcglab export`` writes: a torch model's graph, or the trees' engine file or graph
+_TORCH_FORMATS = ("onnx", "torchscript")
+_TREE_FORMATS = ("lightgbm", "xgboost", "onnx")
 _LISTNET = "listnet"  # the default loss of every kind trained with a differentiable loss
 # fmt: off
 #: every model kind, by name (the order is the order of the choices offered)
@@ -70,22 +75,28 @@ KINDS: dict[str, ModelKind] = {k.name: k for k in (
     #         name       route       default    losses           unit     tune   ckpt   dask   torch
     ModelKind("linear", "gradient", _LISTNET, _DIFF + _BOOST, "epoch", True, True, False, True,
               "a linear scoring function (gradient loop; AdaRank's boosting with its loss)",
-              model_options=("init",)),
+              model_options=("init",), export_formats=_TORCH_FORMATS),
     ModelKind("mlp", "gradient", _LISTNET, _DIFF, "epoch", True, True, False, True,
               "a multilayer perceptron trained by the gradient loop",
-              model_options=("hidden", "activation", "dropout")),
+              model_options=("hidden", "activation", "dropout"), export_formats=_TORCH_FORMATS),
     ModelKind("adarank", "boosting", "adarank", _BOOST, "epoch", False, False, False, True,
-              "AdaRank: boosting over single features, the round chosen on validation"),
+              "AdaRank: boosting over single features, the round chosen on validation",
+              export_formats=_TORCH_FORMATS),
     ModelKind("gbdt", "trees", _LISTNET, _DIFF, "round", False, False, True, False,
-              "boosted trees (LightGBM or XGBoost) with the loss as custom objective"),
+              "boosted trees (LightGBM or XGBoost) with the loss as custom objective",
+              export_formats=_TREE_FORMATS),
     ModelKind("attention", "gradient", _LISTNET, _DIFF, "epoch", True, True, False, True,
               "a self-attention encoder over each query's documents (allRank's model)",
               model_options=("hidden", "activation", "dropout", "heads", "blocks", "ff_width",
-                             "layer_norm", "input_norm")),
+                             "layer_norm", "input_norm"), export_formats=_TORCH_FORMATS),
 )}
 # fmt: on
 #: the kinds' names, in order
 MODEL_KINDS: tuple[str, ...] = tuple(KINDS)
+#: every format some kind exports to (``ndcglab export --format``), in the table's order
+EXPORT_FORMATS: tuple[str, ...] = tuple(
+    dict.fromkeys(f for k in KINDS.values() for f in k.export_formats)
+)
 #: the kind a loss trains when no model is named, by :attr:`ndcglab.losses.Loss.kind`
 _KIND_FOR_LOSS = {_DIFF[0]: MODEL_KINDS[0], _BOOST[0]: KINDS["adarank"].name}
 

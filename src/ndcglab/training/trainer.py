@@ -71,6 +71,7 @@ from .config import (
     TrainConfig,
     TrainResult,
     auto_threads,
+    available_cores,
     config_with,
 )
 from .device import resolve_device
@@ -155,7 +156,11 @@ def train(
     threads_before = torch.get_num_threads()
     threads = cfg.num_threads
     if threads is None:
-        threads = auto_threads(train_data.n_docs, train_data.n_features, available=threads_before)
+        threads = auto_threads(
+            train_data.n_docs,
+            train_data.n_features,
+            available=min(threads_before, available_cores()),
+        )
     torch.set_num_threads(int(threads))
     try:
         run = GradientRun(cfg, loss, scorer, work, validation, meta, device)
