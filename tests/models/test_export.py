@@ -268,3 +268,19 @@ def test_cli_refusals_are_one_line(tmp_path: Path) -> None:
 
     proc = _cli("export", str(tmp_path / "absent"), "--format", "onnx", "--out", "x.onnx")
     assert proc.returncode == 2 and "not found" in proc.stderr
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "torchscript"])
+def test_adarank_exports_like_predict(tmp_path: Path, fmt: str) -> None:
+    """AdaRank is in the kinds table with the torch formats: its export scores like predict."""
+    if fmt == "onnx":
+        pytest.importorskip("onnx")
+        pytest.importorskip("onnxruntime")
+    spec = "synthetic:web40:3"
+    model = tmp_path / "ada.ndcglab"
+    assert main(["train", spec, "--model", "adarank", "--out", str(model)]) == 0
+    want = predict_cli(model, spec, tmp_path)
+    got, _meta = run_without_ndcglab(
+        fmt, _export(model, fmt, tmp_path), load_dataset(spec).features, tmp_path
+    )
+    assert_same_scores(got, want)

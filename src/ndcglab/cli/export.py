@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format not in kind.export_formats:
         formats = " or ".join(kind.export_formats) or "nothing"
         raise SpecError(
-            f"{args.model} holds a {kind.name} model, which exports as {formats}, not "
+            f"{args.model} holds a model of kind {kind.name}, which exports as {formats}, not "
             f"{args.format}. Fix: use --format {(kind.export_formats or ('onnx',))[0]}"
         )
     if kind.route == "trees":

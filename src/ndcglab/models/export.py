@@ -177,17 +177,16 @@ def exportable_module(model: Any) -> Any:
     """The ``torch.nn.Module`` that is exported: ``model``'s normalisation, then the model.
 
     ``model`` is a model file path, a :class:`~ndcglab.models.TrainedModel` or a bare
-    :class:`~ndcglab.models.RankModel` (no normalisation). Only the ``linear`` and ``mlp``
-    families are exported; a ``query_minmax`` model also takes the query ids (see the module
-    docstring)."""
+    :class:`~ndcglab.models.RankModel` (no normalisation). The ``linear``, ``mlp``,
+    ``attention`` and ``adarank`` kinds are exported; a ``query_minmax`` model also takes the
+    query ids (see the module docstring)."""
     trained = _as_trained(model)
     kind = trained.model.kind
-    if kind not in ("linear", "mlp", "attention"):
+    if kind not in ("linear", "mlp", "attention", "adarank"):
         raise SpecError(
             f"cannot export a model of kind {kind!r}: ONNX and TorchScript export covers the "
-            "linear, mlp and attention rankers. Fix: boosted trees export as LightGBM model text "
-            "(--format lightgbm); AdaRank is a linear combination of features, score it with "
-            "ndcglab predict"
+            "linear, mlp, attention and adarank rankers. Fix: boosted trees export as their "
+            "engine's model text (--format lightgbm or xgboost) or as ONNX through ndcglab export"
         )
     norm = trained.normalizer
     inner = copy.deepcopy(trained.model).cpu().requires_grad_(False)
