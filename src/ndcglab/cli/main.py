@@ -52,6 +52,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reproduce": ("reproduce", "reproduce the papers' experiments as reports"),
     "list": ("list", "list the measures, losses, presets or experiments with their parameters"),
     "audit-consistency": ("audit", "is a loss NDCG-consistent? numerical audit, counter-examples"),
+    "trec_eval": ("trec_eval", "trec_eval's command line and output, byte for byte"),
 }
 
 

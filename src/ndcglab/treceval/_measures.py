@@ -1,0 +1,1118 @@
+"""trec_eval's measures, one function per measure, each the rule of docs/trec_eval_cli.md
+("Measures"), computed on one topic's :class:`~ndcglab.treceval._ranking.ResRels`.
+
+A measure function returns the topic's values (one per cut-off or parameter slot); a value a
+rule leaves unset is 0. ``rl`` is the ranked list of relevance values (-1: not in the pool,
+-2: judged with a negative relevance), ``lvl`` the relevance level of ``-l``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cmp_to_key
+from typing import Any
+
+from ._ranking import NONPOOL, UNJUDGED, ResRels
+
+__all__ = ["MEASURES", "MeasureDef", "Topic", "measure_table"]
+
+#: a floor for geometric means (trec_eval's ``MIN_GEO_MEAN``)
+MIN_GEO_MEAN = 0.00001
+#: infAP's smoothing constant (trec_eval's ``INFAP_EPSILON``)
+INFAP_EPSILON = 0.00001
+
+
+class Topic:
+    """What a measure reads for one topic: the joined ranking (formed on first use), judgment
+    groups, preferences, and the options (``lvl``: ``-l``; ``n_coll``: ``-N``)."""
+
+    def __init__(self, lvl: int, n_coll: int, version: int, getters: dict[str, Any]) -> None:
+        self.lvl = lvl
+        self.n_coll = n_coll
+        self.version = version
+        self._getters = getters
+        self._cache: dict[str, Any] = {}
+
+    def get(self, what: str) -> Any:
+        if what not in self._cache:
+            self._cache[what] = self._getters[what]()
+        return self._cache[what]
+
+    @property
+    def rr(self) -> ResRels:
+        rr: ResRels = self.get("rr")
+        return rr
+
+
+Calc = Callable[[Topic, Any], list[float]]
+
+
+@dataclass(frozen=True)
+class MeasureDef:
+    """One measure of trec_eval's table.
+
+    ``kind``: ``long`` (a count, printed ``%ld``), ``double``, ``cut_long`` / ``cut_double``
+    (one value per cut-off, named ``name_cut``), ``p_double`` / ``p_pair`` (one value, named
+    ``name_params`` when parameters are given), ``relstring``, ``runid``. ``avg``: ``mean``,
+    ``sum`` (counts), ``gm`` (geometric mean of the logs), ``num_q``, ``num_rel``.
+    ``single``: whether ``-q`` prints per-topic lines."""
+
+    name: str
+    kind: str
+    calc: Calc | None
+    default: Any = None
+    avg: str = "mean"
+    single: bool = True
+    versions: tuple[int, ...] = (9, 10)
+
+
+# ------------------------------------------------------------------ counts and set measures
+
+
+def _num_ret(t: Topic, _: Any) -> list[float]:
+    return [float(t.rr.num_ret)]
+
+
+def _num_rel(t: Topic, _: Any) -> list[float]:
+    return [float(t.rr.num_rel)]
+
+
+def _num_rel_ret(t: Topic, _: Any) -> list[float]:
+    return [float(t.rr.num_rel_ret)]
+
+
+def _num_q(t: Topic, _: Any) -> list[float]:
+    return [1.0]
+
+
+def _num_nonrel_judged_ret(t: Topic, _: Any) -> list[float]:
+    r = t.rr
+    return [float(r.num_ret - r.num_nonpool - r.num_unjudged_in_pool - r.num_rel_ret)]
+
+
+def _set_p(t: Topic, _: Any) -> list[float]:
+    r = t.rr
+    return [r.num_rel_ret / r.num_ret if r.num_ret else 0.0]
+
+
+def _set_recall(t: Topic, _: Any) -> list[float]:
+    r = t.rr
+    return [r.num_rel_ret / r.num_rel if r.num_rel else 0.0]
+
+
+def _set_map(t: Topic, _: Any) -> list[float]:
+    r = t.rr
+    if r.num_ret and r.num_rel:
+        return [(r.num_rel_ret * r.num_rel_ret) / (r.num_ret * r.num_rel)]
+    return [0.0]
+
+
+def _set_rel_p(t: Topic, _: Any) -> list[float]:
+    r = t.rr
+    if r.num_ret and r.num_rel:
+        return [r.num_rel_ret / min(r.num_ret, r.num_rel)]
+    return [0.0]
+
+
+def _set_f(t: Topic, params: Sequence[float]) -> list[float]:
+    r = t.rr
+    if not r.num_rel_ret:
+        return [0.0]
+    p = r.num_rel_ret / r.num_ret
+    rec = r.num_rel_ret / r.num_rel
+    x = params[0]
+    return [(x + 1.0) * p * rec / (x * p + rec)]
+
+
+def _utility(t: Topic, params: Sequence[float]) -> list[float]:
+    if len(params) != 4:
+        from ._readers import TrecEvalError
+
+        raise TrecEvalError(
+            f"utility takes 4 coefficients, got {len(params)} — -m utility.… Fix: give "
+            "-m utility.A,B,C,D (gain per relevant retrieved, per nonrelevant retrieved, per "
+            "relevant missed, per nonrelevant missed)",
+            4,
+        )
+    r = t.rr
+    return [
+        params[0] * r.num_rel_ret
+        + params[1] * (r.num_ret - r.num_rel_ret)
+        + params[2] * (r.num_rel - r.num_rel_ret)
+        + params[3] * (t.n_coll + r.num_rel_ret - r.num_ret - r.num_rel)
+    ]
+
+
+# ------------------------------------------------------------------ rank measures
+
+
+def _ap_sum(rl: list[int], lvl: int) -> tuple[float, int]:
+    s = 0.0
+    k = 0
+    for i, v in enumerate(rl):
+        if v >= lvl:
+            k += 1
+            s += k / (i + 1)
+    return s, k
+
+
+def _map(t: Topic, _: Any) -> list[float]:
+    r = t.rr
+    s, k = _ap_sum(r.rl, t.lvl)
+    return [s / r.num_rel if k else 0.0]
+
+
+def _gm_map(t: Topic, _: Any) -> list[float]:
+    r = t.rr
+    s, k = _ap_sum(r.rl, t.lvl)
+    if k:
+        s = s / r.num_rel
+    return [math.log(max(s, MIN_GEO_MEAN))]
+
+
+def _yaap(t: Topic, _: Any) -> list[float]:
+    r = t.rr
+    s, _k = _ap_sum(r.rl, t.lvl)
+    return [math.log((1.0 + s) / (1.0 + r.num_rel - s))]
+
+
+def _rprec(t: Topic, _: Any) -> list[float]:
+    r = t.rr
+    n = min(r.num_ret, r.num_rel)
+    if n == 0:
+        return [0.0]
+    return [sum(1 for v in r.rl[:n] if v >= t.lvl) / r.num_rel]
+
+
+def _recip_rank(t: Topic, _: Any) -> list[float]:
+    for i, v in enumerate(t.rr.rl):
+        if v >= t.lvl:
+            return [1.0 / (i + 1)]
+    return [0.0]
+
+
+def _bpref_value(t: Topic) -> float:
+    r = t.rr
+    lvl = t.lvl
+    num_nonrel = sum(r.rel_levels[j] for j in range(min(lvl, len(r.rel_levels))) if j >= 0)
+    nonrel = 0
+    b = 0.0
+    for v in r.rl:
+        if v == NONPOOL or v == UNJUDGED:
+            continue
+        if 0 <= v < lvl:
+            nonrel += 1
+        elif nonrel > 0:
+            b += 1.0 - min(nonrel, r.num_rel) / min(num_nonrel, r.num_rel)
+        else:
+            b += 1.0
+    if r.num_rel:
+        b /= r.num_rel
+    return b
+
+
+def _bpref(t: Topic, _: Any) -> list[float]:
+    return [_bpref_value(t)]
+
+
+def _gm_bpref(t: Topic, _: Any) -> list[float]:
+    return [math.log(max(_bpref_value(t), MIN_GEO_MEAN))]
+
+
+def _infap(t: Topic, _: Any) -> list[float]:
+    r = t.rr
+    nonrel = rel = unj = 0
+    s = 0.0
+    for j, v in enumerate(r.rl):
+        if v == NONPOOL:
+            continue
+        if v == UNJUDGED:
+            unj += 1
+            continue
+        if 0 <= v < t.lvl:
+            nonrel += 1
+            continue
+        rel += 1
+        if j == 0:
+            s += 1.0
+        else:
+            fj = float(j)
+            s += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((rel - 1 + nonrel + unj) / fj) * (
+                (rel - 1 + INFAP_EPSILON) / (rel - 1 + nonrel + 2 * INFAP_EPSILON)
+            )
+    if r.num_rel:
+        s /= r.num_rel
+    return [s]
+
+
+def _at_cutoffs(rl: list[int], cuts: Sequence[int], step: Callable[[int, int], None],
+                value: Callable[[int], float]) -> list[float]:  # fmt: skip
+    """trec_eval's walk down a ranking with sorted cut-offs: before rank ``i`` (0-based) is
+    read, the slot of a cut-off equal to ``i`` takes ``value(i)``; cut-offs past the ranking
+    take ``value(cut)`` at the end."""
+    out = [0.0] * len(cuts)
+    ci = 0
+    for i, v in enumerate(rl):
+        if i == cuts[ci]:
+            out[ci] = value(i)
+            ci += 1
+            if ci == len(cuts):
+                return out
+        step(i, v)
+    while ci < len(cuts):
+        out[ci] = value(cuts[ci])
+        ci += 1
+    return out
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self.n = 0
+        self.s = 0.0
+
+
+def _p_of(rl: list[int], cuts: Sequence[int], lvl: int) -> list[float]:
+    c = _Counter()
+
+    def step(i: int, v: int) -> None:
+        if v >= lvl:
+            c.n += 1
+
+    return _at_cutoffs(rl, cuts, step, lambda k: c.n / k)
+
+
+def _p(t: Topic, cuts: Sequence[int]) -> list[float]:
+    return _p_of(t.rr.rl, cuts, t.lvl)
+
+
+def _recall(t: Topic, cuts: Sequence[int]) -> list[float]:
+    r = t.rr
+    if r.num_rel == 0:
+        return [0.0] * len(cuts)
+    c = _Counter()
+    lvl = t.lvl
+
+    def step(i: int, v: int) -> None:
+        if v >= lvl:
+            c.n += 1
+
+    return _at_cutoffs(r.rl, cuts, step, lambda k: c.n / r.num_rel)
+
+
+def _rel_p(t: Topic, cuts: Sequence[int]) -> list[float]:
+    r = t.rr
+    if r.num_rel == 0:
+        return [0.0] * len(cuts)
+    c = _Counter()
+    lvl = t.lvl
+
+    def step(i: int, v: int) -> None:
+        if v >= lvl:
+            c.n += 1
+
+    return _at_cutoffs(r.rl, cuts, step, lambda k: c.n / (r.num_rel if k > r.num_rel else k))
+
+
+def _success(t: Topic, cuts: Sequence[int]) -> list[float]:
+    c = _Counter()
+    lvl = t.lvl
+
+    def step(i: int, v: int) -> None:
+        if v >= lvl:
+            c.n += 1
+
+    return _at_cutoffs(t.rr.rl, cuts, step, lambda k: 1.0 if c.n else 0.0)
+
+
+def _unj(t: Topic, cuts: Sequence[int]) -> list[float]:
+    c = _Counter()
+
+    def step(i: int, v: int) -> None:
+        if v == NONPOOL or v == UNJUDGED:
+            c.n += 1
+
+    return _at_cutoffs(t.rr.rl, cuts, step, lambda k: c.n / k)
+
+
+def _map_cut(t: Topic, cuts: Sequence[int]) -> list[float]:
+    r = t.rr
+    if r.num_rel == 0:
+        return [0.0] * len(cuts)
+    c = _Counter()
+    lvl = t.lvl
+
+    def step(i: int, v: int) -> None:
+        if v >= lvl:
+            c.n += 1
+            c.s += c.n / (i + 1)
+
+    return _at_cutoffs(r.rl, cuts, step, lambda k: c.s / r.num_rel)
+
+
+def _ndcg_cut(t: Topic, cuts: Sequence[int]) -> list[float]:
+    r = t.rr
+    c = _Counter()
+
+    def step(i: int, v: int) -> None:
+        if v > 0:
+            c.s += v / math.log2(i + 2)
+
+    out = _at_cutoffs(r.rl, cuts, step, lambda k: c.s)
+    # the ideal ranking: the judged levels from the highest down, each as often as judged
+    ci = 0
+    lvl = r.num_rel_levels - 1
+    count = 0
+    ideal = 0.0
+    i = 0
+    while True:
+        count += 1
+        while lvl > 0 and count > r.rel_levels[lvl]:
+            lvl -= 1
+            count = 1
+        if lvl <= 0:
+            break
+        if i == cuts[ci]:
+            if ideal > 0.0:
+                out[ci] /= ideal
+            ci += 1
+            if ci == len(cuts):
+                break
+        ideal += lvl / math.log2(i + 2)
+        i += 1
+    while ci < len(cuts):
+        if ideal > 0.0:
+            out[ci] /= ideal
+        ci += 1
+    return out
+
+
+def _interpolated(t: Topic, fracs: Sequence[float], rounding: str) -> tuple[list[float], float]:
+    """Interpolated precision at the recall fractions ``fracs`` (sorted), as
+    ``iprec_at_recall`` and ``11pt_avg`` compute it; also the sum of the values (11pt_avg)."""
+    r = t.rr
+    if rounding == "lround":
+        cuts = [_lround(f * r.num_rel) for f in fracs]
+    else:
+        cuts = [int(f * r.num_rel + 0.9) for f in fracs]
+    vals = [0.0] * len(fracs)
+    cur = len(fracs) - 1
+    while cur >= 0 and cuts[cur] > r.num_rel_ret:
+        cur -= 1
+    precis = r.num_rel_ret / r.num_ret if r.num_ret else math.nan
+    int_precis = precis
+    so_far = r.num_rel_ret
+    i = r.num_ret
+    total = 0.0
+    while i > 0 and so_far > 0:
+        precis = so_far / i
+        if int_precis < precis or math.isnan(int_precis):
+            int_precis = precis
+        if r.rl[i - 1] >= t.lvl:
+            while cur >= 0 and so_far == cuts[cur]:
+                vals[cur] = int_precis
+                total += int_precis
+                cur -= 1
+            so_far -= 1
+        i -= 1
+    while cur >= 0:
+        vals[cur] = int_precis
+        total += int_precis
+        cur -= 1
+    return vals, total
+
+
+def _lround(x: float) -> int:
+    """C's ``lround``: halves away from zero."""
+    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
+
+
+def _iprec(t: Topic, fracs: Sequence[float]) -> list[float]:
+    return _interpolated(t, fracs, "lround" if t.version >= 10 else "plus09")[0]
+
+
+def _11pt(t: Topic, fracs: Sequence[float]) -> list[float]:
+    if not fracs:
+        from ._readers import TrecEvalError
+
+        raise TrecEvalError("11pt_avg has no cut-off values. Fix: give -m 11pt_avg.0.2,0.5", 4)
+    total = _interpolated(t, fracs, "lround" if t.version >= 10 else "plus09")[1]
+    return [total / len(fracs)]
+
+
+def _rprec_mult(t: Topic, fracs: Sequence[float]) -> list[float]:
+    return _rprec_mult_one(t.rr, fracs, t.lvl)
+
+
+def _rprec_mult_one(r: ResRels, fracs: Sequence[float], lvl: int) -> list[float]:
+    cuts = [int(f * r.num_rel + 0.9) for f in fracs]
+    vals = [0.0] * len(fracs)
+    cur = len(fracs) - 1
+    while cur >= 0 and cuts[cur] > r.num_ret:
+        vals[cur] = r.num_rel_ret / cuts[cur]
+        cur -= 1
+    so_far = r.num_rel_ret
+    i = r.num_ret
+    while i > 0 and so_far > 0:
+        precis = so_far / i
+        while cur >= 0 and i == cuts[cur]:
+            vals[cur] = precis
+            cur -= 1
+        if r.rl[i - 1] >= lvl:
+            so_far -= 1
+        i -= 1
+    return vals
+
+
+def _relstring(t: Topic, params: Sequence[float]) -> list[float]:
+    return []  # printed from the ranking itself (see _run.relstring)
+
+
+# ------------------------------------------------------------------ gain measures
+
+
+@dataclass
+class _Gain:
+    level: int
+    gain: float
+    count: int
+
+
+def _c_int(x: float) -> int:
+    """C's conversion of a double to int (toward zero)."""
+    return int(x) if math.isfinite(x) else 0
+
+
+def _gains(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[_Gain]:
+    """trec_eval's gain table: the levels named by ``level=gain`` parameters (trec_eval 10
+    skips a name that is not an integer, such as rbp's ``p``), then every judged level not
+    named (gain = the level), sorted by gain (compared as trec_eval compares them: the
+    difference truncated to an integer)."""
+    r = t.rr
+    out: list[_Gain] = []
+    for name, value in pairs:
+        if t.version >= 10 and not _valid_int(name):
+            continue
+        out.append(_Gain(_atol_str(name), float(value), 0))
+    for i in range(r.num_rel_levels):
+        for g in out:
+            if g.level == i:
+                g.count = r.rel_levels[i]
+                break
+        else:
+            out.append(_Gain(i, float(i), r.rel_levels[i]))
+    out.sort(key=cmp_to_key(lambda a, b: _c_int(a.gain - b.gain)))
+    return out
+
+
+def _valid_int(s: str) -> bool:
+    body = s[1:] if s[:1] in "+-" else s
+    return bool(body) and body.isascii() and body.isdigit()
+
+
+def _atol_str(s: str) -> int:
+    from ._readers import atol
+
+    return atol(s.encode("latin-1"))
+
+
+def _gain_of(level: int, gains: list[_Gain]) -> float:
+    for g in gains:
+        if g.level == level:
+            return g.gain
+    return 0.0
+
+
+class _Ideal:
+    """The ideal ranking's gains, highest first, walked one rank at a time."""
+
+    def __init__(self, gains: list[_Gain]) -> None:
+        self.gains = gains
+        self.level = len(gains) - 1
+        self.gain = gains[self.level].gain if self.level >= 0 else 0.0
+        self.count = 0
+
+    def advance(self) -> None:
+        self.count += 1
+        while self.level >= 0 and self.count > self.gains[self.level].count:
+            self.count = 1
+            self.level -= 1
+            self.gain = self.gains[self.level].gain if self.level >= 0 else 0.0
+
+
+def _dcg_parts(t: Topic, pairs: Sequence[tuple[str, float]]) -> tuple[float, float]:
+    r = t.rr
+    gains = _gains(t, pairs)
+    dcg = ideal_dcg = 0.0
+    ideal = _Ideal(gains)
+    i = 0
+    while i < r.num_ret and ideal.gain > 0.0:
+        g = _gain_of(r.rl[i], gains)
+        if g != 0:
+            dcg += g / math.log2(i + 2)
+        ideal.advance()
+        if ideal.gain > 0.0:
+            ideal_dcg += ideal.gain / math.log2(i + 2)
+        i += 1
+    while i < r.num_ret:
+        g = _gain_of(r.rl[i], gains)
+        if g != 0:
+            dcg += g / math.log2(i + 2)
+        i += 1
+    while ideal.gain > 0.0:
+        ideal.advance()
+        if ideal.gain > 0.0:
+            ideal_dcg += ideal.gain / math.log2(i + 2)
+        i += 1
+    return dcg, ideal_dcg
+
+
+def _ndcg(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
+    dcg, ideal = _dcg_parts(t, pairs)
+    return [dcg / ideal if ideal > 0.0 else 0.0]
+
+
+def _dcg(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
+    return [_dcg_parts(t, pairs)[0]]
+
+
+def _ideal_dcg(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
+    return [_dcg_parts(t, pairs)[1]]
+
+
+def _ndcg_p(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
+    r = t.rr
+    gains = _gains(t, pairs)
+    s = 0.0
+    for i, v in enumerate(r.rl):
+        g = _gain_of(v, gains)
+        if g != 0:
+            s += g / math.log2(i + 1) if i > 0 else g
+    total = sum(g.count for g in gains)
+    lvl = len(gains) - 1
+    count = 0
+    ideal = 0.0
+    for i in range(total):
+        count += 1
+        while count > gains[lvl].count:
+            count = 1
+            lvl -= 1
+            if lvl < 0 or gains[lvl].gain <= 0.0:
+                break
+        if lvl < 0 or gains[lvl].gain <= 0.0:
+            break
+        g = gains[lvl].gain
+        ideal += g if i == 0 else g / math.log2(i + 1)
+    if r.num_rel_ret > 0:
+        return [s / ideal if ideal else math.copysign(math.inf, s) if s else math.nan]
+    return [0.0]
+
+
+def _ndcg_rel(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
+    r = t.rr
+    gains = _gains(t, pairs)
+    dcg = ideal_dcg = s = 0.0
+    n_rel_ret = n_rel = 0
+    ideal = _Ideal(gains)
+    i = 0
+
+    def ratio(a: float, b: float) -> float:
+        if b == 0.0:
+            return math.nan if a == 0.0 else math.copysign(math.inf, a)
+        return a / b
+
+    while i < r.num_ret and ideal.gain > 0.0:
+        g = _gain_of(r.rl[i], gains)
+        if g != 0:
+            dcg += g / math.log2(i + 2)
+        ideal.advance()
+        if ideal.gain > 0.0:
+            n_rel += 1
+            ideal_dcg += ideal.gain / math.log2(i + 2)
+        if g > 0:
+            s += ratio(dcg, ideal_dcg)
+            n_rel_ret += 1
+        i += 1
+    while i < r.num_ret:
+        g = _gain_of(r.rl[i], gains)
+        if g != 0:
+            dcg += g / math.log2(i + 2)
+        if g > 0:
+            s += ratio(dcg, ideal_dcg)
+            n_rel_ret += 1
+        i += 1
+    while ideal.gain > 0.0:
+        ideal.advance()
+        if ideal.gain > 0.0:
+            n_rel += 1
+            ideal_dcg += ideal.gain / math.log2(i + 2)
+        i += 1
+    s += (n_rel - n_rel_ret) * ratio(dcg, ideal_dcg)
+    return [s / n_rel if s > 0.0 else 0.0]
+
+
+def _rndcg(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
+    r = t.rr
+    gains = _gains(t, pairs)
+    if r.num_rel == 0:
+        return [0.0]
+    dcg = ideal_dcg = s = 0.0
+    ideal = _Ideal(gains)
+    old = ideal.gain
+    changes = 0
+    i = 0
+    while i < r.num_ret and ideal.gain > 0.0:
+        g = _gain_of(r.rl[i], gains)
+        ideal.advance()
+        if old != ideal.gain:
+            if ideal_dcg > 0.0:
+                s += dcg / ideal_dcg
+                changes += 1
+            old = ideal.gain
+        if g != 0:
+            dcg += g / math.log2(i + 2)
+        if ideal.gain > 0.0:
+            ideal_dcg += ideal.gain / math.log2(i + 2)
+        i += 1
+    if i < r.num_ret:
+        while i < r.num_ret:
+            g = _gain_of(r.rl[i], gains)
+            if g != 0:
+                dcg += g / math.log2(i + 2)
+            i += 1
+        if ideal_dcg > 0.0:
+            s += dcg / ideal_dcg
+            changes += 1
+    while ideal.gain > 0.0:
+        ideal.advance()
+        if old != ideal.gain:
+            if ideal_dcg > 0.0:
+                s += dcg / ideal_dcg
+                changes += 1
+            old = ideal.gain
+        if ideal.gain > 0.0:
+            ideal_dcg += ideal.gain / math.log2(i + 2)
+        i += 1
+    if changes == 0:
+        return [math.nan if s == 0.0 else math.copysign(math.inf, s)]
+    return [s / changes]
+
+
+def _g(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
+    r = t.rr
+    gains = _gains(t, pairs)
+    res_g = sum_res = sum_ideal = sum_cost = 0.0
+    min_cost = 1.0
+    ideal = _Ideal(gains)
+    i = 0
+    while i < r.num_ret and ideal.gain > 0.0:
+        g = _gain_of(r.rl[i], gains)
+        sum_res += g
+        ideal.advance()
+        if ideal.gain > 0.0:
+            sum_ideal += ideal.gain
+        sum_cost += ideal.gain if ideal.gain >= min_cost else min_cost
+        if g != 0:
+            res_g += g / math.log2(2 + sum_cost - sum_res)
+        i += 1
+    while i < r.num_ret:
+        g = _gain_of(r.rl[i], gains)
+        sum_res += g
+        sum_cost += min_cost
+        if g != 0:
+            res_g += g / math.log2(2 + sum_cost - sum_res)
+        i += 1
+    while ideal.gain > 0.0:
+        ideal.advance()
+        if ideal.gain > 0.0:
+            sum_ideal += ideal.gain
+        i += 1
+    return [res_g / sum_ideal if sum_ideal > 0.0 else 0.0]
+
+
+def _bin_g(t: Topic, _: Any) -> list[float]:
+    r = t.rr
+    k = 0
+    s = 0.0
+    for i, v in enumerate(r.rl):
+        if v >= t.lvl:
+            k += 1
+            s += 1.0 / math.log2(3 + i - k)
+    return [s / r.num_rel if k else 0.0]
+
+
+def _rbp_p(pairs: Sequence[tuple[str, float]]) -> float:
+    p = 0.9
+    for name, value in pairs:
+        if name == "p":
+            p = float(value)
+    return p
+
+
+def _rbp(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
+    r = t.rr
+    p = _rbp_p(pairs)
+    gains = _gains(t, pairs)
+    # trec_eval 10 starts its search for the smallest and largest gain from values it never
+    # sets; with the compilers we know they start at 0: gains are rescaled to [0, 1] when one
+    # is below 0 or above 1
+    lo = min([0.0] + [g.gain for g in gains])
+    hi = max([0.0] + [g.gain for g in gains])
+    if lo < 0 or hi > 1:
+        for level in gains:
+            level.gain = (level.gain - lo) / (hi - lo)
+    s = 0.0
+    cur = 1.0
+    for v in r.rl:
+        g = _gain_of(v, gains)
+        if g != 0:
+            s += g * cur
+        cur *= p
+    return [(1.0 - p) * s]
+
+
+def _rbp_resid(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
+    r = t.rr
+    p = _rbp_p(pairs)
+    unj = 0
+    s = 0.0
+    cur = 1.0
+    for v in r.rl:
+        if v < 0:
+            unj += 1
+            s += cur
+        cur *= p
+    return [cur + (1 - p) * s if unj else 0.0]
+
+
+# ------------------------------------------------------------------ judgment groups
+
+
+def _map_avgjg(t: Topic, _: Any) -> list[float]:
+    groups: list[ResRels] = t.get("jg")
+    total = 0.0
+    for r in groups:
+        s, k = _ap_sum(r.rl, t.lvl)
+        if k:
+            total += s / r.num_rel
+    return [total / len(groups) if len(groups) > 1 else total]
+
+
+def _p_avgjg(t: Topic, cuts: Sequence[int]) -> list[float]:
+    groups: list[ResRels] = t.get("jg")
+    out = [0.0] * len(cuts)
+    for r in groups:
+        vals = _p_of(r.rl, cuts, t.lvl)
+        out = [a + b for a, b in zip(out, vals, strict=True)]
+    if len(groups) > 1:
+        out = [v / len(groups) for v in out]
+    return out
+
+
+def _rprec_mult_avgjg(t: Topic, fracs: Sequence[float]) -> list[float]:
+    groups: list[ResRels] = t.get("jg")
+    out = [0.0] * len(fracs)
+    for r in groups:
+        vals = _rprec_mult_one(r, fracs, t.lvl)
+        out = [a + b for a, b in zip(out, vals, strict=True)]
+    if len(groups) > 1:
+        out = [v / len(groups) for v in out]
+    return out
+
+
+# ------------------------------------------------------------------ preferences
+
+
+def _prefs_simp(ret: bool, imp: bool) -> Calc:
+    def calc(t: Topic, _: Any) -> list[float]:
+        rp = t.get("prefs")
+        ful = poss = 0
+        for jg in rp.jgs:
+            ful += jg.ful_ret
+            poss += jg.poss_ret
+            if not ret:
+                ful += jg.ful_imp
+                poss += jg.poss_imp
+                if not imp:
+                    poss += jg.poss_notoccur
+        return [ful / poss if poss else 0.0]
+
+    return calc
+
+
+def _prefs_avgjg(ret: bool, imp: bool) -> Calc:
+    def calc(t: Topic, _: Any) -> list[float]:
+        rp = t.get("prefs")
+        s = 0.0
+        for jg in rp.jgs:
+            ful = jg.ful_ret
+            poss = jg.poss_ret
+            if not ret:
+                ful += jg.ful_imp
+                poss += jg.poss_imp
+                if not imp:
+                    poss += jg.poss_notoccur
+            if poss:
+                s += ful / poss
+        return [s / len(rp.jgs) if s > 0.0 else 0.0]
+
+    return calc
+
+
+def _prefs_pair(region: str) -> Calc:
+    def calc(t: Topic, _: Any) -> list[float]:
+        rp = t.get("prefs")
+        c = rp.counts
+        njr, nj = rp.num_judged_ret, rp.num_judged
+        s = 0.0
+        pairs = 0
+
+        def add(i0: int, i1: int, j_lo: Callable[[int], int], j1: int, score: bool) -> None:
+            nonlocal s, pairs
+            for i in range(i0, i1):
+                for j in range(j_lo(i), j1):
+                    a, b = int(c[i, j]), int(c[j, i])
+                    if a or b:
+                        pairs += 1
+                        if score:
+                            s += a / (a + b)
+
+        add(0, njr, lambda i: i + 1, njr, True)
+        if region in ("all", "imp"):
+            add(0, njr, lambda i: njr, nj, True)
+        if region == "all":
+            add(njr, nj, lambda i: i + 1, nj, False)
+        return [s / pairs if pairs else 0.0]
+
+    return calc
+
+
+def _prefs_num(which: str) -> Calc:
+    def calc(t: Topic, _: Any) -> list[float]:
+        rp = t.get("prefs")
+        n = 0
+        for jg in rp.jgs:
+            if which == "poss":
+                n += jg.poss_ret + jg.poss_imp + jg.poss_notoccur
+            elif which == "ful":
+                n += jg.ful_ret + jg.ful_imp
+            else:
+                n += jg.ful_ret
+        return [float(n)]
+
+    return calc
+
+
+def _recalc_rnonrel(jg: Any, njr: int, only_ret: bool) -> tuple[int, int]:
+    """prefs_avgjg_Rnonrel's count when a group has more nonrelevant than relevant documents:
+    only the first R nonrelevant ones (by internal rank) count."""
+    ful = poss = 0
+    if jg.ecs:
+        keep = jg.num_rel_ret if only_ret else jg.num_rel
+        new_nonrel = jg.ecs[-1][1][:keep]
+
+        def ranks(lst: list[int]) -> list[int]:
+            if not only_ret:
+                return lst
+            out = []
+            for x in lst:
+                if x >= njr:
+                    break
+                out.append(x)
+            return out
+
+        n = len(jg.ecs)
+        for e1 in range(n):
+            for e2 in range(e1 + 1, n - 1):
+                for r1 in ranks(jg.ecs[e1][1]):
+                    for r2 in ranks(jg.ecs[e2][1]):
+                        if r1 < r2 and (only_ret or r1 < njr):
+                            ful += 1
+                        else:
+                            poss += 1
+        for e1 in range(n):
+            for r1 in ranks(jg.ecs[e1][1]):
+                for r2 in ranks(new_nonrel):
+                    if r1 < r2 and (only_ret or r1 < njr):
+                        ful += 1
+                    else:
+                        poss += 1
+        return ful, poss + ful
+    a = jg.pa
+    rel = jg.rel_array
+    nj = len(rel)
+    seen = 0
+    limit = njr if only_ret else nj
+    i = 0
+    while i < limit:
+        if rel[i] == 0.0:
+            seen += 1
+            if seen == jg.num_rel + 1:
+                break
+        i += 1
+    first_dropped = i
+
+    def dropped(k: int) -> bool:
+        return k >= first_dropped and rel[k] == 0.0
+
+    for i in range(njr):
+        if dropped(i):
+            continue
+        for j in range(i):
+            if not dropped(j) and a[i, j]:
+                poss += 1
+        for j in range(i + 1, njr):
+            if not dropped(j) and a[i, j]:
+                ful += 1
+        if not only_ret:
+            for j in range(njr, nj):
+                if not dropped(j) and a[i, j]:
+                    ful += 1
+    if not only_ret:
+        for i in range(njr, nj):
+            if dropped(i):
+                continue
+            for j in range(nj):
+                if not dropped(j) and a[i, j]:
+                    poss += 1
+    return ful, poss + ful
+
+
+def _prefs_rnonrel(only_ret: bool) -> Calc:
+    def calc(t: Topic, _: Any) -> list[float]:
+        rp = t.get("prefs")
+        s = 0.0
+        for jg in rp.jgs:
+            if only_ret:
+                big_r, big_n = jg.num_rel_ret, jg.num_nonrel_ret
+            else:
+                big_r, big_n = jg.num_rel, jg.num_nonrel
+            if big_r >= big_n:
+                ful = jg.ful_ret
+                poss = jg.poss_ret
+                if not only_ret:
+                    ful += jg.ful_imp
+                    poss += jg.poss_imp + jg.poss_notoccur
+                ful += jg.num_rel_ret * (big_r - big_n)
+                poss += jg.num_rel * (big_r - big_n)
+            else:
+                ful, poss = _recalc_rnonrel(jg, rp.num_judged_ret, only_ret)
+            s += _c_div(ful, poss)
+        return [s / len(rp.jgs) if s > 0.0 else 0.0]
+
+    return calc
+
+
+def _c_div(a: float, b: float) -> float:
+    if b == 0:
+        return math.nan if a == 0 else math.copysign(math.inf, a)
+    return a / b
+
+
+# ------------------------------------------------------------------ the table
+
+_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_FRACS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+
+MEASURES: tuple[MeasureDef, ...] = (
+    MeasureDef("runid", "runid", None, avg="none", single=False),
+    MeasureDef("num_q", "long", _num_q, avg="num_q", single=False),
+    MeasureDef("num_ret", "long", _num_ret, avg="sum"),
+    MeasureDef("num_rel", "long", _num_rel, avg="num_rel"),
+    MeasureDef("num_rel_ret", "long", _num_rel_ret, avg="sum"),
+    MeasureDef("map", "double", _map),
+    MeasureDef("gm_map", "double", _gm_map, avg="gm", single=False),
+    MeasureDef("Rprec", "double", _rprec),
+    MeasureDef("bpref", "double", _bpref),
+    MeasureDef("recip_rank", "double", _recip_rank),
+    MeasureDef("iprec_at_recall", "cut_double", _iprec, _FRACS),
+    MeasureDef("P", "cut_long", _p, _CUTS),
+    MeasureDef("relstring", "relstring", _relstring, (10.0,), avg="none"),
+    MeasureDef("recall", "cut_long", _recall, _CUTS),
+    MeasureDef("infAP", "double", _infap),
+    MeasureDef("gm_bpref", "double", _gm_bpref, avg="gm", single=False),
+    MeasureDef("Rprec_mult", "cut_double", _rprec_mult, _MULTS),
+    MeasureDef("utility", "p_double", _utility, (1.0, -1.0, 0.0, 0.0)),
+    MeasureDef("11pt_avg", "p_double", _11pt, _FRACS),
+    MeasureDef("binG", "double", _bin_g),
+    MeasureDef("G", "p_pair", _g, ()),
+    MeasureDef("dcg", "p_pair", _dcg, (), versions=(10,)),
+    MeasureDef("ideal_dcg", "p_pair", _ideal_dcg, (), versions=(10,)),
+    MeasureDef("ndcg", "p_pair", _ndcg, ()),
+    MeasureDef("ndcg_rel", "p_pair", _ndcg_rel, ()),
+    MeasureDef("Rndcg", "p_pair", _rndcg, ()),
+    MeasureDef("ndcg_cut", "cut_long", _ndcg_cut, _CUTS),
+    MeasureDef("map_cut", "cut_long", _map_cut, _CUTS),
+    MeasureDef("relative_P", "cut_long", _rel_p, _CUTS),
+    MeasureDef("success", "cut_long", _success, (1, 5, 10)),
+    MeasureDef("set_P", "double", _set_p),
+    MeasureDef("set_relative_P", "double", _set_rel_p),
+    MeasureDef("set_recall", "double", _set_recall),
+    MeasureDef("set_map", "double", _set_map),
+    MeasureDef("set_F", "p_double", _set_f, (1.0,)),
+    MeasureDef("num_nonrel_judged_ret", "long", _num_nonrel_judged_ret, avg="sum"),
+    MeasureDef("prefs_num_prefs_poss", "long", _prefs_num("poss"), avg="sum"),
+    MeasureDef("prefs_num_prefs_ful", "long", _prefs_num("ful"), avg="sum"),
+    MeasureDef("prefs_num_prefs_ful_ret", "long", _prefs_num("ful_ret"), avg="sum"),
+    MeasureDef("prefs_simp", "double", _prefs_simp(False, False)),
+    MeasureDef("prefs_pair", "double", _prefs_pair("all")),
+    MeasureDef("prefs_avgjg", "double", _prefs_avgjg(False, False)),
+    MeasureDef("prefs_avgjg_Rnonrel", "double", _prefs_rnonrel(False)),
+    MeasureDef("prefs_simp_ret", "double", _prefs_simp(True, False)),
+    MeasureDef("prefs_pair_ret", "double", _prefs_pair("ret")),
+    MeasureDef("prefs_avgjg_ret", "double", _prefs_avgjg(True, False)),
+    MeasureDef("prefs_avgjg_Rnonrel_ret", "double", _prefs_rnonrel(True)),
+    MeasureDef("prefs_simp_imp", "double", _prefs_simp(False, True)),
+    MeasureDef("prefs_pair_imp", "double", _prefs_pair("imp")),
+    MeasureDef("prefs_avgjg_imp", "double", _prefs_avgjg(False, True)),
+    MeasureDef("map_avgjg", "double", _map_avgjg),
+    MeasureDef("P_avgjg", "cut_long", _p_avgjg, _CUTS),
+    MeasureDef("Rprec_mult_avgjg", "cut_double", _rprec_mult_avgjg, _MULTS),
+    MeasureDef("yaap", "double", _yaap),
+    MeasureDef("rbp", "p_pair", _rbp, (), versions=(10,)),
+    MeasureDef("rbp_resid", "p_pair", _rbp_resid, (), versions=(10,)),
+    MeasureDef("unj", "cut_long", _unj, (5, 10, 20), versions=(10,)),
+)
+
+_OFFICIAL = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+    "recip_rank", "iprec_at_recall", "P",
+)  # fmt: skip
+_ALL_TREC = (
+    *_OFFICIAL, "relstring", "recall", "unj", "rbp", "rbp_resid", "infAP", "gm_bpref",
+    "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut",
+    "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P",
+    "set_map", "set_F", "num_nonrel_judged_ret",
+)  # fmt: skip
+_ALL_PREFS = (
+    "runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+    "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret",
+    "prefs_pair_ret", "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp",
+    "prefs_pair_imp", "prefs_avgjg_imp",
+)  # fmt: skip
+_SET = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+    "set_relative_P", "set_map", "set_F",
+)  # fmt: skip
+_PREFS = (
+    "runid", "num_q", "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+    "prefs_simp", "prefs_pair", "prefs_avgjg",
+)  # fmt: skip
+#: trec_eval's names for sets of measures (``-m all_trec``); trec_eval 9 has no rbp,
+#: rbp_resid and unj, so its sets lack them
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    "official": _OFFICIAL,
+    "set": _SET,
+    "all_trec": _ALL_TREC,
+    "all_prefs": _ALL_PREFS,
+    "prefs": _PREFS,
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
+}
+
+
+def measure_table(version: int) -> tuple[MeasureDef, ...]:
+    """The measures trec_eval ``version`` (9 or 10) knows, in its table's order (the order of
+    its output)."""
+    return tuple(m for m in MEASURES if version in m.versions)
