@@ -14,12 +14,16 @@ from dataclasses import dataclass
 from functools import cmp_to_key
 from typing import Any
 
+import numpy as np
+
 from ._ranking import NONPOOL, UNJUDGED, ResRels
 
 __all__ = ["MEASURES", "MeasureDef", "Topic", "measure_table"]
 
 #: a floor for geometric means (trec_eval's ``MIN_GEO_MEAN``)
 MIN_GEO_MEAN = 0.00001
+#: what 0.0 / 0.0 gives in C on x86 (the default NaN, sign bit set: printed ``-nan``)
+C_NAN = -math.nan
 #: infAP's smoothing constant (trec_eval's ``INFAP_EPSILON``)
 INFAP_EPSILON = 0.00001
 
@@ -400,14 +404,14 @@ def _interpolated(t: Topic, fracs: Sequence[float], rounding: str) -> tuple[list
     cur = len(fracs) - 1
     while cur >= 0 and cuts[cur] > r.num_rel_ret:
         cur -= 1
-    precis = r.num_rel_ret / r.num_ret if r.num_ret else math.nan
+    precis = r.num_rel_ret / r.num_ret if r.num_ret else C_NAN
     int_precis = precis
     so_far = r.num_rel_ret
     i = r.num_ret
     total = 0.0
     while i > 0 and so_far > 0:
         precis = so_far / i
-        if int_precis < precis or math.isnan(int_precis):
+        if int_precis < precis:
             int_precis = precis
         if r.rl[i - 1] >= t.lvl:
             while cur >= 0 and so_far == cuts[cur]:
@@ -605,7 +609,7 @@ def _ndcg_p(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
         g = gains[lvl].gain
         ideal += g if i == 0 else g / math.log2(i + 1)
     if r.num_rel_ret > 0:
-        return [s / ideal if ideal else math.copysign(math.inf, s) if s else math.nan]
+        return [_c_div(s, ideal)]
     return [0.0]
 
 
@@ -617,11 +621,7 @@ def _ndcg_rel(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
     ideal = _Ideal(gains)
     i = 0
 
-    def ratio(a: float, b: float) -> float:
-        if b == 0.0:
-            return math.nan if a == 0.0 else math.copysign(math.inf, a)
-        return a / b
-
+    ratio = _c_div
     while i < r.num_ret and ideal.gain > 0.0:
         g = _gain_of(r.rl[i], gains)
         if g != 0:
@@ -695,7 +695,7 @@ def _rndcg(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
             ideal_dcg += ideal.gain / math.log2(i + 2)
         i += 1
     if changes == 0:
-        return [math.nan if s == 0.0 else math.copysign(math.inf, s)]
+        return [_c_div(s, 0.0)]
     return [s / changes]
 
 
@@ -860,6 +860,13 @@ def _prefs_avgjg(ret: bool, imp: bool) -> Calc:
     return calc
 
 
+def _seq_sum(start: float, values: Any) -> float:
+    """``start + v0 + v1 + ...`` added one by one, left to right, as a C loop adds them."""
+    if len(values) == 0:
+        return start
+    return float(np.cumsum(np.concatenate(([start], values)))[-1])
+
+
 def _prefs_pair(region: str) -> Calc:
     def calc(t: Topic, _: Any) -> list[float]:
         rp = t.get("prefs")
@@ -868,21 +875,24 @@ def _prefs_pair(region: str) -> Calc:
         s = 0.0
         pairs = 0
 
-        def add(i0: int, i1: int, j_lo: Callable[[int], int], j1: int, score: bool) -> None:
+        def block(r0: int, r1: int, c0: int, c1: int, upper: bool, score: bool) -> None:
+            # the pairs (i, j), i in [r0, r1), j in [c0, c1) (j > i when ``upper``) with a
+            # preference either way; each adds the share of groups preferring i to j
             nonlocal s, pairs
-            for i in range(i0, i1):
-                for j in range(j_lo(i), j1):
-                    a, b = int(c[i, j]), int(c[j, i])
-                    if a or b:
-                        pairs += 1
-                        if score:
-                            s += a / (a + b)
+            a = c[r0:r1, c0:c1]
+            b = c.T[r0:r1, c0:c1]
+            seen = (a + b) > 0
+            if upper:
+                seen &= np.triu(np.ones(seen.shape, dtype=bool), 1)
+            pairs += int(np.count_nonzero(seen))
+            if score:
+                s = _seq_sum(s, a[seen] / (a[seen] + b[seen]))
 
-        add(0, njr, lambda i: i + 1, njr, True)
+        block(0, njr, 0, njr, True, True)
         if region in ("all", "imp"):
-            add(0, njr, lambda i: njr, nj, True)
+            block(0, njr, njr, nj, False, True)
         if region == "all":
-            add(njr, nj, lambda i: i + 1, nj, False)
+            block(njr, nj, njr, nj, True, False)
         return [s / pairs if pairs else 0.0]
 
     return calc
@@ -904,13 +914,16 @@ def _prefs_num(which: str) -> Calc:
     return calc
 
 
-def _recalc_rnonrel(jg: Any, njr: int, only_ret: bool) -> tuple[int, int]:
+def _recalc_rnonrel(jg: Any, njr: int, only_ret: bool, pool: list[int]) -> tuple[int, int]:
     """prefs_avgjg_Rnonrel's count when a group has more nonrelevant than relevant documents:
-    only the first R nonrelevant ones (by internal rank) count."""
+    only the first R nonrelevant ones (by internal rank) count. R ranks are read from where
+    the last class starts, on into the rank pool when that class is shorter (as trec_eval
+    reads them; see :class:`~ndcglab.treceval._ranking.RankPool`)."""
     ful = poss = 0
     if jg.ecs:
         keep = jg.num_rel_ret if only_ret else jg.num_rel
-        new_nonrel = jg.ecs[-1][1][:keep]
+        new_nonrel = pool[jg.last_ec_at : jg.last_ec_at + keep]
+        new_nonrel += [0] * (keep - len(new_nonrel))
 
         def ranks(lst: list[int]) -> list[int]:
             if not only_ret:
@@ -923,21 +936,21 @@ def _recalc_rnonrel(jg: Any, njr: int, only_ret: bool) -> tuple[int, int]:
             return out
 
         n = len(jg.ecs)
+
+        def tally(x: list[int], y: list[int]) -> None:
+            nonlocal ful, poss
+            a = np.asarray(ranks(x), dtype=np.int64)[:, None]
+            b = np.asarray(ranks(y), dtype=np.int64)[None, :]
+            hit = (a < b) if only_ret else ((a < b) & (a < njr))
+            k = int(np.count_nonzero(hit))
+            ful += k
+            poss += a.shape[0] * b.shape[1] - k
+
         for e1 in range(n):
             for e2 in range(e1 + 1, n - 1):
-                for r1 in ranks(jg.ecs[e1][1]):
-                    for r2 in ranks(jg.ecs[e2][1]):
-                        if r1 < r2 and (only_ret or r1 < njr):
-                            ful += 1
-                        else:
-                            poss += 1
+                tally(jg.ecs[e1][1], jg.ecs[e2][1])
         for e1 in range(n):
-            for r1 in ranks(jg.ecs[e1][1]):
-                for r2 in ranks(new_nonrel):
-                    if r1 < r2 and (only_ret or r1 < njr):
-                        ful += 1
-                    else:
-                        poss += 1
+            tally(jg.ecs[e1][1], new_nonrel)
         return ful, poss + ful
     a = jg.pa
     rel = jg.rel_array
@@ -997,7 +1010,7 @@ def _prefs_rnonrel(only_ret: bool) -> Calc:
                 ful += jg.num_rel_ret * (big_r - big_n)
                 poss += jg.num_rel * (big_r - big_n)
             else:
-                ful, poss = _recalc_rnonrel(jg, rp.num_judged_ret, only_ret)
+                ful, poss = _recalc_rnonrel(jg, rp.num_judged_ret, only_ret, rp.pool)
             s += _c_div(ful, poss)
         return [s / len(rp.jgs) if s > 0.0 else 0.0]
 
@@ -1005,8 +1018,11 @@ def _prefs_rnonrel(only_ret: bool) -> Calc:
 
 
 def _c_div(a: float, b: float) -> float:
+    """C's ``a / b`` on doubles: x / 0 is an infinity, 0 / 0 (or a NaN) :data:`C_NAN`."""
     if b == 0:
-        return math.nan if a == 0 else math.copysign(math.inf, a)
+        if a == 0 or math.isnan(a):
+            return C_NAN if not math.isnan(a) else a
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
 
 

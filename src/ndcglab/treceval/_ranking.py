@@ -141,6 +141,8 @@ class Jg:
     """One judgment group of a topic's preferences (trec_eval's ``JG``)."""
 
     ecs: list[tuple[float, list[int]]] = field(default_factory=list)
+    #: where the last equivalence class starts in the topic's rank pool (see RankPool)
+    last_ec_at: int = 0
     pa: Any = None  # the transitive preference matrix (several subgroups), else None
     rel_array: list[float] = field(default_factory=list)
     ful_ret: int = 0
@@ -162,10 +164,34 @@ class PrefsInfo:
     num_judged: int
     num_judged_ret: int
     counts: Any  # num_judged x num_judged: how many groups prefer doc i to doc j
+    pool: list[int] = field(default_factory=list)
 
 
-def form_prefs(lines: list[PrefLine], run: RunTopic, *, max_docs: int) -> PrefsInfo:
+class RankPool:
+    """trec_eval's buffer of the equivalence classes' ranks, kept from topic to topic.
+
+    prefs_avgjg_Rnonrel reads the first R ranks of a group's last class, R being the group's
+    number of relevant documents, even when that class is shorter: trec_eval then reads on into
+    the next classes' ranks, or into what an earlier topic left in the buffer. The buffer is
+    kept here so that those reads give what trec_eval's give; memory trec_eval never wrote
+    reads as 0 (a fresh allocation).
+    """
+
+    def __init__(self) -> None:
+        self.data: list[int] = []
+
+    def write(self, at: int, values: list[int]) -> None:
+        end = at + len(values)
+        if end > len(self.data):
+            self.data.extend([0] * (end - len(self.data)))
+        self.data[at:end] = values
+
+
+def form_prefs(
+    lines: list[PrefLine], run: RunTopic, *, max_docs: int, pool: RankPool | None = None
+) -> PrefsInfo:
     """The preference judgements of one topic joined with the run (module docstring)."""
+    pool = RankPool() if pool is None else pool
     docs = _ranked(run, max_docs, False)
     judged_names = {p.docno for p in lines}
     retrieved = [d for d in docs if d in judged_names]
@@ -181,6 +207,7 @@ def form_prefs(lines: list[PrefLine], run: RunTopic, *, max_docs: int) -> PrefsI
     counts = np.zeros((nj, nj), dtype=np.int64)
     jgs: list[Jg] = []
     start = 0
+    at = 0
     while start < len(ordered):
         end = start
         while end < len(ordered) and ordered[end].jg == ordered[start].jg:
@@ -190,9 +217,14 @@ def form_prefs(lines: list[PrefLine], run: RunTopic, *, max_docs: int) -> PrefsI
         if subgroups > 1:
             jgs.append(_jg_matrix(group, rank, nj, njr, counts))
         else:
-            jgs.append(_jg_classes(group, rank, njr, counts))
+            jg = _jg_classes(group, rank, njr, counts)
+            ranks = [r for _, rs in jg.ecs for r in rs]
+            pool.write(at, ranks)
+            jg.last_ec_at = at + len(ranks) - len(jg.ecs[-1][1])
+            at += len(ranks)
+            jgs.append(jg)
         start = end
-    return PrefsInfo(jgs, nj, njr, counts)
+    return PrefsInfo(jgs, nj, njr, counts, list(pool.data))
 
 
 def _jg_classes(group: list[PrefLine], rank: dict[bytes, int], njr: int, counts: Any) -> Jg:
@@ -209,30 +241,28 @@ def _jg_classes(group: list[PrefLine], rank: dict[bytes, int], njr: int, counts:
         else:
             jg.num_nonrel_ret += ret
             jg.num_nonrel += len(ranks)
+        a = np.asarray(ranks, dtype=np.int64)[:, None]
         for _, lower in jg.ecs[k + 1 :]:
-            for r1 in ranks:
-                for r2 in lower:
-                    counts[r1, r2] += 1
-                    if r1 == r2:
-                        raise TrecEvalError(
-                            "a document is in two equivalence classes of one judgment group "
-                            "— prefs file. Fix: give each document one relevance level per "
-                            "judgment group",
-                            4,
-                        )
-                    if r1 < r2:
-                        if r2 < njr:
-                            jg.ful_ret += 1
-                        elif r1 < njr:
-                            jg.ful_imp += 1
-                        else:
-                            jg.poss_notoccur += 1
-                    elif r1 < njr:
-                        jg.poss_ret += 1
-                    elif r2 < njr:
-                        jg.poss_imp += 1
-                    else:
-                        jg.poss_notoccur += 1
+            b = np.asarray(lower, dtype=np.int64)[None, :]
+            np.add.at(counts, (np.broadcast_to(a, (a.shape[0], b.shape[1])),
+                               np.broadcast_to(b, (a.shape[0], b.shape[1]))), 1)  # fmt: skip
+            if np.any(a == b):
+                raise TrecEvalError(
+                    "a document is in two equivalence classes of one judgment group — prefs "
+                    "file. Fix: give each document one relevance level per judgment group",
+                    4,
+                )
+            before = a < b
+            a_ret = a < njr
+            b_ret = b < njr
+            jg.ful_ret += int(np.count_nonzero(before & b_ret))
+            jg.ful_imp += int(np.count_nonzero(before & ~b_ret & a_ret))
+            jg.poss_ret += int(np.count_nonzero(~before & a_ret))
+            jg.poss_imp += int(np.count_nonzero(~before & ~a_ret & b_ret))
+            jg.poss_notoccur += int(
+                np.count_nonzero(before & ~a_ret & ~b_ret)
+                + np.count_nonzero(~before & ~a_ret & ~b_ret)
+            )
     jg.poss_ret += jg.ful_ret
     jg.poss_imp += jg.ful_imp
     return jg

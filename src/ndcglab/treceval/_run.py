@@ -29,7 +29,7 @@ from typing import Any
 
 from . import _readers as rd
 from ._measures import NICKNAMES, MeasureDef, Topic, measure_table
-from ._ranking import NONPOOL, UNJUDGED, ResRels, form_prefs, form_res_rels
+from ._ranking import NONPOOL, UNJUDGED, RankPool, ResRels, form_prefs, form_res_rels
 from ._readers import TrecEvalError
 
 __all__ = ["Options", "evaluate_files"]
@@ -252,6 +252,7 @@ def evaluate_files(opts: Options, rel_path: str, run_path: str,
         _warn_fractional(rel_info, opts, warn)
     slots = _mark(opts)
     runs = {t.qid: t for t in run_topics}
+    pool = RankPool()
     out: list[str] = []
     acc = [[0.0] * len(s.names) for s in slots]
     n_queries = 0
@@ -286,7 +287,7 @@ def evaluate_files(opts: Options, rel_path: str, run_path: str,
 
     for qid, (run, bogus) in order:
         judged = rel_info[qid]
-        topic = _topic(opts, judged, run)
+        topic = _topic(opts, judged, run, pool)
         qtext = qid.decode("latin-1")
         values: list[list[float]] = []
         relstrings: dict[int, str] = {}
@@ -361,7 +362,7 @@ def evaluate_files(opts: Options, rel_path: str, run_path: str,
     return "".join(line + "\n" for line in out)
 
 
-def _topic(opts: Options, judged: Any, run: rd.RunTopic) -> Topic:
+def _topic(opts: Options, judged: Any, run: rd.RunTopic, pool: RankPool) -> Topic:
     lvl = opts.relevance_level
 
     def rr() -> ResRels:
@@ -394,7 +395,7 @@ def _topic(opts: Options, judged: Any, run: rd.RunTopic) -> Topic:
                 "this measure needs preferences (-R prefs or -R qrels_prefs). Fix: give one",
                 4,
             )
-        return form_prefs(judged, run, max_docs=opts.max_docs)
+        return form_prefs(judged, run, max_docs=opts.max_docs, pool=pool)
 
     return Topic(lvl, opts.num_docs_in_coll, opts.version, {"rr": rr, "jg": jg, "prefs": prefs})
 
