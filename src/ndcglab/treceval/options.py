@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from ._readers import TrecEvalError, atol
 from ._run import Options
 
-__all__ = ["CommandLine", "parse_command_line"]
+__all__ = ["CommandLine", "c_atol", "parse_command_line"]
+
+
+def c_atol(text: str) -> int:
+    """C's ``atol`` of an option's text: its leading integer (``1.5`` -> 1, ``x`` -> 0)."""
+    return atol(text.encode("latin-1", "replace"))
+
 
 _WITH_VALUE = set("mlDNMRTZ")
 _FLAGS = set("hvqcnJo")
