@@ -31,7 +31,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def help_text(version: int) -> str:
     """What ``-h`` prints: the options and trec_eval's measures with their parameters."""
-    from ..treceval import NICKNAMES, measure_table
+    from ..treceval import measure_sets, measure_table
 
     lines = [
         "ndcglab trec_eval [-h] [-q] [-m measure[.params]] [-c] [-n] [-l N] [-D debug[.query]]",
@@ -52,7 +52,7 @@ def help_text(version: int) -> str:
     names = [m.name + (" (params)" if m.default is not None else "") for m in table]
     for k in range(0, len(names), 4):
         lines.append("  " + "  ".join(f"{n:<26s}" for n in names[k : k + 4]).rstrip())
-    lines.append("sets: " + ", ".join(NICKNAMES))
+    lines.append("sets: " + ", ".join(measure_sets(version)))
     return "\n".join(lines) + "\n"
 
 

@@ -14,18 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ._measures import MEASURES, NICKNAMES, measure_table
+from ._measures import measure_sets, measure_table
 from ._readers import TrecEvalError
 from ._run import Options, evaluate_files
 from .options import CommandLine, parse_command_line
 
 __all__ = [
-    "MEASURES",
-    "NICKNAMES",
     "CommandLine",
     "Options",
     "TrecEvalError",
     "evaluate_files",
+    "measure_sets",
     "measure_table",
     "parse_command_line",
     "run_trec_eval",

@@ -8,6 +8,7 @@ rule leaves unset is 0. ``rl`` is the ranked list of relevance values (-1: not i
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ import numpy as np
 
 from ._ranking import NONPOOL, UNJUDGED, ResRels
 
-__all__ = ["MEASURES", "MeasureDef", "Topic", "measure_table"]
+__all__ = ["MEASURES", "NICKNAMES", "MeasureDef", "Topic", "measure_sets", "measure_table"]
 
 #: a floor for geometric means (trec_eval's ``MIN_GEO_MEAN``)
 MIN_GEO_MEAN = 0.00001
@@ -43,6 +44,27 @@ class Topic:
         if what not in self._cache:
             self._cache[what] = self._getters[what]()
         return self._cache[what]
+
+    def counts(self, kind: str) -> list[Any]:
+        """Prefix sums over the ranking (entry k: the first k documents), formed once per
+        topic: ``rel`` relevant documents, ``unj`` unjudged or unpooled ones, ``ap`` map's
+        precision sum (added rank by rank, as trec_eval adds it)."""
+        key = "counts:" + kind
+        if key not in self._cache:
+            rl = self.rr.rl
+            lvl = self.lvl
+            if kind == "rel":
+                flags = [1 if v >= lvl else 0 for v in rl]
+                self._cache[key] = [0, *itertools.accumulate(flags)]
+            elif kind == "unj":
+                flags = [1 if v in (NONPOOL, UNJUDGED) else 0 for v in rl]
+                self._cache[key] = [0, *itertools.accumulate(flags)]
+            else:
+                rel = self.counts("rel")
+                terms = [rel[i + 1] / (i + 1) if v >= lvl else 0.0 for i, v in enumerate(rl)]
+                self._cache[key] = [0.0, *itertools.accumulate(terms)]
+        out: list[Any] = self._cache[key]
+        return out
 
     @property
     def rr(self) -> ResRels:
@@ -164,13 +186,13 @@ def _ap_sum(rl: list[int], lvl: int) -> tuple[float, int]:
 
 def _map(t: Topic, _: Any) -> list[float]:
     r = t.rr
-    s, k = _ap_sum(r.rl, t.lvl)
+    s, k = t.counts("ap")[-1], t.counts("rel")[-1]
     return [s / r.num_rel if k else 0.0]
 
 
 def _gm_map(t: Topic, _: Any) -> list[float]:
     r = t.rr
-    s, k = _ap_sum(r.rl, t.lvl)
+    s, k = t.counts("ap")[-1], t.counts("rel")[-1]
     if k:
         s = s / r.num_rel
     return [math.log(max(s, MIN_GEO_MEAN))]
@@ -178,7 +200,7 @@ def _gm_map(t: Topic, _: Any) -> list[float]:
 
 def _yaap(t: Topic, _: Any) -> list[float]:
     r = t.rr
-    s, _k = _ap_sum(r.rl, t.lvl)
+    s = t.counts("ap")[-1]
     return [math.log((1.0 + s) / (1.0 + r.num_rel - s))]
 
 
@@ -187,7 +209,7 @@ def _rprec(t: Topic, _: Any) -> list[float]:
     n = min(r.num_ret, r.num_rel)
     if n == 0:
         return [0.0]
-    return [sum(1 for v in r.rl[:n] if v >= t.lvl) / r.num_rel]
+    return [t.counts("rel")[n] / r.num_rel]
 
 
 def _recip_rank(t: Topic, _: Any) -> list[float]:
@@ -287,72 +309,47 @@ def _p_of(rl: list[int], cuts: Sequence[int], lvl: int) -> list[float]:
     return _at_cutoffs(rl, cuts, step, lambda k: c.n / k)
 
 
+# The cut-off measures below read prefix counts: trec_eval's walk gives a cut-off k the count
+# over the first min(k, num_ret) documents (a ranking shorter than k is padded with nothing).
+
+
 def _p(t: Topic, cuts: Sequence[int]) -> list[float]:
-    return _p_of(t.rr.rl, cuts, t.lvl)
+    rel, n = t.counts("rel"), t.rr.num_ret
+    return [rel[min(k, n)] / k for k in cuts]
 
 
 def _recall(t: Topic, cuts: Sequence[int]) -> list[float]:
     r = t.rr
     if r.num_rel == 0:
         return [0.0] * len(cuts)
-    c = _Counter()
-    lvl = t.lvl
-
-    def step(i: int, v: int) -> None:
-        if v >= lvl:
-            c.n += 1
-
-    return _at_cutoffs(r.rl, cuts, step, lambda k: c.n / r.num_rel)
+    rel = t.counts("rel")
+    return [rel[min(k, r.num_ret)] / r.num_rel for k in cuts]
 
 
 def _rel_p(t: Topic, cuts: Sequence[int]) -> list[float]:
     r = t.rr
     if r.num_rel == 0:
         return [0.0] * len(cuts)
-    c = _Counter()
-    lvl = t.lvl
-
-    def step(i: int, v: int) -> None:
-        if v >= lvl:
-            c.n += 1
-
-    return _at_cutoffs(r.rl, cuts, step, lambda k: c.n / (r.num_rel if k > r.num_rel else k))
+    rel = t.counts("rel")
+    return [rel[min(k, r.num_ret)] / (r.num_rel if k > r.num_rel else k) for k in cuts]
 
 
 def _success(t: Topic, cuts: Sequence[int]) -> list[float]:
-    c = _Counter()
-    lvl = t.lvl
-
-    def step(i: int, v: int) -> None:
-        if v >= lvl:
-            c.n += 1
-
-    return _at_cutoffs(t.rr.rl, cuts, step, lambda k: 1.0 if c.n else 0.0)
+    rel, n = t.counts("rel"), t.rr.num_ret
+    return [1.0 if rel[min(k, n)] else 0.0 for k in cuts]
 
 
 def _unj(t: Topic, cuts: Sequence[int]) -> list[float]:
-    c = _Counter()
-
-    def step(i: int, v: int) -> None:
-        if v == NONPOOL or v == UNJUDGED:
-            c.n += 1
-
-    return _at_cutoffs(t.rr.rl, cuts, step, lambda k: c.n / k)
+    unj, n = t.counts("unj"), t.rr.num_ret
+    return [unj[min(k, n)] / k for k in cuts]
 
 
 def _map_cut(t: Topic, cuts: Sequence[int]) -> list[float]:
     r = t.rr
     if r.num_rel == 0:
         return [0.0] * len(cuts)
-    c = _Counter()
-    lvl = t.lvl
-
-    def step(i: int, v: int) -> None:
-        if v >= lvl:
-            c.n += 1
-            c.s += c.n / (i + 1)
-
-    return _at_cutoffs(r.rl, cuts, step, lambda k: c.s / r.num_rel)
+    ap = t.counts("ap")
+    return [ap[min(k, r.num_ret)] / r.num_rel for k in cuts]
 
 
 def _ndcg_cut(t: Topic, cuts: Sequence[int]) -> list[float]:
@@ -492,7 +489,15 @@ def _gains(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[_Gain]:
     """trec_eval's gain table: the levels named by ``level=gain`` parameters (trec_eval 10
     skips a name that is not an integer, such as rbp's ``p``), then every judged level not
     named (gain = the level), sorted by gain (compared as trec_eval compares them: the
-    difference truncated to an integer)."""
+    difference truncated to an integer). Formed once per topic and parameters; a copy."""
+    key = "gains:" + repr(tuple(pairs))
+    cached = t._cache.get(key)
+    if cached is None:
+        cached = t._cache[key] = _gain_table(t, pairs)
+    return [_Gain(g.level, g.gain, g.count) for g in cached]
+
+
+def _gain_table(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[_Gain]:
     r = t.rr
     out: list[_Gain] = []
     for name, value in pairs:
@@ -508,6 +513,24 @@ def _gains(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[_Gain]:
             out.append(_Gain(i, float(i), r.rel_levels[i]))
     out.sort(key=cmp_to_key(lambda a, b: _c_int(a.gain - b.gain)))
     return out
+
+
+def _gain_map(gains: list[_Gain]) -> dict[int, float]:
+    """level -> gain, the first entry of the sorted table winning (as trec_eval's lookup)."""
+    out: dict[int, float] = {}
+    for g in gains:
+        out.setdefault(g.level, g.gain)
+    return out
+
+
+_LOG2: list[float] = []
+
+
+def _log2_table(n: int) -> list[float]:
+    """log2(i + 2) for i = 0 .. n - 1 (at least), computed once."""
+    while len(_LOG2) < n:
+        _LOG2.append(math.log2(len(_LOG2) + 2))
+    return _LOG2
 
 
 def _valid_int(s: str) -> bool:
@@ -529,45 +552,46 @@ def _gain_of(level: int, gains: list[_Gain]) -> float:
 
 
 class _Ideal:
-    """The ideal ranking's gains, highest first, walked one rank at a time."""
+    """The ideal ranking's gains, highest first, walked one rank at a time: ``gain`` is the
+    table's highest gain before the first step, then the gain of the k-th document of the ideal
+    ranking after k steps (0 past its end)."""
 
     def __init__(self, gains: list[_Gain]) -> None:
-        self.gains = gains
-        self.level = len(gains) - 1
-        self.gain = gains[self.level].gain if self.level >= 0 else 0.0
+        self.seq = [g.gain for g in reversed(gains) for _ in range(max(g.count, 0))]
+        self.gain = gains[-1].gain if gains else 0.0
         self.count = 0
 
     def advance(self) -> None:
-        self.count += 1
-        while self.level >= 0 and self.count > self.gains[self.level].count:
-            self.count = 1
-            self.level -= 1
-            self.gain = self.gains[self.level].gain if self.level >= 0 else 0.0
+        k = self.count
+        self.gain = self.seq[k] if k < len(self.seq) else 0.0
+        self.count = k + 1
 
 
 def _dcg_parts(t: Topic, pairs: Sequence[tuple[str, float]]) -> tuple[float, float]:
     r = t.rr
     gains = _gains(t, pairs)
+    gmap = _gain_map(gains)
+    log2 = _log2_table(r.num_ret + sum(g.count for g in gains) + 2)
     dcg = ideal_dcg = 0.0
     ideal = _Ideal(gains)
     i = 0
     while i < r.num_ret and ideal.gain > 0.0:
-        g = _gain_of(r.rl[i], gains)
+        g = gmap.get(r.rl[i], 0.0)
         if g != 0:
-            dcg += g / math.log2(i + 2)
+            dcg += g / log2[i]
         ideal.advance()
         if ideal.gain > 0.0:
-            ideal_dcg += ideal.gain / math.log2(i + 2)
+            ideal_dcg += ideal.gain / log2[i]
         i += 1
     while i < r.num_ret:
-        g = _gain_of(r.rl[i], gains)
+        g = gmap.get(r.rl[i], 0.0)
         if g != 0:
-            dcg += g / math.log2(i + 2)
+            dcg += g / log2[i]
         i += 1
     while ideal.gain > 0.0:
         ideal.advance()
         if ideal.gain > 0.0:
-            ideal_dcg += ideal.gain / math.log2(i + 2)
+            ideal_dcg += ideal.gain / log2[i]
         i += 1
     return dcg, ideal_dcg
 
@@ -588,9 +612,10 @@ def _ideal_dcg(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
 def _ndcg_p(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
     r = t.rr
     gains = _gains(t, pairs)
+    gmap = _gain_map(gains)
     s = 0.0
     for i, v in enumerate(r.rl):
-        g = _gain_of(v, gains)
+        g = gmap.get(v, 0.0)
         if g != 0:
             s += g / math.log2(i + 1) if i > 0 else g
     total = sum(g.count for g in gains)
@@ -616,6 +641,8 @@ def _ndcg_p(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
 def _ndcg_rel(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
     r = t.rr
     gains = _gains(t, pairs)
+    gmap = _gain_map(gains)
+    log2 = _log2_table(r.num_ret + sum(g.count for g in gains) + 2)
     dcg = ideal_dcg = s = 0.0
     n_rel_ret = n_rel = 0
     ideal = _Ideal(gains)
@@ -623,21 +650,21 @@ def _ndcg_rel(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
 
     ratio = _c_div
     while i < r.num_ret and ideal.gain > 0.0:
-        g = _gain_of(r.rl[i], gains)
+        g = gmap.get(r.rl[i], 0.0)
         if g != 0:
-            dcg += g / math.log2(i + 2)
+            dcg += g / log2[i]
         ideal.advance()
         if ideal.gain > 0.0:
             n_rel += 1
-            ideal_dcg += ideal.gain / math.log2(i + 2)
+            ideal_dcg += ideal.gain / log2[i]
         if g > 0:
             s += ratio(dcg, ideal_dcg)
             n_rel_ret += 1
         i += 1
     while i < r.num_ret:
-        g = _gain_of(r.rl[i], gains)
+        g = gmap.get(r.rl[i], 0.0)
         if g != 0:
-            dcg += g / math.log2(i + 2)
+            dcg += g / log2[i]
         if g > 0:
             s += ratio(dcg, ideal_dcg)
             n_rel_ret += 1
@@ -646,7 +673,7 @@ def _ndcg_rel(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
         ideal.advance()
         if ideal.gain > 0.0:
             n_rel += 1
-            ideal_dcg += ideal.gain / math.log2(i + 2)
+            ideal_dcg += ideal.gain / log2[i]
         i += 1
     s += (n_rel - n_rel_ret) * ratio(dcg, ideal_dcg)
     return [s / n_rel if s > 0.0 else 0.0]
@@ -655,6 +682,8 @@ def _ndcg_rel(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
 def _rndcg(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
     r = t.rr
     gains = _gains(t, pairs)
+    gmap = _gain_map(gains)
+    log2 = _log2_table(r.num_ret + sum(g.count for g in gains) + 2)
     if r.num_rel == 0:
         return [0.0]
     dcg = ideal_dcg = s = 0.0
@@ -663,7 +692,7 @@ def _rndcg(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
     changes = 0
     i = 0
     while i < r.num_ret and ideal.gain > 0.0:
-        g = _gain_of(r.rl[i], gains)
+        g = gmap.get(r.rl[i], 0.0)
         ideal.advance()
         if old != ideal.gain:
             if ideal_dcg > 0.0:
@@ -671,15 +700,15 @@ def _rndcg(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
                 changes += 1
             old = ideal.gain
         if g != 0:
-            dcg += g / math.log2(i + 2)
+            dcg += g / log2[i]
         if ideal.gain > 0.0:
-            ideal_dcg += ideal.gain / math.log2(i + 2)
+            ideal_dcg += ideal.gain / log2[i]
         i += 1
     if i < r.num_ret:
         while i < r.num_ret:
-            g = _gain_of(r.rl[i], gains)
+            g = gmap.get(r.rl[i], 0.0)
             if g != 0:
-                dcg += g / math.log2(i + 2)
+                dcg += g / log2[i]
             i += 1
         if ideal_dcg > 0.0:
             s += dcg / ideal_dcg
@@ -692,7 +721,7 @@ def _rndcg(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
                 changes += 1
             old = ideal.gain
         if ideal.gain > 0.0:
-            ideal_dcg += ideal.gain / math.log2(i + 2)
+            ideal_dcg += ideal.gain / log2[i]
         i += 1
     if changes == 0:
         return [_c_div(s, 0.0)]
@@ -702,12 +731,13 @@ def _rndcg(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
 def _g(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
     r = t.rr
     gains = _gains(t, pairs)
+    gmap = _gain_map(gains)
     res_g = sum_res = sum_ideal = sum_cost = 0.0
     min_cost = 1.0
     ideal = _Ideal(gains)
     i = 0
     while i < r.num_ret and ideal.gain > 0.0:
-        g = _gain_of(r.rl[i], gains)
+        g = gmap.get(r.rl[i], 0.0)
         sum_res += g
         ideal.advance()
         if ideal.gain > 0.0:
@@ -717,7 +747,7 @@ def _g(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
             res_g += g / math.log2(2 + sum_cost - sum_res)
         i += 1
     while i < r.num_ret:
-        g = _gain_of(r.rl[i], gains)
+        g = gmap.get(r.rl[i], 0.0)
         sum_res += g
         sum_cost += min_cost
         if g != 0:
@@ -1132,3 +1162,10 @@ def measure_table(version: int) -> tuple[MeasureDef, ...]:
     """The measures trec_eval ``version`` (9 or 10) knows, in its table's order (the order of
     its output)."""
     return tuple(m for m in MEASURES if version in m.versions)
+
+
+def measure_sets(version: int) -> dict[str, tuple[str, ...]]:
+    """trec_eval ``version``'s sets of measures (``official``, ``all_trec``, ``set``,
+    ``all_prefs``, ``prefs``, ``qrels_jg``), each with the names it holds in that version."""
+    known = {m.name for m in measure_table(version)}
+    return {k: tuple(n for n in v if n in known) for k, v in NICKNAMES.items()}

@@ -24,6 +24,8 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 __all__ = [
     "JudgedTopic",
     "PrefLine",
@@ -49,6 +51,11 @@ _ATOF = re.compile(
 )
 
 
+_HEX = re.compile(
+    rb"^[ \t\n\r\x0b\x0c]*([+-]?)(0[xX])([0-9a-fA-F]+\.?[0-9a-fA-F]*)([pP][+-]?[0-9]+)?"
+)
+
+
 class TrecEvalError(NdcglabError, ValueError):
     """An input trec_eval refuses; ``status`` is trec_eval's exit status for it."""
 
@@ -59,6 +66,8 @@ class TrecEvalError(NdcglabError, ValueError):
 
 def atol(tok: bytes) -> int:
     """C's ``atol``: the leading integer of ``tok`` (0 when there is none)."""
+    if tok.isdigit():
+        return int(tok)
     m = _ATOL.match(tok)
     return int(m.group(1)) if m else 0
 
@@ -70,6 +79,15 @@ def atof(tok: bytes) -> float:
             return float(tok)
     except ValueError:
         pass
+    hexa = _HEX.match(tok)
+    if hexa:  # strtod reads hexadecimal numbers too
+        text = hexa.group(2) + (hexa.group(3) if b"." in hexa.group(3) else hexa.group(3) + b".")
+        try:
+            return (-1.0 if hexa.group(1) == b"-" else 1.0) * float.fromhex(
+                (text + (hexa.group(4) or b"p0")).decode("ascii")
+            )
+        except ValueError:
+            pass
     m = _ATOF.match(tok)
     if not m:
         return 0.0
@@ -155,20 +173,17 @@ def read_qrels(path: str, *, comments: bool) -> list[JudgedTopic]:
         raise _unreadable("qrels", path) from None
     if not data:
         raise _unreadable("qrels", path)
-    rows = []
+    grouped: dict[bytes, list[tuple[bytes, bytes]]] = {}
     for no, f in _record_lines(data, comments):
         if len(f) != 4:
             raise _malformed("qrels", path, no, "4 fields: topic, iteration, docno, relevance")
-        rows.append((f[0], f[2], f[3]))
-    rows.sort(key=lambda r: (r[0], r[1]))
+        grouped.setdefault(f[0], []).append((f[2], f[3]))
     topics: list[JudgedTopic] = []
-    for qid, doc, rel in rows:
-        if not topics or topics[-1].qid != qid:
-            topics.append(JudgedTopic(qid))
-        t = topics[-1]
-        t.docs.append(doc)
-        t.rels.append(atol(rel))
-        t.raw.append(rel)
+    for qid in sorted(grouped):
+        pairs = sorted(grouped[qid], key=lambda p: p[0])
+        docs = [d for d, _ in pairs]
+        raw = [r for _, r in pairs]
+        topics.append(JudgedTopic(qid, docs, [atol(r) for r in raw], raw))
     return topics
 
 
@@ -190,31 +205,44 @@ def read_run(path: str, *, version: int) -> tuple[list[RunTopic], bytes]:
         raise _unreadable("results", path) from None
     if not data:
         raise _unreadable("results", path)
-    rows = []
+    grouped: dict[bytes, tuple[list[bytes], list[bytes]]] = {}
     run_id = b""
-    single = version < 10
+    comments = version >= 10
     for no, line in enumerate(_lines(data), 1):
         f = line.split()
         if not f:
             continue
-        if version >= 10 and f[0].startswith(b"#"):
+        if comments and f[0].startswith(b"#"):
             continue
         if len(f) < 6:
             raise _malformed("results", path, no, "6 fields: topic, Q0, docno, rank, score, run id")
-        sim = atof(f[4])
-        if single:
-            sim = to_float32(sim)
-        rows.append((f[0], f[2], sim))
+        entry = grouped.get(f[0])
+        if entry is None:
+            entry = grouped[f[0]] = ([], [])
+        entry[0].append(f[2])
+        entry[1].append(f[4])
         run_id = f[5]
-    rows.sort(key=lambda r: (r[0], r[1]))
     topics: list[RunTopic] = []
-    for qid, doc, sim in rows:
-        if not topics or topics[-1].qid != qid:
-            topics.append(RunTopic(qid))
-        t = topics[-1]
-        t.docs.append(doc)
-        t.sims.append(sim)
+    for qid in sorted(grouped):
+        docs, texts = grouped[qid]
+        sims = _scores(texts, single=version < 10)
+        topics.append(RunTopic(qid, docs, sims))
     return topics, run_id
+
+
+def _scores(texts: list[bytes], *, single: bool) -> list[float]:
+    """The score fields read with ``atof``; rounded to C ``float`` for trec_eval 9."""
+    try:
+        if any(b"_" in t for t in texts):
+            raise ValueError
+        values = np.array(texts, dtype=np.float64) if texts else np.zeros(0)
+    except ValueError:
+        values = np.array([atof(t) for t in texts], dtype=np.float64)
+    if single:
+        with np.errstate(over="ignore"):
+            values = values.astype(np.float32).astype(np.float64)
+    out: list[float] = values.tolist()
+    return out
 
 
 @dataclass
