@@ -154,7 +154,31 @@ OPTION_SETS = [
      "prefs_avgjg_ret", "-m", "prefs_simp_imp", "-m", "prefs_pair_imp", "-m",
      "prefs_avgjg_imp", "-R", "qrels_prefs"],
     ["-q", "-m", "qrels_jg", "-R", "qrels_jg"],
+    ["-m", "all_trec", "-q", "-l", "-1", "-M", "1"],
+    ["-q", "-m", "set", "-N", "1000", "-D", "0.103"],
+    ["-q", "-m", "G.1=-2,2=0.5", "-m", "Rndcg.1=0,2=3", "-m", "ndcg_rel.4=-1", "-m", "ndcg_p",
+     "-m", "Rprec_mult.0.5,1.5,3", "-m", "iprec_at_recall.0.05,0.33", "-m", "11pt_avg.0.2,0.8",
+     "-m", "relstring.3", "-m", "relative_P.1,2,3"],
 ]  # fmt: skip
+
+
+def generated_prefs(tmp: Path, seed: int) -> Path:
+    """A preferences file: per topic one group of one subgroup (equivalence classes) and one of
+    two subgroups (a preference matrix closed under transitivity)."""
+    rng = random.Random(seed)
+    lines = []
+    for t in ("101", "102", "103", "104"):
+        docs = [f"D{i:03d}" for i in rng.sample(range(60), 12)]
+        for jg, subgroups in (("A", ["0"]), ("B", ["s1", "s2"])):
+            # one level per document and group: trec_eval refuses a document both relevant
+            # and nonrelevant within a group
+            level = {d: rng.choice([0, 0, 1, 2, 3]) for d in docs}
+            for jsg in subgroups:
+                for d in rng.sample(docs, 5):
+                    lines.append(f"{t} {jg} {jsg} {d} {level[d]}")
+    p = tmp / f"prefs{seed}"
+    p.write_text("\n".join(lines) + "\n")
+    return p
 
 
 def _binaries() -> dict[int, str]:
@@ -185,4 +209,18 @@ def test_generated_inputs_against_the_binary(version: int, seed: int, tmp_path: 
             assert want.returncode != 0, (args, exc)
             continue
         assert want.returncode == 0, (args, want.stderr)
+        assert got == want.stdout, args
+
+
+@pytest.mark.parametrize("version", [9, 10])
+def test_generated_prefs_against_the_binary(version: int, tmp_path: Path) -> None:
+    binary = _binaries().get(version)
+    if binary is None:
+        pytest.skip(f"no trec_eval {version} binary given (NDCGLAB_TREC_EVAL*_BIN)")
+    for seed in (1, 2):
+        _, run = generated_files(tmp_path, seed)
+        args = ["-q", "-c", "-m", "all_prefs", "-R", "prefs", str(generated_prefs(tmp_path, seed)),
+                str(run)]  # fmt: skip
+        want = subprocess.run([binary, *args], capture_output=True, check=True)
+        got = run_trec_eval(["--trec-eval-version", str(version), *args]).encode("latin-1")
         assert got == want.stdout, args

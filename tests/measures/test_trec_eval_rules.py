@@ -327,6 +327,18 @@ def test_files_refused(tmp_path: Path) -> None:
         run_trec_eval([q, str(tmp_path / "missing")])
 
 
+def test_preference_conflicts_refused(tmp_path: Path) -> None:
+    # within one judgment group a document cannot be both relevant and nonrelevant (two
+    # subgroups giving it 0 and 2), as trec_eval refuses it (exit status 4)
+    q = tmp_path / "prefs"
+    q.write_text("1 g s1 a 2\n1 g s1 b 0\n1 g s2 a 0\n1 g s2 b 1\n")
+    r = tmp_path / "run"
+    r.write_text("1 Q0 a 1 2 t\n1 Q0 b 2 1 t\n")
+    with pytest.raises(TrecEvalError, match="both relevant and nonrelevant") as e:
+        run_trec_eval(["-R", "prefs", "-m", "prefs_simp", str(q), str(r)])
+    assert e.value.status == 4
+
+
 def test_getopt_forms(files: tuple[str, str]) -> None:
     # attached values, grouped flags, long options and their prefixes, options after files
     a = run_trec_eval(["-qc", "-mP.5", "-M100", *files])
