@@ -239,12 +239,20 @@ def _bpref_value(t: Topic) -> float:
     return b
 
 
+def _bpref_once(t: Topic) -> float:
+    """bpref, computed once per topic (bpref and gm_bpref both read it)."""
+    if "bpref" not in t._cache:
+        t._cache["bpref"] = _bpref_value(t)
+    value: float = t._cache["bpref"]
+    return value
+
+
 def _bpref(t: Topic, _: Any) -> list[float]:
-    return [_bpref_value(t)]
+    return [_bpref_once(t)]
 
 
 def _gm_bpref(t: Topic, _: Any) -> list[float]:
-    return [math.log(max(_bpref_value(t), MIN_GEO_MEAN))]
+    return [math.log(max(_bpref_once(t), MIN_GEO_MEAN))]
 
 
 def _infap(t: Topic, _: Any) -> list[float]:

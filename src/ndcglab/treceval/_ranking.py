@@ -53,11 +53,13 @@ class ResRels:
 
 
 def _ranked(run: RunTopic, max_docs: int, ties_descending: bool) -> list[bytes]:
-    pairs = list(zip(run.docs, run.sims, strict=True))
-    # by name (descending for trec_eval's main ranking), then stably by score descending
-    pairs.sort(key=lambda p: p[0], reverse=ties_descending)
-    pairs.sort(key=lambda p: p[1], reverse=True)
-    docs = [d for d, _ in pairs[:max_docs]]
+    if ties_descending:  # score descending, then name descending: one sort on (score, name)
+        pairs = sorted(zip(run.sims, run.docs, strict=True), reverse=True)
+        docs = [d for _, d in pairs[:max_docs]]
+    else:  # by name ascending, then stably by score descending
+        named = sorted(zip(run.docs, run.sims, strict=True), key=lambda p: p[0])
+        named.sort(key=lambda p: p[1], reverse=True)
+        docs = [d for d, _ in named[:max_docs]]
     if len(set(docs)) != len(docs):
         seen: set[bytes] = set()
         for d in sorted(docs):

@@ -125,8 +125,10 @@ def _lines(data: bytes) -> list[bytes]:
 def _record_lines(data: bytes, comments: bool) -> list[tuple[int, list[bytes]]]:
     """The data lines of a qrels-like file (1-based line number, fields), comment lines of
     trec_eval 10 left out as it leaves them out (see the module docstring)."""
-    out = []
     lines = _lines(data)
+    if not comments or not (data.startswith(b"#") or b"\n#" in data):
+        return [(i, line.split()) for i, line in enumerate(lines, 1)]
+    out = []
     i = 0
     while i < len(lines):
         if comments and lines[i].startswith(b"#"):
