@@ -339,6 +339,17 @@ def test_preference_conflicts_refused(tmp_path: Path) -> None:
     assert e.value.status == 4
 
 
+def test_run_from_stdin_under_trec_eval_10(files: tuple[str, str]) -> None:
+    # trec_eval 10 reads a run named '-' from the standard input
+    q, r = files
+    out = subprocess.run(
+        [sys.executable, "-m", "ndcglab", "trec_eval", "--trec-eval-version", "10", "-m",
+         "map", q, "-"],
+        input=Path(r).read_bytes(), capture_output=True, check=True,
+    )  # fmt: skip
+    assert out.stdout.decode() == run_trec_eval(["--trec-eval-version", "10", "-m", "map", q, r])
+
+
 def test_getopt_forms(files: tuple[str, str]) -> None:
     # attached values, grouped flags, long options and their prefixes, options after files
     a = run_trec_eval(["-qc", "-mP.5", "-M100", *files])

@@ -106,14 +106,14 @@ def to_float32(x: float) -> float:
         return float("inf") if x > 0 else float("-inf")
 
 
-def _content(path: str) -> bytes:
-    if path == "-":
+def _content(path: str, *, stdin: bool = False) -> bytes:
+    """The bytes of ``path``; with ``stdin``, a name starting with ``-`` is the standard input
+    (trec_eval 10 reads a run named so from it; qrels and trec_eval 9's runs are files)."""
+    if stdin and path.startswith("-"):
         import sys
 
-        data = sys.stdin.buffer.read()
-    else:
-        data = Path(path).read_bytes()
-    return data
+        return sys.stdin.buffer.read()
+    return Path(path).read_bytes()
 
 
 def _lines(data: bytes) -> list[bytes]:
@@ -202,7 +202,7 @@ def read_run(path: str, *, version: int) -> tuple[list[RunTopic], bytes]:
     """A run file (``qid Q0 docno rank sim run_id``): its topics sorted by id, and its run id
     (the last line's)."""
     try:
-        data = _content(path)
+        data = _content(path, stdin=version >= 10)
     except OSError:
         raise _unreadable("results", path) from None
     if not data:
