@@ -295,6 +295,7 @@ def test_preferences_equivalence_classes(tmp_path: Path) -> None:
         (["-m", "ndcg.1=3,,2=4"], 2, "malformed pair parameters"),
         (["-R", "nosuch"], 2, "illegal rel_format"),
         (["-x"], 1, "unknown option '-x'"),
+        (["-M", "-5"], 1, "negative number of documents"),  # trec_eval itself crashes
     ],
 )
 def test_errors_one_line_and_trec_evals_status(

@@ -233,6 +233,12 @@ def evaluate_files(opts: Options, rel_path: str, run_path: str,
                    warn: Callable[[str], None] | None = None) -> str:  # fmt: skip
     """trec_eval's output for ``rel_path`` and ``run_path`` under ``opts`` (the module
     docstring); a refused input raises :class:`TrecEvalError` (with trec_eval's exit status)."""
+    if opts.max_docs < 0:
+        raise TrecEvalError(
+            f"-M {opts.max_docs}: a negative number of documents (trec_eval crashes on it). "
+            "Fix: give -M 0 or more",
+            1,
+        )
     if opts.results_format != "trec_results":
         raise TrecEvalError(
             f"illegal retrieval results format '{opts.results_format}' — -T. Fix: give -T "
