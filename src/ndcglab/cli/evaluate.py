@@ -16,7 +16,10 @@ relevant document; ``--format json`` prints one object with ``mean`` (printed me
 mean), ``queries``, ``empty_queries`` and ``convention``. ``--per-query FILE`` writes the
 per-query values as CSV. ``-q`` prints trec_eval's per-query lines instead (``name<TAB>query
 id<TAB>value``, the name padded to 22 characters, values with 4 decimals, then the ``all``
-lines of the means), as ``trec_eval -q`` does.
+lines of the means), as ``trec_eval -q`` does. ``--format trec_eval`` (with ``--qrels/--run``
+under the preset ``trec_eval`` or ``trec_eval10``) prints instead exactly what ``ndcglab
+trec_eval`` prints for the same options: trec_eval 9.0.8's or 10.0's output, byte for byte
+(docs/trec_eval_cli.md).
 
 Measures (``-m`` or ``--measure``) take ndcglab's specs, trec_eval's names and its ``-m``
 syntax (``ndcg_cut.5,10``, ``P.5,10``, ``all_trec``, ``official``), and ir_measures' names
