@@ -100,8 +100,8 @@ def form_res_rels(
     check_duplicates: bool = True,
 ) -> ResRels:
     """The ranking of ``run`` joined with ``judged`` (module docstring)."""
-    if check_duplicates:
-        for a, b in itertools.pairwise(judged.docs):
+    if check_duplicates and len(set(judged.docs)) != len(judged.docs):
+        for a, b in itertools.pairwise(sorted(judged.docs)):
             if a == b:
                 raise TrecEvalError(
                     f"duplicate docs {a.decode('latin-1')} in topic "

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -122,22 +123,22 @@ def _lines(data: bytes) -> list[bytes]:
     return data.split(b"\n")[:-1]
 
 
-def _record_lines(data: bytes, comments: bool) -> list[tuple[int, list[bytes]]]:
+def _record_lines(data: bytes, comments: bool) -> Iterator[tuple[int, list[bytes]]]:
     """The data lines of a qrels-like file (1-based line number, fields), comment lines of
     trec_eval 10 left out as it leaves them out (see the module docstring)."""
     lines = _lines(data)
     if not comments or not (data.startswith(b"#") or b"\n#" in data):
-        return [(i, line.split()) for i, line in enumerate(lines, 1)]
-    out = []
+        for i, line in enumerate(lines, 1):
+            yield i, line.split()
+        return
     i = 0
     while i < len(lines):
-        if comments and lines[i].startswith(b"#"):
+        if lines[i].startswith(b"#"):
             i += 1
             if i >= len(lines):
                 break
-        out.append((i + 1, lines[i].split()))
+        yield i + 1, lines[i].split()
         i += 1
-    return out
 
 
 def _unreadable(what: str, path: str) -> TrecEvalError:
@@ -168,24 +169,28 @@ class JudgedTopic:
 
 
 def read_qrels(path: str, *, comments: bool) -> list[JudgedTopic]:
-    """A qrels file (``qid iter docno rel``), topics sorted by id, documents by name."""
+    """A qrels file (``qid iter docno rel``), topics sorted by id, lines in file order."""
     try:
         data = _content(path)
     except OSError:
         raise _unreadable("qrels", path) from None
     if not data:
         raise _unreadable("qrels", path)
-    grouped: dict[bytes, list[tuple[bytes, bytes]]] = {}
+    grouped: dict[bytes, JudgedTopic] = {}
+    levels: dict[bytes, int] = {}  # atol of each distinct label text, read once
     for no, f in _record_lines(data, comments):
         if len(f) != 4:
             raise _malformed("qrels", path, no, "4 fields: topic, iteration, docno, relevance")
-        grouped.setdefault(f[0], []).append((f[2], f[3]))
-    topics: list[JudgedTopic] = []
-    for qid in sorted(grouped):
-        pairs = sorted(grouped[qid], key=lambda p: p[0])
-        docs = [d for d, _ in pairs]
-        raw = [r for _, r in pairs]
-        topics.append(JudgedTopic(qid, docs, [atol(r) for r in raw], raw))
+        topic = grouped.get(f[0])
+        if topic is None:
+            topic = grouped[f[0]] = JudgedTopic(f[0])
+        rel = levels.get(f[3])
+        if rel is None:
+            rel = levels[f[3]] = atol(f[3])
+        topic.docs.append(f[2])
+        topic.rels.append(rel)
+        topic.raw.append(f[3])
+    topics = [grouped[qid] for qid in sorted(grouped)]
     return topics
 
 
