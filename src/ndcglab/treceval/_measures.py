@@ -575,31 +575,49 @@ class _Ideal:
         self.count = k + 1
 
 
+def _walk(
+    t: Topic, pairs: Sequence[tuple[str, float]]
+) -> tuple[dict[int, float], list[float], float]:
+    """(level -> gain, the ideal ranking's gains highest first, the table's highest gain):
+    trec_eval's walk down the ideal ranking, formed once per topic and parameters. Its k-th
+    step (k = 1, 2, ...) gives the gain of the k-th ideal document (0 past the end); before
+    the first step the walk holds the table's highest gain."""
+    key = "walk:" + repr(tuple(pairs))
+    walk = t._cache.get(key)
+    if walk is None:
+        gains = _gains(t, pairs)
+        ideal = _Ideal(gains)
+        walk = t._cache[key] = (_gain_map(gains), ideal.seq, ideal.gain)
+    out: tuple[dict[int, float], list[float], float] = walk
+    return out
+
+
 def _dcg_parts(t: Topic, pairs: Sequence[tuple[str, float]]) -> tuple[float, float]:
     r = t.rr
-    gains = _gains(t, pairs)
-    gmap = _gain_map(gains)
-    log2 = _log2_table(r.num_ret + sum(g.count for g in gains) + 2)
+    gmap, seq, cur = _walk(t, pairs)
+    rl, n, nseq = r.rl, r.num_ret, len(seq)
+    log2 = _log2_table(n + nseq + 2)
     dcg = ideal_dcg = 0.0
-    ideal = _Ideal(gains)
     i = 0
-    while i < r.num_ret and ideal.gain > 0.0:
-        g = gmap.get(r.rl[i], 0.0)
+    # the ranking and the ideal ranking side by side while the ideal gain is positive; here and
+    # below the walk has taken i steps when rank i is read
+    while i < n and cur > 0.0:
+        g = gmap.get(rl[i], 0.0)
         if g != 0:
             dcg += g / log2[i]
-        ideal.advance()
-        if ideal.gain > 0.0:
-            ideal_dcg += ideal.gain / log2[i]
+        cur = seq[i] if i < nseq else 0.0
+        if cur > 0.0:
+            ideal_dcg += cur / log2[i]
         i += 1
-    while i < r.num_ret:
-        g = gmap.get(r.rl[i], 0.0)
+    while i < n:
+        g = gmap.get(rl[i], 0.0)
         if g != 0:
             dcg += g / log2[i]
         i += 1
-    while ideal.gain > 0.0:
-        ideal.advance()
-        if ideal.gain > 0.0:
-            ideal_dcg += ideal.gain / log2[i]
+    while cur > 0.0:  # (only when the ranking ended first: i steps taken)
+        cur = seq[i] if i < nseq else 0.0
+        if cur > 0.0:
+            ideal_dcg += cur / log2[i]
         i += 1
     return dcg, ideal_dcg
 
@@ -648,40 +666,38 @@ def _ndcg_p(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
 
 def _ndcg_rel(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
     r = t.rr
-    gains = _gains(t, pairs)
-    gmap = _gain_map(gains)
-    log2 = _log2_table(r.num_ret + sum(g.count for g in gains) + 2)
+    gmap, seq, cur = _walk(t, pairs)
+    rl, n, nseq = r.rl, r.num_ret, len(seq)
+    log2 = _log2_table(n + nseq + 2)
     dcg = ideal_dcg = s = 0.0
     n_rel_ret = n_rel = 0
-    ideal = _Ideal(gains)
-    i = 0
-
     ratio = _c_div
-    while i < r.num_ret and ideal.gain > 0.0:
-        g = gmap.get(r.rl[i], 0.0)
+    i = 0
+    while i < n and cur > 0.0:
+        g = gmap.get(rl[i], 0.0)
         if g != 0:
             dcg += g / log2[i]
-        ideal.advance()
-        if ideal.gain > 0.0:
+        cur = seq[i] if i < nseq else 0.0
+        if cur > 0.0:
             n_rel += 1
-            ideal_dcg += ideal.gain / log2[i]
+            ideal_dcg += cur / log2[i]
         if g > 0:
             s += ratio(dcg, ideal_dcg)
             n_rel_ret += 1
         i += 1
-    while i < r.num_ret:
-        g = gmap.get(r.rl[i], 0.0)
+    while i < n:
+        g = gmap.get(rl[i], 0.0)
         if g != 0:
             dcg += g / log2[i]
         if g > 0:
             s += ratio(dcg, ideal_dcg)
             n_rel_ret += 1
         i += 1
-    while ideal.gain > 0.0:
-        ideal.advance()
-        if ideal.gain > 0.0:
+    while cur > 0.0:
+        cur = seq[i] if i < nseq else 0.0
+        if cur > 0.0:
             n_rel += 1
-            ideal_dcg += ideal.gain / log2[i]
+            ideal_dcg += cur / log2[i]
         i += 1
     s += (n_rel - n_rel_ret) * ratio(dcg, ideal_dcg)
     return [s / n_rel if s > 0.0 else 0.0]
@@ -689,47 +705,46 @@ def _ndcg_rel(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
 
 def _rndcg(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
     r = t.rr
-    gains = _gains(t, pairs)
-    gmap = _gain_map(gains)
-    log2 = _log2_table(r.num_ret + sum(g.count for g in gains) + 2)
+    gmap, seq, cur = _walk(t, pairs)
     if r.num_rel == 0:
         return [0.0]
+    rl, n, nseq = r.rl, r.num_ret, len(seq)
+    log2 = _log2_table(n + nseq + 2)
     dcg = ideal_dcg = s = 0.0
-    ideal = _Ideal(gains)
-    old = ideal.gain
+    old = cur
     changes = 0
     i = 0
-    while i < r.num_ret and ideal.gain > 0.0:
-        g = gmap.get(r.rl[i], 0.0)
-        ideal.advance()
-        if old != ideal.gain:
+    while i < n and cur > 0.0:
+        g = gmap.get(rl[i], 0.0)
+        cur = seq[i] if i < nseq else 0.0
+        if old != cur:
             if ideal_dcg > 0.0:
                 s += dcg / ideal_dcg
                 changes += 1
-            old = ideal.gain
+            old = cur
         if g != 0:
             dcg += g / log2[i]
-        if ideal.gain > 0.0:
-            ideal_dcg += ideal.gain / log2[i]
+        if cur > 0.0:
+            ideal_dcg += cur / log2[i]
         i += 1
-    if i < r.num_ret:
-        while i < r.num_ret:
-            g = gmap.get(r.rl[i], 0.0)
+    if i < n:
+        while i < n:
+            g = gmap.get(rl[i], 0.0)
             if g != 0:
                 dcg += g / log2[i]
             i += 1
         if ideal_dcg > 0.0:
             s += dcg / ideal_dcg
             changes += 1
-    while ideal.gain > 0.0:
-        ideal.advance()
-        if old != ideal.gain:
+    while cur > 0.0:
+        cur = seq[i] if i < nseq else 0.0
+        if old != cur:
             if ideal_dcg > 0.0:
                 s += dcg / ideal_dcg
                 changes += 1
-            old = ideal.gain
-        if ideal.gain > 0.0:
-            ideal_dcg += ideal.gain / log2[i]
+            old = cur
+        if cur > 0.0:
+            ideal_dcg += cur / log2[i]
         i += 1
     if changes == 0:
         return [_c_div(s, 0.0)]
@@ -738,33 +753,33 @@ def _rndcg(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
 
 def _g(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
     r = t.rr
-    gains = _gains(t, pairs)
-    gmap = _gain_map(gains)
+    gmap, seq, cur = _walk(t, pairs)
+    rl, n, nseq = r.rl, r.num_ret, len(seq)
     res_g = sum_res = sum_ideal = sum_cost = 0.0
     min_cost = 1.0
-    ideal = _Ideal(gains)
+    log2 = math.log2
     i = 0
-    while i < r.num_ret and ideal.gain > 0.0:
-        g = gmap.get(r.rl[i], 0.0)
+    while i < n and cur > 0.0:
+        g = gmap.get(rl[i], 0.0)
         sum_res += g
-        ideal.advance()
-        if ideal.gain > 0.0:
-            sum_ideal += ideal.gain
-        sum_cost += ideal.gain if ideal.gain >= min_cost else min_cost
+        cur = seq[i] if i < nseq else 0.0
+        if cur > 0.0:
+            sum_ideal += cur
+        sum_cost += cur if cur >= min_cost else min_cost
         if g != 0:
-            res_g += g / math.log2(2 + sum_cost - sum_res)
+            res_g += g / log2(2 + sum_cost - sum_res)
         i += 1
-    while i < r.num_ret:
-        g = gmap.get(r.rl[i], 0.0)
+    while i < n:
+        g = gmap.get(rl[i], 0.0)
         sum_res += g
         sum_cost += min_cost
         if g != 0:
-            res_g += g / math.log2(2 + sum_cost - sum_res)
+            res_g += g / log2(2 + sum_cost - sum_res)
         i += 1
-    while ideal.gain > 0.0:
-        ideal.advance()
-        if ideal.gain > 0.0:
-            sum_ideal += ideal.gain
+    while cur > 0.0:
+        cur = seq[i] if i < nseq else 0.0
+        if cur > 0.0:
+            sum_ideal += cur
         i += 1
     return [res_g / sum_ideal if sum_ideal > 0.0 else 0.0]
 
