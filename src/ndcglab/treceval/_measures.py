@@ -399,7 +399,18 @@ def _ndcg_cut(t: Topic, cuts: Sequence[int]) -> list[float]:
 
 def _interpolated(t: Topic, fracs: Sequence[float], rounding: str) -> tuple[list[float], float]:
     """Interpolated precision at the recall fractions ``fracs`` (sorted), as
-    ``iprec_at_recall`` and ``11pt_avg`` compute it; also the sum of the values (11pt_avg)."""
+    ``iprec_at_recall`` and ``11pt_avg`` compute it; also the sum of the values (11pt_avg).
+    Formed once per topic for given fractions (both measures read the same walk)."""
+    key = f"interpolated:{rounding}:{list(fracs)!r}"
+    if key not in t._cache:
+        t._cache[key] = _interpolated_walk(t, fracs, rounding)
+    out: tuple[list[float], float] = t._cache[key]
+    return list(out[0]), out[1]
+
+
+def _interpolated_walk(
+    t: Topic, fracs: Sequence[float], rounding: str
+) -> tuple[list[float], float]:
     r = t.rr
     if rounding == "lround":
         cuts = [_lround(f * r.num_rel) for f in fracs]

@@ -110,30 +110,21 @@ def form_res_rels(
                     4,
                 )
     docs = _ranked(run, max_docs, True)
-    rel_of = dict(zip(judged.docs, judged.rels, strict=True))
-    rl: list[int] = []
-    nonpool = unjudged = rel_ret = 0
-    for d in docs:
-        r = rel_of.get(d)
-        if r is None:
-            v = NONPOOL
-        elif r < 0:
-            v = UNJUDGED
-        else:
-            v = r
-        if judged_only:
-            if v >= 0:
-                rl.append(v)
-                if v >= relevance_level:
-                    rel_ret += 1
-            continue
-        rl.append(v)
-        if v == NONPOOL:
-            nonpool += 1
-        elif v == UNJUDGED:
-            unjudged += 1
-        elif v >= relevance_level:
-            rel_ret += 1
+    rels = judged.rels
+    if rels and min(rels) < 0:  # a negative relevance: in the pool, unjudged
+        rels = [r if r >= 0 else UNJUDGED for r in rels]
+    get = dict(zip(judged.docs, rels, strict=True)).get
+    rl = [get(d, NONPOOL) for d in docs]
+    nonpool = rl.count(NONPOOL)
+    unjudged = rl.count(UNJUDGED)
+    if judged_only and (nonpool or unjudged):
+        rl = [v for v in rl if v >= 0]
+    if judged_only:
+        nonpool = unjudged = 0
+    if relevance_level > 0:
+        rel_ret = sum(1 for v in rl if v >= relevance_level)
+    else:
+        rel_ret = len(rl) - nonpool - unjudged if not judged_only else len(rl)
     levels, num_levels, num_rel = _levels(judged.rels, relevance_level)
     return ResRels(rl, len(rl), num_rel, rel_ret, nonpool, unjudged, levels, num_levels)
 
