@@ -362,13 +362,24 @@ def _map_cut(t: Topic, cuts: Sequence[int]) -> list[float]:
 
 def _ndcg_cut(t: Topic, cuts: Sequence[int]) -> list[float]:
     r = t.rr
-    c = _Counter()
-
-    def step(i: int, v: int) -> None:
+    # the walk of _at_cutoffs, inlined (the gain sum read at each cut-off before its rank)
+    out = [0.0] * len(cuts)
+    n_cuts = len(cuts)
+    log2 = math.log2
+    s = 0.0
+    ci = 0
+    for i, v in enumerate(r.rl):
+        if i == cuts[ci]:
+            out[ci] = s
+            ci += 1
+            if ci == n_cuts:
+                break
         if v > 0:
-            c.s += v / math.log2(i + 2)
-
-    out = _at_cutoffs(r.rl, cuts, step, lambda k: c.s)
+            s += v / log2(i + 2)
+    else:
+        while ci < n_cuts:
+            out[ci] = s
+            ci += 1
     # the ideal ranking: the judged levels from the highest down, each as often as judged
     ci = 0
     lvl = r.num_rel_levels - 1
