@@ -1,5 +1,6 @@
-"""ndcglab trec_eval's readers: the whole-file path (every line well formed) against a slow
-reference loop written here, and the line-by-line path it hands over to otherwise."""
+"""ndcglab trec_eval's readers against a slow reference loop written here (generated files:
+topics out of order, mixed separators, blank run lines, fractional and negative labels), and
+the malformed lines they name."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ def _generated(rng: random.Random) -> tuple[bytes, bytes]:
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("version", [9, 10])
-def test_whole_file_read_equals_reference(tmp_path: Path, seed: int, version: int) -> None:
+def test_read_equals_reference(tmp_path: Path, seed: int, version: int) -> None:
     run_text, qrels_text = _generated(random.Random(seed))
     (tmp_path / "run").write_bytes(run_text)
     (tmp_path / "qrels").write_bytes(qrels_text)
@@ -93,7 +94,7 @@ def test_malformed_run_line_named(tmp_path: Path, text: bytes, line: int) -> Non
         read_run(str(tmp_path / "run"), version=9)
 
 
-def test_run_line_with_extra_fields_read_line_by_line(tmp_path: Path) -> None:
+def test_run_line_with_extra_fields(tmp_path: Path) -> None:
     # a 7-field line next to a 5-field one has as many fields as two good lines: still refused
     (tmp_path / "run").write_bytes(b"1 Q0 a 1 1.0 t x\n1 Q0 b 2 0.5\n")
     with pytest.raises(TrecEvalError, match=":2 "):

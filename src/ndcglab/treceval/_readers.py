@@ -19,7 +19,6 @@ decoded as latin-1 only for printing, so any byte of a name comes back unchanged
 
 from __future__ import annotations
 
-import operator
 import re
 import struct
 from collections.abc import Iterator
@@ -142,52 +141,6 @@ def _record_lines(data: bytes, comments: bool) -> Iterator[tuple[int, list[bytes
         i += 1
 
 
-_WHITE = np.zeros(256, dtype=bool)
-_WHITE[[9, 10, 11, 12, 13, 32]] = True  # C's isspace, what bytes.split() splits on
-
-
-def _uniform_fields(data: bytes, n: int, *, blank_ok: bool) -> list[bytes] | None:
-    """All the fields of ``data`` (``data.split()``) when every line has exactly ``n`` fields
-    (or none, with ``blank_ok``) and no name holds a NUL byte; ``None`` otherwise (the caller
-    then reads line by line, which finds and names the first bad line)."""
-    if b"\0" in data:
-        return None
-    raw = np.frombuffer(data, dtype=np.uint8)
-    white = _WHITE[raw]
-    starts = np.flatnonzero(white[:-1] & ~white[1:]) + 1
-    if not white[0]:
-        starts = np.concatenate(([0], starts))
-    breaks = np.flatnonzero(raw == 10)
-    del white
-    n_lines = len(breaks) + (0 if data.endswith(b"\n") else 1)
-    per_line = np.bincount(np.searchsorted(breaks, starts), minlength=n_lines)
-    ok = per_line == n
-    if blank_ok:
-        ok |= per_line == 0
-    if not ok.all():
-        return None
-    return data.split()
-
-
-def _grouped(qids: list[bytes]) -> tuple[list[bytes], np.ndarray, np.ndarray]:
-    """The distinct topic ids sorted (byte order), the line indices grouped by topic (file
-    order within a topic), and where each topic's group ends."""
-    uniq, inverse = np.unique(np.array(qids, dtype=bytes), return_inverse=True)
-    order = np.argsort(inverse.ravel(), kind="stable")
-    ends = np.cumsum(np.bincount(inverse.ravel(), minlength=len(uniq)))
-    return [bytes(q) for q in uniq.tolist()], order, ends
-
-
-def _split(items: list[bytes], order: np.ndarray, ends: np.ndarray) -> list[list[bytes]]:
-    arranged = operator.itemgetter(*order.tolist())(items) if len(items) > 1 else items
-    out: list[list[bytes]] = []
-    start = 0
-    for end in ends.tolist():
-        out.append(list(arranged[start:end]))
-        start = end
-    return out
-
-
 def _unreadable(what: str, path: str) -> TrecEvalError:
     return TrecEvalError(
         f"cannot read {what} file '{path}' (missing or empty) — {path}. Fix: give an existing, "
@@ -223,19 +176,6 @@ def read_qrels(path: str, *, comments: bool) -> list[JudgedTopic]:
         raise _unreadable("qrels", path) from None
     if not data:
         raise _unreadable("qrels", path)
-    fast = None
-    if not comments or not (data.startswith(b"#") or b"\n#" in data):
-        fast = _uniform_fields(data, 4, blank_ok=False)
-    if fast is not None:  # every line well formed: read all topics at once
-        raws = fast[3::4]
-        level_of = {t: atol(t) for t in set(raws)}
-        qids, order, ends = _grouped(fast[0::4])
-        docs = _split(fast[2::4], order, ends)
-        texts = _split(raws, order, ends)
-        return [
-            JudgedTopic(q, d, [level_of[t] for t in r], r)
-            for q, d, r in zip(qids, docs, texts, strict=True)
-        ]
     grouped: dict[bytes, JudgedTopic] = {}
     levels: dict[bytes, int] = {}  # atol of each distinct label text, read once
     for no, f in _record_lines(data, comments):
@@ -272,21 +212,9 @@ def read_run(path: str, *, version: int) -> tuple[list[RunTopic], bytes]:
         raise _unreadable("results", path) from None
     if not data:
         raise _unreadable("results", path)
-    comments = version >= 10
-    fast = None if comments and b"#" in data else _uniform_fields(data, 6, blank_ok=True)
-    if fast:  # every line well formed: read all topics at once
-        qids, order, ends = _grouped(fast[0::6])
-        doc_lists = _split(fast[2::6], order, ends)
-        scores = _score_array(fast[4::6], single=version < 10, underscores=b"_" in data)
-        sims = scores[order].tolist()
-        fast_topics: list[RunTopic] = []
-        start = 0
-        for q, d, end in zip(qids, doc_lists, ends.tolist(), strict=True):
-            fast_topics.append(RunTopic(q, d, sims[start:end]))
-            start = end
-        return fast_topics, fast[-1]
     grouped: dict[bytes, tuple[list[bytes], list[bytes]]] = {}
     run_id = b""
+    comments = version >= 10
     for no, line in enumerate(_lines(data), 1):
         f = line.split()
         if not f:
@@ -311,15 +239,8 @@ def read_run(path: str, *, version: int) -> tuple[list[RunTopic], bytes]:
 
 def _scores(texts: list[bytes], *, single: bool) -> list[float]:
     """The score fields read with ``atof``; rounded to C ``float`` for trec_eval 9."""
-    out: list[float] = _score_array(texts, single=single).tolist()
-    return out
-
-
-def _score_array(texts: list[bytes], *, single: bool, underscores: bool = True) -> np.ndarray:
-    """:func:`_scores` as an array (``underscores=False``: the caller knows that no text holds
-    ``_``, which Python's ``float`` would read and ``atof`` stops at)."""
     try:
-        if underscores and any(b"_" in t for t in texts):
+        if any(b"_" in t for t in texts):
             raise ValueError
         values = np.array(texts, dtype=np.float64) if texts else np.zeros(0)
     except ValueError:
@@ -327,7 +248,8 @@ def _score_array(texts: list[bytes], *, single: bool, underscores: bool = True) 
     if single:
         with np.errstate(over="ignore"):
             values = values.astype(np.float32).astype(np.float64)
-    return values
+    out: list[float] = values.tolist()
+    return out
 
 
 @dataclass
