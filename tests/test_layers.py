@@ -4,7 +4,7 @@ The order (docs/DESIGN.md, "Layers"): imports point down, or sideways within one
 
     0  foundation: errors, _compat, _atomic, _spec, _versions, _tables, _warn
     1  data
-    2  measures
+    2  measures, treceval (trec_eval's command line and rules)
     3  losses
     4  models
     5  gbdt, distributed, training
@@ -47,6 +47,7 @@ LAYERS: dict[str, int] = {
     **{name: 0 for name in FOUNDATION},
     "data": 1,
     "measures": 2,
+    "treceval": 2,
     "losses": 3,
     "models": 4,
     "training": 5,

@@ -432,14 +432,18 @@ def _write(tmp_path, qrels: dict, run: dict) -> tuple[str, str]:
     return str(qp), str(rp)
 
 
-def _lines(per: dict, queries: list[str], names: list[str], n_all: int) -> list[str]:
+def _lines(
+    per: dict, queries: list[str], names: list[str], n_all: int, num_rel_all: int | None = None
+) -> list[str]:
     """trec_eval -q's lines (meas_print_single.c's formats) from pytrec_eval's values: the
-    counts summed in the ``all`` line, map averaged over ``n_all`` queries (-c)."""
+    counts summed in the ``all`` line, map averaged over ``n_all`` queries (-c); under -c the
+    ``all`` num_rel is ``num_rel_all``, the qrels lines with a relevance above 0 (m_num_rel.c's
+    te_calc_avg_num_rel, trec_eval 9 and 10 alike)."""
     out = []
     for q in queries:
         out.append(f"{'num_rel':<22s}\t{q}\t{int(per[q]['num_rel'])}")
         out.append(f"{'map':<22s}\t{q}\t{per[q]['map']:6.4f}")
-    total = sum(int(per[q]["num_rel"]) for q in queries)
+    total = sum(int(per[q]["num_rel"]) for q in queries) if num_rel_all is None else num_rel_all
     out.append(f"{'num_rel':<22s}\tall\t{total}")
     out.append(f"{'map':<22s}\tall\t{math.fsum(per[q]['map'] for q in queries) / n_all:6.4f}")
     return out
@@ -459,16 +463,20 @@ def test_cli_c_q_prints_missing_queries_under_trec_eval10_only(tmp_path):
     nine = _cli(*args)
     assert nine.returncode == 0, nine.stderr
     per9 = pytrec_eval.RelevanceEvaluator(qrels, {"num_rel", "map"}).evaluate(run)
-    assert nine.stdout.splitlines() == _lines(per9, sorted(run), ["num_rel", "map"], len(qrels))
+    positive = sum(1 for q in qrels.values() for v in q.values() if int(v) > 0)
+    assert nine.stdout.splitlines() == _lines(
+        per9, sorted(run), ["num_rel", "map"], len(qrels), num_rel_all=positive
+    )
     assert all(f"\t{q}\t" not in nine.stdout for q in missing)
-    # the all line of num_rel: trec_eval 10 counts the relevant documents of the missing topics
+    # the all line of num_rel under -c: every qrels line with a relevance above 0, in trec_eval
+    # 9 as in 10 (the missing topics' relevant documents included in both)
     want_extra = int(res_num_rel(qrels, missing).sum())
     assert want_extra > 0
     last = {x.split("\t")[0].strip(): x.split("\t")[2] for x in ten.stdout.splitlines()
             if "\tall\t" in x}  # fmt: skip
     last9 = {x.split("\t")[0].strip(): x.split("\t")[2] for x in nine.stdout.splitlines()
              if "\tall\t" in x}  # fmt: skip
-    assert int(last["num_rel"]) == int(last9["num_rel"]) + want_extra
+    assert int(last["num_rel"]) == int(last9["num_rel"]) == positive
     assert last["map"] == last9["map"]
     # a bad rule: one error line naming the known rules and a fix
     bad = _cli("--qrels", qp, "--run", rp, "-m", "iprec(level=0.1,recall_cut=bogus)")

@@ -266,13 +266,15 @@ def check_outputs(args: argparse.Namespace) -> None:
             check_writable(out, folder=name in folders)
 
 
-def add_format_argument(parser: argparse.ArgumentParser) -> None:
-    """Add ``--format text|json`` (default text)."""
+def add_format_argument(
+    parser: argparse.ArgumentParser, extra: tuple[str, ...] = (), extra_help: str = ""
+) -> None:
+    """Add ``--format text|json`` (default text), plus the formats ``extra``."""
     parser.add_argument(
         "--format",
-        choices=("text", "json"),
+        choices=("text", "json", *extra),
         default="text",
-        help="output format: a readable table (text) or one JSON object (json)",
+        help="output format: a readable table (text) or one JSON object (json)" + extra_help,
     )
 
 

@@ -16,7 +16,10 @@ relevant document; ``--format json`` prints one object with ``mean`` (printed me
 mean), ``queries``, ``empty_queries`` and ``convention``. ``--per-query FILE`` writes the
 per-query values as CSV. ``-q`` prints trec_eval's per-query lines instead (``name<TAB>query
 id<TAB>value``, the name padded to 22 characters, values with 4 decimals, then the ``all``
-lines of the means), as ``trec_eval -q`` does.
+lines of the means), as ``trec_eval -q`` does. ``--format trec_eval`` (with ``--qrels/--run``
+under the preset ``trec_eval`` or ``trec_eval10``) prints instead exactly what ``ndcglab
+trec_eval`` prints for the same options: trec_eval 9.0.8's or 10.0's output, byte for byte
+(docs/trec_eval_cli.md).
 
 Measures (``-m`` or ``--measure``) take ndcglab's specs, trec_eval's names and its ``-m``
 syntax (``ndcg_cut.5,10``, ``P.5,10``, ``all_trec``, ``official``), and ir_measures' names
@@ -95,7 +98,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     from ._dask import add_dask_arguments
 
     add_dask_arguments(p)
-    add_format_argument(p)
+    add_format_argument(
+        p,
+        ("trec_eval",),
+        "; trec_eval: with --qrels/--run under the preset trec_eval or trec_eval10, exactly "
+        "what 'ndcglab trec_eval' prints for the same options (trec_eval 9.0.8 / 10.0)",
+    )
     p.set_defaults(func=run)
     return p
 
@@ -234,8 +242,12 @@ def _evaluate(args: argparse.Namespace) -> Any:
                 f"{', '.join(used)}"
             )
     preset = args.preset or ("trec_eval" if trec else "standard")
+    version = _trec_version(preset)
+    if version is not None:
+        args.measure = _trec_measures(args.measure)
     if args.rel_level is not None:
-        preset = _with_rel(preset, args.rel_level)
+        level = args.rel_level if version is None else _trec_level(args.rel_level)
+        preset = _with_rel(preset, level)
     if getattr(args, "dask", None) is not None:
         return _evaluate_dask(args, preset, trec)
     data, scores = read_ranking(args, columns=True)
@@ -259,6 +271,83 @@ def _evaluate(args: argparse.Namespace) -> Any:
         score_precision=args.score_precision,
         tie_range=args.tie_range,
     )
+
+
+#: the presets that follow trec_eval, and its version
+_TREC_PRESETS = {"trec_eval": 9, "trec": 9, "pytrec_eval": 9, "trec_eval9": 9, "trec_eval10": 10}
+
+
+def _trec_version(preset: str) -> int | None:
+    """9 or 10 when ``preset`` is one of trec_eval's presets, else None."""
+    from .._spec import parse_spec
+
+    return _TREC_PRESETS.get(parse_spec(preset, what="preset").name.lower())
+
+
+def _trec_measures(measures: list[str] | None) -> list[str] | None:
+    """trec_eval's ``-m recall``: recall at its default cut-offs (``recall_5`` ...)."""
+    if measures is None:
+        return None
+    return ["recall.5,10,15,20,30,100,200,500,1000" if m == "recall" else m for m in measures]
+
+
+def _trec_level(text: str) -> str:
+    """``-l`` read as trec_eval reads it (``atol``: the leading integer), with a warning when
+    that changes the value written (``-l 1.5`` is ``-l 1``)."""
+    from .._warn import warn_user
+    from ..treceval.options import c_atol
+
+    value = c_atol(text)
+    try:
+        same = float(text) == value
+    except ValueError:
+        same = False
+    if not same:
+        warn_user(
+            f"-l {text} is read as -l {value}, as trec_eval reads it (the leading integer); "
+            "use --preset standard for a fractional relevance level"
+        )
+    return str(value)
+
+
+def _trec_eval_lines(args: argparse.Namespace) -> int:
+    """``--format trec_eval``: ``ndcglab trec_eval``'s output for the same options."""
+    import sys
+
+    from .._warn import warn_user
+    from ..treceval import run_trec_eval
+
+    preset = args.preset or "trec_eval"
+    version = _trec_version(preset)
+    runs = args.run_file if isinstance(args.run_file, list) else [args.run_file]
+    if args.qrels is None or runs == [None] or version is None or preset.strip().endswith(")"):
+        raise NdcglabError(
+            "--format trec_eval prints trec_eval's lines: it needs --qrels and --run, and the "
+            "preset trec_eval or trec_eval10 without options. Fix: give them, or use "
+            "--format text"
+        )
+    for flag, on in (("--tie-range", args.tie_range), ("--per-query", args.per_query),
+                     ("--dask", getattr(args, "dask", None))):  # fmt: skip
+        if on:
+            raise NdcglabError(f"{flag} does not go with --format trec_eval. Fix: drop {flag}")
+    argv = ["--trec-eval-version", str(version)]
+    if args.query_lines:
+        argv.append("-q")
+    for m in args.measure or []:
+        argv += ["-m", m]
+    if args.all_queries:
+        argv.append("-c")
+    if args.max_docs is not None:
+        argv += ["-M", str(args.max_docs)]
+    if args.judged_only:
+        argv.append("-J")
+    if args.rel_level is not None:
+        argv += ["-l", str(args.rel_level)]
+    for run_file in runs:
+        text = run_trec_eval([*argv, "--", args.qrels, run_file], warn=warn_user)
+        sys.stdout.buffer.write(text.encode("latin-1"))
+    sys.stdout.flush()
+    return 0
 
 
 def _trec_flags(args: argparse.Namespace) -> list[str]:
@@ -374,6 +463,18 @@ def _several(args: argparse.Namespace) -> int:
     return 0
 
 
+def _num_rel_all(args: argparse.Namespace) -> int | None:
+    """Under ``-c`` with a trec_eval preset: the qrels lines with a relevance above 0 (read as
+    trec_eval reads it), which trec_eval prints as the ``all`` num_rel; else None."""
+    if not args.all_queries or args.qrels is None:
+        return None
+    if _trec_version(args.preset or "trec_eval") is None:
+        return None
+    from ..data.trec import read_qrels
+
+    return sum(1 for q in read_qrels(args.qrels).values() for v in q.values() if int(v) > 0)
+
+
 def _num(v: float) -> str:
     return "nan" if v != v else f"{v:.4f}"
 
@@ -391,6 +492,13 @@ def _printed(args: argparse.Namespace, res: Any) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.format == "trec_eval":
+        from ..treceval import TrecEvalError
+
+        try:
+            return _trec_eval_lines(args)
+        except TrecEvalError as exc:
+            raise NdcglabError(str(exc)) from None
     if isinstance(args.run_file, list) and len(args.run_file) > 1:
         return _several(args)
     res = _evaluate(args)
@@ -401,7 +509,9 @@ def run(args: argparse.Namespace) -> int:
 
         from ..measures.ir_names import format_trec_eval
 
-        sys.stdout.write(format_trec_eval(res, queries=_printed(args, res)))
+        sys.stdout.write(
+            format_trec_eval(res, queries=_printed(args, res), num_rel_all=_num_rel_all(args))
+        )
         return 0
     payload = res.to_dict(per_query=bool(args.query_lines))
     emit(args, payload, res.table)

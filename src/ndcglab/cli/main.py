@@ -52,6 +52,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("list", "list the measures, losses, presets or experiments with their parameters"),
     "audit-consistency": ("audit", "is a loss NDCG-consistent? numerical audit, counter-examples"),
     "clicks": ("clicks", "simulate click logs, fit click models, evaluate rankers from clicks"),
+    "trec_eval": ("trec_eval", "trec_eval's command line and output, byte for byte"),
 }
 
 

@@ -175,7 +175,8 @@ def read_labels(
     * ``gdeval``: every label must be a whole number <= 4 (gdeval.pl stops otherwise);
     * ``lightgbm``: single precision, and for the ndcg family whole labels below 31 (its default
       ``label_gain`` table; LightGBM stops otherwise);
-    * ``int`` (ranx, whose qrels hold integers): each label truncated toward zero (1.5 -> 1);
+    * ``int`` (trec_eval, which reads a relevance with ``atol``; ranx, whose qrels hold
+      integers): each label truncated toward zero (1.5 -> 1, 0.5 -> 0).
     * ``gain_precision=float32`` (rax): the tool computes the gain and the DCG in single
       precision, so a gain ``2^y - 1`` beyond float32's range (a label >= 128) or an ideal DCG
       beyond it makes its NDCG NaN: a warning names the first such label and what the tool
@@ -201,8 +202,8 @@ def read_labels(
         changed = whole != labels
         if changed.any():
             warn_user(
-                f"preset {name} reads labels as whole numbers, as the tool does (its qrels hold "
-                f"integers): {int(changed.sum())} label(s) change, first "
+                f"preset {name} reads labels as whole numbers, as the tool does (trec_eval's atol, "
+                f"ranx's integer qrels): {int(changed.sum())} label(s) change, first "
                 f"{_first(changed, labels, query_ids, boundaries)} -> "
                 f"{float(whole[np.flatnonzero(changed)[0]])!r}"
             )

@@ -123,8 +123,10 @@ def _expand_one(s: str) -> list[str]:
         from .._warn import warn_user
 
         warn_user(
-            "all_trec: the trec_eval measures ndcglab does not compute are left out: "
+            "all_trec: the trec_eval measures this table does not compute are left out: "
             + ", ".join(_NOT_COMPUTED)
+            + " (and trec_eval 10's rbp, rbp_resid, unj_5/10/20 under trec_eval10); every one "
+            "is printed by --format trec_eval and by 'ndcglab trec_eval'"
         )
         return list(ALL_TREC)
     if s == "official":
@@ -216,7 +218,11 @@ def is_count_measure(measure: Any) -> bool:
 
 
 def format_trec_eval(
-    result: Any, *, queries: Iterable[str] | None = None, runid: str | None = None
+    result: Any,
+    *,
+    queries: Iterable[str] | None = None,
+    runid: str | None = None,
+    num_rel_all: int | None = None,
 ) -> str:
     """``result`` (an :class:`~ndcglab.measures.evaluate.EvaluationResult`) as trec_eval ``-q``
     prints it: for each query (in the result's order, sorted ids), one line per measure
@@ -226,7 +232,9 @@ def format_trec_eval(
     ``runid\\tall\\tNAME`` when ``runid`` is given. Names are those typed (``ndcg_cut_10``) or
     trec_eval's (:func:`trec_eval_name`). ``queries`` limits the per-query lines (trec_eval
     ``-c`` prints only the queries of the run; the ``all`` lines still average over every
-    query). A NaN value (``empty=skip``) prints no line."""
+    query). ``num_rel_all`` replaces the ``all`` value of ``num_rel`` (trec_eval ``-c`` prints
+    there the number of qrels lines with a relevance above 0, of every topic). A NaN value
+    (``empty=skip``) prints no line."""
     import math
 
     back = {canon: typed for typed, canon in result.aliases.items()}
@@ -250,7 +258,9 @@ def format_trec_eval(
     if runid is not None:
         out.append(f"{'runid':<22s}\tall\t{runid}")
     for key, shown, count in names:
-        if count:
+        if count and num_rel_all is not None and key.split("(")[0] == "num_rel":
+            v = float(num_rel_all)
+        elif count:
             v = float(sum(x for x in result.per_query[key].tolist() if not math.isnan(x)))
         else:
             v = float(result.mean[key])

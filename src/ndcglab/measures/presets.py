@@ -203,20 +203,23 @@ PRESETS: dict[str, Preset] = {
                 "as C float; the trec_eval10 preset compares doubles)",
                 "a negative qrels relevance: gain 0, never relevant, left out of the ideal "
                 "ranking; 'in the pool but unjudged' for judged_only, bpref and infAP",
+                "labels read as trec_eval reads them (atol): the whole part, 1.5 -> 1, 0.5 -> 0, "
+                "with a warning when that changes a label (labels=int)",
             ),
             score_precision="float32",
+            labels="int",
             verified="pytrec_eval-terrier 0.5.11 (trec_eval 9)",
         ),
         Preset(
             "trec_eval10",
             "trec_eval 10 (as trec_eval, but run scores compared as C double, recall-level "
             "cut-offs rounded, -c prints and evaluates missing queries)",
-            {**_BASE, "gain": "linear", "ties": "docid", "recall_cut": "round"},
+            {**_BASE, "gain": "linear", "ties": "docid", "recall_cut": "round", "p": "0.9"},
             short_gain="clip",
             short_p="pad",
             measures=("map", "p@5", "p@10", "ndcg", "ndcg@10"),
             notes=(
-                "every rule of the trec_eval preset, except three of trec_eval 10.0:",
+                "every rule of the trec_eval preset, except four of trec_eval 10.0:",
                 "scores keep double precision (trec_eval 10 reads them as double: 1 and "
                 "1 + 1e-9 do not tie)",
                 "iprec_at_recall and 11pt_avg turn recall level x into c = lround(x R) relevant "
@@ -224,8 +227,11 @@ PRESETS: dict[str, Preset] = {
                 "with -c a query missing from the run is evaluated against one unjudged "
                 "document (num_rel, idcg keep their values; num_ret and rbp_residual 0) and "
                 "-q prints it (missing=unjudged)",
+                "rbp and rbp_residual take trec_eval 10's p = 0.9; labels are read as trec_eval "
+                "reads them (labels=int: 1.5 -> 1)",
             ),
             score_precision="float64",
+            labels="int",
             missing="unjudged",
             verified="trec_eval 10.0 source (m_iprec_at_recall.c, m_11pt_avg.c, trec_eval.c), "
             "transcribed; not run (no trec_eval 10 build on PyPI)",
