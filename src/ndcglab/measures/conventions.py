@@ -176,7 +176,7 @@ def read_labels(
     * ``lightgbm``: single precision, and for the ndcg family whole labels below 31 (its default
       ``label_gain`` table; LightGBM stops otherwise);
     * ``int`` (trec_eval, which reads a relevance with ``atol``; ranx, whose qrels hold
-      integers): each label truncated toward zero (1.5 -> 1, 0.5 -> 0).
+      integers): each label truncated toward zero (1.5 -> 1, 0.5 -> 0);
     * ``gain_precision=float32`` (rax): the tool computes the gain and the DCG in single
       precision, so a gain ``2^y - 1`` beyond float32's range (a label >= 128) or an ideal DCG
       beyond it makes its NDCG NaN: a warning names the first such label and what the tool
