@@ -237,7 +237,11 @@ class NdcglabEvaluator(_Evaluator):
             res = None
             if specs:
                 res = evaluate_trec(
-                    self._qrels_for(gains), r, specs, preset=preset, judged_only=judged
+                    self._qrels_for(gains),
+                    r,
+                    specs,
+                    preset=_labels_as_written(preset),
+                    judged_only=judged,
                 )
             qids = (
                 [str(q) for q in res.query_ids.tolist()]
@@ -332,3 +336,9 @@ def use_by_default() -> None:
         if provider in chain:
             chain.remove(provider)
         chain.insert(0, provider)
+
+
+def _labels_as_written(preset: str) -> str:
+    """The provider's ``trec_eval`` rules with the labels as written (a float label is its own
+    gain, as ``compat.pytrec_eval`` reads it), not trec_eval's whole part."""
+    return "trec_eval(labels=float64)" if preset == "trec_eval" else preset

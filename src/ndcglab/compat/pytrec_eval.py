@@ -284,7 +284,9 @@ class RelevanceEvaluator:
         self._qrels = {q: d for q, d in qrels.items() if len(d) > 0}
         self._names = parse_measure_names(measures)
         judged = ",judged_only=yes" if judged_docs_only_flag else ""
-        self._preset = get_preset(f"trec_eval(rel={float(relevance_level):g}{judged})")
+        self._preset = get_preset(
+            f"trec_eval(labels=float64,rel={float(relevance_level):g}{judged})"
+        )
         self.ties = ties
         self._measures = [_with_ties(spec, ties) for _, spec in self._names]
         self.relevance_level = relevance_level

@@ -416,6 +416,11 @@ PRESET_OPTIONS: dict[str, tuple[str, str]] = {
         "what a label below 0 means (gain 0 and not relevant, refused, or the gain formula's "
         "value)",
     ),
+    "labels": (
+        "int, float64",
+        "how labels are read: their whole part, as trec_eval's atol and ranx's integer qrels "
+        "(int: 1.5 -> 1), or as written (float64: graded and LLM-judged labels keep their value)",
+    ),
 }
 
 #: options of one tool's preset, in the tool's own words: preset -> key -> (values, meaning)
@@ -563,6 +568,11 @@ def _with_options(base: Preset, params: tuple[tuple[str, str], ...], text: str) 
                 raise ConventionError(f"negative={value!r} in {text!r}; known: zero, error, gain")
             changes["negative"] = v
             printed.append(f"negative={v}")
+        elif key == "labels":
+            if v not in ("int", "float64"):
+                raise ConventionError(f"labels={value!r} in {text!r}; known: int, float64")
+            changes["labels"] = v
+            printed.append(f"labels={v}")
         else:
             allowed = [*TOOL_OPTIONS.get(base.name.split("(")[0], {}), *PRESET_OPTIONS]
             raise SpecError(
