@@ -614,17 +614,32 @@ def _walk(
     return out
 
 
+def _rank_gains(
+    t: Topic, pairs: Sequence[tuple[str, float]], gmap: dict[int, float]
+) -> list[float]:
+    """The gain of each ranked document (0 for a level the table leaves out), formed once per
+    topic and parameters for the dcg-family measures."""
+    key = "rank_gains:" + repr(tuple(pairs))
+    gains = t._cache.get(key)
+    if gains is None:
+        get = gmap.get
+        gains = t._cache[key] = [get(v, 0.0) for v in t.rr.rl]
+    out: list[float] = gains
+    return out
+
+
 def _dcg_parts(t: Topic, pairs: Sequence[tuple[str, float]]) -> tuple[float, float]:
     r = t.rr
     gmap, seq, cur = _walk(t, pairs)
-    rl, n, nseq = r.rl, r.num_ret, len(seq)
+    gl = _rank_gains(t, pairs, gmap)
+    n, nseq = r.num_ret, len(seq)
     log2 = _log2_table(n + nseq + 2)
     dcg = ideal_dcg = 0.0
     i = 0
     # the ranking and the ideal ranking side by side while the ideal gain is positive; here and
     # below the walk has taken i steps when rank i is read
     while i < n and cur > 0.0:
-        g = gmap.get(rl[i], 0.0)
+        g = gl[i]
         if g != 0:
             dcg += g / log2[i]
         cur = seq[i] if i < nseq else 0.0
@@ -632,7 +647,7 @@ def _dcg_parts(t: Topic, pairs: Sequence[tuple[str, float]]) -> tuple[float, flo
             ideal_dcg += cur / log2[i]
         i += 1
     while i < n:
-        g = gmap.get(rl[i], 0.0)
+        g = gl[i]
         if g != 0:
             dcg += g / log2[i]
         i += 1
@@ -689,14 +704,15 @@ def _ndcg_p(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
 def _ndcg_rel(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
     r = t.rr
     gmap, seq, cur = _walk(t, pairs)
-    rl, n, nseq = r.rl, r.num_ret, len(seq)
+    gl = _rank_gains(t, pairs, gmap)
+    n, nseq = r.num_ret, len(seq)
     log2 = _log2_table(n + nseq + 2)
     dcg = ideal_dcg = s = 0.0
     n_rel_ret = n_rel = 0
     ratio = _c_div
     i = 0
     while i < n and cur > 0.0:
-        g = gmap.get(rl[i], 0.0)
+        g = gl[i]
         if g != 0:
             dcg += g / log2[i]
         cur = seq[i] if i < nseq else 0.0
@@ -708,7 +724,7 @@ def _ndcg_rel(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
             n_rel_ret += 1
         i += 1
     while i < n:
-        g = gmap.get(rl[i], 0.0)
+        g = gl[i]
         if g != 0:
             dcg += g / log2[i]
         if g > 0:
@@ -728,16 +744,17 @@ def _ndcg_rel(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
 def _rndcg(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
     r = t.rr
     gmap, seq, cur = _walk(t, pairs)
+    gl = _rank_gains(t, pairs, gmap)
     if r.num_rel == 0:
         return [0.0]
-    rl, n, nseq = r.rl, r.num_ret, len(seq)
+    n, nseq = r.num_ret, len(seq)
     log2 = _log2_table(n + nseq + 2)
     dcg = ideal_dcg = s = 0.0
     old = cur
     changes = 0
     i = 0
     while i < n and cur > 0.0:
-        g = gmap.get(rl[i], 0.0)
+        g = gl[i]
         cur = seq[i] if i < nseq else 0.0
         if old != cur:
             if ideal_dcg > 0.0:
@@ -751,7 +768,7 @@ def _rndcg(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
         i += 1
     if i < n:
         while i < n:
-            g = gmap.get(rl[i], 0.0)
+            g = gl[i]
             if g != 0:
                 dcg += g / log2[i]
             i += 1
@@ -776,13 +793,14 @@ def _rndcg(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
 def _g(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
     r = t.rr
     gmap, seq, cur = _walk(t, pairs)
-    rl, n, nseq = r.rl, r.num_ret, len(seq)
+    gl = _rank_gains(t, pairs, gmap)
+    n, nseq = r.num_ret, len(seq)
     res_g = sum_res = sum_ideal = sum_cost = 0.0
     min_cost = 1.0
     log2 = math.log2
     i = 0
     while i < n and cur > 0.0:
-        g = gmap.get(rl[i], 0.0)
+        g = gl[i]
         sum_res += g
         cur = seq[i] if i < nseq else 0.0
         if cur > 0.0:
@@ -792,7 +810,7 @@ def _g(t: Topic, pairs: Sequence[tuple[str, float]]) -> list[float]:
             res_g += g / log2(2 + sum_cost - sum_res)
         i += 1
     while i < n:
-        g = gmap.get(rl[i], 0.0)
+        g = gl[i]
         sum_res += g
         sum_cost += min_cost
         if g != 0:
