@@ -338,6 +338,51 @@ def test_neuralndcg_and_lambdaloss_equal_allranks_on_the_model_scores(allrank_lo
                 assert abs(float(theirs - ours)) <= 1e-6 * max(1.0, abs(float(ours)))
 
 
+def _ndcg1_paper(s: list[float], y: list[float], k: int | None) -> tuple[float, float]:
+    """Slow loop of Wang et al.'s NDCG-Loss1, −Σ_i log2 Π_{j≠i} (1 + e^{−(s_i − s_j)})^{−G_i/D_i}
+    (σ = 1, G_i = (2^{y_i} − 1)/IDCG@k, 1/D_i = 1/log2(1 + π_i) at the current ranking π), over
+    the pairs with both documents in the top k (allRank's rule, ``pairs=both``), and NDCG@k(π)."""
+    n = len(s)
+    kk = n if k is None else min(k, n)
+    order = sorted(range(n), key=lambda i: -s[i])
+    pos = {d: r + 1 for r, d in enumerate(order)}
+    ideal = sorted(y, reverse=True)
+    idcg = sum((2.0 ** ideal[r] - 1.0) / math.log2(r + 2.0) for r in range(kk))
+    loss, dcg = 0.0, 0.0
+    for i in range(n):
+        if pos[i] > kk:
+            continue
+        w = (2.0 ** y[i] - 1.0) / idcg / math.log2(1.0 + pos[i])
+        dcg += w
+        for j in range(n):
+            if j != i and pos[j] <= kk:
+                loss -= math.log2((1.0 + math.exp(-(s[i] - s[j]))) ** -w)
+    return loss, dcg
+
+
+def test_allranks_ndcg_loss1_is_ndcglabs_plus_the_ndcg_of_the_current_ranking(allrank_losses):
+    """allRank's ``ndcgLoss1_scheme`` keeps the pairs (i, i) (its pair mask for NDCG-Loss1 only
+    drops padding): each adds G_i/D_i · log2(1 + e^0) = G_i/D_i, so allRank's value is
+    ndcglab's (the paper's product over j ≠ i) plus NDCG@k of the current ranking."""
+    g = torch.Generator().manual_seed(43)
+    offsets = []
+    for n in (3, 6, 9, 14):
+        s = torch.randn(1, n, generator=g, dtype=torch.float64) * 1.5
+        y = torch.randint(0, 5, (1, n), generator=g).to(torch.float64)
+        y[0, 0], y[0, -1] = 3.0, 0.0  # two label levels: a list ndcglab gives a loss
+        mask = torch.ones_like(y, dtype=torch.bool)
+        for k in (None, 1, 4):
+            paper, ndcg = _ndcg1_paper(s[0].tolist(), y[0].tolist(), k)
+            spec = "lambdaloss(pairs=both,scheme=ndcg1)" + ("" if k is None else f"@{k}")
+            ours = float(get_loss(spec)(s, y, mask)[0])
+            assert abs(ours - paper) <= 1e-12 * max(1.0, paper)
+            theirs = float(allrank_losses.lambdaLoss(s, y, weighing_scheme="ndcgLoss1_scheme", k=k))
+            # allRank forms its discounts in float32: 1e-6
+            assert abs(theirs - (ours + ndcg)) <= 1e-6 * max(1.0, theirs)
+            offsets.append(theirs - ours)
+    assert min(offsets) >= -1e-6 and sum(o > 0.1 for o in offsets) >= 6  # a real offset, not 0
+
+
 # ---------------------------------------------------------------------- export
 @pytest.mark.parametrize("method", ["zscore", "log1p_zscore"])
 def test_onnx_and_torchscript_export_equal_predict_on_lists_of_several_lengths(tmp_path, method):

@@ -23,7 +23,8 @@ discount in both rules (as allRank). rax's ``dcg2_lambdaweight(topn=k)`` follows
 kept, δ_ij of a pair with max(π_i, π_j) > k divided by 1 − D(max(π_i, π_j))), not offered here.
 Cross-check: allRank's ``lambdaLoss`` (``weighing_scheme=ndcgLoss1_scheme|ndcgLoss2_scheme|
 ndcgLoss2PP_scheme``, ``reduction="sum"``, ``reduction_log="binary"``), which for NDCG-Loss1
-also counts the pairs (i, i) — a term constant between ranking changes, with no gradient.
+also counts the pairs (i, i): each adds Ḡ_i D(π_i), so allRank's NDCG-Loss1 equals
+``lambdaloss(pairs=both,scheme=ndcg1)@k`` plus NDCG@k of the current ranking (no gradient).
 """
 
 from __future__ import annotations
