@@ -108,13 +108,12 @@ def test_aggregation_as_pytrec_eval(beir):
 def test_unsupported_names_are_refused():
     with pytest.raises(ValueError, match="unsupported measure foo"):
         drop_in.RelevanceEvaluator({"a": {"x": 1}}, {"foo"})
-    with pytest.raises(ValueError, match="set_P is not computed by ndcglab"):
-        drop_in.RelevanceEvaluator({"a": {"x": 1}}, {"set_P"})
+    with pytest.raises(ValueError, match="'all_prefs' measures are not computed"):
+        drop_in.RelevanceEvaluator({"a": {"x": 1}}, {"all_prefs"})
     with pytest.raises(ValueError, match="whole number"):
         drop_in.RelevanceEvaluator({"a": {"x": 1}}, {"P.2.5"})
-    with pytest.warns(UserWarning, match="left out: G, Rndcg"):
-        ev = drop_in.RelevanceEvaluator({"a": {"x": 1}}, {"all_trec"})
-    assert "ndcg_cut_10" in ev.measures and "set_P" not in ev.measures
+    ev = drop_in.RelevanceEvaluator({"a": {"x": 1}}, {"all_trec"})
+    assert "ndcg_cut_10" in ev.measures and "set_P" in ev.measures
 
 
 def test_float_labels_closed_form():

@@ -36,10 +36,12 @@ What differs:
   ``"pessimistic"``, ``"optimistic"``, ``"random:<seed>"``;
 * an ndcglab measure spec is read too, the key being the text as typed
   (``"ndcg(ties=average)@10"``, ``"err@20"``, ``"rbp(p=0.8)"``);
-* the trec_eval measures ndcglab does not compute (``set_*``, ``relative_P``, ``Rprec_mult``,
-  ``utility``, ``G``, ``binG``, ``Rndcg``, ``ndcg_rel``, ``relstring``, ``gm_bpref``,
-  ``num_nonrel_judged_ret``) are refused with ``ValueError`` when named, and left out of a
-  nickname with a warning naming them;
+* the rest of trec_eval's measures (``set_*``, ``relative_P``, ``Rprec_mult``, ``utility``,
+  ``G``, ``binG``, ``Rndcg``, ``ndcg_rel``, ``relstring``, ``gm_bpref``,
+  ``num_nonrel_judged_ret``) are computed per query by :func:`ndcglab.treceval.evaluate_topics`
+  (trec_eval 9's rules, pytrec_eval's numbers; ``relstring`` is 0.0, as pytrec_eval gives): they
+  take pytrec_eval's tie rule only, and integer labels (a fractional label is refused with
+  ``ValueError``, as trec_eval would read it as its integer part);
 * every evaluation of the same inputs gives the same numbers, and no value leaves [0, 1] through
   a bad ranking (pytrec_eval issue 57).
 
@@ -60,11 +62,11 @@ from typing import Any
 
 import numpy as np
 
-from .._warn import warn_user
 from ..data.trec_inputs import as_trec_dict
 from ..errors import SpecError
 from ..measures import Measure, evaluate_trec, get_preset, parse_measure
 from ..measures.ir_names import expand_measure_specs
+from ..treceval import JudgedTopic, Options, RunTopic, evaluate_topics, measure_table, to_float32
 from ._trec_fast import FastQrels, fast_kinds
 
 __all__ = [
@@ -87,14 +89,18 @@ _PLAIN = (
 )  # fmt: skip
 #: bookkeeping lines of trec_eval's output, not measures: num_q (1 per query), runid (0.0)
 _BOOKKEEPING = {"num_q": 1.0, "runid": 0.0}
-#: trec_eval (and pytrec_eval) measures that ndcglab does not compute
-NOT_COMPUTED = frozenset(
+#: trec_eval measures computed per query by trec_eval's engine (:mod:`ndcglab.treceval`)
+_ENGINE = frozenset(
     {
         "G", "Rndcg", "Rprec_mult", "binG", "gm_bpref", "ndcg_rel", "num_nonrel_judged_ret",
         "relative_P", "relstring", "set_F", "set_P", "set_map", "set_recall",
         "set_relative_P", "utility",
     }
 )  # fmt: skip
+#: ... of them, those with a list of parameters (cut-offs or multiples of R)
+_ENGINE_WITH_PARAMS = ("Rprec_mult", "relative_P")
+#: trec_eval (and pytrec_eval) measures that ndcglab does not compute: none are left
+NOT_COMPUTED: frozenset[str] = frozenset()
 
 #: trec_eval's default measures (its output without ``-m``)
 _OFFICIAL = (
@@ -102,21 +108,29 @@ _OFFICIAL = (
     "recip_rank", "iprec_at_recall", "P",
 )  # fmt: skip
 #: the measures this evaluator computes, by their trec_eval names (as pytrec_eval's set)
-supported_measures: frozenset[str] = frozenset((*_WITH_PARAMS, *_PLAIN, *_BOOKKEEPING))
+supported_measures: frozenset[str] = frozenset((*_WITH_PARAMS, *_PLAIN, *_BOOKKEEPING, *_ENGINE))
+#: trec_eval's ``set`` measures (its ``-m set``)
+_SET = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+    "set_relative_P", "set_map", "set_F",
+)  # fmt: skip
 #: pytrec_eval's nicknames (trec_eval's measure sets) this evaluator expands
 supported_nicknames: dict[str, frozenset[str]] = {
     "official": frozenset(_OFFICIAL),
+    "set": frozenset(_SET),
     "all_trec": frozenset(supported_measures),
 }
-#: what each nickname holds in trec_eval that is not computed here
-_NICKNAME_LEFT_OUT = {"all_trec": sorted(NOT_COMPUTED)}
 
 _PARAMS = re.compile(r"^([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)$")
 
 
 def _default_params(base: str) -> list[str]:
     """trec_eval's default parameters of a measure with a list (``P`` -> 5, 10, … 1000), read
-    from :func:`~ndcglab.measures.ir_names.expand_measure_specs` (one table of them)."""
+    from :func:`~ndcglab.measures.ir_names.expand_measure_specs` (one table of them), or from
+    trec_eval's table for the measures its engine computes."""
+    if base in _ENGINE_WITH_PARAMS:
+        (m,) = [m for m in measure_table(9) if m.name == base]
+        return [str(p) for p in m.default]
     probe = "P" if base == "recall" else base  # 'recall' alone is ndcglab's own recall there
     names = expand_measure_specs([probe])
     prefix = {"P": "P_"}.get(probe, f"{probe}_")
@@ -125,7 +139,7 @@ def _default_params(base: str) -> list[str]:
 
 def _key(base: str, param: str) -> str:
     """trec_eval's printed name of one member: ``P_5``, ``iprec_at_recall_0.10``."""
-    if base == "iprec_at_recall":
+    if base in ("iprec_at_recall", "Rprec_mult"):
         return f"{base}_{float(param):.2f}"
     value = float(param)
     if value != int(value) or value < 1:
@@ -138,7 +152,7 @@ def _split(name: str) -> tuple[str, list[str]] | None:
     ``None`` for a name that is no trec_eval measure."""
     if name in supported_measures or name in NOT_COMPUTED:
         return name, []
-    for base in sorted((*_WITH_PARAMS, "Rprec_mult", "relative_P"), key=len, reverse=True):
+    for base in sorted((*_WITH_PARAMS, *_ENGINE_WITH_PARAMS), key=len, reverse=True):
         if name.startswith(base) and len(name) > len(base) + 1 and name[len(base)] in "._":
             m = _PARAMS.match(name[len(base) + 1 :])
             if m:
@@ -158,16 +172,10 @@ def parse_measure_names(measures: Iterable[str]) -> list[tuple[str, str]]:
     for raw in measures:
         name = str(raw).strip()
         if name in supported_nicknames:
-            left = _NICKNAME_LEFT_OUT.get(name)
-            if left:
-                warn_user(
-                    f"{name}: the trec_eval measures ndcglab does not compute are left out: "
-                    + ", ".join(left)
-                )
             names: list[tuple[str, list[str]]] = [
                 (n, []) for n in sorted(supported_nicknames[name])
             ]
-        elif name in ("set", "all_prefs", "prefs", "qrels_jg"):
+        elif name in ("all_prefs", "prefs", "qrels_jg"):
             raise ValueError(
                 f"unsupported measure {name}: trec_eval's {name!r} measures are not computed by "
                 "ndcglab. Fix: use pytrec_eval for them"
@@ -188,7 +196,7 @@ def parse_measure_names(measures: Iterable[str]) -> list[tuple[str, str]]:
                     f"unsupported measure {name}: trec_eval's {base} is not computed by "
                     "ndcglab. Fix: use pytrec_eval for it, or drop it"
                 )
-            if ps and base not in _WITH_PARAMS:
+            if ps and base not in (*_WITH_PARAMS, *_ENGINE_WITH_PARAMS):
                 raise ValueError(f"unsupported measure {name}: {base} takes no parameters")
             if base not in params:
                 params[base] = set()
@@ -196,10 +204,13 @@ def parse_measure_names(measures: Iterable[str]) -> list[tuple[str, str]]:
             params[base].update(ps)
     out: list[tuple[str, str]] = []
     for base in order:
-        if base not in _WITH_PARAMS:
+        if base not in (*_WITH_PARAMS, *_ENGINE_WITH_PARAMS):
             out.append((base, base))
             continue
         keys = {_key(base, p) for p in (params[base] or _default_params(base))}
+        if base in _ENGINE_WITH_PARAMS:  # the spec given to trec_eval's engine: base.param
+            out += [(k, f"{base}.{k[len(base) + 1 :]}") for k in sorted(keys, key=_member_order)]
+            continue
         out += [(k, k) for k in sorted(keys, key=_member_order)]
     return out + own
 
@@ -288,13 +299,19 @@ class RelevanceEvaluator:
             f"trec_eval(labels=float64,rel={float(relevance_level):g}{judged})"
         )
         self.ties = ties
+        self._engine_specs = _engine_specs(spec for _, spec in self._names)
+        self._engine: tuple[Options, dict[str, JudgedTopic]] | None = None
+        if self._engine_specs:
+            self._engine = _engine_inputs(
+                self._qrels, relevance_level, judged_docs_only_flag, ties, self._engine_specs
+            )
         self._measures = [_with_ties(spec, ties) for _, spec in self._names]
         self.relevance_level = relevance_level
         self.judged_docs_only_flag = judged_docs_only_flag
         # trec_eval's common measures straight from the dicts (._trec_fast), when they allow it
         self._fast: FastQrels | None = None
         self._fast_cols: tuple[list[str], np.ndarray, np.ndarray] | None = None
-        computed = [(k, spec) for k, spec in self._names if spec not in _BOOKKEEPING]
+        computed = [(k, spec) for k, spec in self._names if _ndcglab_computes(spec)]
         kinds = fast_kinds([spec for _, spec in computed])
         if ties == "docid" and not judged_docs_only_flag and kinds is not None:
             self._fast = FastQrels.build(self._qrels)
@@ -312,6 +329,25 @@ class RelevanceEvaluator:
         if isinstance(scores, Mapping) and not scores:
             return {}
         run = as_trec_dict(scores, what="run", value="score")
+        out = self._evaluate(run)
+        if self._engine is None or not out:
+            return out
+        # trec_eval's other measures, per query, by its engine (ndcglab.treceval)
+        opts, judged = self._engine
+        runs = [
+            RunTopic(
+                q.encode("utf-8"),
+                [str(d).encode("utf-8") for d in run.get(q, {})],
+                [to_float32(float(v)) for v in run.get(q, {}).values()],
+            )
+            for q in out
+        ]
+        got = evaluate_topics(opts, [judged[q] for q in out], runs)
+        names = [k for k, _ in self._names]
+        return {q: {k: row[k] if k in row else got[q][k] for k in names} for q, row in out.items()}
+
+    def _evaluate(self, run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        """The result dicts for the measures ndcglab computes and the bookkeeping lines."""
         if self._fast is not None and self._fast_cols is not None:
             keys, kinds, ks = self._fast_cols
             got = self._fast.evaluate(run, kinds, ks, float(self.relevance_level))
@@ -320,7 +356,7 @@ class RelevanceEvaluator:
         run = {q: d for q, d in run.items() if q in self._qrels}
         if not run:
             return {}
-        keys = [k for k, spec in self._names if spec not in _BOOKKEEPING]
+        keys = [k for k, spec in self._names if _ndcglab_computes(spec)]
         measures = [m for (_, spec), m in zip(self._names, self._measures) if m is not None]
         out: dict[str, dict[str, float]] = {q: {} for q in sorted(run)}
         columns: list[tuple[str, list[float]]] = []
@@ -348,21 +384,85 @@ class RelevanceEvaluator:
         lines put in their places."""
         if not qids:
             return {}
-        names = [k for k, _ in self._names]
+        names = [k for k, s in self._names if s not in self._engine_specs]
         if len(keys) == len(names):
             return {q: dict(zip(names, row)) for q, row in zip(qids, values.tolist())}
         cols = dict(zip(keys, values.T))
         full = np.stack(
-            [cols[k] if k in cols else np.full(len(qids), _BOOKKEEPING[s]) for k, s in self._names],
+            [
+                cols[k] if k in cols else np.full(len(qids), _BOOKKEEPING[s])
+                for k, s in self._names
+                if s not in self._engine_specs
+            ],
             axis=1,
         )
         return {q: dict(zip(names, row)) for q, row in zip(qids, full.tolist())}
 
 
+def _ndcglab_computes(spec: str) -> bool:
+    """Whether ndcglab's measures compute ``spec`` (not a bookkeeping line, not trec_eval's
+    engine)."""
+    return spec not in _BOOKKEEPING and spec.partition(".")[0] not in _ENGINE
+
+
+def _engine_specs(specs: Iterable[str]) -> frozenset[str]:
+    """The specs computed by trec_eval's engine (``set_P``, ``Rprec_mult.0.20`` …)."""
+    return frozenset(s for s in specs if s.partition(".")[0] in _ENGINE)
+
+
+def _engine_inputs(
+    qrels: Mapping[str, Mapping[str, Any]],
+    relevance_level: int | float,
+    judged_only: bool,
+    ties: str,
+    specs: frozenset[str],
+) -> tuple[Options, dict[str, JudgedTopic]]:
+    """trec_eval's options (``-m`` per measure, its parameters joined) and judged topics for
+    the engine's measures; ``ValueError`` for what trec_eval's rules cannot read (another tie
+    rule, a fractional label or relevance level)."""
+    names = ", ".join(sorted(specs))
+    if ties != "docid":
+        raise ValueError(
+            f"ties={ties!r}: trec_eval's measures {names} are computed under pytrec_eval's tie "
+            "rule only. Fix: leave ties at 'docid', or drop them"
+        )
+    level = float(relevance_level)
+    if level != int(level):
+        raise ValueError(
+            f"relevance_level={relevance_level}: trec_eval's measures {names} read whole "
+            "relevance levels. Fix: give an integer relevance_level, or drop them"
+        )
+    params: dict[str, list[str]] = {}
+    for spec in sorted(specs, key=lambda s: (s.partition(".")[0], float(s.partition(".")[2] or 0))):
+        base, _, p = spec.partition(".")
+        params.setdefault(base, [])
+        if p:
+            params[base].append(p)
+    ms = [base + ("." + ",".join(ps) if ps else "") for base, ps in params.items()]
+    judged: dict[str, JudgedTopic] = {}
+    for q, docs in qrels.items():
+        rels: list[int] = []
+        for d, label in docs.items():
+            value = float(label)
+            if value != int(value):
+                raise ValueError(
+                    f"label {label!r} of document {d!r}, query {q!r}: trec_eval's measures "
+                    f"{names} read integer labels (trec_eval would read {int(value)}). Fix: "
+                    "give integer labels, or drop them"
+                )
+            rels.append(int(value))
+        judged[q] = JudgedTopic(q.encode("utf-8"), [str(d).encode("utf-8") for d in docs], rels)
+    opts = Options(
+        measures=ms, relevance_level=int(level), judged_only=judged_only, query_flag=True
+    )
+    return opts, judged
+
+
 def _with_ties(spec: str, ties: str) -> Measure | None:
     """The measure of one result key with the evaluator's tie rule (``None`` for the
-    bookkeeping lines); a measure written with its own ``ties=`` keeps it."""
-    if spec in _BOOKKEEPING:
+    bookkeeping lines and trec_eval's engine); a measure written with its own ``ties=`` keeps
+    it."""
+    if not _ndcglab_computes(spec):
         return None
     m = parse_measure(spec)
     if ties != "docid" and "ties" in m.info.params and "ties" not in m.options:

@@ -7,7 +7,8 @@ table (including the preference measures, judgment groups and z-scores), its par
 labels, its averages and its line layout. The rules are written in docs/trec_eval_cli.md.
 
 :func:`run_trec_eval` is the library form: the argument list (as typed after ``trec_eval``)
-in, the output text out.
+in, the output text out. :func:`evaluate_topics` gives the per-topic values as numbers for
+topics held in memory (:class:`JudgedTopic`, :class:`RunTopic`), without files.
 """
 
 from __future__ import annotations
@@ -15,19 +16,23 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ._measures import measure_sets, measure_table
-from ._readers import TrecEvalError
-from ._run import Options, evaluate_files
+from ._readers import JudgedTopic, RunTopic, TrecEvalError, to_float32
+from ._run import Options, evaluate_files, evaluate_topics
 from .options import CommandLine, parse_command_line
 
 __all__ = [
     "CommandLine",
+    "JudgedTopic",
     "Options",
+    "RunTopic",
     "TrecEvalError",
     "evaluate_files",
+    "evaluate_topics",
     "measure_sets",
     "measure_table",
     "parse_command_line",
     "run_trec_eval",
+    "to_float32",
 ]
 
 

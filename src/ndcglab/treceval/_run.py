@@ -33,7 +33,7 @@ from ._measures import NICKNAMES, MeasureDef, Topic, measure_table
 from ._ranking import NONPOOL, UNJUDGED, RankPool, ResRels, form_prefs, form_res_rels
 from ._readers import TrecEvalError
 
-__all__ = ["Options", "evaluate_files"]
+__all__ = ["Options", "evaluate_files", "evaluate_topics"]
 
 #: trec_eval 10's stand-in document for a topic the run lacks (under -c)
 BOGUS_DOCNO = b"ceci_nest_pas_un_docno"
@@ -311,18 +311,7 @@ def _evaluate_files(opts: Options, rel_path: str, run_path: str,
         judged = rel_info[qid]
         topic = _topic(opts, judged, run, pool)
         qtext = qid.decode("latin-1")
-        values: list[list[float]] = []
-        relstrings: dict[int, str] = {}
-        for k, s in enumerate(slots):
-            if s.m.calc is None:
-                values.append([])
-                continue
-            if s.m.kind == "relstring":
-                relstrings[k] = _relstring(topic.rr, s.params[0])
-                values.append([0.0])
-                continue
-            v = s.m.calc(topic, s.params)
-            values.append(list(v) if v else [0.0] * len(s.names))
+        values, relstrings = _topic_values(slots, topic)
         if bogus:
             for k, s in enumerate(slots):
                 for j, nm in enumerate(s.names):
@@ -382,6 +371,59 @@ def _evaluate_files(opts: Options, rel_path: str, run_path: str,
             else:
                 out.append(f"{z}{nm:<22s}\tall\t{_fmt(vals[j])}")
     return "".join(line + "\n" for line in out)
+
+
+def _topic_values(slots: Sequence[_Slot], topic: Topic) -> tuple[list[list[float]], dict[int, str]]:
+    """One topic's values, a list per slot (``relstring`` has 0.0 there, its text apart)."""
+    values: list[list[float]] = []
+    relstrings: dict[int, str] = {}
+    for k, s in enumerate(slots):
+        if s.m.calc is None:
+            values.append([])
+            continue
+        if s.m.kind == "relstring":
+            relstrings[k] = _relstring(topic.rr, s.params[0])
+            values.append([0.0])
+            continue
+        v = s.m.calc(topic, s.params)
+        values.append(list(v) if v else [0.0] * len(s.names))
+    return values, relstrings
+
+
+def evaluate_topics(
+    opts: Options, judged: Sequence[rd.JudgedTopic], runs: Sequence[rd.RunTopic]
+) -> dict[str, dict[str, float]]:
+    """Per-topic values of trec_eval's measures for topics held in memory (no files): ``{topic
+    id: {printed name: value}}`` for the measures of ``opts.measures`` (``-m``'s syntax).
+
+    The topics are trec_eval 9's: those of ``runs`` (in the order given) that have a judged
+    topic of the same id in ``judged``. A run's ``sims`` are compared as given (trec_eval 9
+    reads scores as C ``float``: round them with :func:`to_float32` for its ties); ``rels`` are
+    trec_eval's integer labels. ``runid`` gives no value, ``num_q`` 1 per topic, ``relstring``
+    0.0 (its text is not a number; pytrec_eval's value too); ``gm_*`` values are natural logs,
+    as trec_eval accumulates them. Only ``-R qrels`` and the per-topic measures are read;
+    ``-c``, ``-Z`` and averaging are the command line's. Raises :class:`TrecEvalError` as the
+    command line does (an unknown measure, a document judged twice)."""
+    if opts.rel_format != "qrels":
+        raise TrecEvalError(
+            f"evaluate_topics reads qrels only, not -R {opts.rel_format}. Fix: give "
+            "rel_format='qrels'",
+            2,
+        )
+    slots = _mark(opts)
+    rel_info = {t.qid: t for t in judged}
+    pool = RankPool()
+    out: dict[str, dict[str, float]] = {}
+    for run in runs:
+        topic_judged = rel_info.get(run.qid)
+        if topic_judged is None:
+            continue
+        values, _ = _topic_values(slots, _topic(opts, topic_judged, run, pool))
+        row: dict[str, float] = {}
+        for s, vals in zip(slots, values, strict=True):
+            row.update(zip(s.names, vals, strict=True))
+        out[run.qid.decode("latin-1")] = row
+    return out
 
 
 def _topic(opts: Options, judged: Any, run: rd.RunTopic, pool: RankPool) -> Topic:
