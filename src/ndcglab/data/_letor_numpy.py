@@ -39,6 +39,7 @@ The shape taken here (anything else is declined):
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -59,8 +60,16 @@ _TWO53 = 1 << 53
 _SEP = np.zeros(256, dtype=np.bool_)
 _SEP[[9, 10, 11, 12, 13, 32, 35]] = True  # blanks (as the Numba parser's), newline and '#'
 
-_NUMBER = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,5})?")
-_PARTS = re.compile(rb"[+-]?([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]{1,5}))?")
+#: a decimal number, and its parts (compiled on first use, not at import)
+_NUMBER = rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,5})?"
+_PARTS = rb"[+-]?([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]{1,5}))?"
+
+
+@functools.cache
+def _pattern(text: bytes) -> re.Pattern[bytes]:
+    return re.compile(text)
+
+
 _NULL = np.frombuffer(b"null", dtype=np.uint8)
 _POW10 = np.array([10.0**i for i in range(_MAX_DIGITS + 1)])
 
@@ -443,7 +452,7 @@ def _numbers(data: bytes, buf: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.n
     out, failed = _decimals(buf, s, e)
     for r in failed.tolist():
         tok = data[s[r] : e[r]]
-        if not _NUMBER.fullmatch(tok):
+        if not _pattern(_NUMBER).fullmatch(tok):
             return None
         out[r] = float(tok)
     return out
@@ -562,7 +571,7 @@ def _exact_float(tok: bytes) -> float | None:
     """``float(tok)`` when the Numba parser reads ``tok`` on its exact path (at most 18
     significant digits ``m``, ``m <= 2^53`` and ``m · 10^x`` with ``|x| <= 22``, or ``m = 0``),
     so both give the correctly rounded value; ``None`` for any other token."""
-    got = _PARTS.fullmatch(tok)
+    got = _pattern(_PARTS).fullmatch(tok)
     if got is None:
         return None
     whole, frac, exp = got.group(1), got.group(2) or b"", got.group(3)
