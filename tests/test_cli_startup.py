@@ -90,13 +90,14 @@ def test_trec_evaluation_imports_numpy_but_nothing_heavy(tmp_path: Path) -> None
     assert "numpy" in modules
     assert _top(modules).isdisjoint(HEAVY), sorted(_top(modules) & set(HEAVY))
     # nor ndcglab's own modules that only other paths use: the scorer of training, the tie
-    # ranges (no --tie-range), NDCG^beta's Numba kernels, the treceval package
+    # ranges (no --tie-range), NDCG^beta's Numba kernels, the treceval package, the LETOR reader
     unused = {
         "ndcglab.measures.scorer",
         "ndcglab.measures.tie_range",
         "ndcglab.measures.linear_ndcg",
         "ndcglab.measures._kernels",
         "ndcglab.treceval",
+        "ndcglab.data._letor_numpy",
     }
     assert modules.isdisjoint(unused), sorted(modules & unused)
 
