@@ -89,6 +89,34 @@ def test_trec_evaluation_imports_numpy_but_nothing_heavy(tmp_path: Path) -> None
     assert "ndcg" in out
     assert "numpy" in modules
     assert _top(modules).isdisjoint(HEAVY), sorted(_top(modules) & set(HEAVY))
+    # nor ndcglab's own modules that only other paths use: the scorer of training, the tie
+    # ranges (no --tie-range), NDCG^beta's Numba kernels, the treceval package, the LETOR reader
+    unused = {
+        "ndcglab.measures.scorer",
+        "ndcglab.measures.tie_range",
+        "ndcglab.measures.linear_ndcg",
+        "ndcglab.measures._kernels",
+        "ndcglab.treceval",
+        "ndcglab.data._letor_numpy",
+    }
+    assert modules.isdisjoint(unused), sorted(modules & unused)
+
+
+def test_measures_names_load_on_first_use_and_stay_the_same() -> None:
+    """Every name of ``ndcglab.measures.__all__`` is importable; the lazily loaded ones are the
+    objects of their modules, and ``evaluate`` is the function, not its sub-module."""
+    import ndcglab.measures as measures
+    from ndcglab.measures import linear_ndcg, scorer, tie_range
+
+    for name in measures.__all__:
+        assert getattr(measures, name) is not None
+    assert measures.TieRange is tie_range.TieRange
+    assert measures.MeasureScorer is scorer.MeasureScorer
+    assert measures.linear_dcg is linear_ndcg.linear_dcg
+    module = sys.modules["ndcglab.measures.evaluate"]
+    assert measures.evaluate is module.evaluate and callable(measures.evaluate)
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        measures.nothing_here  # noqa: B018
 
 
 def test_the_package_is_light_and_its_dataset_class_still_there() -> None:

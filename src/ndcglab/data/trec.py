@@ -93,7 +93,7 @@ class _Columns:
 
     def _bytes(self, s: np.ndarray, e: np.ndarray, w: int) -> np.ndarray:
         """``(len(s), w)`` uint8: each token's bytes, NUL after its end."""
-        from ._letor_numpy import _rows
+        from ._decimals import _rows
 
         last = len(self.buf) - w  # a token starting after this is read one by one below
         rows = _rows(self.buf, np.minimum(s, last), w)  # a new array (an indexed gather)
@@ -148,7 +148,7 @@ class _Columns:
         """Field ``j`` as float64, ``float()`` of each token, or ``None`` when a token is not a
         finite number without ``_`` (the line-by-line reader then names it). Plain decimals are
         read in bulk (correctly rounded, as ``float``); other spellings one by one."""
-        from ._letor_numpy import _decimals
+        from ._decimals import _decimals
 
         s, e = self.starts[:, j], self.ends[:, j]
         values, failed = _decimals(self.buf, s, e)
@@ -206,7 +206,7 @@ def _columns_of(data: bytes, n_fields: int, exact: bool) -> _Columns | None:
         return None
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    from ._letor_numpy import _words
+    from ._decimals import _words
 
     b = np.frombuffer(data, dtype=np.uint8)
     # the ASCII blanks of str.split() left after the checks above (no CR is left): the words

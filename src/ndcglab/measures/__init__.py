@@ -28,6 +28,9 @@
 Formulas and the differences between libraries: ``docs/measures.md``.
 """
 
+from typing import TYPE_CHECKING
+
+from .._compat import lazy_names
 from .compute import ndcg_per_query
 from .discounts import Discount, get_discount
 from .evaluate import EvaluationResult, evaluate, evaluate_arrays, evaluate_trec
@@ -43,22 +46,11 @@ from .registry import (
     parse_measure,
     parse_measures,
 )
-from .scorer import MeasureScorer
-from .tie_range import TieRange
 
-#: names loaded on first use (their module loads the Numba kernels)
-_LAZY = {"linear_dcg": "linear_ndcg", "pairwise_loss": "linear_ndcg"}
-
-
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        from importlib import import_module
-
-        value = getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+if TYPE_CHECKING:  # the names loaded on first use (see _WHERE below), for type checkers
+    from .linear_ndcg import linear_dcg, pairwise_loss
+    from .scorer import MeasureScorer
+    from .tie_range import TieRange
 
 __all__ = [
     "PRESETS",
@@ -87,3 +79,15 @@ __all__ = [
     "parse_measure",
     "parse_measures",
 ]
+
+#: names whose modules load on first use: ``evaluate --qrels --run`` needs neither the scorer of
+#: training nor the tie ranges, and linear_ndcg loads the Numba kernels. ``evaluate`` stays eager:
+#: it is both a function and the name of its sub-module, and the function must win.
+_WHERE = {
+    "MeasureScorer": "ndcglab.measures.scorer",
+    "TieRange": "ndcglab.measures.tie_range",
+    "linear_dcg": "ndcglab.measures.linear_ndcg",
+    "pairwise_loss": "ndcglab.measures.linear_ndcg",
+}
+
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, __all__)

@@ -33,10 +33,10 @@ from .conventions import read_labels, relevance
 from .label_range import warn_beyond_grades
 from .presets import Preset, canonical_precision, get_preset
 from .registry import Measure, measure_aliases, parse_measures
-from .tie_range import TieRange, compute_tie_range, joint_bounds, tie_warnings, tied_queries
 
 if TYPE_CHECKING:
     from ..data.trec_columns import TrecColumns
+    from .tie_range import TieRange
 
 __all__ = [
     "MISSING_DOCNO",
@@ -308,8 +308,12 @@ def _finish(
         "in_qrels": in_qrels,
         "query_ids": query_ids,
     }
-    tied = tied_queries(scores, boundaries, ranked_end) if tie_range else None
-    joint = None if tied is None else joint_bounds(resolved, labels, boundaries, tied)
+    tied = joint = None
+    if tie_range:  # (only then: the tie ranges' module)
+        from .tie_range import joint_bounds, tied_queries
+
+        tied = tied_queries(scores, boundaries, ranked_end)
+        joint = joint_bounds(resolved, labels, boundaries, tied)
     # with ties in most queries, the bounds come from the same pass as the plain values
     values = run((*resolved, *(joint or ())), labels, scores, boundaries, **where)
     per_query: dict[str, np.ndarray] = {}
@@ -332,6 +336,8 @@ def _finish(
     conv["measures"] = conv_m
     ranges: dict[str, TieRange] = {}
     if tie_range:
+        from .tie_range import compute_tie_range
+
         ranges = compute_tie_range(
             measures,
             resolved,
@@ -346,8 +352,7 @@ def _finish(
             given=None if joint is None else {r: values[r].values for r in joint},
         )
         if warn_ties:
-            for line in tie_warnings(ranges, mean):
-                warn_user(line)
+            _warn_ties(ranges, mean)
     return EvaluationResult(
         measures=measures,
         resolved=resolved,
@@ -663,8 +668,7 @@ def evaluate_trec(
         if complete:
             in_run = set(columns[1].queries)
             res = _complete(res, sorted(q for q in columns[0].queries if q not in in_run))
-        for line in tie_warnings(res.tie_range, res.mean):  # on the query set of the means
-            warn_user(line)
+        _warn_ties(res.tie_range, res.mean)  # on the query set of the means
         return res
     if columns is not None:  # the cuts and stand-ins work per query on the dictionaries
         qrels, run = columns[0].to_dict(), columns[1].to_dict()
@@ -714,8 +718,7 @@ def evaluate_trec(
         res = _unjudged(res, stand_in)
     elif complete:
         res = _complete(res, missing)
-    for line in tie_warnings(res.tie_range, res.mean):
-        warn_user(line)
+    _warn_ties(res.tie_range, res.mean)
     return res
 
 
@@ -932,6 +935,17 @@ def _unjudged(res: EvaluationResult, missing: list[str]) -> EvaluationResult:
     return replace(res, per_query=per_query, mean=mean, convention=conv, tie_range=ranges)
 
 
+def _warn_ties(ranges: dict[str, TieRange], mean: dict[str, float]) -> None:
+    """Warn where ties decide much of a mean (:func:`~ndcglab.measures.tie_range.tie_warnings`);
+    without tie ranges the module of the tie ranges is not even imported."""
+    if not ranges:
+        return
+    from .tie_range import tie_warnings
+
+    for line in tie_warnings(ranges, mean):
+        warn_user(line)
+
+
 def _complete(res: EvaluationResult, missing: list[str]) -> EvaluationResult:
     """trec_eval 9's ``-c`` (the preset rule ``missing=zero``): the queries of the qrels
     missing from the run join the result with the value 0 in every measure (gm_map: log(1e-5),
@@ -958,6 +972,8 @@ def _complete(res: EvaluationResult, missing: list[str]) -> EvaluationResult:
             lo = np.concatenate([tr.low, np.full(len(missing), fill)])[order]
             hi = np.concatenate([tr.high, np.full(len(missing), fill)])[order]
             tied = np.concatenate([tr.tied, np.zeros(len(missing), dtype=bool)])[order]
+            from .tie_range import TieRange
+
             ranges[name] = TieRange(name, lo, hi, mean_of(r, lo), mean_of(r, hi), tied)
     return replace(
         res,
