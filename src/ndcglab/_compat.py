@@ -123,3 +123,25 @@ def lazy_names(
         return sorted(public)
 
     return __getattr__, __dir__
+
+
+def available_cores() -> int:
+    """The cores this process may run on: ``len(os.sched_getaffinity(0))`` (a container's or
+    ``taskset``'s limit), else ``os.cpu_count()``, at least 1."""
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - platforms without affinity
+        return max(1, os.cpu_count() or 1)
+
+
+def kernel_threads() -> int:
+    """Threads of the NumPy/Numba kernels (measures, scoring): ``NDCGLAB_NUM_THREADS`` when
+    set (at least 1), else :func:`available_cores`."""
+    import os
+
+    env = os.environ.get("NDCGLAB_NUM_THREADS")
+    if env:
+        return max(1, int(env))
+    return available_cores()

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._compat import available_cores as _cores  # the cores this process may run on
 from ._decimals import _TWO53, _decimals, _rows, _words
 
 MAX_BYTES = 32 << 20
@@ -130,16 +131,6 @@ def parse(data: bytes, n_features: int | None, limit: int) -> Parsed | None:
             return None
         out = _join(out, nxt)
     return out
-
-
-def _cores() -> int:
-    """The cores this process may run on."""
-    import os
-
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - platforms without affinity
-        return os.cpu_count() or 1
 
 
 def _cuts(data: bytes, k: int) -> list[int]:

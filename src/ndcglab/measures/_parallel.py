@@ -8,12 +8,13 @@ number of documents and runs them on a shared thread pool (the kernels release t
 from __future__ import annotations
 
 import itertools
-import os
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from .._compat import kernel_threads
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -28,14 +29,9 @@ _POOL_LOCK = threading.Lock()
 
 
 def n_threads() -> int:
-    """Threads used by the kernels: ``NDCGLAB_NUM_THREADS`` or the CPUs this process may use."""
-    env = os.environ.get("NDCGLAB_NUM_THREADS")
-    if env:
-        return max(1, int(env))
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+    """Threads used by the kernels: ``NDCGLAB_NUM_THREADS`` or the CPUs this process may use
+    (:func:`ndcglab._compat.kernel_threads`)."""
+    return kernel_threads()
 
 
 def run_kernel(kernel: Callable[..., None], bnd: np.ndarray, *args: Any) -> None:

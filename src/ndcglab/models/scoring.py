@@ -29,11 +29,12 @@ pass, in the same blocks).
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from .._compat import kernel_threads
 
 if TYPE_CHECKING:
     from ..data.normalize import Normalizer
@@ -66,14 +67,9 @@ def fold_normalization(
 
 
 def _threads() -> int:
-    """``NDCGLAB_NUM_THREADS``, else the CPUs this process may use (the measures' rule)."""
-    env = os.environ.get("NDCGLAB_NUM_THREADS")
-    if env:
-        return max(1, int(env))
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+    """``NDCGLAB_NUM_THREADS``, else the CPUs this process may use (the measures' rule,
+    :func:`ndcglab._compat.kernel_threads`)."""
+    return kernel_threads()
 
 
 def _run_rows(kernel: Callable[..., None], n: int, *args: Any) -> None:

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._compat import available_cores
 from ..data.normalize import NORMALIZATIONS
 from ..errors import NdcglabError, SpecError
 from .kinds import MODEL_KINDS
@@ -54,17 +55,6 @@ TREE_ENGINES = ("lightgbm", "xgboost")
 #: training data with fewer feature values (documents x features) than this trains on one
 #: torch thread when ``num_threads=None`` (see :func:`auto_threads` and docs/training.md, "Threads")
 SMALL_DATA_CELLS = 10_000_000
-
-
-def available_cores() -> int:
-    """The cores this process may run on: ``len(os.sched_getaffinity(0))`` (a container's or
-    ``taskset``'s limit), else ``os.cpu_count()``, at least 1."""
-    import os
-
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # pragma: no cover - platforms without affinity
-        return max(1, os.cpu_count() or 1)
 
 
 def default_threads(n_docs: int, n_features: int) -> int:
