@@ -212,12 +212,31 @@ def test_disk_full_is_one_line_and_the_old_output_survives(case, argv, target, f
         (case / "rep" / MARKER_NAME).write_text(MARKER_TEXT)
         (case / "rep" / "index.html").write_text("old report")
     else:
+        # one run without the limit first, so that a cold Numba cache (whose own writes the
+        # limit would stop) is filled before the limited run
+        warm = [a if a != target else "warm-" + target for a in argv]
+        assert ndcglab(*warm, cwd=case).returncode == 0
+        (case / ("warm-" + target)).unlink()
         (case / target).write_text("old\n")
     before = snapshot(case)
     res = ndcglab(*argv, cwd=case, fsize=fsize)
     line = error_line(res, target)
     assert "Fix:" in line
     assert snapshot(case) == before  # the old output survives; no temporary file is left
+
+
+def test_a_failed_write_removes_the_folders_it_created(case):
+    """Missing folders of an output are created; a write that fails removes them again."""
+    assert ndcglab("generate", "small", "--out", "warm.txt", cwd=case).returncode == 0
+    (case / "warm.txt").unlink()  # (fills a cold Numba cache before the limited run)
+    before = snapshot(case)
+    res = ndcglab("generate", "small", "--out", "new/deeper/g.txt", cwd=case, fsize=4096)
+    error_line(res, "g.txt")
+    assert snapshot(case) == before
+    assert not (case / "new").exists()
+    ok = ndcglab("generate", "small", "--out", "new/deeper/g.txt", cwd=case)
+    assert ok.returncode == 0, ok.stderr
+    assert (case / "new" / "deeper" / "g.txt").stat().st_size > 0
 
 
 def test_ctrl_c_in_generate_leaves_nothing(case):

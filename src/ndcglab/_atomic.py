@@ -277,11 +277,17 @@ def atomic_write(
         return
     p = target.path
     folder = p.parent if str(p.parent) else Path(".")
-    folder.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(folder, p.name)
-    import tempfile
+    created = _make_folders(folder)
+    try:
+        remove_stale_temporaries(folder, p.name)
+        import tempfile
 
-    fd, tmp = tempfile.mkstemp(prefix=temporary_prefix(p.name), suffix=TEMP_SUFFIX, dir=folder)
+        fd, tmp = tempfile.mkstemp(
+            prefix=temporary_prefix(p.name), suffix=TEMP_SUFFIX, dir=folder
+        )
+    except BaseException:
+        _remove_folders(created)
+        raise
     try:
         with os.fdopen(fd, "wb") as raw:
             with _maybe_gzip(raw, gz, compresslevel) as f:
@@ -294,9 +300,30 @@ def atomic_write(
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        _remove_folders(created)
         if isinstance(exc, OSError) and exc.filename is None:
             exc.filename = str(path)  # a failed write (disk full, EFBIG) names the target
         raise
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; return those created, deepest first."""
+    missing: list[Path] = []
+    here = folder
+    while not os.path.lexists(here) and here != here.parent:
+        missing.append(here)
+        here = here.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    return missing
+
+
+def _remove_folders(created: list[Path]) -> None:
+    """Remove the folders a failed write created (deepest first), if they are still empty."""
+    for d in created:
+        try:
+            os.rmdir(d)
+        except OSError:
+            return
 
 
 def check_writable(path: PathLike, *, folder: bool = False) -> None:
