@@ -282,9 +282,7 @@ def atomic_write(
         remove_stale_temporaries(folder, p.name)
         import tempfile
 
-        fd, tmp = tempfile.mkstemp(
-            prefix=temporary_prefix(p.name), suffix=TEMP_SUFFIX, dir=folder
-        )
+        fd, tmp = tempfile.mkstemp(prefix=temporary_prefix(p.name), suffix=TEMP_SUFFIX, dir=folder)
     except BaseException:
         _remove_folders(created)
         raise
