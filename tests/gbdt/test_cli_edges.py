@@ -185,6 +185,13 @@ _REFUSED = [
     ("xgboost", ["--loss", "lightgbm:lambdarank"], ["--engine xgboost", "--engine lightgbm"]),
     ("lightgbm", ["--loss", "xgboost:rank:ndcg"], ["--engine xgboost"]),
     ("lightgbm", ["--loss", "adarank"], ["--model gbdt", "--model adarank"]),
+    ("lightgbm", ["--gbdt-param", "alpha=1"], ["--gbdt-param alpha=1", "lambda_l1=1"]),
+    ("lightgbm", ["--gbdt-param", "sigmoid=2"], ["sigmoid=2", "lightgbm:lambdarank"]),
+    (
+        "lightgbm",
+        ["--loss", "lightgbm:rank_xendcg", "--gbdt-param", "sigmoid=5"],
+        ["sigmoid=5", "rank_xendcg"],
+    ),
 ]
 
 
@@ -203,6 +210,33 @@ def test_bad_tree_option_is_one_error_line_before_training(
         line = _one_error(run, *words)
         assert "internal error" not in line, (engine, extra)
     assert not out.exists()
+
+
+def test_lightgbm_ignores_what_other_objectives_read_so_ndcglab_refuses_it() -> None:
+    """The oracle behind the refusal: LightGBM trains the same trees whatever ``alpha`` or
+    ``fair_c`` say under a ranking objective; under lambdarank ``sigmoid`` is read (the trees
+    change) and so it is accepted there."""
+    import lightgbm as lgb
+
+    from ndcglab.errors import SpecError
+    from ndcglab.gbdt.params import check_tree_params, lightgbm_known_params
+
+    rng = np.random.default_rng(0)
+    x, y = rng.random((60, 3)), rng.integers(0, 3, 60).astype(float)
+
+    def trees(**extra: object) -> str:
+        params = {"objective": "lambdarank", "verbosity": -1, "num_threads": 1,
+                  "min_data_in_leaf": 2, **extra}  # fmt: skip
+        booster = lgb.train(params, lgb.Dataset(x, label=y, group=[20, 20, 20]), 3)
+        return booster.model_to_string().split("parameters:")[0]
+
+    assert trees(alpha=0.1) == trees(alpha=0.9) == trees(fair_c=7.0) == trees()
+    assert trees(sigmoid=0.5) != trees(sigmoid=2.0)
+    check_tree_params("lightgbm", 0.1, {"sigmoid": 0.5}, {"objective": "lambdarank"})
+    assert lightgbm_known_params()["reg_alpha"] == "lambda_l1"  # LightGBM's L1 penalty: kept
+    check_tree_params("lightgbm", 0.1, {"reg_alpha": 0.5}, {"objective": "lambdarank"})
+    with pytest.raises(SpecError, match=r"lambda_l1=0\.5"):
+        check_tree_params("lightgbm", 0.1, {"alpha": 0.5}, {"objective": "lambdarank"})
 
 
 def test_the_help_example_is_a_parameter_of_each_engine_it_names(files: dict[str, Path]) -> None:

@@ -22,7 +22,10 @@ building the configuration; :func:`~ndcglab.gbdt.fit_gbdt` and
    keys XGBoost itself reports as not used ("Parameters: { ... } are not used") when it trains
    one round on a tiny dataset with those parameters (step 5). A key that is the other engine's
    spelling of a parameter (``lambda_l2`` under XGBoost) is refused with this engine's spelling
-   (``lambda``), from :data:`CROSS_ENGINE`.
+   (``lambda``), from :data:`CROSS_ENGINE`. A LightGBM key that only other objectives read
+   (:data:`LIGHTGBM_OBJECTIVE_PARAMS`: ``alpha`` is the Huber/quantile losses' parameter there,
+   XGBoost's L1 penalty is ``lambda_l1``; ``label_gain`` only under ``lightgbm:lambdarank`` …) is
+   refused too: LightGBM itself would accept and ignore it.
 5. **the engine's own ranges** — the engine trains one round on a tiny dataset (8 documents in 2
    queries) with the full parameters; what it refuses (``max_depth=-5``, ``max_bin=1``,
    ``lambda=-1`` …) is reported as one line naming the ``--gbdt-param`` (or ``--lr``, ...).
@@ -46,6 +49,7 @@ from ..errors import SpecError
 __all__ = [
     "CROSS_ENGINE",
     "LEARNING_RATE_KEYS",
+    "LIGHTGBM_OBJECTIVE_PARAMS",
     "check_tree_params",
     "engine_refusal",
     "lightgbm_known_params",
@@ -207,6 +211,70 @@ def _check_known_lightgbm(params: Mapping[str, Any]) -> None:
         raise _refuse("lightgbm", key, value, "LightGBM has no parameter of that name", fix)
 
 
+#: LightGBM parameters that only some objectives read (LightGBM's documentation of each says
+#: "used only in …"), by canonical name: the objectives that read it and what it is. Under any
+#: other objective — and under every ndcglab loss, which LightGBM sees as a custom objective —
+#: LightGBM accepts the key and ignores it.
+LIGHTGBM_OBJECTIVE_PARAMS: dict[str, tuple[frozenset[str], str]] = {
+    "alpha": (frozenset({"huber", "quantile"}), "the Huber and quantile losses' parameter"),
+    "fair_c": (frozenset({"fair"}), "the Fair loss's parameter"),
+    "poisson_max_delta_step": (frozenset({"poisson"}), "the Poisson loss's safeguard"),
+    "tweedie_variance_power": (frozenset({"tweedie"}), "the Tweedie loss's variance power"),
+    "reg_sqrt": (frozenset({"regression"}), "the square-root transform of regression labels"),
+    "scale_pos_weight": (frozenset({"binary", "multiclassova"}), "a binary class weight"),
+    "is_unbalance": (frozenset({"binary", "multiclassova"}), "a binary class weighting"),
+    "boost_from_average": (
+        frozenset({"regression", "binary", "multiclassova", "cross_entropy"}),
+        "the starting score of regression and classification objectives",
+    ),
+    "sigmoid": (frozenset({"binary", "multiclassova", "lambdarank"}), "the logistic slope"),
+    "label_gain": (frozenset({"lambdarank"}), "lambdarank's gain of each label"),
+    "lambdarank_truncation_level": (frozenset({"lambdarank"}), "lambdarank's pair cut-off"),
+    "lambdarank_norm": (frozenset({"lambdarank"}), "lambdarank's normalisation"),
+    "lambdarank_position_bias_regularization": (
+        frozenset({"lambdarank"}),
+        "lambdarank's position-bias regularisation",
+    ),
+    "objective_seed": (frozenset({"rank_xendcg"}), "rank_xendcg's random seed"),
+}
+#: LightGBM's spellings of its ranking objectives → the canonical name
+_LIGHTGBM_OBJECTIVE_ALIASES = {"xendcg": "rank_xendcg", "xe_ndcg": "rank_xendcg",
+                               "xe_ndcg_mart": "rank_xendcg"}  # fmt: skip
+
+
+def _check_lightgbm_objective_params(params: Mapping[str, Any], objective: Any) -> None:
+    """Refuse a parameter that the training's objective would not read (LightGBM ignores it
+    silently): ``alpha`` (XGBoost's L1 penalty, LightGBM's Huber/quantile parameter) is the
+    common case."""
+    if isinstance(objective, str):
+        name = _LIGHTGBM_OBJECTIVE_ALIASES.get(objective, objective)
+        trained = f"LightGBM's {name} objective"
+    else:
+        name, trained = "", "an ndcglab loss (a custom objective to LightGBM)"
+    for key, value in params.items():
+        canonical = _lightgbm_canonical(key)
+        entry = LIGHTGBM_OBJECTIVE_PARAMS.get(canonical)
+        if entry is None or name in entry[0]:
+            continue
+        readers, what = entry
+        fix = "drop it"
+        if canonical == "alpha":
+            fix = (
+                f"drop it; for an L1 penalty on the leaves (XGBoost's alpha) use "
+                f"--gbdt-param lambda_l1={value}"
+            )
+        elif "lambdarank" in readers:
+            fix = "drop it, or train LightGBM's own objective with --loss lightgbm:lambdarank"
+        raise _refuse(
+            "lightgbm",
+            key,
+            value,
+            f"LightGBM's {canonical} is {what}, read only by the {', '.join(sorted(readers))} "
+            f"objective(s); this training uses {trained}, so LightGBM would ignore it",
+            fix,
+        )
+
+
 def _unknown_to_xgboost(engine_params: Mapping[str, Any], probe: Any) -> list[str]:
     """The keys XGBoost reports as not used while ``probe()`` trains."""
     with warnings.catch_warnings(record=True) as caught:
@@ -294,6 +362,7 @@ def check_tree_params(
     named = {**params, **(given or {})}
     if engine == "lightgbm":
         _check_known_lightgbm(params)
+        _check_lightgbm_objective_params(params, engine_params.get("objective"))
         _dry_run_lightgbm(engine_params, named)
     else:
         _dry_run_xgboost(engine_params, named, params)
