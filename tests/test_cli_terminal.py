@@ -92,3 +92,22 @@ def test_warning_lines_escape_control_characters(tmp_path) -> None:
     assert out.returncode == 0, out.stderr
     _clean(out.stdout + out.stderr)
     assert "\\e[31mred" in out.stdout, out.stdout
+
+
+def test_status_lines_and_tables_escape_control_characters(tmp_path) -> None:
+    """The lines that report success (generate's size notice and "wrote", train's status and
+    result table) show a file name's control characters escaped, keeping the table's layout."""
+    out = _cli("generate", "small", "--out", RED, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    _clean(out.stderr)
+    _clean(out.stdout)
+    assert "\\e[31mred.txt" in out.stderr and "wrote \\e[31mred.txt" in out.stdout
+    model = "m" + TITLE + ".ndcg"
+    out = _cli("train", RED, "--epochs", "1", "--out", model, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    _clean(out.stderr)
+    _clean(out.stdout)
+    assert "mq\\e]0;pwned\\x07rels.ndcg" in out.stdout
+    assert len(out.stdout.splitlines()) > 3  # the table keeps its lines
+    assert (tmp_path / model).is_file()  # the file itself has the name given
+    assert terminal_safe("a\tb\nc\x1b", keep_layout=True) == "a\tb\nc\\e"

@@ -43,15 +43,22 @@ def _escape(m: re.Match[str]) -> str:
     return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
 
 
-def terminal_safe(text: object) -> str:
+def terminal_safe(text: object, *, keep_layout: bool = False) -> str:
     """``text`` with every character a terminal would act on written as an escape: ESC as
     ``\\e``, other controls as ``\\xNN`` (tab ``\\x09``, newline ``\\x0a``), bidirectional
     controls as ``\\uNNNN``; so a file name such as ``$'\\e[31mred.txt'`` or one holding a
     title-setting sequence (``ESC ] 0 ; ... BEL``) is shown, not obeyed, and a message stays one
     line. Printable text (any script) is kept. Paths are decoded from bytes as the file system
-    encodes them (undecodable bytes become ``\\udcNN`` surrogates, shown as ``\\udcNN``)."""
+    encodes them (undecodable bytes become ``\\udcNN`` surrogates, shown as ``\\udcNN``).
+    ``keep_layout=True`` keeps newlines and tabs (a table or a multi-line report printed as a
+    whole) and escapes everything else the same way."""
     if isinstance(text, bytes):
         text = os.fsdecode(text)
+    if keep_layout:
+        return "\n".join(
+            "\t".join(terminal_safe(cell) for cell in line.split("\t"))
+            for line in str(text).split("\n")
+        )
     out = _UNSAFE.sub(_escape, str(text))
     if any("\ud800" <= c <= "\udfff" for c in out):
         out = "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in out)

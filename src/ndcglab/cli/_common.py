@@ -309,7 +309,9 @@ def emit(args: argparse.Namespace, payload: Mapping[str, Any], text: Callable[[]
     if getattr(args, "format", "text") == "json":
         sys.stdout.write(to_json(payload) + "\n")
     else:
-        sys.stdout.write(text().rstrip("\n") + "\n")
+        from .._warn import terminal_safe  # (a file name's control characters, escaped)
+
+        sys.stdout.write(terminal_safe(text().rstrip("\n"), keep_layout=True) + "\n")
 
 
 def progress(

@@ -13,6 +13,7 @@ import os
 import sys
 from typing import Any
 
+from .._warn import terminal_safe
 from ._common import add_format_argument, emit, positive_int
 
 
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if expected is not None:
         print(
             f"ndcglab generate: {ds.n_queries} queries, {ds.n_docs} documents; writing about "
-            f"{_size(expected)} to {args.out}",
+            f"{_size(expected)} to {terminal_safe(args.out)}",
             file=sys.stderr,
             flush=True,
         )
@@ -92,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
             bar = None
         left = "kept its old content" if existed else "was not created"
         print(
-            f"ndcglab: error: interrupted (Ctrl-C) while writing {args.out}: {args.out} {left} "
+            f"ndcglab: error: interrupted (Ctrl-C) while writing {terminal_safe(args.out)}: "
+            f"{terminal_safe(args.out)} {left} "
             "and no temporary file was left behind. Fix: run the command again",
             file=sys.stderr,
         )

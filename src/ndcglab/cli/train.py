@@ -18,6 +18,7 @@ import shlex
 import sys
 from typing import Any
 
+from .._warn import terminal_safe
 from ..errors import NdcglabError
 from ._clicks_train import add_click_arguments
 from ._common import add_cache_argument, add_format_argument, emit, format_table
@@ -119,7 +120,9 @@ def run(args: argparse.Namespace) -> int:
                 f"run: {_command_line('--checkpoint ndcglab-checkpoint')}"
             )
         after = f" after epoch {epoch}" if epoch else ""
-        print(f"ndcglab train: interrupted{after}; {what}", file=sys.stderr, flush=True)
+        print(
+            f"ndcglab train: interrupted{after}; {terminal_safe(what)}", file=sys.stderr, flush=True
+        )
         return 130
 
 
@@ -153,7 +156,7 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
     say = (
         (lambda m: None)
         if args.quiet
-        else (lambda m: print(f"ndcglab train: {m}", file=sys.stderr))
+        else (lambda m: print(f"ndcglab train: {terminal_safe(m)}", file=sys.stderr))
     )
     say(
         f"{train_ds.n_queries} training queries, {train_ds.n_docs} documents, "
