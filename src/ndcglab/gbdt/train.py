@@ -232,18 +232,16 @@ def check_tree_config(cfg: TrainConfig) -> None:
 
     engine, loss = cfg.trees.engine, cfg.loss
     text = "".join(str(loss).split()).lower()
-    if engine != "lightgbm" and (
-        text.startswith(LIGHTGBM_PREFIX) or text.startswith(f"{LIGHTGBM_LOSS}(")
-    ):
-        raise SpecError(
-            f"--loss {loss} is LightGBM's own objective, but --engine {engine} grows the trees. "
-            f"Fix: use --engine lightgbm, or --loss xgboost:rank:ndcg with --engine {engine}"
-        )
-    if engine != "xgboost" and text.startswith(XGBOOST_PREFIX):
-        raise SpecError(
-            f"--loss {loss} is XGBoost's own objective, but --engine {engine} grows the trees. "
-            f"Fix: add --engine xgboost, or use --loss lightgbm:lambdarank with --engine {engine}"
-        )
+    own_objectives = (  # engine, its name, how its objectives are spelled, the other's example
+        ("lightgbm", "LightGBM", (LIGHTGBM_PREFIX, f"{LIGHTGBM_LOSS}("), "xgboost:rank:ndcg"),
+        ("xgboost", "XGBoost", (XGBOOST_PREFIX,), "lightgbm:lambdarank"),
+    )
+    for owner, name, spellings, example in own_objectives:
+        if engine != owner and text.startswith(spellings):
+            raise SpecError(
+                f"--loss {loss} is {name}'s own objective, but --engine {engine} grows the "
+                f"trees. Fix: use --engine {owner}, or --loss {example} with --engine {engine}"
+            )
     if lightgbm_objective(loss) is None and not text.startswith(XGBOOST_PREFIX):
         from .objective import resolve_loss
 
