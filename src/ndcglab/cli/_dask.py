@@ -1,4 +1,7 @@
-"""The ``--dask ADDRESS`` options of ``evaluate``, ``train`` and ``cv`` (boosted trees).
+"""The ``--dask ADDRESS`` options of ``evaluate``, ``train`` and ``cv`` (boosted trees), and of
+``clicks stats``, ``clicks fit`` and ``train --clicks LOG`` (a click log's counts summed per
+partition on the workers; with ``train --clicks`` a model kind that does not train on Dask then
+trains here, on the summed statistics).
 
 ``ADDRESS`` is a scheduler address (``tcp://host:8786``, ``host:8786``) or ``local:N`` for ``N``
 worker processes on this machine, started for the command; ``--dask-memory-limit SIZE`` (with
@@ -15,7 +18,13 @@ from typing import Any
 
 from ..errors import NdcglabError
 
-__all__ = ["add_dask_arguments", "check_dask_arguments", "client_from_args"]
+__all__ = [
+    "add_dask_arguments",
+    "check_dask_arguments",
+    "client_from_args",
+    "trains_on_dask",
+    "worker_path",
+]
 
 
 def add_dask_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,7 +59,8 @@ def add_dask_arguments(p: argparse.ArgumentParser) -> None:
 
 def check_dask_arguments(args: argparse.Namespace) -> None:
     """Refuse, before any data is read or cluster started, ``--dask`` options that cannot apply:
-    a bad address or timeout, a model kind that does not train on Dask, ``--patience``."""
+    a bad address or timeout, a model kind that does not train on Dask (unless ``--clicks``
+    gives Dask the counting of a log to do), ``--patience`` with a kind trained on Dask."""
     if getattr(args, "dask", None) is None:
         return
     from ..distributed.cluster import (
@@ -69,7 +79,10 @@ def check_dask_arguments(args: argparse.Namespace) -> None:
         args.dask_memory_limit, minimum=MIN_WORKER_MEMORY if trains else MIN_EVALUATE_MEMORY
     )
     model = getattr(args, "model", None)
+    clicks = getattr(args, "clicks", None) is not None
     if model is not None and not get_kind(model).distributed:
+        if clicks:
+            return  # Dask sums the click log; the model trains here
         able = " or ".join(k.name for k in KINDS.values() if k.distributed)
         raise NdcglabError(
             f"--dask trains {able} only. Fix: add --model {able}, or drop --dask for "
@@ -98,3 +111,20 @@ def client_from_args(args: argparse.Namespace, label: str) -> Iterator[Any]:
         label=label,
     ) as client:
         yield client
+
+
+def trains_on_dask(args: argparse.Namespace, kind: Any) -> contextlib.AbstractContextManager[Any]:
+    """The client that trains model kind ``kind`` on Dask: :func:`client_from_args` for a kind
+    that trains there, else none (``train --clicks LOG --dask`` with a kind trained here: Dask
+    only summed the log)."""
+    if getattr(kind, "distributed", False):
+        return client_from_args(args, "ndcglab train")
+    return contextlib.nullcontext(None)
+
+
+def worker_path(path: str) -> str:
+    """``path`` as a Dask worker must open it: absolute (a worker's working folder is its own,
+    not this command's)."""
+    import os
+
+    return os.path.abspath(path)

@@ -61,6 +61,7 @@ __all__ = [
     "COUNT_MODELS",
     "FIT_MODELS",
     "FittedClickModel",
+    "count_model",
     "dense_sessions",
     "fit_click_model",
     "normalised_affine",
@@ -285,6 +286,19 @@ def _parse(spec: str) -> tuple[str, int, float, float | None]:
     return parsed.name, iterations, tol, gamma
 
 
+def count_model(spec: str) -> str:
+    """The name of the click model ``spec`` if it is fitted from counts per (document,
+    position) (:data:`COUNT_MODELS`); a bad spec, or a model that reads sessions, is refused."""
+    name = _parse(spec)[0]
+    if name not in COUNT_MODELS:
+        raise SpecError(
+            f"{name} reads whole sessions (which clicks came above each document); click counts "
+            f"per (document, position) fit {' and '.join(COUNT_MODELS)} only. Fix: give the log "
+            "itself (without --dask), or --click-model pbm or trust"
+        )
+    return name
+
+
 def fit_click_model(log: ClickLog | ClickStats, spec: str = "pbm") -> FittedClickModel:
     """Fit the click model ``spec`` (``pbm``, ``ubm``, ``cascade``, ``dcm``, ``dbn``, ``sdbn``,
     ``trust``; EM options ``iterations`` (default 100) and ``tol`` (default 1e-6);
@@ -293,12 +307,7 @@ def fit_click_model(log: ClickLog | ClickStats, spec: str = "pbm") -> FittedClic
     :data:`COUNT_MODELS` (the same fit as from the log it sums)."""
     name, iterations, tol, gamma = _parse(spec)
     if isinstance(log, ClickStats) or name in COUNT_MODELS:
-        if name not in COUNT_MODELS:
-            raise SpecError(
-                f"{name} reads whole sessions (which clicks came above each document); click "
-                f"counts per (document, position) fit {' and '.join(COUNT_MODELS)} only. Fix: "
-                "give the log itself, or --click-model pbm or trust"
-            )
+        count_model(spec)
         stats = log if isinstance(log, ClickStats) else log.stats()
         model = _fit_count_em(stats, name, iterations, tol)
         model.log_likelihood, model.perplexity = model.evaluate_counts(stats)

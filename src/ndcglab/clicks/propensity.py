@@ -36,11 +36,18 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataFormatError, SpecError
-from .logs import ClickLog
+from .logs import ClickLog, ClickStats
 
-__all__ = ["PROPENSITY_METHODS", "estimate_propensities", "true_propensities"]
+__all__ = [
+    "COUNT_METHODS",
+    "PROPENSITY_METHODS",
+    "estimate_propensities",
+    "true_propensities",
+]
 
 PROPENSITY_METHODS = ("truth", "randtop", "swap", "harvest", "regression_em")
+#: the methods that read only the counts per (query, document, position) (a ClickStats will do)
+COUNT_METHODS = ("swap", "harvest")
 
 
 def true_propensities(log: ClickLog, *, relative: bool = True) -> np.ndarray:
@@ -59,22 +66,32 @@ def true_propensities(log: ClickLog, *, relative: bool = True) -> np.ndarray:
 
 
 def estimate_propensities(
-    log: ClickLog, method: str = "harvest", *, dataset: Any = None, n: int | None = None,
-    iterations: int = 50,
+    log: ClickLog | ClickStats, method: str = "harvest", *, dataset: Any = None,
+    n: int | None = None, iterations: int = 50,
 ) -> np.ndarray:  # fmt: skip
     """Propensities per position ``1..k`` relative to position 1 by ``method`` (see the module
     docstring): ``truth``, ``randtop`` (``n``: the shuffled top, default the largest position
     whose rows were all randomised), ``swap``, ``harvest``, ``regression_em`` (needs
-    ``dataset``, the features; ``iterations`` of EM). NaN where the log cannot tell."""
+    ``dataset``, the features; ``iterations`` of EM). NaN where the log cannot tell. ``log`` may
+    be a :class:`~ndcglab.clicks.ClickStats` for ``swap`` and ``harvest`` (the same estimate as
+    from the log it sums)."""
+    if isinstance(log, ClickStats):
+        if method not in COUNT_METHODS:
+            raise SpecError(
+                f"the propensity method {method!r} reads the log's rows (its propensities, "
+                f"metadata or features); click counts estimate {' and '.join(COUNT_METHODS)} "
+                "only. Fix: give the log itself, or use swap or harvest"
+            )
+        return _harvest(log, log.k, top_only=method == "swap")
     if method == "truth":
         return true_propensities(log)
     k = log.k
     if method == "randtop":
         return _randtop(log, k, n)
     if method == "swap":
-        return _harvest(log, k, top_only=True)
+        return _harvest(log.stats(), k, top_only=True)
     if method == "harvest":
-        return _harvest(log, k, top_only=False)
+        return _harvest(log.stats(), k, top_only=False)
     if method == "regression_em":
         if dataset is None:
             raise SpecError(
@@ -101,11 +118,10 @@ def _randtop(log: ClickLog, k: int, n: int | None) -> np.ndarray:
     return out
 
 
-def _harvest(log: ClickLog, k: int, *, top_only: bool) -> np.ndarray:
+def _harvest(st: ClickStats, k: int, *, top_only: bool) -> np.ndarray:
     """Pairwise ratios of summed click rates over (query, doc) pairs seen at both positions,
     combined by weighted least squares on log p with p_1 = 1; for ``harvest`` (not
     ``top_only``) refined by the AllPairs likelihood (:func:`_all_pairs`)."""
-    st = log.stats()
     docs, inv = np.unique(st.doc, return_inverse=True)
     ctr_table = np.full((len(docs), k), np.nan)
     clk_table = np.zeros((len(docs), k))
