@@ -465,3 +465,36 @@ def test_affine_terms_of_a_session_model_are_refused():
     _, log = _log("pbm", n=50)
     with pytest.raises(SpecError, match="no affine click terms"):
         fit_click_model(log, "cascade").affine()
+
+
+def test_normalised_affine_without_a_scale_is_nan():
+    from ndcglab.clicks.click_models import normalised_affine
+
+    a, b = normalised_affine(np.array([0.0, 0.5]), np.array([1.0, 0.2]))
+    assert np.isnan(a).all() and np.isnan(b).all()
+    a, b = normalised_affine(np.array([0.5, 0.25]), np.array([0.25, 0.5]))
+    assert a.tolist() == [1.0, 0.5] and b.tolist() == [0.0, 0.375]
+
+
+def test_read_affine_terms_of_each_kind_of_fit(tmp_path):
+    import json
+
+    from ndcglab.clicks.click_models import read_affine_terms
+    from ndcglab.errors import DataFormatError
+
+    cases = {
+        "trust": (
+            {"click_model": "trust", "alpha": [1, 0.5], "beta": [0, -0.2]},
+            [1, 0.5],
+            [0, -0.2],
+        ),
+        "pbm": ({"click_model": "pbm", "examination": [0.8, 0.4]}, [1, 0.5], None),
+        "prop": ({"click_model": "dbn", "propensity": [1, 0.25]}, [1, 0.25], None),
+    }
+    for name, (content, alpha, beta) in cases.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(content))
+        a, b = read_affine_terms(str(tmp_path / f"{name}.json"))
+        assert a.tolist() == alpha and (b is None if beta is None else b.tolist() == beta)
+    (tmp_path / "zero.json").write_text('{"click_model": "pbm", "examination": [0, 0.4]}')
+    with pytest.raises(DataFormatError, match="no scale"):
+        read_affine_terms(str(tmp_path / "zero.json"))

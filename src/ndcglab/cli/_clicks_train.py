@@ -117,61 +117,10 @@ def _resolve_fitted_terms(args: argparse.Namespace) -> None:
     text = args.examination
     if text is None or not (text.endswith(".json") or os.path.isfile(text)):
         return
-    args.fitted_terms = fitted_terms(text)
+    from ..clicks.click_models import read_affine_terms
+
+    args.fitted_terms = read_affine_terms(text)
     args.examination = None
-
-
-def fitted_terms(path: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """``(alpha, beta)`` per position from the JSON file of ``ndcglab clicks fit --out``: a
-    trust fit's ``alpha`` and ``beta``; a PBM fit's examination relative to position 1 (beta
-    None); else its ``propensity``. A file without them is one error line."""
-    import json
-
-    from ..errors import DataFormatError
-
-    try:
-        with open(path, encoding="utf-8") as f:
-            fit = json.load(f)
-    except FileNotFoundError:
-        raise DataFormatError(
-            "no such file",
-            path=path,
-            fix="give --examination A1,A2,... or the JSON file of "
-            "'ndcglab clicks fit --out FIT.json'",
-        ) from None
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise DataFormatError(
-            f"the fitted click model cannot be read as JSON ({exc})", path=path,
-            fix="give the file written by 'ndcglab clicks fit --out FIT.json'",
-        ) from None  # fmt: skip
-
-    def numbers(key: str) -> np.ndarray:
-        try:
-            arr = np.asarray(fit[key], dtype=np.float64).reshape(-1)
-        except (TypeError, ValueError):
-            arr = np.zeros(0)
-        if len(arr) == 0 or not np.isfinite(arr).all():
-            raise DataFormatError(
-                f"{key!r} is not a list of finite numbers per position", path=path,
-                fix="fit the click model again ('ndcglab clicks fit --out FIT.json')",
-            )  # fmt: skip
-        return arr
-
-    if not isinstance(fit, dict):
-        fit = {}
-    if "alpha" in fit and "beta" in fit:
-        return numbers("alpha"), numbers("beta")
-    if fit.get("click_model") == "pbm" and "examination" in fit:
-        exam = numbers("examination")
-        return exam / exam[0], None
-    if "propensity" in fit:
-        return numbers("propensity"), None
-    raise DataFormatError(
-        "the file holds no examination per position (no trust alpha and beta, PBM examination "
-        "or propensity)", path=path,
-        fix="fit 'ndcglab clicks fit LOG --click-model trust --out FIT.json' (or pbm, or add "
-        "--propensity METHOD)",
-    )  # fmt: skip
 
 
 def _terms(args: argparse.Namespace, meta: dict[str, Any]) -> tuple[Any, Any]:

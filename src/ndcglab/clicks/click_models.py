@@ -65,6 +65,7 @@ __all__ = [
     "dense_sessions",
     "fit_click_model",
     "normalised_affine",
+    "read_affine_terms",
 ]
 
 #: click models that can be fitted, and their parameters
@@ -89,9 +90,12 @@ def normalised_affine(alpha: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, 
     alpha_1 g + beta_1`` (the click probability at the top): ``alpha'_r = alpha_r / alpha_1``,
     ``beta'_r = beta_r - alpha'_r beta_1``, so ``alpha'_1 = 1`` and ``beta'_1 = 0``. Clicks fix
     ``(alpha, beta)`` only up to such a change of scale; these values are the same for every
-    member of the family, so they compare a fit with the truth."""
+    member of the family, so they compare a fit with the truth. NaN everywhere when ``alpha_1``
+    is not positive (the clicks at the top do not depend on relevance: no scale to refer to)."""
     a = np.asarray(alpha, dtype=np.float64)
     b = np.asarray(beta, dtype=np.float64)
+    if not (len(a) and a[0] > 0):
+        return np.full(len(a), np.nan), np.full(len(b), np.nan)
     scaled = a / a[0]
     return scaled, b - scaled * b[0]
 
@@ -526,3 +530,65 @@ def _fit_dbn(
         iterations=it,
         converged=converged,
     )
+
+
+def read_affine_terms(path: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(alpha, beta)`` per position from the JSON file of ``ndcglab clicks fit --out``: a
+    trust fit's ``alpha`` and ``beta`` (on the top position's scale); a PBM fit's examination
+    relative to position 1 (``beta`` None); else its ``propensity``. What
+    :func:`ndcglab.clicks.learn.fit_clicks` takes as ``examination=`` and ``trust_offset=``. A
+    file without them is a :class:`~ndcglab.errors.DataFormatError` naming it."""
+    import json
+
+    from ..errors import DataFormatError
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            fit = json.load(f)
+    except FileNotFoundError:
+        raise DataFormatError(
+            "no such file",
+            path=path,
+            fix="give --examination A1,A2,... or the JSON file of "
+            "'ndcglab clicks fit --out FIT.json'",
+        ) from None
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise DataFormatError(
+            f"the fitted click model cannot be read as JSON ({exc})", path=path,
+            fix="give the file written by 'ndcglab clicks fit --out FIT.json'",
+        ) from None  # fmt: skip
+
+    def numbers(key: str) -> np.ndarray:
+        try:
+            arr = np.asarray(fit[key], dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            arr = np.zeros(0)
+        if len(arr) == 0 or not np.isfinite(arr).all():
+            raise DataFormatError(
+                f"{key!r} is not a list of finite numbers per position (a fit whose clicks could "
+                "not tell the terms is NaN)", path=path,
+                fix="fit the click model again on a log that shows documents at several "
+                "positions ('ndcglab clicks fit LOG --out FIT.json'), or give the numbers",
+            )  # fmt: skip
+        return arr
+
+    if not isinstance(fit, dict):
+        fit = {}
+    if "alpha" in fit and "beta" in fit:
+        return numbers("alpha"), numbers("beta")
+    if fit.get("click_model") == "pbm" and "examination" in fit:
+        exam = numbers("examination")
+        if not exam[0] > 0:
+            raise DataFormatError(
+                "the PBM examination at position 1 is 0: no scale to refer to", path=path,
+                fix="fit the click model again on a log with clicks at position 1",
+            )  # fmt: skip
+        return exam / exam[0], None
+    if "propensity" in fit:
+        return numbers("propensity"), None
+    raise DataFormatError(
+        "the file holds no examination per position (no trust alpha and beta, PBM examination "
+        "or propensity)", path=path,
+        fix="fit 'ndcglab clicks fit LOG --click-model trust --out FIT.json' (or pbm, or add "
+        "--propensity METHOD)",
+    )  # fmt: skip
