@@ -181,3 +181,6 @@ def test_what_needs_sessions_is_one_error_line_before_any_cluster(logs):
     line = _one_error(ndcglab("train", DATA, "--clicks", path.name, "--estimator", "ips",
                               "--dask", nowhere, "--out", "m.json", cwd=cwd))  # fmt: skip
     assert "the examination is needed" in line
+    line = _one_error(ndcglab("clicks", "fit", path.name, "--dask", "local:1",
+                              "--dask-memory-limit", "1MB", cwd=cwd))  # fmt: skip
+    assert "--dask-memory-limit 1MB" in line and "Fix:" in line

@@ -153,13 +153,19 @@ def _dask_counts(args: argparse.Namespace) -> Any:
     from ..clicks import merge_stats, read_log_stats
     from ..clicks.click_models import count_model
     from ..clicks.propensity import COUNT_METHODS
-    from ..distributed.cluster import check_timeout, parse_address
+    from ..distributed.cluster import (
+        MIN_EVALUATE_MEMORY,
+        check_memory_limit,
+        check_timeout,
+        parse_address,
+    )
     from ..errors import DataFormatError, SpecError
     from ._dask import client_from_args, worker_path
 
     args.ds = None
     parse_address(args.dask)
     check_timeout(args.dask_timeout)
+    check_memory_limit(args.dask_memory_limit, minimum=MIN_EVALUATE_MEMORY)
     count_model(args.click_model)  # a bad spec, or a model that needs sessions: one line
     if args.propensity is not None and args.propensity not in COUNT_METHODS:
         raise SpecError(
