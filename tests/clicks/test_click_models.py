@@ -490,6 +490,17 @@ def test_read_affine_terms_of_each_kind_of_fit(tmp_path):
         ),
         "pbm": ({"click_model": "pbm", "examination": [0.8, 0.4]}, [1, 0.5], None),
         "prop": ({"click_model": "dbn", "propensity": [1, 0.25]}, [1, 0.25], None),
+        "swap": (
+            {
+                "click_model": "trust",
+                "alpha": [1, 9],
+                "beta": [0, 9],
+                "propensity": [1, 0.5],
+                "propensity_offset": [0, -0.25],
+            },
+            [1, 0.5],
+            [0, -0.25],
+        ),
     }
     for name, (content, alpha, beta) in cases.items():
         (tmp_path / f"{name}.json").write_text(json.dumps(content))

@@ -143,3 +143,20 @@ def test_a_bad_fit_file_is_one_error_line(setup, content, expected):
     line = _one_error(res)
     assert name in line and expected in line and "Fix:" in line, line
     assert not (tmp / "m_bad.zip").exists()
+
+
+def test_fit_writes_the_trust_swap_terms_that_train_reads(tmp_path):
+    from ndcglab.clicks.click_models import read_affine_terms
+    from ndcglab.clicks.propensity import swap_affine_terms
+
+    ds = load_dataset(DATA)
+    log = simulate_clicks(ds, "trust", make_policy(ds.labels, "swap"), 2000, k=5, seed=3)
+    write_log(log, tmp_path / "swap.npz")
+    res = ndcglab("clicks", "fit", "swap.npz", "--propensity", "trust_swap", "--out",
+                  "swap.json", cwd=tmp_path)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "offset" in res.stdout
+    alpha, beta = read_affine_terms(str(tmp_path / "swap.json"))
+    want_a, want_b = swap_affine_terms(log)
+    np.testing.assert_allclose(alpha, want_a, rtol=1e-12)
+    np.testing.assert_allclose(beta, want_b, rtol=1e-12, atol=1e-15)

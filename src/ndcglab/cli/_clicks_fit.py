@@ -49,9 +49,11 @@ def add_parser(subparsers: Any) -> None:
         "--propensity",
         default=None,
         metavar="METHOD",
-        choices=("truth", "randtop", "swap", "harvest", "regression_em"),
+        choices=("truth", "randtop", "swap", "harvest", "regression_em", "trust_swap"),
         help="also estimate propensities: truth (the simulator's), randtop, swap, harvest "
-        "(intervention harvesting over the logs' rankers) or regression_em (needs --data)",
+        "(intervention harvesting over the logs' rankers), regression_em (needs --data), or "
+        "trust_swap (trust bias from swap interventions: alpha as the propensity, beta as its "
+        "offset, both on the top position's scale)",
     )
     p.add_argument(
         "--data",
@@ -112,7 +114,12 @@ def run(args: argparse.Namespace) -> int:
         payload["gamma"] = model.gamma
     if args.propensity is not None:
         payload["propensity_method"] = args.propensity
-        payload["propensity"] = estimate_propensities(log, args.propensity, dataset=args.ds)
+        if args.propensity == "trust_swap":
+            from ..clicks.propensity import swap_affine_terms
+
+            payload["propensity"], payload["propensity_offset"] = swap_affine_terms(log)
+        else:
+            payload["propensity"] = estimate_propensities(log, args.propensity, dataset=args.ds)
     if args.dask is not None:
         payload["dask"] = args.dask
     if args.out is not None:
@@ -216,6 +223,9 @@ def _text(payload: dict[str, Any]) -> str:
     if "propensity" in payload:
         cols.append(f"propensity ({payload['propensity_method']})")
         table.append(list(payload["propensity"]))
+    if "propensity_offset" in payload:
+        cols.append("offset")
+        table.append(list(payload["propensity_offset"]))
     rows = [[str(c[i]) if j == 0 else f"{c[i]:.4f}" for j, c in enumerate(table)]
             for i in range(payload["k"])]  # fmt: skip
     tail = f"\ngamma {payload['gamma']:.4f}" if "gamma" in payload else ""

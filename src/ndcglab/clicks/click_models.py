@@ -533,9 +533,10 @@ def _fit_dbn(
 
 
 def read_affine_terms(path: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """``(alpha, beta)`` per position from the JSON file of ``ndcglab clicks fit --out``: a
-    trust fit's ``alpha`` and ``beta`` (on the top position's scale); a PBM fit's examination
-    relative to position 1 (``beta`` None); else its ``propensity``. What
+    """``(alpha, beta)`` per position from the JSON file of ``ndcglab clicks fit --out``: its
+    ``propensity`` when it has one (``--propensity METHOD``; ``beta`` the ``trust_swap`` offset,
+    else None); else a trust fit's ``alpha`` and ``beta`` (on the top position's scale); else a
+    PBM fit's examination relative to position 1 (``beta`` None). What
     :func:`ndcglab.clicks.learn.fit_clicks` takes as ``examination=`` and ``trust_offset=``. A
     file without them is a :class:`~ndcglab.errors.DataFormatError` naming it."""
     import json
@@ -574,6 +575,9 @@ def read_affine_terms(path: str) -> tuple[np.ndarray, np.ndarray | None]:
 
     if not isinstance(fit, dict):
         fit = {}
+    if "propensity" in fit:  # asked for explicitly (--propensity METHOD): it wins
+        offset = numbers("propensity_offset") if "propensity_offset" in fit else None
+        return numbers("propensity"), offset
     if "alpha" in fit and "beta" in fit:
         return numbers("alpha"), numbers("beta")
     if fit.get("click_model") == "pbm" and "examination" in fit:
@@ -584,8 +588,6 @@ def read_affine_terms(path: str) -> tuple[np.ndarray, np.ndarray | None]:
                 fix="fit the click model again on a log with clicks at position 1",
             )  # fmt: skip
         return exam / exam[0], None
-    if "propensity" in fit:
-        return numbers("propensity"), None
     raise DataFormatError(
         "the file holds no examination per position (no trust alpha and beta, PBM examination "
         "or propensity)", path=path,
