@@ -2,16 +2,16 @@
 [--dask ADDRESS]``
 
 Fit a click model (PBM, UBM, cascade, DCM, DBN, SDBN, trust) to click logs and print its
-log-likelihood, perplexity per position and position parameters (the trust model: its affine
-terms ``alpha_r``, ``beta_r`` on the top position's scale, which ``ndcglab train --clicks LOG
---estimator affine --examination FIT.json`` reads); with ``--propensity``, also the
-position-bias propensities (truth, randtop, swap, harvest, regression_em). Several logs (e.g.
-of several rankers, for ``harvest``) are joined. Each log is checked row by row (and, with
-``--data``, against the features): a bad row is one error line naming the file and row.
+log-likelihood, perplexity per position and position parameters (the trust model: its affine terms
+``alpha_r``, ``beta_r`` on the top position's scale, which ``ndcglab train --clicks LOG --estimator
+affine --examination FIT.json`` reads); with ``--propensity``, also the position-bias propensities
+(truth, randtop, swap, harvest, regression_em, trust_swap). Several logs (e.g. of several rankers,
+for ``harvest``) are joined. Each log is checked row by row (and, with ``--data``, against the
+features): a bad row is one error line naming the file and row.
 
-``--dask ADDRESS`` sums each Parquet row group's counts per (query, document, position) on a
-Dask worker (as ``ndcglab clicks stats --dask``) and fits from the sums: the models and methods
-that need only those counts (PBM, trust; swap, harvest), with the same result as in memory.
+``--dask ADDRESS`` sums each Parquet row group's counts per (query, document, position) on a Dask
+worker (as ``ndcglab clicks stats --dask``) and fits from the sums: the models and methods that need
+only those counts (PBM, trust; swap, harvest, trust_swap), with the same result as in memory.
 """
 
 from __future__ import annotations
