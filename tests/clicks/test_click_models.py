@@ -509,3 +509,12 @@ def test_read_affine_terms_of_each_kind_of_fit(tmp_path):
     (tmp_path / "zero.json").write_text('{"click_model": "pbm", "examination": [0, 0.4]}')
     with pytest.raises(DataFormatError, match="no scale"):
         read_affine_terms(str(tmp_path / "zero.json"))
+    for content, expected in [
+        ("{not json", "cannot be read as JSON"),
+        ('{"alpha": [1, "x"], "beta": [0, 0]}', "'alpha' is not a list of finite numbers"),
+        ('{"alpha": [1, NaN], "beta": [0, 0]}', "'alpha' is not a list of finite numbers"),
+    ]:
+        (tmp_path / "bad.json").write_text(content)
+        with pytest.raises(DataFormatError, match=expected) as err:
+            read_affine_terms(str(tmp_path / "bad.json"))
+        assert "bad.json" in str(err.value) and "Fix" in str(err.value)

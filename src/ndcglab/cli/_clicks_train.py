@@ -139,19 +139,9 @@ def _terms(args: argparse.Namespace, meta: dict[str, Any]) -> tuple[Any, Any]:
 def _dask_counts(args: argparse.Namespace) -> Any:
     """The log's counts per (query, document, position) summed per row group on Dask."""
     from ..clicks import read_log_stats
-    from ..errors import SpecError
     from ._dask import client_from_args, worker_path
 
-    if args.estimator in ("dla", "pairwise"):
-        raise SpecError(
-            f"--estimator {args.estimator} needs the sessions of the log; --dask sums the log "
-            "into counts. Fix: drop --dask, or use naive, ips, snips, affine or dr"
-        )
-    if args.estimator != "naive" and args.examination is None and args.fitted_terms is None:
-        raise SpecError(
-            f"--dask reads the counts of {args.clicks}, not its metadata: the examination is "
-            "needed. Fix: give --examination A1,A2,... or FIT.json (ndcglab clicks fit --out)"
-        )
+    # (estimators and options that counts cannot serve: refused by check_dask_arguments)
     with client_from_args(args, "ndcglab train (click counts)") as client:
         return read_log_stats(worker_path(args.clicks), client=client)
 

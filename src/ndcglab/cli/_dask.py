@@ -60,7 +60,8 @@ def add_dask_arguments(p: argparse.ArgumentParser) -> None:
 def check_dask_arguments(args: argparse.Namespace) -> None:
     """Refuse, before any data is read or cluster started, ``--dask`` options that cannot apply:
     a bad address or timeout, a model kind that does not train on Dask (unless ``--clicks``
-    gives Dask the counting of a log to do), ``--patience`` with a kind trained on Dask."""
+    gives Dask the counting of a log to do), ``--patience`` with a kind trained on Dask, and
+    with ``--clicks`` an estimator or a missing examination that counts cannot serve."""
     if getattr(args, "dask", None) is None:
         return
     from ..distributed.cluster import (
@@ -80,6 +81,8 @@ def check_dask_arguments(args: argparse.Namespace) -> None:
     )
     model = getattr(args, "model", None)
     clicks = getattr(args, "clicks", None) is not None
+    if clicks:
+        _check_click_counts(args)
     if model is not None and not get_kind(model).distributed:
         if clicks:
             return  # Dask sums the click log; the model trains here
@@ -92,6 +95,22 @@ def check_dask_arguments(args: argparse.Namespace) -> None:
         raise NdcglabError(
             "--patience does not apply with --dask: boosting on Dask trains --rounds rounds, then "
             "keeps the best round on the validation set. Fix: drop --patience (set --rounds)"
+        )
+
+
+def _check_click_counts(args: argparse.Namespace) -> None:
+    """``train --clicks LOG --dask``: Dask sums the log into counts, which carry neither sessions
+    (``dla``, ``pairwise``) nor the log's metadata (the examination)."""
+    estimator = getattr(args, "estimator", "ips")
+    if estimator in ("dla", "pairwise"):
+        raise NdcglabError(
+            f"--estimator {estimator} needs the sessions of the log; --dask sums the log into "
+            "counts. Fix: drop --dask, or use naive, ips, snips, affine or dr"
+        )
+    if estimator != "naive" and getattr(args, "examination", None) is None:
+        raise NdcglabError(
+            f"--dask reads the counts of {args.clicks}, not its metadata: the examination is "
+            "needed. Fix: give --examination A1,A2,... or FIT.json (ndcglab clicks fit --out)"
         )
 
 
