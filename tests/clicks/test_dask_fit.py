@@ -125,11 +125,13 @@ def test_click_labels_from_dask_sums(cluster, logs, estimator):
 @pytest.mark.timeout(180)
 def test_command_line_fit_and_train_on_dask_equal_the_in_memory_commands(cluster, logs):
     """``clicks fit LOG --dask`` prints the in-memory fit; ``train --clicks LOG --estimator
-    affine --examination FIT.json --dask`` trains the model of ``train --clicks STATS`` (the
-    log's counts summed in memory)."""
-    from ndcglab.clicks import write_stats
+    affine --examination FIT.json --dask`` trains the model the library trains on the labels of
+    the whole log's counts (as ``train --clicks STATS`` does)."""
+    import dataclasses
 
-    _, (path, whole), _ = logs
+    from ndcglab.training import fit, load_trained
+
+    ds, (path, whole), _ = logs
     cwd, address = path.parent, cluster[1]
     spec = "trust(iterations=40)"
     there = ndcglab("clicks", "fit", path.name, "--click-model", spec, "--format", "json",
@@ -140,20 +142,22 @@ def test_command_line_fit_and_train_on_dask_equal_the_in_memory_commands(cluster
     alpha, beta = want.affine()
     assert b["alpha"] == alpha.tolist() and b["beta"] == beta.tolist()
     assert b["log_likelihood"] == want.log_likelihood and b["sessions"] == whole.n_sessions
-    write_stats(whole.stats(), cwd / "s.npz")  # the log's counts summed in memory
-    common = ["train", DATA, "--estimator", "affine", "--examination", "fit.json", "--model",
-              "linear", "--epochs", "2", "--seed", "0", "-q", "--format", "json"]  # fmt: skip
-    from_stats = ndcglab(*common, "--clicks", "s.npz", "--out", "m1.json", cwd=cwd)
-    on_dask = ndcglab(*common, "--clicks", path.name, "--dask", address, "--out", "m2.json",
+    on_dask = ndcglab("train", DATA, "--clicks", path.name, "--dask", address, "--estimator",
+                      "affine", "--examination", "fit.json", "--model", "linear", "--loss",
+                      "squared", "--epochs", "2", "-q", "--format", "json", "--out", "m.zip",
                       cwd=cwd)  # fmt: skip
-    assert from_stats.returncode == 0 and on_dask.returncode == 0, on_dask.stderr
+    assert on_dask.returncode == 0, on_dask.stderr
     info = json.loads(on_dask.stdout)["clicks"]
     assert info["trust_offset"] == b["beta"] and info["examination"] == b["alpha"]
-    from ndcglab.training import load_trained
-
-    ds = logs[0]
-    np.testing.assert_array_equal(
-        load_trained(cwd / "m1.json").predict(ds), load_trained(cwd / "m2.json").predict(ds)
+    labels = click_labels(
+        statistics_from_counts(whole.stats(), ds),
+        estimator="affine",
+        examination=alpha,
+        trust_offset=beta,
+    )
+    lib = fit(dataclasses.replace(ds, labels=labels), loss="squared(gain=linear)", epochs=2)
+    np.testing.assert_allclose(
+        load_trained(cwd / "m.zip").predict(ds), lib.predict(ds), rtol=1e-6, atol=1e-6
     )
 
 
