@@ -330,3 +330,191 @@ def test_log_likelihood_and_perplexity_from_each_models_story(sim, name):
     got_ll, got_perplexity = fitted.evaluate(log)
     assert math.isclose(got_ll, ll, rel_tol=1e-9)
     assert np.allclose(got_perplexity, 2 ** (-bits / count), rtol=1e-9)
+
+
+# --------------------------------------------------------------------------- the trust model
+
+
+def _ref_trust_em(log, iterations: int):
+    """TrustPBM's EM row by row: the posterior of (examined E, relevant R) of every shown
+    document by enumerating the four cases, P(E) P(R) P(click | E, R) with P(click | E=0) = 0,
+    P(click | E=1, R=1) = eps+, P(click | E=1, R=0) = eps-; expected counts, then ratios."""
+    g: dict[int, float] = {}
+    th = [0.5] * K
+    tp = [0.75] * K
+    tn = [0.25] * K
+    rows = [(int(d), int(r) - 1, int(c)) for d, r, c in zip(log.doc, log.position, log.click)]
+    for d, _, _ in rows:
+        g.setdefault(d, 0.5)
+    for _ in range(iterations):
+        g_num = dict.fromkeys(g, 0.0)
+        g_den = dict.fromkeys(g, 0.0)
+        e_num, n_r = [0.0] * K, [0.0] * K
+        p_num, p_den, n_num, n_den = [0.0] * K, [0.0] * K, [0.0] * K, [0.0] * K
+        for d, r, c in rows:
+            joint = {}
+            for e, rel in itertools.product((0, 1), (0, 1)):
+                pc = 0.0 if not e else (tp[r] if rel else tn[r])
+                joint[e, rel] = (
+                    (th[r] if e else 1 - th[r])
+                    * (g[d] if rel else 1 - g[d])
+                    * (pc if c else 1 - pc)
+                )
+            total = sum(joint.values())
+            post = {key: v / total for key, v in joint.items()}
+            g_num[d] += post[0, 1] + post[1, 1]
+            g_den[d] += 1
+            e_num[r] += post[1, 0] + post[1, 1]
+            n_r[r] += 1
+            p_den[r] += post[1, 1]
+            n_den[r] += post[1, 0]
+            if c:
+                p_num[r] += post[1, 1]
+                n_num[r] += post[1, 0]
+        g = {d: g_num[d] / g_den[d] for d in g}
+        th = [e_num[r] / n_r[r] for r in range(K)]
+        tp = [p_num[r] / p_den[r] for r in range(K)]
+        tn = [n_num[r] / n_den[r] for r in range(K)]
+    return g, th, tp, tn
+
+
+def test_trust_em_equals_the_enumerating_reference():
+    _, log = _log("trust(eta=1,pos=0.9,neg=0.5)", n=1500)
+    fitted = fit_click_model(log, "trust(iterations=12,tol=0)")
+    assert fitted.iterations == 12
+    g, th, tp, tn = _ref_trust_em(log, 12)
+    for d, v in g.items():
+        assert math.isclose(fitted.attractiveness[d], v, rel_tol=1e-9), d
+    assert np.allclose(fitted.examination, th, rtol=1e-9, atol=0)
+    assert np.allclose(fitted.trust_pos, tp, rtol=1e-9, atol=0)
+    assert np.allclose(fitted.trust_neg, tn, rtol=1e-9, atol=0)
+
+
+def _trust_data(n_queries: int = 20, n_docs: int = 10) -> RankingDataset:
+    return _data(n_queries, n_docs, seed=0)
+
+
+def test_trust_fit_recovers_the_simulators_affine_terms():
+    """On 100 000 sessions of trust bias under a Plackett-Luce logger (every document seen at
+    every position), the fitted alpha_r, beta_r equal the simulator's closed form
+    alpha_r = theta_r (eps+ - eps-_r), beta_r = theta_r eps-_r (theta_r = 1/r, eps+ = 1,
+    eps-_r = 0.65 / r) within 0.03, both on the top position's scale (alpha_1 = 1, beta_1 = 0):
+    the clicks fix (alpha, beta) only up to an affine change of the relevance scale."""
+    from ndcglab.clicks.click_models import normalised_affine
+
+    ds = _trust_data()
+    pol = make_policy(np.random.default_rng(5).normal(size=len(ds.labels)), "pl(temperature=1)")
+    log = simulate_clicks(ds, "trust(eta=1,pos=1,neg=0.65)", pol, 100_000, k=K, seed=1)
+    r = np.arange(1, K + 1)
+    alpha, beta = (1 / r) * (1 - 0.65 / r), (1 / r) * 0.65 / r  # the closed form, by hand
+    want_a, want_b = alpha / alpha[0], beta - alpha / alpha[0] * beta[0]
+    fitted = fit_click_model(log, "trust(iterations=1000)")
+    assert fitted.converged
+    got_a, got_b = fitted.affine()
+    assert got_a[0] == 1 and got_b[0] == 0
+    assert np.abs(got_a - want_a).max() < 0.03, (got_a, want_a)
+    assert np.abs(got_b - want_b).max() < 0.03, (got_b, want_b)
+    # the normalisation is the same for any (alpha, beta) of the family: an affine change of
+    # scale of the truth gives the same normalised terms
+    a2, b2 = normalised_affine(alpha / 0.8, beta - alpha * 0.1 / 0.8)
+    assert np.allclose(a2, want_a) and np.allclose(b2, want_b)
+    # and the PBM, blind to trust bias, does not find them: its beta is 0 and its alpha is off
+    pbm_a, pbm_b = fit_click_model(log, "pbm(iterations=1000)").affine()
+    assert (pbm_b == 0).all() and np.abs(pbm_a - want_a).max() > 0.1
+
+
+def test_trust_log_likelihood_from_its_definition():
+    _, log = _log("trust", n=800)
+    fitted = fit_click_model(log, "trust(iterations=30)")
+    ll = 0.0
+    bits = np.zeros(K)
+    count = np.zeros(K)
+    for d, r, c in zip(log.doc, log.position, log.click):
+        th, tp, tn = fitted.examination[r - 1], fitted.trust_pos[r - 1], fitted.trust_neg[r - 1]
+        g = fitted.attractiveness[d]
+        p = th * (tp * g + tn * (1 - g))
+        ll += math.log(p if c else 1 - p)
+        bits[r - 1] += math.log2(p if c else 1 - p)
+        count[r - 1] += 1
+    assert math.isclose(fitted.log_likelihood, ll, rel_tol=1e-9)
+    assert np.allclose(fitted.perplexity, 2 ** (-bits / count), rtol=1e-9)
+    # the session-based evaluation gives the same numbers
+    got_ll, got_per = fitted.evaluate(log)
+    assert math.isclose(got_ll, ll, rel_tol=1e-9)
+    assert np.allclose(got_per, fitted.perplexity, rtol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["pbm", "trust"])
+def test_count_models_fit_the_same_from_the_statistics(name):
+    _, log = _log("trust", n=1000)
+    from_log = fit_click_model(log, f"{name}(iterations=40)")
+    from_stats = fit_click_model(log.stats(), f"{name}(iterations=40)")
+    np.testing.assert_array_equal(from_log.attractiveness, from_stats.attractiveness)
+    np.testing.assert_array_equal(from_log.examination, from_stats.examination)
+    assert from_log.log_likelihood == from_stats.log_likelihood
+
+
+@pytest.mark.parametrize("name", ["ubm", "dbn", "cascade", "dcm", "sdbn"])
+def test_session_models_refuse_counts(name):
+    _, log = _log("pbm", n=20)
+    with pytest.raises(SpecError, match=r"reads whole sessions.*Fix"):
+        fit_click_model(log.stats(), name)
+
+
+def test_affine_terms_of_a_session_model_are_refused():
+    _, log = _log("pbm", n=50)
+    with pytest.raises(SpecError, match="no affine click terms"):
+        fit_click_model(log, "cascade").affine()
+
+
+def test_normalised_affine_without_a_scale_is_nan():
+    from ndcglab.clicks.click_models import normalised_affine
+
+    a, b = normalised_affine(np.array([0.0, 0.5]), np.array([1.0, 0.2]))
+    assert np.isnan(a).all() and np.isnan(b).all()
+    a, b = normalised_affine(np.array([0.5, 0.25]), np.array([0.25, 0.5]))
+    assert a.tolist() == [1.0, 0.5] and b.tolist() == [0.0, 0.375]
+
+
+def test_read_affine_terms_of_each_kind_of_fit(tmp_path):
+    import json
+
+    from ndcglab.clicks.click_models import read_affine_terms
+    from ndcglab.errors import DataFormatError
+
+    cases = {
+        "trust": (
+            {"click_model": "trust", "alpha": [1, 0.5], "beta": [0, -0.2]},
+            [1, 0.5],
+            [0, -0.2],
+        ),
+        "pbm": ({"click_model": "pbm", "examination": [0.8, 0.4]}, [1, 0.5], None),
+        "prop": ({"click_model": "dbn", "propensity": [1, 0.25]}, [1, 0.25], None),
+        "swap": (
+            {
+                "click_model": "trust",
+                "alpha": [1, 9],
+                "beta": [0, 9],
+                "propensity": [1, 0.5],
+                "propensity_offset": [0, -0.25],
+            },
+            [1, 0.5],
+            [0, -0.25],
+        ),
+    }
+    for name, (content, alpha, beta) in cases.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(content))
+        a, b = read_affine_terms(str(tmp_path / f"{name}.json"))
+        assert a.tolist() == alpha and (b is None if beta is None else b.tolist() == beta)
+    (tmp_path / "zero.json").write_text('{"click_model": "pbm", "examination": [0, 0.4]}')
+    with pytest.raises(DataFormatError, match="no scale"):
+        read_affine_terms(str(tmp_path / "zero.json"))
+    for content, expected in [
+        ("{not json", "cannot be read as JSON"),
+        ('{"alpha": [1, "x"], "beta": [0, 0]}', "'alpha' is not a list of finite numbers"),
+        ('{"alpha": [1, NaN], "beta": [0, 0]}', "'alpha' is not a list of finite numbers"),
+    ]:
+        (tmp_path / "bad.json").write_text(content)
+        with pytest.raises(DataFormatError, match=expected) as err:
+            read_affine_terms(str(tmp_path / "bad.json"))
+        assert "bad.json" in str(err.value) and "Fix" in str(err.value)

@@ -95,3 +95,66 @@ def test_train_from_a_statistics_file_equals_library(setup):
     lib = fit(dataclasses.replace(ds, labels=labels), loss="squared(gain=linear)", epochs=2)
     model = load_trained(tmp / "m_stats.zip")
     np.testing.assert_allclose(model.predict(ds), lib.predict(ds), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_affine_from_a_fitted_trust_model(setup):
+    """``clicks fit --click-model trust --out FIT.json`` then ``train --estimator affine
+    --examination FIT.json`` trains the model of the library with the fit's affine terms."""
+    from ndcglab.clicks.click_models import fit_click_model
+
+    tmp, ds, log = setup
+    spec = "trust(iterations=50)"
+    res = ndcglab("clicks", "fit", "log.npz", "--click-model", spec, "--out", "trust.json",
+                  "--format", "json", cwd=tmp)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    alpha, beta = fit_click_model(log, spec).affine()
+    saved = json.loads((tmp / "trust.json").read_text())
+    np.testing.assert_allclose(saved["alpha"], alpha, rtol=1e-12)
+    np.testing.assert_allclose(saved["beta"], beta, rtol=1e-12, atol=1e-15)
+    assert saved["alpha"][0] == 1 and saved["beta"][0] == 0
+    res = ndcglab("train", DATA, "--clicks", "log.npz", "--estimator", "affine", "--examination",
+                  "trust.json", "--loss", "squared", "--epochs", "2", "--out", "m_fit.zip",
+                  "--format", "json", "--quiet", cwd=tmp)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["clicks"]["trust_offset"] == saved["beta"]
+    lib = fit_clicks(ds, log, estimator="affine", examination=saved["alpha"],
+                     trust_offset=saved["beta"], loss="squared", epochs=2)  # fmt: skip
+    model = load_trained(tmp / "m_fit.zip")
+    np.testing.assert_allclose(model.predict(ds), lib.predict(ds), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "no such file"),
+        ('{"click_model": "dbn", "gamma": 0.9}', "holds no examination per position"),
+    ],  # (the other bad files: test_click_models.py::test_read_affine_terms_of_each_kind_of_fit)
+)
+def test_a_bad_fit_file_is_one_error_line(setup, content, expected):
+    tmp, _, _ = setup
+    name = f"bad{abs(hash(expected))}.json"
+    if content is not None:
+        (tmp / name).write_text(content)
+    res = ndcglab("train", DATA, "--clicks", "log.npz", "--estimator", "affine", "--examination",
+                  name, "--out", "m_bad.zip", "--quiet", cwd=tmp)  # fmt: skip
+    line = _one_error(res)
+    assert name in line and expected in line and "Fix:" in line, line
+    assert not (tmp / "m_bad.zip").exists()
+
+
+def test_fit_writes_the_trust_swap_terms_that_train_reads(tmp_path):
+    from ndcglab.clicks.click_models import read_affine_terms
+    from ndcglab.clicks.propensity import swap_affine_terms
+
+    ds = load_dataset(DATA)
+    log = simulate_clicks(ds, "trust", make_policy(ds.labels, "swap"), 2000, k=5, seed=3)
+    write_log(log, tmp_path / "swap.npz")
+    res = ndcglab("clicks", "fit", "swap.npz", "--propensity", "trust_swap", "--out",
+                  "swap.json", cwd=tmp_path)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "offset" in res.stdout
+    alpha, beta = read_affine_terms(str(tmp_path / "swap.json"))
+    want_a, want_b = swap_affine_terms(log)
+    np.testing.assert_allclose(alpha, want_a, rtol=1e-12)
+    np.testing.assert_allclose(beta, want_b, rtol=1e-12, atol=1e-15)

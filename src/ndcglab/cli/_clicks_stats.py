@@ -38,14 +38,20 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..clicks import merge_stats, read_log_stats, write_stats
-    from ..distributed.cluster import check_timeout, parse_address
-    from ._dask import client_from_args
+    from ..distributed.cluster import (
+        MIN_EVALUATE_MEMORY,
+        check_memory_limit,
+        check_timeout,
+        parse_address,
+    )
+    from ._dask import client_from_args, worker_path
 
     if args.dask is not None:  # a bad address is refused before any log is read
         parse_address(args.dask)
         check_timeout(args.dask_timeout)
+        check_memory_limit(args.dask_memory_limit, minimum=MIN_EVALUATE_MEMORY)
     with client_from_args(args, "ndcglab clicks stats") as client:
-        parts = [read_log_stats(path, client=client) for path in args.logs]
+        parts = [read_log_stats(worker_path(path), client=client) for path in args.logs]
     stats = parts[0] if len(parts) == 1 else merge_stats(parts)
     write_stats(stats, args.out)
     imp, clk = stats.per_position()

@@ -1,7 +1,14 @@
 """``ndcglab train DATA --clicks LOG --estimator ips|snips|naive|affine|dr|dla``: the options that
 train on clicks instead of judged labels, and the step that turns the training data's labels into
 click labels (:mod:`ndcglab.clicks.learn`). The validation set keeps its judged labels (model
-selection measures NDCG as usual)."""
+selection measures NDCG as usual).
+
+``--examination`` takes the numbers per position, or the JSON file of ``ndcglab clicks fit
+--out`` (a trust fit: its ``alpha`` and ``beta``; a PBM fit: its examination relative to the
+top; else its ``propensity``). ``--dask ADDRESS`` sums the log's counts per partition on Dask
+(:func:`ndcglab.clicks.read_log_stats`) and builds the labels from the sums, as from a
+statistics file: ``P(d at j)`` is then the observed share ``I_dj / N_q`` (the counts carry no
+logging propensities), the same as the logged propensity for a deterministic logging policy."""
 
 from __future__ import annotations
 
@@ -30,8 +37,10 @@ def add_click_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--examination",
         default=None,
-        metavar="A1,A2,...",
-        help="examination probability per position; default: the log's metadata",
+        metavar="A1,A2,...|FIT.json",
+        help="examination probability per position, or the JSON file of 'ndcglab clicks fit "
+        "--out' (trust: its alpha and beta, both on the top position's scale; pbm: its "
+        "examination relative to the top; else its propensity); default: the log's metadata",
     )
     g.add_argument(
         "--trust-offset",
@@ -53,13 +62,15 @@ def click_training_data(
     """``train_ds`` with click labels from ``args.clicks``, and what to report."""
     from ..clicks.learn import click_dataset, click_loss, dla_examination
     from ..errors import SpecError
-    from ._clicks_evaluate import position_terms
 
     if not 0 <= args.tau < 1:
         raise SpecError(f"--tau must be in [0, 1), got {args.tau}. Fix: e.g. --tau 0.05")
     if args.dla_rounds < 1:
         raise SpecError(f"--dla-rounds must be at least 1, got {args.dla_rounds}")
     cfg.loss = click_loss(str(cfg.loss))  # a linear gain unless the loss names one
+    _resolve_fitted_terms(args)
+    if getattr(args, "dask", None) is not None:
+        return _from_counts(args, train_ds, cfg, _dask_counts(args), say)
     log, counts = _read_clicks(args.clicks)
     if counts is not None:  # a statistics file: counts only, no metadata, no propensities
         return _from_counts(args, train_ds, cfg, counts, say)
@@ -76,11 +87,7 @@ def click_training_data(
         alpha = fit_pairwise(train_ds, log).t_plus
         estimator = "ips"
     else:
-        alpha, beta = (
-            (None, None)
-            if args.estimator == "naive"
-            else position_terms(args.examination, args.trust_offset, log.meta, args.clicks)
-        )
+        alpha, beta = (None, None) if args.estimator == "naive" else _terms(args, log.meta)
         estimator = args.estimator
     data = click_dataset(
         train_ds, log, estimator=estimator, examination=alpha, trust_offset=beta, tau=args.tau
@@ -91,12 +98,52 @@ def click_training_data(
         "sessions": log.n_sessions,
         "examination": None if alpha is None else np.asarray(alpha, float).tolist(),
     }
+    if beta is not None:
+        info["trust_offset"] = np.asarray(beta, float).tolist()
     say(
         f"clicks {args.clicks}: {log.n_sessions} sessions, estimator {args.estimator}, loss "
         f"{cfg.loss}"
         + ("" if alpha is None else f", examination {np.round(np.asarray(alpha), 3).tolist()}")
     )
     return data, info
+
+
+def _resolve_fitted_terms(args: argparse.Namespace) -> None:
+    """Read ``--examination FIT.json`` into ``args.fitted_terms`` ``(alpha, beta or None)``
+    (None when ``--examination`` is numbers or absent)."""
+    import os
+
+    args.fitted_terms = None
+    text = args.examination
+    if text is None or not (text.endswith(".json") or os.path.isfile(text)):
+        return
+    from ..clicks.click_models import read_affine_terms
+
+    args.fitted_terms = read_affine_terms(text)
+    args.examination = None
+
+
+def _terms(args: argparse.Namespace, meta: dict[str, Any]) -> tuple[Any, Any]:
+    """``(α, β)``: from ``--examination FIT.json`` (``--trust-offset`` still overrides β), else
+    :func:`~ndcglab.cli._clicks_evaluate.position_terms` (numbers or the log's metadata)."""
+    from ._clicks_evaluate import _numbers, position_terms
+
+    if args.fitted_terms is not None:
+        alpha, beta = args.fitted_terms
+        if args.trust_offset is not None:
+            beta = _numbers(args.trust_offset, "--trust-offset")
+        return alpha, beta
+    return position_terms(args.examination, args.trust_offset, meta, args.clicks)
+
+
+def _dask_counts(args: argparse.Namespace) -> Any:
+    """The log's counts per (query, document, position) summed per row group on Dask."""
+    from ..clicks import read_log_stats
+    from ._dask import client_from_args, worker_path
+
+    # (estimators and options that counts cannot serve: refused by check_dask_arguments)
+    with client_from_args(args, "ndcglab train (click counts)") as client:
+        return read_log_stats(worker_path(args.clicks), client=client)
 
 
 def _read_clicks(path: str) -> tuple[Any, Any]:
@@ -124,18 +171,21 @@ def _from_counts(
     from ..errors import SpecError
     from ._clicks_evaluate import _numbers
 
-    if args.estimator in ("dla", "pairwise"):
+    if args.estimator in ("dla", "pairwise"):  # (--dask refused them before reading)
         raise SpecError(
             f"{args.clicks} holds click statistics; --estimator {args.estimator} needs the "
             "sessions of a log. Fix: give the log itself, or another --estimator"
         )
-    if args.estimator != "naive" and args.examination is None:
+    if args.estimator != "naive" and args.examination is None and args.fitted_terms is None:
         raise SpecError(
             f"{args.clicks} holds click statistics without the examination probabilities. Fix: "
             "give --examination A1,A2,..."
         )
     alpha = None if args.examination is None else _numbers(args.examination, "--examination")
     beta = None if args.trust_offset is None else _numbers(args.trust_offset, "--trust-offset")
+    if getattr(args, "fitted_terms", None) is not None:
+        alpha, fitted_beta = args.fitted_terms
+        beta = fitted_beta if beta is None else beta
     stats = statistics_from_counts(counts, train_ds)
     labels = click_labels(
         stats,
@@ -156,4 +206,8 @@ def _from_counts(
         "sessions": n_sessions,
         "examination": None if alpha is None else alpha.tolist(),
     }
+    if beta is not None:
+        info["trust_offset"] = beta.tolist()
+    if getattr(args, "dask", None) is not None:
+        info["dask"] = args.dask
     return dataclasses.replace(train_ds, labels=labels), info

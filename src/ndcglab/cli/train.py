@@ -142,7 +142,7 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
         from ..training.checkpoint import lock_checkpoint_dir
 
         lock_checkpoint_dir(args.checkpoint)
-    from ._dask import check_dask_arguments, client_from_args
+    from ._dask import check_dask_arguments, trains_on_dask
 
     check_dask_arguments(args)
     cfg = config_from_args(args, args.loss)
@@ -188,7 +188,7 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
         result = tuned.result
         say(f"chosen {tuning_text(tuned.to_dict())}")
     else:
-        with client_from_args(args, "ndcglab train") as client:
+        with trains_on_dask(args, kind) as client:
             result = fit(
                 train_ds,
                 cfg,

@@ -22,8 +22,9 @@ share ``I_dj/N_q``). The labels:
 * ``snips`` — self-normalised IPS per document: ``Σ_j C_dj / Σ_j α_j·I_dj`` (the weights'
   realised sum replaces their expectation ``N_q·ρ_d``); consistent, lower variance, no
   propensity of the logging policy needed.
-* ``affine`` — the affine correction for trust bias (Vardasbi, Oosterhuis and de Rijke, SIGIR
-  2020): ``Σ_j (C_dj − β_j·I_dj) / (N_q·max(ρ_d, τ))``; unbiased under the affine model.
+* ``affine`` — the affine correction for trust bias (Vardasbi, Oosterhuis and de Rijke, "When
+  inverse propensity scoring does not work: affine corrections for unbiased learning to rank",
+  CIKM 2020): ``Σ_j (C_dj − β_j·I_dj) / (N_q·max(ρ_d, τ))``; unbiased under the affine model.
 * ``dr`` — doubly robust (Oosterhuis, TOIS 2023): a regression estimate ``r̃_d`` (least squares of
   the ``snips`` labels on the features, weighted by impressions) corrected by the IPS residual
   ``r̃_d + Σ_j (C_dj − β_j·I_dj − α_j·I_dj·r̃_d) / (N_q·max(ρ_d, τ))``; unbiased when ``ρ_d ≥ τ``

@@ -23,6 +23,8 @@ methods (:func:`estimate_propensities`):
   same for ``r'``; it is started from the weighted least-squares fit of ``log p_r - log p_r' =
   log(c_r / c_r')`` (weights ``1 / (1/C_r + 1/C_r')``, ``C`` the clicks behind each sum).
   Positions linked to the top by no chain of pairs are NaN.
+* ``trust_swap`` — the trust-bias terms from swap interventions: :func:`swap_affine_terms`
+  (``estimate_propensities`` returns its ``alpha``; the offsets ``beta`` come with it there).
 * ``regression_em`` — regression EM (Wang, Golbandi, Bendersky, Metzler and Najork, "Position
   bias estimation for unbiased learning to rank in personal search", WSDM 2018): the PBM's EM
   in which the relevance of a document is a logistic regression on its features, refitted in
@@ -36,11 +38,19 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataFormatError, SpecError
-from .logs import ClickLog
+from .logs import ClickLog, ClickStats
 
-__all__ = ["PROPENSITY_METHODS", "estimate_propensities", "true_propensities"]
+__all__ = [
+    "COUNT_METHODS",
+    "PROPENSITY_METHODS",
+    "estimate_propensities",
+    "swap_affine_terms",
+    "true_propensities",
+]
 
-PROPENSITY_METHODS = ("truth", "randtop", "swap", "harvest", "regression_em")
+PROPENSITY_METHODS = ("truth", "randtop", "swap", "harvest", "regression_em", "trust_swap")
+#: the methods that read only the counts per (query, document, position) (a ClickStats will do)
+COUNT_METHODS = ("swap", "harvest", "trust_swap")
 
 
 def true_propensities(log: ClickLog, *, relative: bool = True) -> np.ndarray:
@@ -59,22 +69,36 @@ def true_propensities(log: ClickLog, *, relative: bool = True) -> np.ndarray:
 
 
 def estimate_propensities(
-    log: ClickLog, method: str = "harvest", *, dataset: Any = None, n: int | None = None,
-    iterations: int = 50,
+    log: ClickLog | ClickStats, method: str = "harvest", *, dataset: Any = None,
+    n: int | None = None, iterations: int = 50,
 ) -> np.ndarray:  # fmt: skip
     """Propensities per position ``1..k`` relative to position 1 by ``method`` (see the module
     docstring): ``truth``, ``randtop`` (``n``: the shuffled top, default the largest position
     whose rows were all randomised), ``swap``, ``harvest``, ``regression_em`` (needs
-    ``dataset``, the features; ``iterations`` of EM). NaN where the log cannot tell."""
+    ``dataset``, the features; ``iterations`` of EM). NaN where the log cannot tell. ``log`` may
+    be a :class:`~ndcglab.clicks.ClickStats` for ``swap`` and ``harvest`` (the same estimate as
+    from the log it sums)."""
+    if isinstance(log, ClickStats):
+        if method not in COUNT_METHODS:
+            raise SpecError(
+                f"the propensity method {method!r} reads the log's rows (its propensities, "
+                f"metadata or features); click counts estimate {' and '.join(COUNT_METHODS)} "
+                "only. Fix: give the log itself, or use swap or harvest"
+            )
+        if method == "trust_swap":
+            return swap_affine_terms(log)[0]
+        return _harvest(log, log.k, top_only=method == "swap")
+    if method == "trust_swap":
+        return swap_affine_terms(log)[0]
     if method == "truth":
         return true_propensities(log)
     k = log.k
     if method == "randtop":
         return _randtop(log, k, n)
     if method == "swap":
-        return _harvest(log, k, top_only=True)
+        return _harvest(log.stats(), k, top_only=True)
     if method == "harvest":
-        return _harvest(log, k, top_only=False)
+        return _harvest(log.stats(), k, top_only=False)
     if method == "regression_em":
         if dataset is None:
             raise SpecError(
@@ -101,11 +125,10 @@ def _randtop(log: ClickLog, k: int, n: int | None) -> np.ndarray:
     return out
 
 
-def _harvest(log: ClickLog, k: int, *, top_only: bool) -> np.ndarray:
+def _harvest(st: ClickStats, k: int, *, top_only: bool) -> np.ndarray:
     """Pairwise ratios of summed click rates over (query, doc) pairs seen at both positions,
     combined by weighted least squares on log p with p_1 = 1; for ``harvest`` (not
     ``top_only``) refined by the AllPairs likelihood (:func:`_all_pairs`)."""
-    st = log.stats()
     docs, inv = np.unique(st.doc, return_inverse=True)
     ctr_table = np.full((len(docs), k), np.nan)
     clk_table = np.zeros((len(docs), k))
@@ -239,3 +262,58 @@ def _regression_em(log: ClickLog, dataset: Any, k: int, iterations: int) -> np.n
         w = minimize(loss, w, jac=True, method="L-BFGS-B", options={"maxiter": 50}).x
         rel = 1.0 / (1.0 + np.exp(-(x @ w)))
     return theta / theta[0]
+
+
+def swap_affine_terms(log: ClickLog | ClickStats) -> tuple[np.ndarray, np.ndarray]:
+    """Trust-bias terms ``(alpha_r, beta_r)`` of ``P(click | d at r) = alpha_r g_d + beta_r`` on
+    the top position's scale (``alpha_1 = 1``, ``beta_1 = 0``: ``g_d`` is the click probability
+    of ``d`` at the top) from a log of swap interventions (``make_policy(..., "swap")``: each
+    session swaps the top document with the one at a position drawn uniformly).
+
+    Per query, the *top* document is the one seen at the most positions (ties: the most
+    impressions at position 1, then the lowest row); for each position ``r >= 2`` it is paired
+    with every other document seen at both 1 and ``r``. With ``x_j``/``y_j`` the click rates at
+    position 1 / ``r`` of the top and of the other document of pair ``j``, and the sums running
+    over the pairs: ``alpha_r = sum (y_top - y_other) / sum (x_top - x_other)`` and ``beta_r`` =
+    the mean over the pairs' documents of ``y - alpha_r x`` (each has expectation ``beta_r``).
+    Both are ratios of sums of unbiased click rates, so they converge to the truth as the
+    sessions grow; the documents' relevance cancels out. NaN at a position with no pair or
+    whose pairs' rates at the top do not differ. ndcglab's own closed form, in the spirit of the
+    swap experiments of Agarwal, Wang, Li, Bendersky and Najork ("Addressing trust bias for
+    unbiased learning-to-rank", WWW 2019)."""
+    st = log if isinstance(log, ClickStats) else log.stats()
+    k = max(int(st.k), 1)
+    alpha = np.full(k, np.nan)
+    beta = np.full(k, np.nan)
+    alpha[0], beta[0] = 1.0, 0.0
+    if not len(st):
+        return alpha, beta
+    docs, inv = np.unique(st.doc, return_inverse=True)
+    ctr = np.full((len(docs), k), np.nan)
+    ctr[inv, st.position - 1] = st.clicks / st.impressions
+    imp1 = np.zeros(len(docs))
+    imp1[inv[st.position == 1]] = st.impressions[st.position == 1]
+    query = np.zeros(len(docs), dtype=np.int64)
+    query[inv] = st.query
+    n_pos = np.isfinite(ctr).sum(axis=1)
+    # the top document of each query: most positions, then most impressions at 1, then lowest
+    order = np.lexsort((docs, -imp1, -n_pos, query))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = query[order][1:] != query[order][:-1]
+    top_of_query = dict(zip(query[order][first].tolist(), order[first].tolist()))
+    top = np.array([top_of_query[int(q)] for q in query])
+    other = np.arange(len(docs)) != top
+    for r in range(1, k):
+        pair = other & np.isfinite(ctr[:, 0]) & np.isfinite(ctr[:, r])
+        pair &= np.isfinite(ctr[top, 0]) & np.isfinite(ctr[top, r])
+        if not pair.any():
+            continue
+        t = top[pair]
+        den = float((ctr[t, 0] - ctr[pair, 0]).sum())
+        if den == 0:
+            continue
+        a = float((ctr[t, r] - ctr[pair, r]).sum()) / den
+        both_y = np.concatenate([ctr[t, r], ctr[pair, r]])
+        both_x = np.concatenate([ctr[t, 0], ctr[pair, 0]])
+        alpha[r], beta[r] = a, float((both_y - a * both_x).mean())
+    return alpha, beta
