@@ -67,6 +67,32 @@ def test_examination_option_overrides_metadata(setup):
     assert json.loads(res.stdout)["value"] == pytest.approx(want.value, rel=1e-12)
 
 
+def test_examination_from_a_fitted_click_model_file(setup):
+    """``--examination FIT.json`` (``clicks fit --out``) evaluates with the fit's terms: the same
+    number as the library given those terms, and as the command given them as numbers."""
+    from ndcglab.clicks.click_models import fit_click_model
+
+    tmp, ds, log, _new = setup
+    res = ndcglab("clicks", "fit", "log.npz", "--click-model", "pbm", "--out", "pbm.json",
+                  cwd=tmp)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    saved = json.loads((tmp / "pbm.json").read_text())
+    fit = fit_click_model(log, "pbm")
+    examination = np.asarray(fit.examination, dtype=float)
+    alpha = examination / examination[0]  # relative to the top, as the file's reader gives it
+    res = ndcglab("clicks", "evaluate", "log.npz", "--scores", "new.txt", "--estimator", "ips",
+                  "--examination", "pbm.json", "--format", "json", cwd=tmp)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    want = counterfactual_estimate(log, np.loadtxt(tmp / "new.txt"), ds.boundaries,
+                                   estimator="ips", examination=alpha)  # fmt: skip
+    assert json.loads(res.stdout)["value"] == pytest.approx(want.value, rel=1e-9)
+    np.testing.assert_allclose(saved["examination"], examination, rtol=1e-12)
+    res = ndcglab("clicks", "evaluate", "log.npz", "--scores", "new.txt", "--estimator", "ips",
+                  "--examination", "missing.json", cwd=tmp)  # fmt: skip
+    line = _one_error(res)
+    assert "missing.json" in line and "Fix:" in line
+
+
 @pytest.mark.parametrize(
     ("extra", "needle"),
     [

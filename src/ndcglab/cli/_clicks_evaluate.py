@@ -4,8 +4,8 @@ Estimate the DCG@k or NDCG@k of a new ranker (a score file, one score per docume
 model file) from a click log of a stochastic logging policy, with a confidence interval. The
 estimators and conventions are those of :mod:`ndcglab.clicks.estimators`: ``ips``, ``snips``,
 ``dr`` (doubly robust) and ``cm`` (click-model estimate); the examination per position comes
-from ``--examination`` or, by default, from the log's metadata (a simulated log records the true
-one).
+from ``--examination`` (numbers, or a fitted click model's file of ``ndcglab clicks fit --out``)
+or, by default, from the log's metadata (a simulated log records the true one).
 """
 
 from __future__ import annotations
@@ -54,9 +54,10 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "--examination",
         default=None,
-        metavar="A1,A2,...",
-        help="examination probability per position (α); default: the log's metadata "
-        "('alpha' under trust bias, else 'examination')",
+        metavar="A1,A2,...|FIT.json",
+        help="examination probability per position (α), or the JSON file of 'ndcglab clicks "
+        "fit --out' (a trust fit gives α and β); default: the log's metadata ('alpha' under "
+        "trust bias, else 'examination')",
     )
     p.add_argument(
         "--trust-offset",
@@ -97,13 +98,39 @@ def _numbers(text: str, option: str) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
+def fitted_terms(text: str | None) -> tuple[Any, Any] | None:
+    """``(α, β or None)`` from ``--examination FIT.json`` (the file of ``ndcglab clicks fit
+    --out``: :func:`ndcglab.clicks.click_models.read_affine_terms`); None when the option is
+    absent or numbers."""
+    import os
+
+    if text is None or not (text.endswith(".json") or os.path.isfile(text)):
+        return None
+    from ..clicks.click_models import read_affine_terms
+
+    return read_affine_terms(text)
+
+
 def position_terms(
-    examination: str | None, trust_offset: str | None, meta: dict[str, Any], where: str
+    examination: str | None,
+    trust_offset: str | None,
+    meta: dict[str, Any],
+    where: str,
+    fitted: tuple[Any, Any] | None = None,
 ) -> tuple[Any, Any]:
-    """``(α, β)`` per position: from the options' texts, else the log's metadata (``alpha`` and
-    ``beta`` under trust bias, else ``examination`` and no offset)."""
+    """``(α, β)`` per position: from a fitted click model (``fitted``, else ``--examination
+    FIT.json``; ``--trust-offset`` still overrides β), from the options' numbers, else the
+    log's metadata (``alpha`` and ``beta`` under trust bias, else ``examination`` and no
+    offset)."""
     from ..errors import SpecError
 
+    if fitted is None:
+        fitted = fitted_terms(examination)
+    if fitted is not None:
+        alpha, beta = fitted
+        if trust_offset is not None:
+            beta = _numbers(trust_offset, "--trust-offset")
+        return alpha, beta
     if examination is not None:
         alpha = _numbers(examination, "--examination")
     elif meta.get("alpha") is not None:

@@ -111,29 +111,21 @@ def click_training_data(
 def _resolve_fitted_terms(args: argparse.Namespace) -> None:
     """Read ``--examination FIT.json`` into ``args.fitted_terms`` ``(alpha, beta or None)``
     (None when ``--examination`` is numbers or absent)."""
-    import os
+    from ._clicks_evaluate import fitted_terms
 
-    args.fitted_terms = None
-    text = args.examination
-    if text is None or not (text.endswith(".json") or os.path.isfile(text)):
-        return
-    from ..clicks.click_models import read_affine_terms
-
-    args.fitted_terms = read_affine_terms(text)
-    args.examination = None
+    args.fitted_terms = fitted_terms(args.examination)
+    if args.fitted_terms is not None:
+        args.examination = None
 
 
 def _terms(args: argparse.Namespace, meta: dict[str, Any]) -> tuple[Any, Any]:
     """``(α, β)``: from ``--examination FIT.json`` (``--trust-offset`` still overrides β), else
     :func:`~ndcglab.cli._clicks_evaluate.position_terms` (numbers or the log's metadata)."""
-    from ._clicks_evaluate import _numbers, position_terms
+    from ._clicks_evaluate import position_terms
 
-    if args.fitted_terms is not None:
-        alpha, beta = args.fitted_terms
-        if args.trust_offset is not None:
-            beta = _numbers(args.trust_offset, "--trust-offset")
-        return alpha, beta
-    return position_terms(args.examination, args.trust_offset, meta, args.clicks)
+    return position_terms(
+        args.examination, args.trust_offset, meta, args.clicks, fitted=args.fitted_terms
+    )
 
 
 def _dask_counts(args: argparse.Namespace) -> Any:
