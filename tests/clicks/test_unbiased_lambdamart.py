@@ -221,6 +221,23 @@ def test_front_door_is_unbiased_lambdamart(pbm_world, small_log):
         fit_clicks(ds, small_log, estimator="pairwise", model="gbdt", trees={"engine": "xgboost"})
 
 
+def test_validation_chooses_the_round(pbm_world, small_log):
+    ds, _ = pbm_world
+    train, vali = ds.subset(np.arange(150)), ds.subset(np.arange(150, 200))
+    log = small_log.take(small_log.query < 150)  # the log's queries are the dataset's
+    fit = train_unbiased_lambdamart(
+        train, log, num_boost_round=12, learning_rate=0.1, valid=vali, early_stopping_rounds=3
+    )
+    tr = fit.model.metadata["training"]
+    curve = tr["valid_curve"]
+    assert len(curve) == tr["rounds_run"] and tr["measure"] == "ndcg@10"
+    assert fit.model.best_iteration == int(np.argmax(curve)) + 1
+    from ndcglab.measures import MeasureScorer
+
+    want = MeasureScorer("ndcg@10", "letor4").mean(vali.labels, fit.predict(vali), vali.boundaries)
+    assert curve[fit.model.best_iteration - 1] == pytest.approx(want, abs=1e-6)
+
+
 @pytest.mark.slow
 def test_command_line(pbm_world, small_log, tmp_path):
     ds, _ = pbm_world

@@ -71,8 +71,10 @@ def test_failed_runs_are_named_and_not_used(report):
     assert (out / "tables" / "failed_runs.csv").exists()
     for per in res["results"]["mean"].values():
         assert FAILING not in per
-        for method in ("unbiased LambdaMART", "LightGBM position bias"):
+        for method in ("unbiased LambdaMART", "LightGBM position bias", C.SKYLINE_TREES):
             assert set(per[method]) == {"300", "3000"}
+        # the trees' skyline does not depend on the sessions either
+        assert len(set(per[C.SKYLINE_TREES].values())) == 1
     # the claims compare the label-based lines only
     assert not any(FAILING in f["observed"] for f in res["findings"])
 

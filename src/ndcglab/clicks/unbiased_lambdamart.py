@@ -373,7 +373,7 @@ def train_unbiased_lambdamart(
         training_data=dataset.source,
         training={
             "num_boost_round": int(num_boost_round),
-            "rounds_run": int(booster.current_iteration()),
+            "rounds_run": len(curve) if curve else int(booster.current_iteration()),
             "best_iteration": best,
             "early_stopping_rounds": early_stopping_rounds if feval is not None else None,
             **curve_record(curve, measure, preset, watched=feval is not None),
