@@ -17,10 +17,22 @@ from ndcglab.reproduce import EXPERIMENTS, run_experiment
 from ndcglab.reproduce import clicks_ultr as C
 from ndcglab.reproduce._common import Settings
 
+#: the boosted-tree line made to fail in the tiny run (a failed run is named, never used)
+FAILING = "XGBoost unbiased"
+
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    out, _ = run_experiment("clicks", tmp_path_factory.mktemp("rep") / "clicks", mode="tiny")
+    real = C._boosted
+
+    def boosted(method, *args, **kwargs):
+        if method == FAILING:
+            raise RuntimeError("simulated failure")
+        return real(method, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(C, "_boosted", boosted)
+        out, _ = run_experiment("clicks", tmp_path_factory.mktemp("rep") / "clicks", mode="tiny")
     return out, json.loads((out / "results.json").read_text())
 
 
@@ -40,12 +52,31 @@ def test_tiny_report(report):
     r = res["results"]
     assert r["sessions"] == [300, 3000]
     trust = r["mean"]["trust bias (η = 1)"]
-    assert set(trust) == set(C.METHODS)
+    assert set(trust) == set(C.METHODS) - {FAILING}
     assert "affine" not in r["mean"]["PBM η = 1"]
     # the skyline does not depend on the sessions
     assert len(set(r["mean"]["PBM η = 1"]["skyline"].values())) == 1
     dla = r["estimated_propensities"]["dla"]["PBM η = 1"]["3000"]
     assert dla[0] == 1.0 and len(dla) == C.K_SHOWN
+    ulm = r["estimated_propensities"]["unbiased_lambdamart"]["PBM η = 1"]["3000"]
+    assert ulm[0] == 1.0 and len(ulm) == C.K_SHOWN
+
+
+def test_failed_runs_are_named_and_not_used(report):
+    out, res = report
+    failed = res["results"]["failed_runs"]
+    assert len(failed) == len(C.CONDITIONS) * 2  # every condition, both steps
+    assert {f["method"] for f in failed} == {FAILING}
+    assert all("simulated failure" in f["error"] for f in failed)
+    assert (out / "tables" / "failed_runs.csv").exists()
+    for per in res["results"]["mean"].values():
+        assert FAILING not in per
+        for method in ("unbiased LambdaMART", "LightGBM position bias", C.SKYLINE_TREES):
+            assert set(per[method]) == {"300", "3000"}
+        # the trees' skyline does not depend on the sessions either
+        assert len(set(per[C.SKYLINE_TREES].values())) == 1
+    # the claims compare the label-based lines only
+    assert not any(FAILING in f["observed"] for f in res["findings"])
 
 
 @pytest.mark.parametrize("steps", [[40, 100], [30, 70, 100]])

@@ -1,14 +1,19 @@
-"""``ndcglab train DATA --clicks LOG --estimator ips|snips|naive|affine|dr|dla``: the options that
-train on clicks instead of judged labels, and the step that turns the training data's labels into
-click labels (:mod:`ndcglab.clicks.learn`). The validation set keeps its judged labels (model
-selection measures NDCG as usual).
+"""``ndcglab train DATA --clicks LOG --estimator ips|snips|naive|affine|dr|dla|pairwise``: the
+options that train on clicks instead of judged labels, and the step that turns the training data's
+labels into click labels (:mod:`ndcglab.clicks.learn`). The validation set keeps its judged labels
+(model selection measures NDCG as usual).
 
 ``--examination`` takes the numbers per position, or the JSON file of ``ndcglab clicks fit
 --out`` (a trust fit: its ``alpha`` and ``beta``; a PBM fit: its examination relative to the
 top; else its ``propensity``). ``--dask ADDRESS`` sums the log's counts per partition on Dask
 (:func:`ndcglab.clicks.read_log_stats`) and builds the labels from the sums, as from a
 statistics file: ``P(d at j)`` is then the observed share ``I_dj / N_q`` (the counts carry no
-logging propensities), the same as the logged propensity for a deterministic logging policy."""
+logging propensities), the same as the logged propensity for a deterministic logging policy.
+
+``--estimator pairwise --model gbdt`` is Unbiased LambdaMART
+(:mod:`ndcglab.clicks.unbiased_lambdamart`): it has no labels to give, so
+:func:`click_training_data` returns, in its report under ``"trainer"``, the function that trains
+it in place of :func:`ndcglab.training.fit` (the caller removes it from the report)."""
 
 from __future__ import annotations
 
@@ -54,6 +59,21 @@ def add_click_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--dla-rounds", type=int, default=3, help="DLA's ranker/propensity rounds (default 3)"
     )
+    g.add_argument(
+        "--pairwise-p",
+        type=float,
+        default=0.0,
+        metavar="P",
+        help="pairwise: the L_p regularisation of the position biases (default 0: none)",
+    )
+    g.add_argument(
+        "--bias-every",
+        type=int,
+        default=1,
+        metavar="M",
+        help="pairwise with --model gbdt (Unbiased LambdaMART): re-estimate the position biases "
+        "every M trees (default 1)",
+    )
 
 
 def click_training_data(
@@ -67,13 +87,26 @@ def click_training_data(
         raise SpecError(f"--tau must be in [0, 1), got {args.tau}. Fix: e.g. --tau 0.05")
     if args.dla_rounds < 1:
         raise SpecError(f"--dla-rounds must be at least 1, got {args.dla_rounds}")
-    cfg.loss = click_loss(str(cfg.loss))  # a linear gain unless the loss names one
+    if not args.pairwise_p >= 0:
+        raise SpecError(f"--pairwise-p must be >= 0, got {args.pairwise_p}. Fix: e.g. 0 or 1")
+    if args.bias_every < 1:
+        raise SpecError(f"--bias-every must be at least 1, got {args.bias_every}")
+    unbiased_lambdamart = args.estimator == "pairwise" and _grows_trees(cfg)
+    if unbiased_lambdamart and getattr(args, "loss", None) is not None:
+        raise SpecError(
+            f"--estimator pairwise with --model {cfg.model} is Unbiased LambdaMART, whose "
+            f"objective is the debiased lambda loss, not --loss {args.loss}. Fix: drop --loss"
+        )
+    if not unbiased_lambdamart:
+        cfg.loss = click_loss(str(cfg.loss))  # a linear gain unless the loss names one
     _resolve_fitted_terms(args)
     if getattr(args, "dask", None) is not None:
         return _from_counts(args, train_ds, cfg, _dask_counts(args), say)
     log, counts = _read_clicks(args.clicks)
     if counts is not None:  # a statistics file: counts only, no metadata, no propensities
         return _from_counts(args, train_ds, cfg, counts, say)
+    if unbiased_lambdamart:
+        return _unbiased_lambdamart(args, train_ds, log, say)
     beta: Any = None
     alpha: Any = None
     if args.estimator == "dla":
@@ -84,7 +117,7 @@ def click_training_data(
     elif args.estimator == "pairwise":
         from ..clicks.pairwise_debias import fit_pairwise
 
-        alpha = fit_pairwise(train_ds, log).t_plus
+        alpha = fit_pairwise(train_ds, log, p=args.pairwise_p).t_plus
         estimator = "ips"
     else:
         alpha, beta = (None, None) if args.estimator == "naive" else _terms(args, log.meta)
@@ -136,6 +169,58 @@ def _dask_counts(args: argparse.Namespace) -> Any:
     # (estimators and options that counts cannot serve: refused by check_dask_arguments)
     with client_from_args(args, "ndcglab train (click counts)") as client:
         return read_log_stats(worker_path(args.clicks), client=client)
+
+
+def _grows_trees(cfg: Any) -> bool:
+    from ..training.kinds import get_kind
+
+    return get_kind(cfg.model).route == "trees"
+
+
+def _unbiased_lambdamart(
+    args: argparse.Namespace, train_ds: Any, log: Any, say: Any
+) -> tuple[Any, dict[str, Any]]:
+    """The training data (its labels zeroed: Unbiased LambdaMART does not read them) and the
+    report, whose ``"trainer"`` trains Unbiased LambdaMART on ``log`` in place of
+    :func:`ndcglab.training.fit` and adds the biases it learned to the report."""
+    import dataclasses
+
+    from ..clicks.unbiased_lambdamart import fit_unbiased_lambdamart
+    from ..errors import SpecError
+
+    info: dict[str, Any] = {
+        "clicks": str(args.clicks),
+        "estimator": "pairwise",
+        "learner": "unbiased LambdaMART",
+        "sessions": log.n_sessions,
+    }
+
+    def trainer(
+        train: Any, cfg: Any, *, validation: Any = None, client: Any = None, **_: Any
+    ) -> Any:
+        if client is not None:
+            raise SpecError(
+                "--estimator pairwise --model gbdt (Unbiased LambdaMART) reads the sessions in "
+                "memory and does not train on Dask. Fix: drop --dask"
+            )
+        result, fitted = fit_unbiased_lambdamart(
+            train, log, cfg, validation=validation, p=args.pairwise_p, bias_every=args.bias_every
+        )
+        t_plus = np.asarray(fitted.t_plus, float)
+        t_minus = np.asarray(fitted.t_minus, float)
+        info.update(examination=t_plus.tolist(), t_minus=t_minus.tolist())
+        say(
+            f"unbiased LambdaMART: click bias t+ {np.round(t_plus, 3).tolist()}, non-click bias "
+            f"t- {np.round(t_minus, 3).tolist()}"
+        )
+        return result
+
+    say(
+        f"clicks {args.clicks}: {log.n_sessions} sessions, estimator pairwise: unbiased "
+        "LambdaMART (debiased lambda gradients of the sessions' click pairs)"
+    )
+    info["trainer"] = trainer
+    return dataclasses.replace(train_ds, labels=np.zeros(train_ds.n_docs)), info
 
 
 def _read_clicks(path: str) -> tuple[Any, Any]:

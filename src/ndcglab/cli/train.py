@@ -166,10 +166,12 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
         + (f", optimizer {cfg.optimizer}" if kind.route == "gradient" else "")
     )
     clicks = None
+    trainer = fit
     if args.clicks is not None:  # learning from clicks: the training labels become click labels
         from ._clicks_train import click_training_data
 
         train_ds, clicks = click_training_data(args, train_ds, cfg, say)
+        trainer = clicks.pop("trainer", fit)  # Unbiased LambdaMART trains on the sessions
     if tuning is not None:
         if args.checkpoint or args.resume:
             raise NdcglabError(
@@ -189,7 +191,7 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
         say(f"chosen {tuning_text(tuned.to_dict())}")
     else:
         with trains_on_dask(args, kind) as client:
-            result = fit(
+            result = trainer(
                 train_ds,
                 cfg,
                 validation=valid_ds,

@@ -60,6 +60,7 @@ _LAZY_MODULES = frozenset(
         "estimators",
         "learn",
         "pairwise_debias",
+        "unbiased_lambdamart",
         "baselines",
         "experiment",
     }

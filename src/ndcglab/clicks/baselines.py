@@ -13,9 +13,11 @@ pairwise learning-to-rank algorithm", WWW 2019):
   reads a document's position from its order inside its group (the rows are passed in position
   order).
 
-They need the whole log in memory (not its sufficient statistics) and use their own NDCG
-conventions (LightGBM's and XGBoost's label gain ``2^y − 1`` on 0/1 clicks). The models are the
-libraries' boosters; score new data with ``booster.predict(features)``.
+Both use ndcglab's thread rule (:func:`ndcglab.training.config.default_threads` of the
+impressions) unless ``params`` sets the threads. They need the whole log in memory (not its
+sufficient statistics) and use their own NDCG conventions (LightGBM's and XGBoost's label gain
+``2^y − 1`` on 0/1 clicks). The models are the libraries' boosters; :func:`baseline_scores`
+scores new data with either.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ from typing import Any
 import numpy as np
 
 from ..data.dataset import RankingDataset
+from ..training.config import default_threads
 from .logs import ClickLog, aligned_to, validate_log
 
-__all__ = ["lightgbm_position_bias", "xgboost_unbiased"]
+__all__ = ["baseline_scores", "lightgbm_position_bias", "xgboost_unbiased"]
 
 
 def _impressions(log: ClickLog, dataset: RankingDataset) -> tuple[Any, ...]:
@@ -65,7 +68,7 @@ def lightgbm_position_bias(
         "seed": int(seed),
         "deterministic": True,
         "verbosity": -1,
-        "num_threads": 0,
+        "num_threads": default_threads(*x.shape),
         **(params or {}),
     }
     return lgb.train(settings, train, num_boost_round=int(rounds))
@@ -96,6 +99,20 @@ def xgboost_unbiased(
         "seed": int(seed),
         "tree_method": "hist",
         "verbosity": 0,
+        "nthread": default_threads(*x.shape),
         **(params or {}),
     }
     return xgb.train(settings, train, num_boost_round=int(rounds))
+
+
+def baseline_scores(booster: Any, data: Any) -> np.ndarray:
+    """Float64 scores of ``data`` (a :class:`~ndcglab.data.RankingDataset` or an ``(N, F)``
+    feature matrix) by a booster of :func:`lightgbm_position_bias` or :func:`xgboost_unbiased`
+    (all its trees)."""
+    x = np.asarray(getattr(data, "features", data), dtype=np.float32)
+    if type(booster).__module__.startswith("xgboost"):
+        from .._compat import require
+
+        xgb = require("xgboost")
+        return np.asarray(booster.predict(xgb.DMatrix(x)), dtype=np.float64)
+    return np.asarray(booster.predict(x), dtype=np.float64)

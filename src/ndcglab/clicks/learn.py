@@ -38,7 +38,9 @@ share ``I_dj/N_q``). The labels:
 * ``pairwise`` — pairwise debiasing (Hu, Wang, Peng and Li, WWW 2019), examination unknown: the
   click bias ``t⁺`` is estimated jointly with a pair-weighted logistic ranker
   (:mod:`ndcglab.clicks.pairwise_debias`); the model is then trained on ``ips`` labels under
-  ``α̂ = t⁺``.
+  ``α̂ = t⁺``. With boosted trees it is the paper's Unbiased LambdaMART instead
+  (:mod:`ndcglab.clicks.unbiased_lambdamart`): no labels, the trees learn from the debiased
+  lambda gradients of the sessions' pairs.
 
 A loss that is linear in the labels (``squared`` up to a constant, ``softmax_ce(target=label)``
 per query) keeps the labels' unbiasedness; any other loss is consistent (the labels converge to
@@ -82,8 +84,8 @@ CLICK_ESTIMATORS: dict[str, str] = {
     "affine": "affine correction for trust bias (Vardasbi et al.)",
     "dr": "doubly robust: regression estimate + IPS correction (Oosterhuis)",
     "dla": "dual learning algorithm: propensities learned with the ranker (Ai et al.)",
-    "pairwise": "pairwise debiasing: click and non-click biases learned with a pairwise ranker "
-    "(Hu et al.)",
+    "pairwise": "pairwise debiasing: click and non-click biases learned with a pairwise ranker; "
+    "Unbiased LambdaMART with boosted trees (Hu et al.)",
 }
 
 
@@ -350,13 +352,15 @@ def click_dataset(
 @dataclass(frozen=True)
 class ClickFitResult:
     """What :func:`fit_clicks` returns: the training result (``result.model`` scores new data),
-    the labels it trained on, and the examination used (``α̂`` learned by ``dla``, ``t⁺`` by
-    ``pairwise``)."""
+    the labels it trained on (empty for Unbiased LambdaMART, which trains on the sessions'
+    pairs), and the examination used (``α̂`` learned by ``dla``, ``t⁺`` by ``pairwise``);
+    ``t_minus``: the non-click bias ``t⁻`` of ``pairwise`` (else ``None``)."""
 
     result: Any
     labels: np.ndarray
     examination: np.ndarray
     estimator: str
+    t_minus: np.ndarray | None = None
 
     @property
     def model(self) -> Any:
@@ -404,6 +408,8 @@ def fit_clicks(
     tau: float = 0.0,
     dla_rounds: int = 3,
     pairwise_rounds: int = 5,
+    pairwise_p: float = 0.0,
+    bias_every: int = 1,
     validation: RankingDataset | None = None,
     **options: Any,
 ) -> ClickFitResult:
@@ -413,8 +419,13 @@ def fit_clicks(
     the epoch as usual. ``dla`` runs ``dla_rounds`` rounds of ranker and propensity steps from
     ``α̂ = 1`` and ignores ``examination``; ``pairwise`` estimates the click bias ``t⁺`` by
     ``pairwise_rounds`` rounds of :func:`~ndcglab.clicks.pairwise_debias.fit_pairwise` and trains
-    on ``ips`` labels under ``α̂ = t⁺`` (it ignores ``examination`` too). The loss gets
-    ``gain=linear`` unless it names its gain (:func:`click_loss`)."""
+    on ``ips`` labels under ``α̂ = t⁺`` (it ignores ``examination`` too) — except with
+    ``model="gbdt"``, where it is Unbiased LambdaMART
+    (:func:`~ndcglab.clicks.unbiased_lambdamart.fit_unbiased_lambdamart`: trees grown from the
+    debiased lambda gradients of the sessions' pairs, the biases re-estimated every
+    ``bias_every`` trees with the regularisation ``pairwise_p``; a ``loss`` is refused, since
+    the objective is its own). The loss gets ``gain=linear`` unless it names its gain
+    (:func:`click_loss`)."""
     from ..training import fit
     from ..training.config import config_with
 
@@ -422,6 +433,28 @@ def fit_clicks(
         raise SpecError(
             f"unknown estimator {estimator!r}; known: {', '.join(CLICK_ESTIMATORS)}"
         ).naming("estimator")
+    if estimator == "pairwise":
+        from ..training.kinds import get_kind
+
+        tree_config = config_with(config, **options)
+        if get_kind(tree_config.model).route == "trees":
+            from .unbiased_lambdamart import fit_unbiased_lambdamart
+
+            if "loss" in options:
+                raise SpecError(
+                    "estimator='pairwise' with model='gbdt' is Unbiased LambdaMART, whose "
+                    f"objective is the debiased lambda loss, not loss={options['loss']!r}. Fix: "
+                    "drop loss="
+                ).naming("loss")
+            trained, ulm = fit_unbiased_lambdamart(
+                dataset,
+                log,
+                tree_config,
+                validation=validation,
+                p=pairwise_p,
+                bias_every=bias_every,
+            )
+            return ClickFitResult(trained, np.zeros(0), ulm.t_plus, estimator, ulm.t_minus)
     stats = click_statistics(log, dataset)
     config = config_with(config, **options)
     config = dataclasses.replace(config, loss=click_loss(str(config.loss)))
@@ -429,12 +462,13 @@ def fit_clicks(
     if estimator == "pairwise":
         from .pairwise_debias import fit_pairwise
 
-        alpha = fit_pairwise(dataset, log, rounds=pairwise_rounds).t_plus
+        pw = fit_pairwise(dataset, log, rounds=pairwise_rounds, p=pairwise_p)
+        alpha = pw.t_plus
         labels = click_labels(stats, estimator="ips", examination=alpha, tau=tau)
         trained = fit(
             dataclasses.replace(dataset, labels=labels), config, validation=validation, **options
         )
-        return ClickFitResult(trained, labels, alpha, estimator)
+        return ClickFitResult(trained, labels, alpha, estimator, pw.t_minus)
     if estimator != "dla":
         alpha = _positions(examination, stats.k, "examination", 1.0)
         labels = click_labels(

@@ -32,6 +32,7 @@ from .logs import ClickLog, aligned_to, validate_log
 __all__ = [
     "ClickPairs",
     "PairwiseFit",
+    "bias_step",
     "click_pairs",
     "fit_pairwise",
     "pair_losses",
@@ -105,11 +106,33 @@ def update_position_biases(
     """One bias step: the new ``(t⁺, t⁻)`` (length ``k``, position 1 = 1) from the pairs'
     ``losses`` under the ranker and the previous ``t_plus``, ``t_minus`` (module docstring). A
     position without pairs keeps its previous value."""
-    if p < 0:
-        raise SpecError(f"the regularisation p must be >= 0, got {p}").naming("p")
-    k = pairs.k
     w = pairs.count * np.asarray(losses, dtype=np.float64)
-    ph, pl = pairs.pos_hi - 1, pairs.pos_lo - 1
+    return bias_step(pairs.pos_hi, pairs.pos_lo, w, t_plus, t_minus, p=p)
+
+
+def bias_step(
+    pos_hi: np.ndarray,
+    pos_lo: np.ndarray,
+    weighted_losses: np.ndarray,
+    t_plus: np.ndarray,
+    t_minus: np.ndarray,
+    *,
+    p: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The closed-form bias step of pairs given by the 1-based positions of their clicked
+    (``pos_hi``) and unclicked (``pos_lo``) documents and their losses times how often they
+    were logged (``weighted_losses``): ``t⁺_i ∝ (Σ_{pairs at (i, ·)} loss / t⁻_j)^{1/(p+1)}``,
+    ``t⁻_j ∝ (Σ_{pairs at (·, j)} loss / t⁺_i)^{1/(p+1)}`` with the previous ``t_plus`` /
+    ``t_minus`` (length ``k``), scaled so that position 1 is 1. A position without pairs keeps
+    its previous value."""
+    if not float(p) >= 0:
+        raise SpecError(f"the regularisation p must be >= 0, got {p}").naming("p")
+    t_plus = np.asarray(t_plus, dtype=np.float64)
+    t_minus = np.asarray(t_minus, dtype=np.float64)
+    k = len(t_plus)
+    w = np.asarray(weighted_losses, dtype=np.float64)
+    ph = np.asarray(pos_hi, dtype=np.int64) - 1
+    pl = np.asarray(pos_lo, dtype=np.int64) - 1
     num_plus = np.bincount(ph, weights=w / t_minus[pl], minlength=k)[:k]
     num_minus = np.bincount(pl, weights=w / t_plus[ph], minlength=k)[:k]
     if num_plus[0] <= 0 or num_minus[0] <= 0:
@@ -117,8 +140,8 @@ def update_position_biases(
             "pairwise debiasing needs clicked and unclicked documents at position 1",
             fix="give a log with clicks at several positions (more sessions)",
         )
-    new_plus = np.array(t_plus, dtype=np.float64)
-    new_minus = np.array(t_minus, dtype=np.float64)
+    new_plus = t_plus.copy()
+    new_minus = t_minus.copy()
     e = 1.0 / (float(p) + 1.0)
     okp, okm = num_plus > 0, num_minus > 0
     new_plus[okp] = (num_plus[okp] / num_plus[0]) ** e

@@ -23,6 +23,25 @@ unbiased labels give an unbiased loss up to a constant; L-BFGS) on one label per
   affine correction with the true ``α, β`` (trust bias only; under the PBM ``β = 0`` and it is
   IPS).
 
+Three boosted-tree learners read the sessions themselves (the first :data:`BOOSTED_SESSIONS`
+sessions of the log at most, :data:`BOOSTED_QUICK_SESSIONS` with ``--quick``: beyond, they
+repeat the value of the last step within the cap), each with :data:`BOOSTED_LEAVES` leaves and
+the same rounds and learning rate:
+
+* *unbiased LambdaMART* — Hu, Wang, Peng and Li (WWW 2019),
+  :mod:`ndcglab.clicks.unbiased_lambdamart` (biases re-estimated after every tree);
+* *LightGBM position bias* — LightGBM's ``lambdarank`` with the positions given
+  (``lambdarank_position_bias``), :func:`ndcglab.clicks.baselines.lightgbm_position_bias`;
+* *XGBoost unbiased* — XGBoost's ``rank:ndcg`` with ``lambdarank_unbiased``,
+  :func:`ndcglab.clicks.baselines.xgboost_unbiased`;
+
+and their skyline, *skyline (trees)*: LightGBM trees of the same size and number trained through
+:func:`ndcglab.training.fit` on the true attractiveness (``squared(gain=linear)``).
+
+They are trees, the other lines a linear model: compare them with each other and with the
+skyline, not as estimators of the same model. A run that fails to train is named in the report's
+``failed_runs`` table and has no value; no claim reads these lines.
+
 NDCG@10 on the fold's test queries with their judged labels (the data's preset). The claims get
 verdicts by the rules of :mod:`.verdicts`, each test on the per-query differences (paired
 randomisation test, two-sided).
@@ -48,7 +67,8 @@ CLAIM = (
 )
 QUICK_NOTE = (
     "--quick: 10^3, 10^4 and 10^5 sessions (not up to 10^7), one fold, 30 L-BFGS iterations per "
-    "model, two DLA rounds."
+    "model, two DLA rounds; the boosted-tree lines grow 30 trees on at most the first 10,000 "
+    "sessions of the log (at 10^5 sessions they repeat the 10^4 values)."
 )
 
 #: (label, click model spec): three position-bias strengths and trust bias
@@ -58,7 +78,21 @@ CONDITIONS = (
     ("PBM η = 2 (strong)", "pbm(eta=2)"),
     ("trust bias (η = 1)", "trust(eta=1)"),
 )
-METHODS = ("skyline", "naive", "IPS (true)", "IPS (estimated)", "DLA", "DR", "affine")
+#: the learners that read the sessions and grow boosted trees (module docstring)
+BOOSTED = ("unbiased LambdaMART", "LightGBM position bias", "XGBoost unbiased")
+#: the skyline of the boosted-tree lines: the same trees on the true attractiveness
+SKYLINE_TREES = "skyline (trees)"
+METHODS = (
+    "skyline",
+    "naive",
+    "IPS (true)",
+    "IPS (estimated)",
+    "DLA",
+    "DR",
+    "affine",
+    SKYLINE_TREES,
+    *BOOSTED,
+)
 K_SHOWN = 10
 #: the measure of every table and claim
 MEASURE = "ndcg@10"
@@ -70,6 +104,13 @@ LOGGING_TEMPERATURE = 0.5
 TAU = 0.01
 #: sessions kept as a whole log for intervention harvesting (the rest only as statistics)
 HARVEST_SESSIONS = 1_000_000
+#: the boosted-tree lines read at most this many sessions (the first ones; ``--quick``: the
+#: second), which a 2-core machine trains in minutes (10^6 sessions are 10^7 impressions)
+BOOSTED_SESSIONS = 100_000
+BOOSTED_QUICK_SESSIONS = 10_000
+#: leaves per tree and learning rate of the boosted-tree lines
+BOOSTED_LEAVES = 15
+BOOSTED_LR = 0.1
 
 
 def _sessions(settings: Settings) -> list[int]:
@@ -130,13 +171,41 @@ def run(report: Report, settings: Settings) -> None:
     values: dict[str, dict[str, dict[int, np.ndarray]]] = {}
     examinations: dict[str, dict[int, list[float]]] = {}
     dla_alpha: dict[str, dict[int, list[float]]] = {}
+    ulm_bias: dict[str, dict[int, list[float]]] = {}
+    failed: list[list[Any]] = []
+    boosted_rounds = int(settings.pick(100, 30, 3))
+    boosted_cap = int(settings.pick(BOOSTED_SESSIONS, BOOSTED_QUICK_SESSIONS))
+
+    def per_query(scores: np.ndarray) -> np.ndarray:
+        ev = evaluate(test, np.asarray(scores, dtype=np.float64), [MEASURE], preset=preset)
+        return np.asarray(ev.per_query[MEASURE], dtype=np.float64)
+
     for c_i, (label, spec) in enumerate(CONDITIONS):
         settings.say(f"clicks: {label}")
         model = parse_click_model(spec)
-        skyline = ndcg(attractiveness(train.labels, model.eps, ymax))
+        truth = attractiveness(train.labels, model.eps, ymax)
+        skyline = ndcg(truth)
+        try:
+            skyline_trees: np.ndarray | None = per_query(
+                fit(
+                    dataclasses.replace(train, labels=truth),
+                    progress=False,
+                    model="gbdt",
+                    loss="squared(gain=linear)",
+                    rounds=boosted_rounds,
+                    lr=BOOSTED_LR,
+                    trees={"num_leaves": BOOSTED_LEAVES},
+                    seed=settings.seed,
+                ).predict(test)
+            )
+        except Exception as exc:  # a run that fails is named, never used
+            skyline_trees = None
+            failed.append([label, SKYLINE_TREES, None, f"{type(exc).__name__}: {exc}"[:200]])
         per: dict[str, dict[int, np.ndarray]] = {m: {} for m in METHODS}
         examinations[label] = {}
         dla_alpha[label] = {}
+        ulm_bias[label] = {}
+        boosted_used, boosted_prev = -1, -1
         parts: list[Any] = []
         kept: list[ClickLog] = []
         meta: dict[str, Any] = {}
@@ -153,6 +222,8 @@ def run(report: Report, settings: Settings) -> None:
             parts = [stats]
             theta = np.asarray(meta["examination"], dtype=np.float64)
             per["skyline"][n] = skyline
+            if skyline_trees is not None:
+                per[SKYLINE_TREES][n] = skyline_trees
             per["naive"][n] = ndcg(click_labels(stats, estimator="naive"))
             per["IPS (true)"][n] = ndcg(
                 click_labels(stats, estimator="ips", examination=theta, tau=TAU)
@@ -185,9 +256,31 @@ def run(report: Report, settings: Settings) -> None:
                         tau=TAU,
                     )
                 )
+            used = min(whole.n_sessions, boosted_cap)
+            if used == boosted_used:  # the same first sessions as the previous step: same trees
+                for method in BOOSTED:
+                    if boosted_prev in per[method]:
+                        per[method][n] = per[method][boosted_prev]
+                if boosted_prev in ulm_bias[label]:
+                    ulm_bias[label][n] = ulm_bias[label][boosted_prev]
+                continue
+            boosted_used, boosted_prev = used, n
+            sessions = whole if whole.n_sessions <= boosted_cap else _first(whole, boosted_cap)
+            for method in BOOSTED:
+                try:
+                    scores, t_plus = _boosted(
+                        method, train, test, sessions, boosted_rounds, settings
+                    )
+                except Exception as exc:  # a run that fails is named, never used
+                    failed.append([label, method, n, f"{type(exc).__name__}: {exc}"[:200]])
+                    settings.say(f"clicks: {method} failed at {n:,} sessions ({label}): {exc}")
+                    continue
+                per[method][n] = per_query(scores)
+                if t_plus is not None:
+                    ulm_bias[label][n] = t_plus
         values[label] = per
 
-    _tables(report, values, steps)
+    _tables(report, values, steps, boosted_cap)
     _figure(report, pyplot(), values, steps, source.label)
     findings = _claims(values, steps, settings)
     for f in findings:
@@ -200,7 +293,11 @@ def run(report: Report, settings: Settings) -> None:
             ["condition", "method", "sessions", *[f"p{j}" for j in range(1, K_SHOWN + 1)]],
             [
                 [c, how, n, *v]
-                for how, table in (("harvest", examinations), ("DLA", dla_alpha))
+                for how, table in (
+                    ("harvest", examinations),
+                    ("DLA", dla_alpha),
+                    ("unbiased LambdaMART t+", ulm_bias),
+                )
                 for c, d in table.items()
                 for n, v in d.items()
             ],
@@ -221,7 +318,70 @@ def run(report: Report, settings: Settings) -> None:
         c: {m: {str(n): v.tolist() for n, v in d.items()} for m, d in per.items() if d}
         for c, per in values.items()
     }
-    report.results["estimated_propensities"] = {"harvest": examinations, "dla": dla_alpha}
+    report.results["estimated_propensities"] = {
+        "harvest": examinations,
+        "dla": dla_alpha,
+        "unbiased_lambdamart": ulm_bias,
+    }
+    report.results["boosted"] = {
+        "methods": list(BOOSTED),
+        "rounds": boosted_rounds,
+        "max_sessions": boosted_cap,
+        "leaves": BOOSTED_LEAVES,
+        "learning_rate": BOOSTED_LR,
+    }
+    report.results["failed_runs"] = [
+        {"condition": c, "method": m, "sessions": n, "error": e} for c, m, n, e in failed
+    ]
+    if failed:
+        report.add_table(
+            Table(
+                "failed_runs",
+                "Runs that failed to train (no value in the tables, no claim reads them)",
+                ["condition", "method", "sessions", "error"],
+                failed,
+            )
+        )
+
+
+def _first(log: Any, n: int) -> Any:
+    """The first ``n`` sessions of ``log`` (sessions are contiguous and numbered in order)."""
+    starts = log.session_starts()
+    return log.take(np.arange(len(log)) < starts[min(n, len(starts) - 1)])
+
+
+def _boosted(
+    method: str, train: Any, test: Any, log: Any, rounds: int, settings: Settings
+) -> tuple[np.ndarray, list[float] | None]:
+    """The test scores of one boosted-tree line trained on the sessions of ``log``, and the
+    click bias it learned (Unbiased LambdaMART only)."""
+    from ..clicks.baselines import baseline_scores, lightgbm_position_bias, xgboost_unbiased
+    from ..clicks.unbiased_lambdamart import train_unbiased_lambdamart
+
+    if method == "unbiased LambdaMART":
+        fit = train_unbiased_lambdamart(
+            train,
+            log,
+            num_boost_round=rounds,
+            learning_rate=BOOSTED_LR,
+            num_leaves=BOOSTED_LEAVES,
+            seed=settings.seed,
+        )
+        return fit.predict(test), [float(v) for v in fit.t_plus]
+    if method == "LightGBM position bias":
+        booster = lightgbm_position_bias(
+            train, log, rounds=rounds, lr=BOOSTED_LR, num_leaves=BOOSTED_LEAVES, seed=settings.seed
+        )
+    else:
+        booster = xgboost_unbiased(
+            train,
+            log,
+            rounds=rounds,
+            lr=BOOSTED_LR,
+            seed=settings.seed,
+            params={"max_leaves": BOOSTED_LEAVES, "grow_policy": "lossguide", "max_depth": 0},
+        )
+    return baseline_scores(booster, test), None
 
 
 #: sessions simulated per call (one log of 10^6 top-10 sessions is about 370 MB)
@@ -290,7 +450,7 @@ def _mean(v: dict[int, np.ndarray], n: int) -> float | None:
     return float(np.mean(v[n])) if n in v else None
 
 
-def _tables(report: Report, values: dict[str, Any], steps: list[int]) -> None:
+def _tables(report: Report, values: dict[str, Any], steps: list[int], cap: int) -> None:
     for i, (cond, per) in enumerate(values.items()):
         rows = [[m, *[_mean(per[m], n) for n in steps]] for m in METHODS if per[m]]
         report.add_table(
@@ -300,7 +460,9 @@ def _tables(report: Report, values: dict[str, Any], steps: list[int]) -> None:
                 ["method", *[f"{n:,} sessions" for n in steps]],
                 rows,
                 caption="mean over the test queries; the skyline trains on the true "
-                "attractiveness and does not depend on the sessions",
+                "attractiveness and does not depend on the sessions; the last four lines are "
+                "boosted trees (their skyline on the true attractiveness, the others grown from "
+                f"the sessions, at most the first {cap:,}), the others a linear model",
             )
         )
 
@@ -315,6 +477,8 @@ def _figure(report: Report, plt: Any, values: dict[str, Any], steps: list[int], 
             ys = [float(np.mean(per[m][n])) for n in ns]
             if m == "skyline":
                 ax.plot(ns, ys, "--", label=m, color="k")
+            elif m == SKYLINE_TREES:
+                ax.plot(ns, ys, ":", label=m, color="0.4")
             else:
                 ax.plot(ns, ys, "-o", label=m, ms=3, color=f"C{i}")
         ax.set_xscale("log")
