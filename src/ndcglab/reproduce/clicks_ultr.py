@@ -63,7 +63,7 @@ CLAIM = (
     "IPS with the true propensities converges to the skyline (Joachims et al., WSDM 2017); "
     "naive learning from clicks does not under strong position bias; doubly robust learning "
     "needs fewer clicks than IPS (Oosterhuis, TOIS 2023); the affine correction beats IPS under "
-    "trust bias (Vardasbi et al., SIGIR 2020)."
+    "trust bias (Vardasbi et al., CIKM 2020)."
 )
 QUICK_NOTE = (
     "--quick: 10^3, 10^4 and 10^5 sessions (not up to 10^7), one fold, 30 L-BFGS iterations per "
