@@ -1,0 +1,219 @@
+"""The fast path of ``ndcglab trec_eval``: every topic read, ranked and measured by compiled
+kernels (docs/trec_eval_cli.md, "Speed").
+
+:func:`evaluate_fast` takes the common case — ``-R qrels``, labels written as integers, the
+measures of :data:`._measure_kernels.CODES` (gain measures without ``level=gain``
+parameters), ``relstring`` and ``runid`` — and gives each evaluated topic's values, the same
+doubles as the Python engine's (:mod:`._run`, the reference). For anything else (another
+``-R``, ``-Z``, ``-D``, a run on the standard input, trec_eval 10's comment lines in qrels or
+its topics missing from the run, a malformed line, a document named twice, a NaN score, a
+division by zero) it returns ``None`` and the Python engine runs, which applies every rule and
+names every error.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import _readers as rd
+from ._measure_kernels import CODES, column_sums, topic_measures
+from ._scan_kernels import mark_runs, rank_join, scan_qrels, scan_run
+
+__all__ = ["FastResult", "evaluate_fast"]
+
+_CODE = {name: k for k, name in enumerate(CODES)}
+#: the largest cut-off read exactly as a double
+_MAX_CUT = 2**53
+
+
+@dataclass
+class FastResult:
+    """The evaluated topics (``qids``, in trec_eval's order), their values (``values[t,
+    cols[k]:cols[k+1]]`` for slot ``k``) and column sums (added topic by topic), the rankings
+    (``rl[offs[t]:offs[t+1]]``, for ``relstring``), the qrels' topic ids (sorted), the number of
+    qrels lines with relevance > 0, and the run's id."""
+
+    qids: list[bytes]
+    values: np.ndarray
+    sums: np.ndarray
+    cols: list[int]
+    rl: np.ndarray
+    offs: np.ndarray
+    rel_ids: list[bytes]
+    positive: int
+    run_id: bytes
+
+
+def _topics(data: bytes, qs: np.ndarray, qe: np.ndarray) -> tuple[list[bytes], np.ndarray, Any]:
+    """(sorted topic ids, topic offsets, line order): the lines of each topic together, in
+    file order, the topics sorted (``None`` for the order when the file already is)."""
+    buf = np.frombuffer(data, np.uint8)
+    starts = np.flatnonzero(mark_runs(buf, qs, qe))
+    names = [data[a:b] for a, b in zip(qs[starts].tolist(), qe[starts].tolist(), strict=True)]
+    ids = sorted(set(names))
+    index = {q: i for i, q in enumerate(ids)}
+    run_topic = np.array([index[q] for q in names], dtype=np.int64)
+    lens = np.diff(np.append(starts, len(qs)))
+    counts = np.bincount(run_topic, weights=lens, minlength=len(ids)).astype(np.int64)
+    offs = np.concatenate(([0], np.cumsum(counts)))
+    if len(run_topic) == len(ids) and bool(np.all(run_topic[1:] > run_topic[:-1])):
+        return ids, offs, None
+    by_topic = np.argsort(run_topic, kind="stable")
+    s_starts = starts[by_topic]
+    s_lens = lens[by_topic]
+    new_starts = np.concatenate(([0], np.cumsum(s_lens)[:-1]))
+    order = np.repeat(s_starts - new_starts, s_lens) + np.arange(len(qs))
+    return ids, offs, order
+
+
+def _read_scores(data: bytes, sim: np.ndarray, plain: np.ndarray, ss: np.ndarray,
+                 se: np.ndarray, single: bool) -> bool:  # fmt: skip
+    """Fill in the scores the kernel left to ``atof``; False when a score is NaN."""
+    rest = np.flatnonzero(~plain)
+    if len(rest):
+        texts = [data[a:b] for a, b in zip(ss[rest].tolist(), se[rest].tolist(), strict=True)]
+        values = np.array([rd.atof(t) for t in texts], dtype=np.float64)
+        if single:
+            with np.errstate(over="ignore"):
+                values = values.astype(np.float32).astype(np.float64)
+        sim[rest] = values
+    return not bool(np.isnan(sim).any())
+
+
+def _kernel_slots(slots: list[Any]) -> tuple[list[int], list[int], list[float]] | None:
+    """(code per slot, -1 for none; first column per slot and the end; parameters), or None
+    when a slot is not the kernel's."""
+    codes: list[int] = []
+    cols = [0]
+    params: list[float] = []
+    for s in slots:
+        name = s.m.name
+        cols.append(cols[-1] + len(s.names))
+        if s.m.kind in ("runid", "relstring"):
+            codes.append(-1)
+            continue
+        if name not in _CODE:
+            return None
+        if s.m.kind == "p_pair":
+            if s.params:
+                return None
+        elif s.m.kind == "cut_long":
+            if max(s.params) > _MAX_CUT:
+                return None
+            params.extend(float(c) for c in s.params)
+        elif s.m.kind in ("cut_double", "p_double"):
+            if name == "utility" and len(s.params) != 4:
+                return None
+            if name == "11pt_avg" and not s.params:
+                return None
+            params.extend(float(c) for c in s.params)
+        codes.append(_CODE[name])
+    return codes, cols, params
+
+
+def _param_bounds(slots: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    starts: list[int] = []
+    ends: list[int] = []
+    at = 0
+    for s in slots:
+        n = 0
+        if s.m.kind in ("cut_long", "cut_double", "p_double") and s.m.name in _CODE:
+            n = len(s.params)
+        starts.append(at)
+        ends.append(at + n)
+        at += n
+    return np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
+
+
+def _log2_table(n: int) -> np.ndarray:
+    """log2(i + 2) for i < n, by Python's ``math.log2`` (the Python engine's values)."""
+    return np.array([math.log2(i + 2) for i in range(n)], dtype=np.float64)
+
+
+def evaluate_fast(opts: Any, rel_path: str, run_path: str, slots: list[Any]) -> FastResult | None:
+    """The values of ``slots`` (the marked measures) for ``opts`` (``_run.Options``), or
+    ``None`` when the Python engine must run (module docstring)."""
+    if (
+        opts.rel_format != "qrels"
+        or opts.zscores is not None
+        or opts.debug_query is not None
+        or opts.results_format != "trec_results"
+        or opts.max_docs < 0
+        or (opts.version >= 10 and run_path.startswith("-"))
+        or abs(opts.relevance_level) > 2**62
+        or abs(opts.num_docs_in_coll) > 2**62
+    ):
+        return None
+    plan = _kernel_slots(slots)
+    if plan is None:
+        return None
+    codes, cols, params = plan
+    try:
+        qdata = Path(rel_path).read_bytes()
+        rdata = Path(run_path).read_bytes()
+    except OSError:
+        return None
+    if not qdata or not rdata:
+        return None
+    if opts.version >= 10 and (qdata.startswith(b"#") or b"\n#" in qdata):
+        return None
+    qbuf = np.frombuffer(qdata, np.uint8)
+    status, qs, qe, qds, qde, qrel = scan_qrels(qbuf, qdata.count(b"\n") + 1)
+    if status:
+        return None
+    rbuf = np.frombuffer(rdata, np.uint8)
+    single = opts.version < 10
+    status, rqs, rqe, rds, rde, sim, plain, ss, se, id_s, id_e = scan_run(
+        rbuf, rdata.count(b"\n") + 1, opts.version >= 10, single
+    )
+    if status or not len(rqs):
+        return None
+    if not _read_scores(rdata, sim, plain, ss, se, single):
+        return None
+    rel_ids, qoff, qorder = _topics(qdata, qs, qe)
+    run_ids, roff, rorder = _topics(rdata, rqs, rqe)
+    if qorder is not None:
+        qds, qde, qrel = qds[qorder], qde[qorder], qrel[qorder]
+    if rorder is not None:
+        rds, rde, sim = rds[rorder], rde[rorder], sim[rorder]
+    run_index = {q: i for i, q in enumerate(run_ids)}
+    rel_index = {q: i for i, q in enumerate(rel_ids)}
+    if opts.version >= 10:
+        if any(q not in run_index for q in rel_ids):
+            return None  # an error, or under -c trec_eval 10's stand-in ranking
+        qids = rel_ids
+    else:
+        qids = [q for q in run_ids if q in rel_index]
+    if not qids:
+        return None
+    pr = np.array([run_index[q] for q in qids], dtype=np.int64)
+    pq = np.array([rel_index[q] for q in qids], dtype=np.int64)
+    max_docs = min(opts.max_docs, 2**62)
+    joined = rank_join(rbuf, rds, rde, sim, roff, qbuf, qds, qde, qrel, qoff, pr, pq,
+                       max_docs, opts.judged_only, opts.relevance_level)  # fmt: skip
+    status, rl, offs, num_ret, num_rel, num_rel_ret, nonpool, unjudged, levels, loffs, nlev = joined
+    if status:
+        return None
+    widest = int(np.max(np.diff(offs))) if len(offs) > 1 else 0
+    deepest = int(np.max(np.diff(qoff)[pq]))  # judged documents of a topic, at most
+    log2 = _log2_table(widest + deepest + 3)
+    pstart, pend = _param_bounds(slots)
+    values = np.zeros((len(qids), cols[-1]), dtype=np.float64)
+    try:
+        topic_measures(
+            rl, offs, num_ret, num_rel, num_rel_ret, nonpool, unjudged, levels, loffs, nlev,
+            np.array(codes, dtype=np.int64), np.array(cols[:-1], dtype=np.int64), pstart, pend,
+            np.array(params, dtype=np.float64), opts.relevance_level, opts.num_docs_in_coll,
+            opts.version >= 10, log2, values,
+        )  # fmt: skip
+    except ZeroDivisionError:
+        return None
+    return FastResult(
+        qids, values, column_sums(values), cols, rl, offs, rel_ids,
+        int(np.count_nonzero(qrel > 0)), rdata[id_s:id_e],
+    )  # fmt: skip
