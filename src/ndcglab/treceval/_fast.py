@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _readers as rd
 from ._measure_kernels import CODES, column_sums, topic_measures
-from ._scan_kernels import mark_runs, rank_join, scan_qrels, scan_run
+from ._scan_kernels import rank_join, scan_qrels, scan_run
 
 __all__ = ["FastResult", "evaluate_fast"]
 
@@ -49,39 +49,46 @@ class FastResult:
     run_id: bytes
 
 
-def _topics(data: bytes, qs: np.ndarray, qe: np.ndarray) -> tuple[list[bytes], np.ndarray, Any]:
-    """(sorted topic ids, topic offsets, line order): the lines of each topic together, in
-    file order, the topics sorted (``None`` for the order when the file already is)."""
-    buf = np.frombuffer(data, np.uint8)
-    starts = np.flatnonzero(mark_runs(buf, qs, qe))
-    names = [data[a:b] for a, b in zip(qs[starts].tolist(), qe[starts].tolist(), strict=True)]
+def _topics(
+    data: bytes, ts: np.ndarray, te: np.ndarray, tl: np.ndarray, n_lines: int
+) -> tuple[list[bytes], np.ndarray, np.ndarray, np.ndarray | None]:
+    """(sorted topic ids, first line and number of lines of each topic, line order) from the
+    runs of lines of one topic (their id's offsets ``ts:te``, their first lines ``tl``). When
+    a topic's lines are split over the file, the order (``None`` otherwise) puts the lines of
+    each topic together, in file order, the topics sorted, and the first lines are in that
+    order."""
+    names = [data[a:b] for a, b in zip(ts.tolist(), te.tolist(), strict=True)]
     ids = sorted(set(names))
     index = {q: i for i, q in enumerate(ids)}
     run_topic = np.array([index[q] for q in names], dtype=np.int64)
-    lens = np.diff(np.append(starts, len(qs)))
+    lens = np.diff(np.append(tl, n_lines))
+    if len(run_topic) == len(ids):  # one run of lines per topic: no reordering
+        starts = np.empty(len(ids), dtype=np.int64)
+        counts = np.empty(len(ids), dtype=np.int64)
+        starts[run_topic] = tl
+        counts[run_topic] = lens
+        return ids, starts, counts, None
     counts = np.bincount(run_topic, weights=lens, minlength=len(ids)).astype(np.int64)
-    offs = np.concatenate(([0], np.cumsum(counts)))
-    if len(run_topic) == len(ids) and bool(np.all(run_topic[1:] > run_topic[:-1])):
-        return ids, offs, None
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     by_topic = np.argsort(run_topic, kind="stable")
-    s_starts = starts[by_topic]
+    s_starts = tl[by_topic]
     s_lens = lens[by_topic]
     new_starts = np.concatenate(([0], np.cumsum(s_lens)[:-1]))
-    order = np.repeat(s_starts - new_starts, s_lens) + np.arange(len(qs))
-    return ids, offs, order
+    order = np.repeat(s_starts - new_starts, s_lens) + np.arange(n_lines)
+    return ids, starts, counts, order
 
 
-def _read_scores(data: bytes, sim: np.ndarray, plain: np.ndarray, ss: np.ndarray,
-                 se: np.ndarray, single: bool) -> bool:  # fmt: skip
+def _read_scores(
+    data: bytes, sim: np.ndarray, xl: np.ndarray, xs: np.ndarray, xe: np.ndarray, single: bool
+) -> bool:
     """Fill in the scores the kernel left to ``atof``; False when a score is NaN."""
-    rest = np.flatnonzero(~plain)
-    if len(rest):
-        texts = [data[a:b] for a, b in zip(ss[rest].tolist(), se[rest].tolist(), strict=True)]
+    if len(xl):
+        texts = [data[a:b] for a, b in zip(xs.tolist(), xe.tolist(), strict=True)]
         values = np.array([rd.atof(t) for t in texts], dtype=np.float64)
         if single:
             with np.errstate(over="ignore"):
                 values = values.astype(np.float32).astype(np.float64)
-        sim[rest] = values
+        sim[xl] = values
     return not bool(np.isnan(sim).any())
 
 
@@ -162,23 +169,25 @@ def evaluate_fast(opts: Any, rel_path: str, run_path: str, slots: list[Any]) -> 
         return None
     if opts.version >= 10 and (qdata.startswith(b"#") or b"\n#" in qdata):
         return None
+    # offsets as int32 when the files allow (half the memory)
+    proto = np.empty(0, np.int32 if max(len(qdata), len(rdata)) < 2**31 - 1 else np.int64)
     qbuf = np.frombuffer(qdata, np.uint8)
-    status, qs, qe, qds, qde, qrel = scan_qrels(qbuf, qdata.count(b"\n") + 1)
+    status, qds, qde, qrel, ts, te, tl = scan_qrels(qbuf, qdata.count(b"\n") + 1, proto)
     if status:
         return None
-    rbuf = np.frombuffer(rdata, np.uint8)
-    single = opts.version < 10
-    status, rqs, rqe, rds, rde, sim, plain, ss, se, id_s, id_e = scan_run(
-        rbuf, rdata.count(b"\n") + 1, opts.version >= 10, single
-    )
-    if status or not len(rqs):
-        return None
-    if not _read_scores(rdata, sim, plain, ss, se, single):
-        return None
-    rel_ids, qoff, qorder = _topics(qdata, qs, qe)
-    run_ids, roff, rorder = _topics(rdata, rqs, rqe)
+    rel_ids, qstart, qcount, qorder = _topics(qdata, ts, te, tl, len(qds))
     if qorder is not None:
         qds, qde, qrel = qds[qorder], qde[qorder], qrel[qorder]
+    rbuf = np.frombuffer(rdata, np.uint8)
+    single = opts.version < 10
+    scanned = scan_run(rbuf, rdata.count(b"\n") + 1, opts.version >= 10, single, proto)
+    status, rds, rde, sim, ts, te, tl, xl, xs, xe, id_s, id_e = scanned
+    del scanned
+    if status or not len(rds):
+        return None
+    if not _read_scores(rdata, sim, xl, xs, xe, single):
+        return None
+    run_ids, rstart, rcount, rorder = _topics(rdata, ts, te, tl, len(rds))
     if rorder is not None:
         rds, rde, sim = rds[rorder], rde[rorder], sim[rorder]
     run_index = {q: i for i, q in enumerate(run_ids)}
@@ -194,13 +203,15 @@ def evaluate_fast(opts: Any, rel_path: str, run_path: str, slots: list[Any]) -> 
     pr = np.array([run_index[q] for q in qids], dtype=np.int64)
     pq = np.array([rel_index[q] for q in qids], dtype=np.int64)
     max_docs = min(opts.max_docs, 2**62)
-    joined = rank_join(rbuf, rds, rde, sim, roff, qbuf, qds, qde, qrel, qoff, pr, pq,
-                       max_docs, opts.judged_only, opts.relevance_level)  # fmt: skip
+    joined = rank_join(
+        rbuf, rds, rde, sim, rstart, rcount, qbuf, qds, qde, qrel, qstart, qcount, pr, pq,
+        max_docs, opts.judged_only, opts.relevance_level,
+    )  # fmt: skip
     status, rl, offs, num_ret, num_rel, num_rel_ret, nonpool, unjudged, levels, loffs, nlev = joined
     if status:
         return None
     widest = int(np.max(np.diff(offs))) if len(offs) > 1 else 0
-    deepest = int(np.max(np.diff(qoff)[pq]))  # judged documents of a topic, at most
+    deepest = int(np.max(qcount[pq]))  # judged documents of a topic, at most
     log2 = _log2_table(widest + deepest + 3)
     pstart, pend = _param_bounds(slots)
     values = np.zeros((len(qids), cols[-1]), dtype=np.float64)

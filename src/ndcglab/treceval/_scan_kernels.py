@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["mark_runs", "rank_join", "scan_qrels", "scan_run"]
+__all__ = ["rank_join", "scan_qrels", "scan_run"]
 
 #: a retrieved document absent from the qrels / judged with a negative relevance
 NONPOOL = -1
@@ -58,16 +58,43 @@ def _fields(buf, pos, n, fs, fe):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def scan_qrels(buf, n_lines):  # pragma: no cover - compiled
-    """A qrels file's lines (``qid iter docno rel``): ``(status, qs, qe, ds, de, rel)``, the
-    offsets of each line's topic id and document name and its label. Status 1: a line without
+def _grow(a):  # pragma: no cover - compiled
+    b = np.empty(max(64, 2 * a.shape[0]), a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@njit(cache=True, nogil=True)
+def _topic_start(buf, k, qs, qe, ts, te, tl, nt):  # pragma: no cover - compiled
+    """Record line ``k`` (topic id ``buf[qs:qe]``) as the start of a run of lines of one topic
+    when its id differs from the line before's (``ts``/``te``/``tl``: the runs' id offsets and
+    first lines, ``nt`` of them so far). Returns the arrays (grown when full) and the count."""
+    if nt > 0 and _cmp(buf, qs, qe, buf, ts[nt - 1], te[nt - 1]) == 0:
+        return ts, te, tl, nt
+    if nt == ts.shape[0]:
+        ts = _grow(ts)
+        te = _grow(te)
+        tl = _grow(tl)
+    ts[nt] = qs
+    te[nt] = qe
+    tl[nt] = k
+    return ts, te, tl, nt + 1
+
+
+@njit(cache=True, nogil=True)
+def scan_qrels(buf, n_lines, proto):  # pragma: no cover - compiled
+    """A qrels file's lines (``qid iter docno rel``): ``(status, ds, de, rel, ts, te, tl)``:
+    each line's document name offsets and label (arrays of ``proto``'s type), and the runs of
+    lines of one topic (their id's offsets, their first line). Status 1: a line without
     exactly four fields, or a label that is not ``[+-]digits`` (at most 18 digits) within
     ``±MAX_LABEL``."""
-    qs = np.empty(n_lines, np.int64)
-    qe = np.empty(n_lines, np.int64)
-    ds = np.empty(n_lines, np.int64)
-    de = np.empty(n_lines, np.int64)
-    rel = np.empty(n_lines, np.int64)
+    ds = np.empty(n_lines, proto.dtype)
+    de = np.empty(n_lines, proto.dtype)
+    rel = np.empty(n_lines, proto.dtype)
+    ts = np.empty(64, np.int64)
+    te = np.empty(64, np.int64)
+    tl = np.empty(64, np.int64)
+    nt = 0
     fs = np.empty(5, np.int64)
     fe = np.empty(5, np.int64)
     n = buf.shape[0]
@@ -76,7 +103,7 @@ def scan_qrels(buf, n_lines):  # pragma: no cover - compiled
     while pos < n:
         nf, nxt = _fields(buf, pos, n, fs, fe)
         if nf != 4:
-            return 1, qs[:0], qe[:0], ds[:0], de[:0], rel[:0]
+            return 1, ds[:0], de[:0], rel[:0], ts[:0], te[:0], tl[:0]
         i = fs[3]
         e = fe[3]
         neg = False
@@ -84,24 +111,23 @@ def scan_qrels(buf, n_lines):  # pragma: no cover - compiled
             neg = buf[i] == 45
             i += 1
         if i == e or e - i > 18:
-            return 1, qs[:0], qe[:0], ds[:0], de[:0], rel[:0]
+            return 1, ds[:0], de[:0], rel[:0], ts[:0], te[:0], tl[:0]
         v = 0
         while i < e:
             c = buf[i]
             if c < 48 or c > 57:
-                return 1, qs[:0], qe[:0], ds[:0], de[:0], rel[:0]
+                return 1, ds[:0], de[:0], rel[:0], ts[:0], te[:0], tl[:0]
             v = v * 10 + (c - 48)
             i += 1
         if v > MAX_LABEL:
-            return 1, qs[:0], qe[:0], ds[:0], de[:0], rel[:0]
-        qs[k] = fs[0]
-        qe[k] = fe[0]
+            return 1, ds[:0], de[:0], rel[:0], ts[:0], te[:0], tl[:0]
+        ts, te, tl, nt = _topic_start(buf, k, fs[0], fe[0], ts, te, tl, nt)
         ds[k] = fs[2]
         de[k] = fe[2]
         rel[k] = -v if neg else v
         k += 1
         pos = nxt
-    return 0, qs[:k], qe[:k], ds[:k], de[:k], rel[:k]
+    return 0, ds[:k], de[:k], rel[:k], ts[:nt], te[:nt], tl[:nt]
 
 
 @njit(cache=True, nogil=True)
@@ -137,21 +163,25 @@ def _decimal(buf, s, e):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def scan_run(buf, n_lines, comments, single):  # pragma: no cover - compiled
+def scan_run(buf, n_lines, comments, single, proto):  # pragma: no cover - compiled
     """A run's lines (``qid Q0 docno rank sim run_id``; blank lines skipped, and under
-    ``comments`` a line whose first field starts with ``#``): ``(status, qs, qe, ds, de, sim,
-    plain, sim_s, sim_e, id_s, id_e)``; ``plain[k]``: whether ``sim[k]`` was read here (else
-    the caller reads the text ``sim_s:sim_e`` with ``atof``); ``single``: rounded to a C
-    ``float``; ``id_s:id_e``: the last line's run id. Status 1: a line with fewer than six
-    fields."""
-    qs = np.empty(n_lines, np.int64)
-    qe = np.empty(n_lines, np.int64)
-    ds = np.empty(n_lines, np.int64)
-    de = np.empty(n_lines, np.int64)
-    ss = np.empty(n_lines, np.int64)
-    se = np.empty(n_lines, np.int64)
+    ``comments`` a line whose first field starts with ``#``): ``(status, ds, de, sim, ts, te,
+    tl, xl, xs, xe, id_s, id_e)``: each line's document name offsets (``proto``'s type) and
+    score (``single``: rounded to a C ``float``), the runs of lines of one topic (as
+    :func:`scan_qrels`), the lines ``xl`` whose score this kernel does not read (the caller
+    reads the text ``xs:xe`` with ``atof``), and the last line's run id ``id_s:id_e``.
+    Status 1: a line with fewer than six fields."""
+    ds = np.empty(n_lines, proto.dtype)
+    de = np.empty(n_lines, proto.dtype)
     sim = np.empty(n_lines, np.float64)
-    plain = np.empty(n_lines, np.bool_)
+    ts = np.empty(64, np.int64)
+    te = np.empty(64, np.int64)
+    tl = np.empty(64, np.int64)
+    nt = 0
+    xl = np.empty(64, np.int64)
+    xs = np.empty(64, np.int64)
+    xe = np.empty(64, np.int64)
+    nx = 0
     fs = np.empty(6, np.int64)
     fe = np.empty(6, np.int64)
     n = buf.shape[0]
@@ -167,33 +197,30 @@ def scan_run(buf, n_lines, comments, single):  # pragma: no cover - compiled
         if comments and buf[fs[0]] == 35:
             continue
         if nf < 6:
-            return 1, qs[:0], qe[:0], ds[:0], de[:0], sim[:0], plain[:0], ss[:0], se[:0], 0, 0
-        qs[k] = fs[0]
-        qe[k] = fe[0]
+            return (1, ds[:0], de[:0], sim[:0], ts[:0], te[:0], tl[:0], xl[:0], xs[:0],
+                    xe[:0], 0, 0)  # fmt: skip
+        ts, te, tl, nt = _topic_start(buf, k, fs[0], fe[0], ts, te, tl, nt)
         ds[k] = fs[2]
         de[k] = fe[2]
-        ss[k] = fs[4]
-        se[k] = fe[4]
         ok, v = _decimal(buf, fs[4], fe[4])
-        if ok and single:
-            v = np.float64(np.float32(v))
+        if ok:
+            if single:
+                v = np.float64(np.float32(v))
+        else:
+            if nx == xl.shape[0]:
+                xl = _grow(xl)
+                xs = _grow(xs)
+                xe = _grow(xe)
+            xl[nx] = k
+            xs[nx] = fs[4]
+            xe[nx] = fe[4]
+            nx += 1
         sim[k] = v
-        plain[k] = ok
         id_s = fs[5]
         id_e = fe[5]
         k += 1
-    return (0, qs[:k], qe[:k], ds[:k], de[:k], sim[:k], plain[:k], ss[:k], se[:k], id_s, id_e)
-
-
-@njit(cache=True, nogil=True)
-def mark_runs(buf, qs, qe):  # pragma: no cover - compiled
-    """The lines where the topic id differs from the line before (the first line included)."""
-    n = qs.shape[0]
-    out = np.zeros(n, np.bool_)
-    for k in range(n):
-        if k == 0 or _cmp(buf, qs[k], qe[k], buf, qs[k - 1], qe[k - 1]) != 0:
-            out[k] = True
-    return out
+    return (0, ds[:k], de[:k], sim[:k], ts[:nt], te[:nt], tl[:nt], xl[:nx], xs[:nx], xe[:nx],
+            id_s, id_e)  # fmt: skip
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -273,11 +300,28 @@ def _sort(a, tmp, n, mode, buf, ds, de, sim):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def rank_join(
-    rbuf, rds, rde, sim, roff, qbuf, qds, qde, qrel, qoff, pr, pq, max_docs, judged_only, lvl
+    rbuf,
+    rds,
+    rde,
+    sim,
+    rstart,
+    rcount,
+    qbuf,
+    qds,
+    qde,
+    qrel,
+    qstart,
+    qcount,
+    pr,
+    pq,
+    max_docs,
+    judged_only,
+    lvl,
 ):  # pragma: no cover - compiled
     """Each evaluated topic's ranking joined with its judgements, as
-    :func:`._ranking.form_res_rels` forms it. Topic ``t`` is run topic ``pr[t]`` (its lines
-    ``roff[pr[t]]:roff[pr[t]+1]`` of ``rds``/``rde``/``sim``) with qrels topic ``pq[t]``.
+    :func:`._ranking.form_res_rels` forms it. Topic ``t`` is run topic ``pr[t]`` (its
+    ``rcount[pr[t]]`` lines from ``rstart[pr[t]]`` of ``rds``/``rde``/``sim``) with qrels topic
+    ``pq[t]`` (likewise ``qstart``/``qcount``).
 
     Returns ``(status, rl, offs, num_ret, num_rel, num_rel_ret, nonpool, unjudged, levels,
     loffs, nlev)``: topic ``t``'s ranked relevance values ``rl[offs[t]:offs[t+1]]`` (-1 not in
@@ -289,14 +333,14 @@ def rank_join(
     ltotal = 0
     widest = 1
     for t in range(T):
-        n = roff[pr[t] + 1] - roff[pr[t]]
+        n = rcount[pr[t]]
         total += min(n, max_docs)
-        widest = max(widest, n, qoff[pq[t] + 1] - qoff[pq[t]])
+        widest = max(widest, n, qcount[pq[t]])
         mx = -1
-        for k in range(qoff[pq[t]], qoff[pq[t] + 1]):
+        for k in range(qstart[pq[t]], qstart[pq[t]] + qcount[pq[t]]):
             mx = max(mx, qrel[k])
         ltotal += mx + 1 if mx >= 0 else 0
-    rl = np.empty(total, np.int64)
+    rl = np.empty(total, np.int16)  # labels are within ±MAX_LABEL
     offs = np.zeros(T + 1, np.int64)
     num_ret = np.empty(T, np.int64)
     num_rel = np.empty(T, np.int64)
@@ -314,8 +358,8 @@ def rank_join(
     dummy = np.empty(0, np.float64)
     at = 0
     for t in range(T):
-        r0 = roff[pr[t]]
-        n = roff[pr[t] + 1] - r0
+        r0 = rstart[pr[t]]
+        n = rcount[pr[t]]
         for i in range(n):
             a[i] = r0 + i
         _sort(a, tmp, n, 0, rbuf, rds, rde, sim)
@@ -340,8 +384,8 @@ def rank_join(
                     loffs,
                     nlev,
                 )
-        q0 = qoff[pq[t]]
-        nq = qoff[pq[t] + 1] - q0
+        q0 = qstart[pq[t]]
+        nq = qcount[pq[t]]
         for i in range(nq):
             qa[i] = q0 + i
         _sort(qa, tmp, nq, 1, qbuf, qds, qde, dummy)
