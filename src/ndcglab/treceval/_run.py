@@ -24,6 +24,7 @@ from __future__ import annotations
 import gc
 import itertools
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,9 @@ BOGUS_DOCNO = b"ceci_nest_pas_un_docno"
 MISSING_ZSCORE = -1000000.0
 _MAX_LONG = 2**63 - 1
 REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
+#: the size (qrels and run together, bytes) from which the fast path is tried by default: its
+#: start-up (numba and the compiled kernels, about 0.6 s of CPU) pays off from a few MB
+FAST_MIN_BYTES = 4 << 20
 
 
 @dataclass
@@ -239,7 +243,7 @@ def evaluate_files(
     run_path: str,
     warn: Callable[[str], None] | None = None,
     *,
-    fast: bool = True,
+    fast: bool | None = None,
 ) -> str:
     """trec_eval's output for ``rel_path`` and ``run_path`` under ``opts`` (the module
     docstring); a refused input raises :class:`TrecEvalError` (with trec_eval's exit status).
@@ -248,9 +252,10 @@ def evaluate_files(
     small lists and no reference cycles, and at MSLR size the collector's passes over them cost
     about a tenth of the time.
 
-    With ``fast`` (the default) the common case is read, ranked and measured by compiled
-    kernels (:mod:`._fast`; the same output); ``fast=False`` runs the Python engine, the
-    reference, for every input."""
+    With ``fast=True`` the common case is read, ranked and measured by compiled kernels
+    (:mod:`._fast`; the same output); ``fast=False`` runs the Python engine, the reference,
+    for every input; ``None`` (the default) tries the fast path when the two files hold
+    :data:`FAST_MIN_BYTES` or more."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -260,8 +265,15 @@ def evaluate_files(
             gc.enable()
 
 
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0  # the Python engine reports it
+
+
 def _evaluate_files(opts: Options, rel_path: str, run_path: str,
-                    warn: Callable[[str], None] | None, fast: bool) -> str:  # fmt: skip
+                    warn: Callable[[str], None] | None, fast: bool | None) -> str:  # fmt: skip
     if opts.max_docs < 0:
         raise TrecEvalError(
             f"-M {opts.max_docs}: a negative number of documents (trec_eval crashes on it). "
@@ -280,6 +292,8 @@ def _evaluate_files(opts: Options, rel_path: str, run_path: str,
             f"{', '.join(REL_FORMATS)}",
             2,
         )
+    if fast is None:
+        fast = _size(rel_path) + _size(run_path) >= FAST_MIN_BYTES
     if fast:
         try:
             fast_slots = _mark(opts)
