@@ -150,6 +150,7 @@ def test_ties_as_c_floats_and_docno_order(tmp_path: Path) -> None:
         ("1 0 a 1\n", "1 Q0 a 1 1 t\n", ["-m", "ndcg.1=3"]),  # gain parameters
         ("1 0 a 1\n", "1 Q0 a 1 1 t\n", ["-m", "utility.1,2"]),  # utility's 4 values
         ("1 0 a 1\n", "1 Q0 a 1 1 t\n", ["-m", "nosuch"]),
+        ("1 0 a 1\n", "1 Q0 a 1 1 t\n", ["-m", "Rprec_mult.1e300"]),  # Python's int()
         ("1 0 a 1\n", "1 Q0 a 1 1 t\n", ["-m", "all_prefs", "-R", "qrels_prefs"]),
         # -l -1 counts unjudged documents as relevant while a topic judged only negative
         # has no relevant one: map divides by zero (the Python engine's ZeroDivisionError)

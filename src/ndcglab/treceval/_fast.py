@@ -29,6 +29,8 @@ __all__ = ["FastResult", "evaluate_fast"]
 _CODE = {name: k for k, name in enumerate(CODES)}
 #: the largest cut-off read exactly as a double
 _MAX_CUT = 2**53
+#: the largest recall fraction the kernels turn into a count (x * R stays within int64)
+_MAX_FRACTION = 2.0**20
 
 
 @dataclass
@@ -118,6 +120,10 @@ def _kernel_slots(slots: list[Any]) -> tuple[list[int], list[int], list[float]] 
                 return None
             if name == "11pt_avg" and not s.params:
                 return None
+            if name in ("iprec_at_recall", "11pt_avg", "Rprec_mult") and not all(
+                math.isfinite(f) and abs(f) <= _MAX_FRACTION for f in s.params
+            ):
+                return None  # fractions turned into counts: Python's int() rules there
             params.extend(float(c) for c in s.params)
         codes.append(_CODE[name])
     return codes, cols, params

@@ -39,7 +39,7 @@ _INFAP_EPSILON = 0.00001
 _C_NAN = np.array([-math.nan])
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _c_div(a, b):  # pragma: no cover - compiled
     if b == 0:
         if math.isnan(a):

@@ -28,7 +28,7 @@ _POW10 = np.array([10.0**k for k in range(23)])
 MAX_LABEL = 1000
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _space(c):  # pragma: no cover - compiled
     return c == 32 or (c >= 9 and c <= 13)
 
@@ -223,7 +223,7 @@ def scan_run(buf, n_lines, comments, single, proto):  # pragma: no cover - compi
             id_s, id_e)  # fmt: skip
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _cmp(b1, s1, e1, b2, s2, e2):  # pragma: no cover - compiled
     l1 = e1 - s1
     l2 = e2 - s2
@@ -238,7 +238,7 @@ def _cmp(b1, s1, e1, b2, s2, e2):  # pragma: no cover - compiled
     return -1 if l1 < l2 else 1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _first(mode, x, y, buf, ds, de, sim):  # pragma: no cover - compiled
     """Whether ``x`` goes before ``y``: mode 0, trec_eval's ranking (score descending, name
     descending); mode 1, name ascending."""
