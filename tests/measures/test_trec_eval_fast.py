@@ -176,3 +176,36 @@ def test_what_the_fast_path_leaves_to_the_python_engine(
 def test_the_kernels_cover_all_trec() -> None:
     covered = set(CODES) | {"runid", "relstring"}
     assert set(NICKNAMES["all_trec"]) <= covered
+
+
+@pytest.mark.slow
+def test_command_line_takes_the_fast_path_from_4_mb(tmp_path: Path) -> None:
+    """Through the command line, files above FAST_MIN_BYTES (long document names, topics
+    split over the file): the Python engine's bytes on stdout."""
+    import subprocess
+    import sys
+
+    from ndcglab.treceval._run import FAST_MIN_BYTES
+
+    rng = random.Random(7)
+    qrels: list[str] = []
+    run: list[str] = []
+    for q in range(520):
+        for k in range(120):
+            name = f"clueweb09-en{q:04d}-{k:02d}-{'z' * (k % 4)}"
+            if rng.random() < 0.7:
+                qrels.append(f"{q} 0 {name} {rng.choice([0, 0, 1, 2, 3, -1])}")
+            run.append(f"{q} Q0 {name} {k} {rng.randint(0, 50) / 7:.4f} a-run-tag-{q % 3}")
+    rng.shuffle(run)
+    q = tmp_path / "qrels"
+    r = tmp_path / "run"
+    q.write_text("\n".join(qrels) + "\n")
+    r.write_text("\n".join(run) + "\n")
+    assert q.stat().st_size + r.stat().st_size >= FAST_MIN_BYTES
+    args = ["-q", "-c", "-m", "all_trec", str(q), str(r)]
+    assert _taken(9, args[:-2], str(q), str(r))
+    out = subprocess.run(
+        [sys.executable, "-m", "ndcglab", "trec_eval", *args], capture_output=True, check=True
+    )
+    want = evaluate_files(parse_command_line(args).options, str(q), str(r), fast=False)
+    assert out.stdout == want.encode("latin-1")
