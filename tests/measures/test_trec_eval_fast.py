@@ -83,8 +83,8 @@ def _both(version: int, args: list[str], q: str, r: str) -> tuple[str, str]:
             out.append(evaluate_files(opts, q, r, fast=fast))
         except TrecEvalError as exc:
             out.append(f"error {exc.status}: {exc}")
-        except ZeroDivisionError as exc:
-            out.append(f"error {exc}")
+        except (ZeroDivisionError, ValueError) as exc:  # the Python engine's own errors
+            out.append(f"error {type(exc).__name__}: {exc}")
     return out[0], out[1]
 
 
@@ -209,3 +209,16 @@ def test_command_line_takes_the_fast_path_from_4_mb(tmp_path: Path) -> None:
     )
     want = evaluate_files(parse_command_line(args).options, str(q), str(r), fast=False)
     assert out.stdout == want.encode("latin-1")
+
+
+def test_yaap_domain_error_left_to_the_python_engine(tmp_path: Path) -> None:
+    """-l -1 counts unpooled documents as relevant: yaap's ratio can fall to 0 or below,
+    where Python's math.log raises (the fast path then leaves the topic to the Python
+    engine, which raises the same)."""
+    q = tmp_path / "q"
+    r = tmp_path / "r"
+    q.write_text("1 0 a 1\n")
+    r.write_text("".join(f"1 Q0 d{k} {k} {100 - k} t\n" for k in range(8)) + "1 Q0 a 9 1 t\n")
+    fast, slow = _both(9, ["-l", "-1", "-m", "yaap"], str(q), str(r))
+    assert fast == slow == "error ValueError: math domain error"
+    assert not _taken(9, ["-l", "-1", "-m", "yaap"], str(q), str(r))

@@ -7,8 +7,8 @@ parameters), ``relstring`` and ``runid`` — and gives each evaluated topic's va
 doubles as the Python engine's (:mod:`._run`, the reference). For anything else (another
 ``-R``, ``-Z``, ``-D``, a run on the standard input, trec_eval 10's comment lines in qrels or
 its topics missing from the run, a malformed line, a document named twice, a NaN score, a
-division by zero) it returns ``None`` and the Python engine runs, which applies every rule and
-names every error.
+division by zero or a logarithm of 0) it returns ``None`` and the Python engine runs, which
+applies every rule and names every error.
 """
 
 from __future__ import annotations
@@ -228,8 +228,8 @@ def evaluate_fast(opts: Any, rel_path: str, run_path: str, slots: list[Any]) -> 
             np.array(params, dtype=np.float64), opts.relevance_level, opts.num_docs_in_coll,
             opts.version >= 10, log2, values,
         )  # fmt: skip
-    except ZeroDivisionError:
-        return None
+    except (ZeroDivisionError, ValueError):
+        return None  # the Python engine raises it
     return FastResult(
         qids, values, column_sums(values), cols, rl, offs, rel_ids,
         int(np.count_nonzero(qrel > 0)), rdata[id_s:id_e],

@@ -6,9 +6,9 @@ Each measure below is the Python function of :mod:`._measures` of the same name,
 the same operations on the same operands in the same order (integers as integers, true
 division where Python divides, sums added rank by rank), so that each value is the same double
 as the Python engine's. Logarithms of ranks come from a table the caller fills with Python's
-``math.log2``. A division by zero raises ``ZeroDivisionError`` where Python's does (the caller
-then runs the Python engine); C's divisions (an infinity or a NaN) are spelled out with
-``_c_div``, as in the Python functions.
+``math.log2``. A division by zero raises ``ZeroDivisionError`` and a logarithm of a number
+<= 0 ``ValueError`` where Python's do (the caller then runs the Python engine); C's divisions
+(an infinity or a NaN) are spelled out with ``_c_div``, as in the Python functions.
 
 Gain measures (``ndcg``, ``ndcg_rel``, ``Rndcg``, ``G``, ``dcg``, ``ideal_dcg``, ``rbp``) are
 those without ``level=gain`` parameters: each judged level is its own gain.
@@ -323,6 +323,14 @@ def _rndcg(gl, n, nrel, seq, nseq, cur, log2):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _log2(x):  # pragma: no cover - compiled
+    """``math.log2`` with Python's domain error (numba's gives a NaN or -inf)."""
+    if x <= 0.0:
+        raise ValueError("math domain error")
+    return math.log2(x)
+
+
+@njit(cache=True, nogil=True)
 def _g(gl, n, seq, nseq, cur):  # pragma: no cover - compiled
     res_g = 0.0
     sum_res = 0.0
@@ -338,14 +346,14 @@ def _g(gl, n, seq, nseq, cur):  # pragma: no cover - compiled
             sum_ideal += cur
         sum_cost += cur if cur >= min_cost else min_cost
         if g != 0:
-            res_g += g / math.log2(2 + sum_cost - sum_res)
+            res_g += g / _log2(2 + sum_cost - sum_res)
         i += 1
     while i < n:
         g = gl[i]
         sum_res += g
         sum_cost += min_cost
         if g != 0:
-            res_g += g / math.log2(2 + sum_cost - sum_res)
+            res_g += g / _log2(2 + sum_cost - sum_res)
         i += 1
     while cur > 0.0:
         cur = seq[i] if i < nseq else 0.0
@@ -536,7 +544,10 @@ def topic_measures(
                 row[col] = float(n - nonpool[t] - unjudged[t] - nrr)
             elif c == 34:  # yaap
                 s = apc[n]
-                row[col] = math.log((1.0 + s) / (1.0 + nrel - s))
+                x = (1.0 + s) / (1.0 + nrel - s)
+                if x <= 0.0:
+                    raise ValueError("math domain error")  # Python's math.log
+                row[col] = math.log(x)
             elif c == 35:  # rbp (each level its gain, rescaled to [0, 1] when above 1)
                 pr = 0.9
                 hi = max(0.0, float(nl - 1)) if nl > 0 else 0.0
