@@ -23,7 +23,9 @@ from ndcglab.treceval._measures import NICKNAMES
 from ndcglab.treceval._run import _mark, evaluate_files
 
 
-def _write(tmp: Path, seed: int) -> tuple[str, str]:
+def _write(tmp: Path, seed: int, complete: bool = False) -> tuple[str, str]:
+    """Generated qrels and run; topic 12 is judged only (unless ``complete``), topic 13
+    retrieved only."""
     rng = random.Random(seed)
     qrels: list[str] = []
     run: list[str] = []
@@ -36,7 +38,7 @@ def _write(tmp: Path, seed: int) -> tuple[str, str]:
                     label = rng.choice(["0", "0", "1", "2", "3", "4", "-1", "-2", "+1", "02"])
                     sep = rng.choice([" ", "\t", "  "])
                     qrels.append(f"{q}{sep}0 {d} {label}")
-        if q == "12":  # topic 12 is in the qrels only
+        if q == "12" and not complete:  # topic 12 is in the qrels only
             continue
         lines = []
         for d in docs + [f"x{k}" for k in range(rng.randint(0, 5))]:
@@ -70,8 +72,15 @@ OPTIONS = [
     ["-q", "-m", "P.3,7,1", "-m", "ndcg_cut.2,4,100", "-m", "map_cut.1,5", "-m", "success.2"],
     ["-q", "-m", "iprec_at_recall.0.25,0.5", "-m", "11pt_avg.0.3,0.6", "-m", "relstring.5"],
     ["-q", "-m", "Rprec_mult.0.5,1.5", "-m", "relative_P.2,30", "-m", "recall.3"],
+    ["-q", "-m", "ndcg.1=3,2=9,4=4.5", "-m", "G.1=-2,2=0.5", "-m", "Rndcg.1=0,2=3"],
+    ["-q", "-c", "-m", "ndcg_rel.4=-1", "-m", "ndcg.-1=2,0=1,x=5", "-m", "G.3=1,3=2"],
     ["-m", "official"],
     [],
+]
+#: trec_eval 10's gain measures with parameters (p, and level=gain with negative levels)
+OPTIONS_10 = [
+    ["-q", "-c", "-m", "rbp.p=0.5,2=7", "-m", "rbp_resid.p=0.7", "-m", "dcg.1=2,-1=0.5"],
+    ["-q", "-c", "-m", "ideal_dcg.3=1", "-m", "rbp.1=-3,p=0.95", "-m", "ndcg.2=0.5"],
 ]
 
 
@@ -96,18 +105,26 @@ def _taken(version: int, args: list[str], q: str, r: str) -> bool:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("version", [9, 10])
 def test_fast_path_prints_the_python_engines_bytes(seed: int, version: int, tmp_path: Path) -> None:
-    q, r = _write(tmp_path, seed)
+    # trec_eval 10 refuses a judged topic the run lacks (and -c gives it a stand-in ranking,
+    # the Python engine's): its run here has every judged topic
+    q, r = _write(tmp_path, seed, complete=version >= 10)
     extra = ["-m", "rbp", "-m", "rbp_resid", "-m", "unj.3,7", "-m", "dcg", "-m", "ideal_dcg"]
-    for args in OPTIONS:
+    for args in OPTIONS + (OPTIONS_10 if version >= 10 else []):
         if version >= 10:
             args = [*args, *extra] if args else extra
-            if "-c" not in args:
-                args = [*args, "-c"]  # trec_eval 10 refuses topic 12 (judged, not in the run)
         fast, slow = _both(version, args, q, r)
         assert fast == slow, args
         assert not fast.startswith("error"), fast
-        # every value but trec_eval 10's stand-in ranking for topic 12 is the fast path's
-        assert _taken(version, args, q, r) == (version < 10), args
+        assert _taken(version, args, q, r), args
+
+
+def test_trec_eval_10_stand_in_ranking_left_to_the_python_engine(tmp_path: Path) -> None:
+    q, r = _write(tmp_path, 4)
+    args = ["-q", "-c", "-m", "all_trec"]
+    fast, slow = _both(10, args, q, r)
+    assert fast == slow
+    assert "\t12\t" in fast  # the judged topic the run lacks, under -c
+    assert not _taken(10, args, q, r)
 
 
 def test_fast_path_of_trec_eval_10_when_every_judged_topic_is_in_the_run(tmp_path: Path) -> None:
@@ -115,7 +132,7 @@ def test_fast_path_of_trec_eval_10_when_every_judged_topic_is_in_the_run(tmp_pat
     r = tmp_path / "r"
     q.write_text("2 0 a 1\n10 0 b 2\n10 0 a 0\n2 0 c -1\n")
     r.write_text("10 Q0 a 1 0.5 t\n2 Q0 a 1 1e0 t\n10 Q0 b 1 0.5 t\n2 Q0 c 2 1 t\n2 Q0 z 3 1 t\n")
-    for args in OPTIONS[:10]:
+    for args in OPTIONS[:10] + OPTIONS[14:16] + OPTIONS_10:
         args = [*args, "-m", "rbp", "-m", "rbp_resid", "-m", "unj"]
         fast, slow = _both(10, args, str(q), str(r))
         assert fast == slow, args
@@ -147,7 +164,7 @@ def test_ties_as_c_floats_and_docno_order(tmp_path: Path) -> None:
         ("1 0 a 1\n\n", "1 Q0 a 1 1 t\n", []),  # a blank qrels line
         ("1 0 a 1\n", "1 Q0 a 1\n", []),  # a short run line
         ("1 0 a 1\n", "2 Q0 a 1 1 t\n", []),  # no topic in common
-        ("1 0 a 1\n", "1 Q0 a 1 1 t\n", ["-m", "ndcg.1=3"]),  # gain parameters
+        ("1 0 a 1\n", "1 Q0 a 1 1 t\n", ["-m", "ndcg.1=inf"]),  # a gain not finite
         ("1 0 a 1\n", "1 Q0 a 1 1 t\n", ["-m", "utility.1,2"]),  # utility's 4 values
         ("1 0 a 1\n", "1 Q0 a 1 1 t\n", ["-m", "nosuch"]),
         ("1 0 a 1\n", "1 Q0 a 1 1 t\n", ["-m", "Rprec_mult.1e300"]),  # Python's int()

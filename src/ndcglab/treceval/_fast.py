@@ -2,13 +2,13 @@
 kernels (docs/trec_eval_cli.md, "Speed").
 
 :func:`evaluate_fast` takes the common case — ``-R qrels``, labels written as integers, the
-measures of :data:`._measure_kernels.CODES` (gain measures without ``level=gain``
-parameters), ``relstring`` and ``runid`` — and gives each evaluated topic's values, the same
-doubles as the Python engine's (:mod:`._run`, the reference). For anything else (another
-``-R``, ``-Z``, ``-D``, a run on the standard input, trec_eval 10's comment lines in qrels or
-its topics missing from the run, a malformed line, a document named twice, a NaN score, a
-division by zero or a logarithm of 0) it returns ``None`` and the Python engine runs, which
-applies every rule and names every error.
+measures of :data:`._measure_kernels.CODES` (with their parameters), ``relstring`` and
+``runid`` — and gives each evaluated topic's values, the same doubles as the Python engine's
+(:mod:`._run`, the reference). For anything else (another ``-R``, ``-Z``, ``-D``, a run on the
+standard input, a gain that is not finite, trec_eval 10's comment lines in qrels or its topics
+missing from the run, a malformed line, a document named twice, a NaN score, a division by zero
+or a logarithm of 0) it returns ``None`` and the Python engine runs, which applies every rule
+and names every error.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import numpy as np
 
 from . import _readers as rd
 from ._measure_kernels import CODES, column_sums, topic_measures
+from ._measures import Topic, _gain_table, _rbp_p
+from ._ranking import ResRels
 from ._scan_kernels import rank_join, scan_qrels, scan_run
 
 __all__ = ["FastResult", "evaluate_fast"]
@@ -94,23 +96,31 @@ def _read_scores(
     return not bool(np.isnan(sim).any())
 
 
-def _kernel_slots(slots: list[Any]) -> tuple[list[int], list[int], list[float]] | None:
-    """(code per slot, -1 for none; first column per slot and the end; parameters), or None
-    when a slot is not the kernel's."""
+def _kernel_slots(
+    slots: list[Any],
+) -> tuple[list[int], list[int], list[float], list[int], list[int]] | None:
+    """(code per slot, -1 for none; first column per slot and the end; parameters; where
+    each slot's parameters start and end), or None when a slot is not the kernel's."""
     codes: list[int] = []
     cols = [0]
     params: list[float] = []
+    pstart: list[int] = []
+    pend: list[int] = []
     for s in slots:
         name = s.m.name
         cols.append(cols[-1] + len(s.names))
+        pstart.append(len(params))
         if s.m.kind in ("runid", "relstring"):
             codes.append(-1)
+            pend.append(len(params))
             continue
         if name not in _CODE:
             return None
         if s.m.kind == "p_pair":
-            if s.params:
+            if not all(math.isfinite(v) for _, v in s.params):
                 return None
+            if name in ("rbp", "rbp_resid"):
+                params.append(_rbp_p(s.params))
         elif s.m.kind == "cut_long":
             if max(s.params) > _MAX_CUT:
                 return None
@@ -126,21 +136,50 @@ def _kernel_slots(slots: list[Any]) -> tuple[list[int], list[int], list[float]] 
                 return None  # fractions turned into counts: Python's int() rules there
             params.extend(float(c) for c in s.params)
         codes.append(_CODE[name])
-    return codes, cols, params
+        pend.append(len(params))
+    return codes, cols, params, pstart, pend
 
 
-def _param_bounds(slots: list[Any]) -> tuple[np.ndarray, np.ndarray]:
-    starts: list[int] = []
-    ends: list[int] = []
-    at = 0
-    for s in slots:
-        n = 0
-        if s.m.kind in ("cut_long", "cut_double", "p_double") and s.m.name in _CODE:
-            n = len(s.params)
-        starts.append(at)
-        ends.append(at + n)
-        at += n
-    return np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
+#: the measures that read a gain table
+_GAIN_MEASURES = ("G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "rbp")
+
+
+def _gain_tables(
+    slots: list[Any], nlev: np.ndarray, version: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Each gain measure's table for each number of relevance levels the topics have, formed
+    by the Python engine's ``_gain_table`` (arrays of :func:`._measure_kernels.topic_measures`:
+    ``gstart, glen, glev, ggain, gsrc``); None when a level is out of int64's range."""
+    counts = sorted(set(nlev.tolist())) if len(nlev) else [0]
+    width = counts[-1] + 1
+    gstart = np.zeros((len(slots), width), dtype=np.int64)
+    glen = np.zeros((len(slots), width), dtype=np.int64)
+    glev: list[int] = []
+    ggain: list[float] = []
+    gsrc: list[int] = []
+    made: dict[tuple[Any, int], tuple[int, int]] = {}
+    for k, s in enumerate(slots):
+        if s.m.name not in _GAIN_MEASURES:
+            continue
+        for nl in counts:
+            key = (tuple(s.params), nl)
+            if key not in made:
+                # level i judged i + 1 times: an entry's count names the level it counts
+                rr = ResRels([], 0, 0, 0, 0, 0, [i + 1 for i in range(nl)], nl)
+                topic = Topic(0, 0, version, {"rr": lambda rr=rr: rr})
+                table = _gain_table(topic, s.params)
+                made[key] = (len(glev), len(table))
+                for g in table:
+                    if abs(g.level) >= 2**62:
+                        return None
+                    glev.append(g.level)
+                    ggain.append(g.gain)
+                    gsrc.append(g.count - 1)
+            gstart[k, nl], glen[k, nl] = made[key]
+    return (
+        gstart, glen, np.array(glev, dtype=np.int64), np.array(ggain, dtype=np.float64),
+        np.array(gsrc, dtype=np.int64),
+    )  # fmt: skip
 
 
 def _log2_table(n: int) -> np.ndarray:
@@ -165,7 +204,7 @@ def evaluate_fast(opts: Any, rel_path: str, run_path: str, slots: list[Any]) -> 
     plan = _kernel_slots(slots)
     if plan is None:
         return None
-    codes, cols, params = plan
+    codes, cols, params, pstart, pend = plan
     try:
         qdata = Path(rel_path).read_bytes()
         rdata = Path(run_path).read_bytes()
@@ -219,14 +258,18 @@ def evaluate_fast(opts: Any, rel_path: str, run_path: str, slots: list[Any]) -> 
     widest = int(np.max(np.diff(offs))) if len(offs) > 1 else 0
     deepest = int(np.max(qcount[pq]))  # judged documents of a topic, at most
     log2 = _log2_table(widest + deepest + 3)
-    pstart, pend = _param_bounds(slots)
+    tables = _gain_tables(slots, nlev, opts.version)
+    if tables is None:
+        return None
+    gstart, glen, glev, ggain, gsrc = tables
     values = np.zeros((len(qids), cols[-1]), dtype=np.float64)
     try:
         topic_measures(
             rl, offs, num_ret, num_rel, num_rel_ret, nonpool, unjudged, levels, loffs, nlev,
-            np.array(codes, dtype=np.int64), np.array(cols[:-1], dtype=np.int64), pstart, pend,
+            np.array(codes, dtype=np.int64), np.array(cols[:-1], dtype=np.int64),
+            np.array(pstart, dtype=np.int64), np.array(pend, dtype=np.int64),
             np.array(params, dtype=np.float64), opts.relevance_level, opts.num_docs_in_coll,
-            opts.version >= 10, log2, values,
+            opts.version >= 10, log2, gstart, glen, glev, ggain, gsrc, values,
         )  # fmt: skip
     except (ZeroDivisionError, ValueError):
         return None  # the Python engine raises it

@@ -10,8 +10,9 @@ as the Python engine's. Logarithms of ranks come from a table the caller fills w
 <= 0 ``ValueError`` where Python's do (the caller then runs the Python engine); C's divisions
 (an infinity or a NaN) are spelled out with ``_c_div``, as in the Python functions.
 
-Gain measures (``ndcg``, ``ndcg_rel``, ``Rndcg``, ``G``, ``dcg``, ``ideal_dcg``, ``rbp``) are
-those without ``level=gain`` parameters: each judged level is its own gain.
+Gain measures (``ndcg``, ``ndcg_rel``, ``Rndcg``, ``G``, ``dcg``, ``ideal_dcg``, ``rbp``) read
+gain tables the caller forms with the Python engine's ``_gain_table`` (one per measure and
+number of relevance levels).
 """
 
 from __future__ import annotations
@@ -212,6 +213,40 @@ def _ndcg_cut(r, n, levels, nlev, cuts, log2, out):  # pragma: no cover - compil
 
 
 @njit(cache=True, nogil=True)
+def _gain_walk(r, n, lev, e0, m, glev, ggain, gsrc, rescale, gl, seq):  # pragma: no cover
+    """From a gain table (see :func:`topic_measures`): ``gl[i]``, the gain of the i-th ranked
+    document (the first entry of its level; 0 for a level the table lacks), and the ideal
+    ranking's gains ``seq`` (the entries from the last, each as often as its count of judged
+    documents). Returns (length of ``seq``, the table's last gain — 0 for an empty table).
+    ``rescale`` (rbp): gains mapped onto [0, 1] by (g - lo) / (hi - lo) when lo = min(0, gains)
+    < 0 or hi = max(0, gains) > 1."""
+    lo = 0.0
+    hi = 0.0
+    if rescale:
+        for e in range(e0, e0 + m):
+            lo = min(lo, ggain[e])
+            hi = max(hi, ggain[e])
+    scale = rescale and (lo < 0 or hi > 1)
+    for i in range(n):
+        v = r[i]
+        g = 0.0
+        for e in range(e0, e0 + m):
+            if glev[e] == v:
+                g = ggain[e]
+                if scale:
+                    g = (g - lo) / (hi - lo)
+                break
+        gl[i] = g
+    nseq = 0
+    for e in range(e0 + m - 1, e0 - 1, -1):
+        cnt = lev[gsrc[e]] if gsrc[e] >= 0 else 0
+        for _ in range(cnt):
+            seq[nseq] = ggain[e]
+            nseq += 1
+    return nseq, ggain[e0 + m - 1] if m > 0 else 0.0
+
+
+@njit(cache=True, nogil=True)
 def _dcg_parts(gl, n, seq, nseq, cur, log2):  # pragma: no cover - compiled
     dcg = 0.0
     ideal_dcg = 0.0
@@ -366,12 +401,17 @@ def _g(gl, n, seq, nseq, cur):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True)
 def topic_measures(
     rl, offs, num_ret, num_rel, num_rel_ret, nonpool, unjudged, levels, loffs, nlev,
-    codes, cols, pstart, pend, params, lvl, n_coll, lround, log2, out,
+    codes, cols, pstart, pend, params, lvl, n_coll, lround, log2,
+    gstart, glen, glev, ggain, gsrc, out,
 ):  # fmt: skip  # pragma: no cover - compiled
     """``out[t, cols[k]:…]``: the values of measure ``codes[k]`` (an index of :data:`CODES`;
     parameters ``params[pstart[k]:pend[k]]``: cut-offs, fractions or coefficients) for topic
     ``t`` (the arrays of :func:`._scan_kernels.rank_join`). ``lround``: trec_eval 10's
-    rounding of recall fractions; ``log2[i]`` = log2(i + 2)."""
+    rounding of recall fractions; ``log2[i]`` = log2(i + 2). The gain measures read slot
+    ``k``'s gain table for a topic with ``nl`` relevance levels: entries ``gstart[k, nl]``
+    onwards, ``glen[k, nl]`` of them, in the table's sorted order, each a level ``glev``, a
+    gain ``ggain`` and the level whose count of judged documents it takes ``gsrc`` (-1:
+    none); rbp's and rbp_resid's p is their first parameter."""
     T = offs.shape[0] - 1
     widest = 1
     deepest = 1
@@ -410,21 +450,22 @@ def topic_measures(
                 relc[i + 1] = relc[i]
                 apc[i + 1] = apc[i] + 0.0
             unjc[i + 1] = unjc[i] + (1 if v == -1 or v == -2 else 0)
-        # each judged level is its own gain; the ideal ranking's gains, highest first
-        for i in range(n):
-            v = r[i]
-            gl[i] = float(v) if 0 <= v < nl else 0.0
+        table = -1  # the gain table gl/seq were formed from (its first entry, rescaled)
         nseq = 0
-        for lv in range(nl - 1, -1, -1):
-            for _ in range(lev[lv]):
-                seq[nseq] = float(lv)
-                nseq += 1
-        cur0 = float(nl - 1) if nl > 0 else 0.0
+        cur0 = 0.0
         row = out[t]
         for k in range(codes.shape[0]):
             c = codes[k]
             col = cols[k]
             p = params[pstart[k] : pend[k]]
+            if (c >= 18 and c <= 23) or c == 35:
+                e0 = gstart[k, nl]
+                key = 2 * e0 + (1 if c == 35 else 0)
+                if key != table:
+                    nseq, cur0 = _gain_walk(
+                        r, n, lev, e0, glen[k, nl], glev, ggain, gsrc, c == 35, gl, seq
+                    )
+                    table = key
             if c == 0:  # num_q
                 row[col] = 1.0
             elif c == 1:
@@ -548,24 +589,18 @@ def topic_measures(
                 if x <= 0.0:
                     raise ValueError("math domain error")  # Python's math.log
                 row[col] = math.log(x)
-            elif c == 35:  # rbp (each level its gain, rescaled to [0, 1] when above 1)
-                pr = 0.9
-                hi = max(0.0, float(nl - 1)) if nl > 0 else 0.0
+            elif c == 35:  # rbp
+                pr = p[0]
                 s = 0.0
                 cur = 1.0
                 for i in range(n):
-                    v = r[i]
-                    g = 0.0
-                    if 0 <= v < nl:
-                        g = float(v)
-                        if hi > 1:
-                            g = (g - 0.0) / (hi - 0.0)
+                    g = gl[i]
                     if g != 0:
                         s += g * cur
                     cur *= pr
                 row[col] = (1.0 - pr) * s
             elif c == 36:  # rbp_resid
-                pr = 0.9
+                pr = p[0]
                 unj = 0
                 s = 0.0
                 cur = 1.0
