@@ -1,7 +1,7 @@
 """Whole-process time of ``ndcglab trec_eval -m all_trec`` against the trec_eval binary.
 
     python benchmarks/bench_trec_eval.py --binary PATH [--queries 31531] [--lines 3770000]
-                                         [--repeat 3] [--version 9|10] [--keep DIR]
+                                         [--repeat 3] [--version 9|10] [--keep DIR] [--cold]
 
 Writes an MSLR-WEB30K-sized qrels/run pair (by default 31,531 topics and 3.77M run lines, every
 retrieved document judged 0..4 with MSLR's label shares, scores with 4 decimals so that ties
@@ -11,14 +11,16 @@ both as separate processes, interleaved round by round after one warm-up each
 path comes from ``--binary`` or ``NDCGLAB_TREC_EVAL_BIN`` (the benchmark is skipped without
 it). Printed: min/median/max of the wall-clock and CPU (user + system) times of each and of
 their ratios ndcglab / trec_eval within a round, and the load average before, between and after
-the rounds (the machine is shared: read the ratios with the load).
+the rounds (the machine is shared: read the ratios with the load), and each one's peak resident
+memory. Files already in ``--keep DIR`` (``qrels``, ``run``) are reused. ``--cold`` also times
+one ndcglab process with an empty numba cache (its kernels compiled in the process, once per
+installation and source change; the timed rounds find them compiled).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -64,6 +66,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--version", choices=("9", "10"), default="9")
     ap.add_argument("--keep", default=None, help="write the files here (and keep them)")
+    ap.add_argument("--cold", action="store_true", help="also time a cold numba cache")
     args = ap.parse_args()
     if not args.binary or not os.path.isfile(args.binary):
         print("skipped: no trec_eval binary (give --binary or NDCGLAB_TREC_EVAL_BIN)")
@@ -71,9 +74,13 @@ def main() -> int:
     folder = args.keep or tempfile.mkdtemp(prefix="bench_trec_eval_")
     os.makedirs(folder, exist_ok=True)
     t0 = time.perf_counter()
-    qrels, run = write_files(folder, args.queries, args.lines)
-    print(f"files: {args.queries} topics, {sum(1 for _ in open(run))} run lines "
-          f"({time.perf_counter() - t0:.0f} s to write), in {folder}")  # fmt: skip
+    qrels, run = os.path.join(folder, "qrels"), os.path.join(folder, "run")
+    if not (os.path.isfile(qrels) and os.path.isfile(run)):
+        qrels, run = write_files(folder, args.queries, args.lines)
+    with open(run, "rb") as f:
+        n_lines = sum(1 for _ in f)
+    print(f"files: {n_lines} run lines ({time.perf_counter() - t0:.0f} s to write or count), "
+          f"in {folder}")  # fmt: skip
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
     ours = [sys.executable, "-m", "ndcglab", "trec_eval", "--trec-eval-version", args.version,
             "-m", "all_trec", qrels, run]  # fmt: skip
@@ -83,23 +90,38 @@ def main() -> int:
     print("outputs identical:", a == b)
     cpu: dict[str, list[float]] = {"trec_eval": [], "ndcglab": []}
     wall: dict[str, list[float]] = {"trec_eval": [], "ndcglab": []}
+    rss: dict[str, list[float]] = {"trec_eval": [], "ndcglab": []}
+
+    def one(cmd: list[str], run_env: dict[str, str]) -> tuple[float, float, float]:
+        """(wall s, CPU s, peak resident MB) of one process."""
+        t = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=run_env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - t
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode:
+            raise SystemExit(f"{cmd[0]} failed ({proc.returncode})")
+        return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+    if args.cold:
+        with tempfile.TemporaryDirectory(prefix="numba_cold_") as cache:
+            w, c, m = one(ours, {**env, "NUMBA_CACHE_DIR": cache})
+        print(f"ndcglab, cold numba cache (kernels compiled): wall {w:.2f} s, CPU {c:.2f} s, "
+              f"peak {m:.0f} MB")  # fmt: skip
 
     def timed(name: str | None) -> float:
         cmd, key = (theirs, "trec_eval") if name is None else (ours, "ndcglab")
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t = time.perf_counter()
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env, check=True)
-        elapsed = time.perf_counter() - t
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        elapsed, used, peak = one(cmd, env)
         cpu[key].append(used)
         wall[key].append(elapsed)
+        rss[key].append(peak)
         return elapsed
 
     ratios, _, loads = interleaved_ratios(timed, ["ndcglab"], args.repeat)
     for key in ("trec_eval", "ndcglab"):  # drop the warm-up
         cpu[key] = cpu[key][1:]
         wall[key] = wall[key][1:]
+        rss[key] = rss[key][1:]
 
     def mmm(xs: list[float]) -> str:
         return f"{min(xs):.2f} / {statistics.median(xs):.2f} / {max(xs):.2f}"
@@ -107,7 +129,8 @@ def main() -> int:
     print(f"rounds: {args.repeat}; load average per round: "
           + ", ".join(f"{x:.1f}" for x in loads))  # fmt: skip
     for key in ("trec_eval", "ndcglab"):
-        print(f"{key:10s} wall s min/median/max {mmm(wall[key])}; CPU s {mmm(cpu[key])}")
+        print(f"{key:10s} wall s min/median/max {mmm(wall[key])}; CPU s {mmm(cpu[key])}; "
+              f"peak MB {max(rss[key]):.0f}")  # fmt: skip
     cpu_ratio = [o / t for o, t in zip(cpu["ndcglab"], cpu["trec_eval"], strict=True)]
     print(f"ratio ndcglab / trec_eval: wall {mmm(ratios['ndcglab'])}; CPU {mmm(cpu_ratio)}")
     return 0

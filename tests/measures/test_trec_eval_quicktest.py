@@ -79,8 +79,20 @@ def test_quicktest_has_the_makefiles_command_counts() -> None:
     assert len(QUICKTEST_10) == 15
 
 
+@pytest.fixture(params=["python", "fast"])
+def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Which engine runs: the Python engine (small files' default) or the fast path (tried
+    for files of any size)."""
+    from ndcglab.treceval import _run
+
+    monkeypatch.setattr(_run, "FAST_MIN_BYTES", 0 if request.param == "fast" else 2**62)
+    return str(request.param)
+
+
 @pytest.mark.parametrize(("version", "args", "expected"), _cases())
-def test_quicktest(version: int, args: str, expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_quicktest(
+    version: int, args: str, expected: str, engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     d = _test_dirs().get(version)
     if d is None:
         pytest.skip(f"trec_eval {version}'s test folder not given (NDCGLAB_TREC_EVAL*_TEST_DIR)")
@@ -192,7 +204,9 @@ def _binaries() -> dict[int, str]:
 
 @pytest.mark.parametrize("version", [9, 10])
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_generated_inputs_against_the_binary(version: int, seed: int, tmp_path: Path) -> None:
+def test_generated_inputs_against_the_binary(
+    version: int, seed: int, engine: str, tmp_path: Path
+) -> None:
     binary = _binaries().get(version)
     if binary is None:
         pytest.skip(f"no trec_eval {version} binary given (NDCGLAB_TREC_EVAL*_BIN)")
