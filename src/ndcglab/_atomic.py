@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ._compat import FrozenFields
+
 __all__ = [
     "STALE_SECONDS",
     "OutputTarget",
@@ -139,8 +141,8 @@ _OWN_FD = re.compile(r"^/(?:dev/fd|proc/self/fd)/(\d+)$")
 _STD_NAMES = {"-": 1, "/dev/stdout": 1, "/dev/stderr": 2}
 
 
-@dataclass(frozen=True)
-class OutputTarget:
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class OutputTarget(FrozenFields):
     """Where a write of a user-named output lands (see the module docstring).
 
     ``kind`` is ``"file"`` (``path`` is the file replaced atomically: the name itself, or the
@@ -152,6 +154,13 @@ class OutputTarget:
     kind: Literal["file", "stream", "fd", "folder"]
     path: Path
     fd: int | None = None
+
+    def __init__(
+        self, kind: Literal["file", "stream", "fd", "folder"], path: Path, fd: int | None = None
+    ) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "fd", fd)
 
 
 def output_target(path: PathLike) -> OutputTarget:

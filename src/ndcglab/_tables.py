@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._compat import FrozenFields
 from .errors import NdcglabError
 
 __all__ = [
@@ -169,8 +170,8 @@ def markdown_row(cells: Sequence[Any]) -> str:
     return "| " + " | ".join(markdown_escape(c) for c in cells) + " |"
 
 
-@dataclass(frozen=True)
-class TextTable:
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class TextTable(FrozenFields):
     """A table of text cells: ``header``, ``rows`` of the same width, and each column's
     alignment (``align``: one ``l``/``r`` per column; empty means ``l`` then ``r``\\ s).
 
@@ -181,6 +182,14 @@ class TextTable:
     header: Sequence[str]
     rows: Sequence[Sequence[str]]
     align: str = ""
+
+    def __init__(
+        self, header: Sequence[str], rows: Sequence[Sequence[str]], align: str = ""
+    ) -> None:
+        object.__setattr__(self, "header", header)
+        object.__setattr__(self, "rows", rows)
+        object.__setattr__(self, "align", align)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         width = len(self.header)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import sys
 from typing import Any, NoReturn
 
 from .. import __version__
@@ -45,6 +47,14 @@ class _Parser(argparse.ArgumentParser):
             )
         return super()._get_value(action, arg_string)
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        """argparse's, with the width given: argparse's own reads it through ``shutil``, whose
+        import (bz2, lzma) every command would pay for a help text it rarely prints."""
+        cls = self.formatter_class
+        if isinstance(cls, type) and issubclass(cls, argparse.HelpFormatter):
+            return cls(prog=self.prog, width=_terminal_columns() - 2)
+        return super()._get_formatter()  # pragma: no cover - ndcglab's parsers use classes
+
     def error(self, message: str) -> NoReturn:
         from .._warn import terminal_safe
 
@@ -53,6 +63,22 @@ class _Parser(argparse.ArgumentParser):
         if "Fix:" in message:
             self.exit(2, f"ndcglab: error: {message}\n")
         self.exit(2, f"ndcglab: error: {message}. Fix: see '{cmd} --help'\n")
+
+
+def _terminal_columns() -> int:
+    """The terminal's width as :func:`shutil.get_terminal_size` gives it: ``COLUMNS`` when it
+    is a positive number, else the width of the terminal of ``sys.__stdout__``, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        columns = 0
+    return columns or 80
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
