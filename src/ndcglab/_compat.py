@@ -193,17 +193,10 @@ class FrozenFields:
     __slots__ = ()
 
     def _field_values(self) -> tuple[Any, ...]:
-        import dataclasses
-
-        return tuple(getattr(self, f.name) for f in dataclasses.fields(self))  # type: ignore[arg-type]
+        return tuple(getattr(self, name) for name in _field_names(type(self)))
 
     def __repr__(self) -> str:
-        import dataclasses
-
-        inner = ", ".join(
-            f"{f.name}={getattr(self, f.name)!r}"
-            for f in dataclasses.fields(self)  # type: ignore[arg-type]
-        )
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in _field_names(type(self)))
         return f"{type(self).__qualname__}({inner})"
 
     def __eq__(self, other: object) -> bool:
@@ -217,10 +210,8 @@ class FrozenFields:
     def _frozen(self, name: str) -> bool:
         """As the generated methods: every attribute of the declared class itself, the fields
         only on an instance of a plain subclass."""
-        import dataclasses
-
         own = "__dataclass_fields__" in type(self).__dict__
-        return own or name in {f.name for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        return own or name in _field_names(type(self))
 
     def __setattr__(self, name: str, value: Any) -> None:
         if self._frozen(name):
@@ -235,3 +226,18 @@ class FrozenFields:
 
             raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
         super().__delattr__(name)
+
+
+#: each :class:`FrozenFields` class's field names, in order (``dataclasses.fields`` builds a tuple
+#: of Field objects on every call; hashing a measure is frequent)
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        import dataclasses
+
+        names = tuple(f.name for f in dataclasses.fields(cls))
+        _FIELD_NAMES[cls] = names
+    return names

@@ -15,6 +15,7 @@ import copy
 import dataclasses
 import inspect
 import pickle
+from dataclasses import MISSING
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ import pytest
 from ndcglab._atomic import OutputTarget
 from ndcglab._spec import Cutoff, ParsedSpec
 from ndcglab._tables import TextTable
+from ndcglab.data import RankingDataset
+from ndcglab.measures import evaluate_arrays, get_preset
 from ndcglab.measures.compute import PerQuery
 from ndcglab.measures.discounts import (
     CallableDiscount,
@@ -34,7 +37,13 @@ from ndcglab.measures.discounts import (
     PowerDiscount,
 )
 from ndcglab.measures.gains import CallableGain, Exp2Gain, LinearGain, SignedGain, TableGain
-from ndcglab.measures.registry import Measure, OptionInfo, parse_measure
+from ndcglab.measures.registry import (
+    Measure,
+    MeasureInfo,
+    OptionInfo,
+    get_measure_info,
+    parse_measure,
+)
 
 
 def _half(y: Any) -> Any:
@@ -70,6 +79,21 @@ OBJECTS = [
     TextTable(header=("a", "b"), rows=(("1", "2"), ("3", "4")), align="lr"),
     OutputTarget("file", Path("out.txt")),
     OutputTarget("fd", Path("-"), 1),
+    get_preset("trec_eval"),
+    get_preset("letor4"),
+    get_measure_info("ndcg"),
+    evaluate_arrays(
+        np.array([2.0, 0.0, 1.0, 1.0, 0.0]),
+        np.array([0.3, 0.2, 0.1, 0.5, 0.4]),
+        np.array([0, 3, 5]),
+        ["ndcg@2", "map"],
+    ),
+    RankingDataset(
+        features=np.zeros((3, 2)),
+        labels=np.array([1.0, 0.0, 2.0]),
+        boundaries=np.array([0, 3]),
+        query_ids=np.array(["q"]),
+    ).query(0),
 ]
 
 
@@ -78,10 +102,31 @@ def _reference(obj: Any) -> Any:
     fields = dataclasses.fields(obj)
     ref_cls = dataclasses.make_dataclass(
         type(obj).__name__,
-        [(f.name, f.type, dataclasses.field(default=f.default)) for f in fields],
+        [
+            (
+                f.name,
+                f.type,
+                dataclasses.field(default=f.default)
+                if f.default_factory is dataclasses.MISSING
+                else dataclasses.field(default_factory=f.default_factory),
+            )
+            for f in fields
+        ],
         frozen=True,
     )
     return ref_cls(**{f.name: getattr(obj, f.name) for f in fields})
+
+
+def _outcome(fn: Any) -> Any:
+    """``("value", fn())``, or ``("raises", the exception's type)``."""
+    try:
+        return ("value", fn())
+    except Exception as exc:
+        return ("raises", type(exc))
+
+
+def _twin(obj: Any) -> Any:
+    return type(obj)(**{f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)})
 
 
 @pytest.mark.parametrize("obj", OBJECTS, ids=lambda o: type(o).__name__)
@@ -89,9 +134,13 @@ def test_repr_eq_hash_as_a_frozen_dataclass(obj: Any) -> None:
     ref = _reference(obj)
     if not isinstance(obj, Measure):  # its own repr: the spec it parses from
         assert repr(obj) == repr(ref)
-    assert hash(obj) == hash(ref)
-    twin = type(obj)(**{f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)})
-    assert twin == obj and hash(twin) == hash(obj) and twin is not obj
+    assert _outcome(lambda: hash(obj)) == _outcome(lambda: hash(ref))
+    twin, ref_twin = _twin(obj), _twin(ref)
+    assert twin is not obj
+    assert _outcome(lambda: twin == obj) == _outcome(lambda: ref_twin == ref)
+    assert _outcome(lambda: hash(twin) == hash(obj)) == _outcome(
+        lambda: hash(ref_twin) == hash(ref)
+    )
     assert obj != ref  # another class with the same fields is not equal
     assert obj.__eq__(ref) is NotImplemented
     assert dataclasses.is_dataclass(obj)
@@ -116,19 +165,30 @@ def test_frozen_as_a_frozen_dataclass(obj: Any) -> None:
 @pytest.mark.parametrize("obj", OBJECTS, ids=lambda o: type(o).__name__)
 def test_replace_asdict_copy_pickle_signature(obj: Any) -> None:
     ref = _reference(obj)
-    assert dataclasses.asdict(obj) == dataclasses.asdict(ref)
-    assert dataclasses.astuple(obj) == dataclasses.astuple(ref)
+    assert repr(dataclasses.asdict(obj)) == repr(dataclasses.asdict(ref))
+    assert repr(dataclasses.astuple(obj)) == repr(dataclasses.astuple(ref))
     first = dataclasses.fields(obj)[0].name
     changed = dataclasses.replace(obj, **{first: getattr(obj, first)})
-    assert type(changed) is type(obj) and changed == obj
-    assert copy.deepcopy(obj) == obj and copy.copy(obj) == obj
-    assert pickle.loads(pickle.dumps(obj)) == obj
+    assert type(changed) is type(obj) and repr(changed) == repr(obj)
+    for other in (copy.deepcopy(obj), copy.copy(obj), pickle.loads(pickle.dumps(obj))):
+        assert type(other) is type(obj) and repr(other) == repr(obj)
     ours = inspect.signature(type(obj)).parameters
     theirs = inspect.signature(type(ref)).parameters
-    assert [(p.name, p.default, p.kind) for p in ours.values()] == [
-        (p.name, p.default, p.kind) for p in theirs.values()
-    ]
+    factories = {f.name for f in dataclasses.fields(obj) if f.default_factory is not MISSING}
+    assert [(p.name, p.kind) for p in ours.values()] == [(p.name, p.kind) for p in theirs.values()]
+    for name, p in ours.items():  # a field with a factory: None stands for "a new one"
+        assert p.default == (None if name in factories else theirs[name].default)
     assert type(obj).__match_args__ == type(ref).__match_args__
+
+
+def test_fields_with_a_factory_get_a_new_value_each() -> None:
+    """As ``field(default_factory=...)``: a new, empty value per object (None stands for it)."""
+    a = MeasureInfo("m", "gain", (), "doc", "formula")
+    b = MeasureInfo("m", "gain", (), "doc", "formula")
+    assert a.fixed == {} and a.fixed is not b.fixed
+    assert [f.default_factory for f in dataclasses.fields(MeasureInfo) if f.name == "fixed"] == [
+        dict
+    ]
 
 
 def test_per_query_arrays_as_a_frozen_dataclass() -> None:

@@ -211,8 +211,8 @@ def _canon_number(key: str, v: str) -> str:
 
 
 # ---------------------------------------------------------------------------------- registry
-@dataclass(frozen=True)
-class MeasureInfo:
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class MeasureInfo(FrozenFields):
     """A registered measure: canonical ``name``, ``aliases``, the ``params`` it accepts, options
     that are ``fixed`` by definition, the allowed ``short`` rules, whether it takes a ``cutoff``
     (``"optional"``, ``"never"``), its ``family`` (``"gain"``: computed from gains and discounts;
@@ -228,6 +228,30 @@ class MeasureInfo:
     shorts: tuple[str, ...] = ("clip", "zero")
     cutoff: str = "optional"
     required: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        name: str,
+        family: str,
+        params: tuple[str, ...],
+        doc: str,
+        formula: str,
+        aliases: tuple[str, ...] = (),
+        fixed: Mapping[str, str] | None = None,
+        shorts: tuple[str, ...] = ("clip", "zero"),
+        cutoff: str = "optional",
+        required: tuple[str, ...] = (),
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "family", family)
+        object.__setattr__(self, "params", params)
+        object.__setattr__(self, "doc", doc)
+        object.__setattr__(self, "formula", formula)
+        object.__setattr__(self, "aliases", aliases)
+        object.__setattr__(self, "fixed", {} if fixed is None else fixed)
+        object.__setattr__(self, "shorts", shorts)
+        object.__setattr__(self, "cutoff", cutoff)
+        object.__setattr__(self, "required", required)
 
 
 _GAIN_PARAMS = ("gain", "discount", "ties", "empty", "short", "rounding")
