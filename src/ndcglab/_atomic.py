@@ -136,8 +136,9 @@ def _target_mode(p: Path) -> int:
     return 0o666 & ~umask
 
 
-#: the process's own descriptors named as files: written to the descriptor, never replaced
-_OWN_FD = re.compile(r"^/(?:dev/fd|proc/self/fd)/(\d+)$")
+#: the process's own descriptors named as files: written to the descriptor, never replaced (a
+#: pattern compiled on first use, not at start-up)
+_OWN_FD = r"^/(?:dev/fd|proc/self/fd)/(\d+)$"
 _STD_NAMES = {"-": 1, "/dev/stdout": 1, "/dev/stderr": 2}
 
 
@@ -168,7 +169,7 @@ def output_target(path: PathLike) -> OutputTarget:
     text = os.fspath(path)
     if text in _STD_NAMES:
         return OutputTarget("fd", Path(text), _STD_NAMES[text])
-    m = _OWN_FD.match(text)
+    m = re.match(_OWN_FD, text)
     if m is not None:
         return OutputTarget("fd", Path(text), int(m.group(1)))
     try:

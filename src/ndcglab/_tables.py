@@ -129,8 +129,9 @@ def html_escape(text: Any) -> str:
     return html.escape(str(text))
 
 
-_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
-_ENTITY = re.compile(r"&(?=#?\w+;)")
+# patterns compiled on first use (``re``'s cache), not at the command line's start-up
+_TAG_START = r"<(?=[A-Za-z/!?])"
+_ENTITY = r"&(?=#?\w+;)"
 
 
 def markdown_text_escape(text: Any) -> str:
@@ -140,7 +141,7 @@ def markdown_text_escape(text: Any) -> str:
     ``]`` backslash-escaped (no links), line breaks as spaces."""
     t = " ".join(str(text).splitlines())
     t = t.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-    return _TAG_START.sub("&lt;", _ENTITY.sub("&amp;", t))
+    return re.sub(_TAG_START, "&lt;", re.sub(_ENTITY, "&amp;", t))
 
 
 def markdown_escape(text: Any) -> str:
