@@ -101,6 +101,55 @@ def test_trec_evaluation_imports_numpy_but_nothing_heavy(tmp_path: Path) -> None
         "ndcglab.data._letor_numpy",
     }
     assert modules.isdisjoint(unused), sorted(modules & unused)
+    # nor the standard modules it has no use for: shutil (bz2, lzma: argparse's help width),
+    # threading (the kernels' pool lock), nor the parser's modules of other commands
+    unused_std = {"shutil", "bz2", "lzma", "threading", "concurrent.futures", "logging"}
+    assert modules.isdisjoint(unused_std), sorted(modules & unused_std)
+    assert not {m for m in modules if m.startswith("ndcglab.cli.")} - {
+        "ndcglab.cli.main",
+        "ndcglab.cli._parser",
+        "ndcglab.cli._common",
+        "ndcglab.cli._help",
+        "ndcglab.cli._dask",
+        "ndcglab.cli.evaluate",
+    }
+
+
+#: the modules of evaluate's start-up whose dataclasses take their frozen methods from
+#: ndcglab._compat.FrozenFields (no source compiled at import), and the one class among them
+#: that keeps dataclass's generated methods (mutable, with __post_init__ conversions)
+_FROZEN_FIELDS_MODULES = (
+    "ndcglab._spec",
+    "ndcglab._tables",
+    "ndcglab._atomic",
+    "ndcglab.data.dataset",
+    "ndcglab.measures.gains",
+    "ndcglab.measures.discounts",
+    "ndcglab.measures.registry",
+    "ndcglab.measures.presets",
+    "ndcglab.measures.compute",
+    "ndcglab.measures.evaluate",
+)
+_GENERATED_ALLOWED = {"ndcglab.data.dataset.RankingDataset"}
+
+
+def test_evaluate_start_up_compiles_no_dataclass_methods_in_its_modules() -> None:
+    """Each dataclass of these modules is declared ``init=False, repr=False, eq=False`` over
+    :class:`~ndcglab._compat.FrozenFields`: a new one with generated methods costs every
+    process about half a millisecond (tests/measures/test_frozen_values.py checks that the
+    methods behave as the generated ones)."""
+    import dataclasses
+    import importlib
+
+    compiled = set()
+    for name in _FROZEN_FIELDS_MODULES:
+        module = importlib.import_module(name)
+        for obj in vars(module).values():
+            if isinstance(obj, type) and obj.__module__ == name and dataclasses.is_dataclass(obj):
+                params = obj.__dataclass_params__  # type: ignore[attr-defined]
+                if params.init or params.repr or params.eq or params.frozen:
+                    compiled.add(f"{name}.{obj.__qualname__}")
+    assert compiled == _GENERATED_ALLOWED
 
 
 def test_measures_names_load_on_first_use_and_stay_the_same() -> None:
