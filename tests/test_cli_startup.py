@@ -287,3 +287,48 @@ def test_commands_that_multiply_matrices_keep_openblas_threads() -> None:
 
     assert NO_BLAS_COMMANDS <= set(COMMANDS)
     assert NO_BLAS_COMMANDS.isdisjoint({"train", "predict", "cv", "compare", "export", "clicks"})
+
+
+_GC_CHILD = """
+import contextlib, gc, io, json, sys
+from ndcglab.cli.main import main
+before = gc.get_freeze_count()
+if sys.argv[1] == "off":
+    gc.disable()
+with contextlib.redirect_stdout(io.StringIO()):
+    if sys.argv[2] == "process":
+        sys.argv[1:] = sys.argv[3:]
+        code = main()
+    else:
+        code = main(sys.argv[3:])
+print(json.dumps({"code": code, "enabled": gc.isenabled(), "frozen": gc.get_freeze_count(),
+                  "before": before}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("collector", "how", "frozen"),
+    [("on", "process", True), ("on", "call", False), ("off", "process", False)],
+)
+def test_start_up_objects_are_frozen_only_when_the_process_is_the_command(
+    trec_pair: tuple[str, str], collector: str, how: str, frozen: bool
+) -> None:
+    """The console script (``main()`` reading ``sys.argv``) collects no garbage during its
+    start-up and then moves the start-up's objects out of the collector's way
+    (``gc.freeze``); ``main(ARGV)`` called from Python (a test, a script) leaves the collector
+    as it found it, and so does a process that turned the collector off."""
+    qrels, run = trec_pair
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    argv = ["evaluate", "--qrels", qrels, "--run", run]
+    done = subprocess.run(
+        [sys.executable, "-c", _GC_CHILD, collector, how, *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["code"] == 0
+    assert got["enabled"] == (collector == "on")
+    assert (got["frozen"] > got["before"]) == frozen

@@ -215,9 +215,8 @@ def _error(text: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ndcglab ARGV``; returns the exit status (see the module docstring)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv == ["--version"]:  # answered before any parser is built: nothing to import
-        print(f"ndcglab {__version__}")
+    if (sys.argv[1:] if argv is None else list(argv)) == ["--version"]:
+        print(f"ndcglab {__version__}")  # before any parser is built: nothing to import
         return 0
     import warnings
 
@@ -250,19 +249,32 @@ def _internal_error(exc: Exception) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    whole_process = argv is None  # the console script: this process is the command
     argv = list(sys.argv[1:] if argv is None else argv)
     chosen = next((a for a in argv if not a.startswith("-")), None)
     _running["command"] = chosen if chosen in COMMANDS else ""
-    if chosen in NO_BLAS_COMMANDS:
-        from .._compat import import_numpy_one_blas_thread
+    import gc
 
-        import_numpy_one_blas_thread()
+    # Start-up (NumPy, the command's modules, its parser) creates tens of thousands of objects
+    # that live as long as the process, and no cyclic garbage: the cycle collector, which
+    # would scan them again and again while they are created, waits until the command runs.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
+        if chosen in NO_BLAS_COMMANDS:
+            from .._compat import import_numpy_one_blas_thread
+
+            import_numpy_one_blas_thread()
         parser = build_parser(only=chosen if chosen in COMMANDS else "")
         args = parser.parse_args(argv)
     except NdcglabError as exc:
         _error(f"ndcglab: error: {error_text(exc)}")
         return 2
+    finally:
+        if collecting:
+            if whole_process:  # the start-up's objects stay: no collection need scan them again
+                gc.freeze()
+            gc.enable()
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
