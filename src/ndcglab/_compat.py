@@ -157,8 +157,8 @@ def import_numpy_one_blas_thread() -> None:
 
     OpenBLAS starts one thread per core when it is loaded, and each thread spins for a while
     before it sleeps: CPU time that a process which never multiplies a matrix pays for nothing
-    (about 40 ms of CPU per process on 2 cores, a quarter of a small evaluation). Nothing is
-    done when NumPy is already imported or when the user set one of
+    (20 to 40 ms of CPU per process on 2 cores, a sixth to a quarter of a small evaluation).
+    Nothing is done when NumPy is already imported or when the user set one of
     :data:`BLAS_THREAD_VARIABLES` (their choice stands); otherwise ``OPENBLAS_NUM_THREADS=1``
     is set for the import only and removed after it, so child processes (Dask workers) and
     libraries loaded later (SciPy's own OpenBLAS) keep their defaults."""
