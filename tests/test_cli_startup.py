@@ -275,9 +275,11 @@ def test_a_users_blas_threads_stand(trec_pair: tuple[str, str], variable: str) -
     plain = _blas_run(_PLAIN_CHILD, **{variable: "2"})
     if not plain:
         pytest.skip("NumPy is not linked to OpenBLAS here")
+    if max(plain) == 1:
+        pytest.skip("one core: OpenBLAS caps the threads at 1 anyway")
     got = _blas_run(_BLAS_CHILD, "evaluate", "--qrels", qrels, "--run", run, **{variable: "2"})
     assert got["code"] == 0
-    assert got["threads"] == plain == [2] * len(plain)
+    assert got["threads"] == plain
 
 
 def test_commands_that_multiply_matrices_keep_openblas_threads() -> None:
