@@ -8,8 +8,6 @@ that need them, and NumPy only when :class:`RankingDataset` is first used
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.1.0"
 
 from .errors import (
@@ -22,7 +20,11 @@ from .errors import (
     SpecError,
 )
 
+# no typing at run time: ``ndcglab --version`` imports this package (a few ms of start-up)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .data import RankingDataset
 
 

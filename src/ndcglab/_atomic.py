@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ._compat import FrozenFields
+
 __all__ = [
     "STALE_SECONDS",
     "OutputTarget",
@@ -134,13 +136,14 @@ def _target_mode(p: Path) -> int:
     return 0o666 & ~umask
 
 
-#: the process's own descriptors named as files: written to the descriptor, never replaced
-_OWN_FD = re.compile(r"^/(?:dev/fd|proc/self/fd)/(\d+)$")
+#: the process's own descriptors named as files: written to the descriptor, never replaced (a
+#: pattern compiled on first use, not at start-up)
+_OWN_FD = r"^/(?:dev/fd|proc/self/fd)/(\d+)$"
 _STD_NAMES = {"-": 1, "/dev/stdout": 1, "/dev/stderr": 2}
 
 
-@dataclass(frozen=True)
-class OutputTarget:
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class OutputTarget(FrozenFields):
     """Where a write of a user-named output lands (see the module docstring).
 
     ``kind`` is ``"file"`` (``path`` is the file replaced atomically: the name itself, or the
@@ -153,13 +156,20 @@ class OutputTarget:
     path: Path
     fd: int | None = None
 
+    def __init__(
+        self, kind: Literal["file", "stream", "fd", "folder"], path: Path, fd: int | None = None
+    ) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "fd", fd)
+
 
 def output_target(path: PathLike) -> OutputTarget:
     """Classify the output ``path`` (symbolic links followed): see :class:`OutputTarget`."""
     text = os.fspath(path)
     if text in _STD_NAMES:
         return OutputTarget("fd", Path(text), _STD_NAMES[text])
-    m = _OWN_FD.match(text)
+    m = re.match(_OWN_FD, text)
     if m is not None:
         return OutputTarget("fd", Path(text), int(m.group(1)))
     try:

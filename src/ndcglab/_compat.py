@@ -145,3 +145,99 @@ def kernel_threads() -> int:
     if env:
         return max(1, int(env))
     return available_cores()
+
+
+#: the environment variables through which OpenBLAS (NumPy's BLAS) takes its number of threads
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def import_numpy_one_blas_thread() -> None:
+    """Import NumPy with its OpenBLAS on one thread, for a process that does no BLAS work (the
+    command line's ``evaluate``, ``trec_eval`` and ``list``).
+
+    OpenBLAS starts one thread per core when it is loaded, and each thread spins for a while
+    before it sleeps: CPU time that a process which never multiplies a matrix pays for nothing
+    (20 to 40 ms of CPU per process on 2 cores, a sixth to a quarter of a small evaluation).
+    Nothing is done when NumPy is already imported or when the user set one of
+    :data:`BLAS_THREAD_VARIABLES` (their choice stands); otherwise ``OPENBLAS_NUM_THREADS=1``
+    is set for the import only and removed after it, so child processes (Dask workers) and
+    libraries loaded later (SciPy's own OpenBLAS) keep their defaults."""
+    import os
+    import sys
+
+    if "numpy" in sys.modules or any(v in os.environ for v in BLAS_THREAD_VARIABLES):
+        return
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        import numpy  # noqa: F401
+    finally:
+        del os.environ["OPENBLAS_NUM_THREADS"]
+
+
+class FrozenFields:
+    """What ``@dataclass(frozen=True)`` adds to a class, without compiling code at import.
+
+    ``dataclass`` builds ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__``
+    and ``__delattr__`` of each class from source text (``exec``), about 0.5 ms a class, which
+    every process that imports the class pays: two dozen of them were a quarter of the command
+    line's own start-up. A class on that path is declared instead as
+    ``@dataclass(init=False, repr=False, eq=False)`` (its fields stay dataclass fields:
+    :func:`dataclasses.fields`, :func:`dataclasses.replace` and :func:`dataclasses.asdict` work
+    as before) with this base and an explicit ``__init__`` that sets each field with
+    ``object.__setattr__``. The methods here behave as the generated ones: ``repr`` is
+    ``Name(field=value, ...)``, two objects are equal when they are of the same class and their
+    fields are equal, the hash is that of the tuple of fields, and assigning or deleting an
+    attribute raises :class:`dataclasses.FrozenInstanceError`.
+    """
+
+    __slots__ = ()
+
+    def _field_values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in _field_names(type(self)))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in _field_names(type(self)))
+        return f"{type(self).__qualname__}({inner})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FrozenFields) and other.__class__ is self.__class__:
+            return self._field_values() == other._field_values()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._field_values())
+
+    def _frozen(self, name: str) -> bool:
+        """As the generated methods: every attribute of the declared class itself, the fields
+        only on an instance of a plain subclass."""
+        own = "__dataclass_fields__" in type(self).__dict__
+        return own or name in _field_names(type(self))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self._frozen(name):
+            import dataclasses
+
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if self._frozen(name):
+            import dataclasses
+
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        super().__delattr__(name)
+
+
+#: each :class:`FrozenFields` class's field names, in order (``dataclasses.fields`` builds a tuple
+#: of Field objects on every call; hashing a measure is frequent)
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        import dataclasses
+
+        names = tuple(f.name for f in dataclasses.fields(cls))
+        _FIELD_NAMES[cls] = names
+    return names

@@ -27,6 +27,7 @@ from typing import overload
 
 import numpy as np
 
+from ._compat import FrozenFields
 from .errors import SpecError
 
 __all__ = [
@@ -133,8 +134,8 @@ def format_number(x: float) -> str:
     return repr(float(x))
 
 
-@dataclass(frozen=True)
-class Cutoff:
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class Cutoff(FrozenFields):
     """A cut-off: a fixed ``k`` or a ``fraction`` c of each list's length n.
 
     For a fraction, ``k(n) = ceil(c * n)`` by default (``rounding="ceil"``; ``"floor"`` and
@@ -144,6 +145,11 @@ class Cutoff:
 
     k: int | None = None
     fraction: float | None = None
+
+    def __init__(self, k: int | None = None, fraction: float | None = None) -> None:
+        object.__setattr__(self, "k", k)
+        object.__setattr__(self, "fraction", fraction)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         if (self.k is None) == (self.fraction is None):
@@ -227,13 +233,20 @@ def parse_cutoff(text: str) -> Cutoff:
     )
 
 
-@dataclass(frozen=True)
-class ParsedSpec:
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class ParsedSpec(FrozenFields):
     """A parsed specification: ``name``, ``params`` (sorted key, value text pairs), ``cutoff``."""
 
     name: str
     params: tuple[tuple[str, str], ...] = ()
     cutoff: Cutoff | None = None
+
+    def __init__(
+        self, name: str, params: tuple[tuple[str, str], ...] = (), cutoff: Cutoff | None = None
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "params", params)
+        object.__setattr__(self, "cutoff", cutoff)
 
     def param(self, key: str, default: str | None = None) -> str | None:
         """The text value of ``key``, or ``default``."""

@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._compat import FrozenFields
 from .errors import NdcglabError
 
 __all__ = [
@@ -128,8 +129,9 @@ def html_escape(text: Any) -> str:
     return html.escape(str(text))
 
 
-_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
-_ENTITY = re.compile(r"&(?=#?\w+;)")
+# patterns compiled on first use (``re``'s cache), not at the command line's start-up
+_TAG_START = r"<(?=[A-Za-z/!?])"
+_ENTITY = r"&(?=#?\w+;)"
 
 
 def markdown_text_escape(text: Any) -> str:
@@ -139,7 +141,7 @@ def markdown_text_escape(text: Any) -> str:
     ``]`` backslash-escaped (no links), line breaks as spaces."""
     t = " ".join(str(text).splitlines())
     t = t.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-    return _TAG_START.sub("&lt;", _ENTITY.sub("&amp;", t))
+    return re.sub(_TAG_START, "&lt;", re.sub(_ENTITY, "&amp;", t))
 
 
 def markdown_escape(text: Any) -> str:
@@ -169,8 +171,8 @@ def markdown_row(cells: Sequence[Any]) -> str:
     return "| " + " | ".join(markdown_escape(c) for c in cells) + " |"
 
 
-@dataclass(frozen=True)
-class TextTable:
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class TextTable(FrozenFields):
     """A table of text cells: ``header``, ``rows`` of the same width, and each column's
     alignment (``align``: one ``l``/``r`` per column; empty means ``l`` then ``r``\\ s).
 
@@ -181,6 +183,14 @@ class TextTable:
     header: Sequence[str]
     rows: Sequence[Sequence[str]]
     align: str = ""
+
+    def __init__(
+        self, header: Sequence[str], rows: Sequence[Sequence[str]], align: str = ""
+    ) -> None:
+        object.__setattr__(self, "header", header)
+        object.__setattr__(self, "rows", rows)
+        object.__setattr__(self, "align", align)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         width = len(self.header)

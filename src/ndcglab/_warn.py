@@ -32,8 +32,8 @@ def warn_user(message: str | Warning, category: type[Warning] = UserWarning) -> 
 #: characters a terminal may act on: C0 controls (ESC starts colour and title sequences, BEL
 #: ends them, CR and BS overwrite what was printed), DEL, C1 controls (CSI U+009B, OSC U+009D),
 #: the bidirectional overrides and isolates that reorder the text shown, and the line and
-#: paragraph separators
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+#: paragraph separators (a pattern compiled on first use, by ``re``'s cache: not at start-up)
+_UNSAFE = "[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
 
 
 def _escape(m: re.Match[str]) -> str:
@@ -59,7 +59,7 @@ def terminal_safe(text: object, *, keep_layout: bool = False) -> str:
             "\t".join(terminal_safe(cell) for cell in line.split("\t"))
             for line in str(text).split("\n")
         )
-    out = _UNSAFE.sub(_escape, str(text))
+    out = re.sub(_UNSAFE, _escape, str(text))
     if any("\ud800" <= c <= "\udfff" for c in out):
         out = "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in out)
     return out

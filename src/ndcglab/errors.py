@@ -8,7 +8,12 @@ message says *what* was wrong, *where* (file and line for data) and *how to fix 
 from __future__ import annotations
 
 from os import PathLike
-from typing import TypeVar
+
+# typing only for the type checker: ``ndcglab --version`` imports this module, and typing costs
+# a few milliseconds of start-up
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeVar
 
 __all__ = [
     "ConventionError",
@@ -21,7 +26,8 @@ __all__ = [
 ]
 
 
-_E = TypeVar("_E", bound="NdcglabError")
+if TYPE_CHECKING:
+    _E = TypeVar("_E", bound="NdcglabError")
 
 
 class NdcglabError(Exception):

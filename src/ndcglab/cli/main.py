@@ -21,18 +21,21 @@ every output is checked to be writable (:func:`ndcglab.cli._common.check_outputs
 
 from __future__ import annotations
 
-import argparse
 import errno
-import importlib
 import os
-import re
 import sys
-import warnings
-from collections.abc import Container, Sequence
-from typing import Any, NoReturn
 
 from .. import __version__
 from ..errors import NdcglabError
+
+# Imported here only for the type checker: ``ndcglab --version`` (the console script imports
+# this module) loads neither typing nor re nor argparse; the functions import what they need.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    import re
+    from collections.abc import Container, Sequence
+    from typing import Any
 
 #: sub-command name -> (module in ndcglab.cli, one-line help). Modules are imported only when
 #: their command runs (or for ``--help`` of that command), so ``ndcglab --help`` stays fast and
@@ -55,75 +58,23 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "trec_eval": ("trec_eval", "trec_eval's command line and output, byte for byte"),
 }
 
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with errors as one line: ``ndcglab: error: ... Fix: see 'ndcglab CMD --help'``
-    (exit status 2). Sub-command parsers are of this class too."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        from ._common import strict_float, strict_int
-
-        # every type=int / type=float option reads numbers as the file readers do
-        self.register("type", int, strict_int)
-        self.register("type", float, strict_float)
-
-    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
-        """Numbers of the numeric options (:data:`~ndcglab.cli._common.NUMBER_RANGES`) are
-        written in ASCII without ``_`` separators, as the file readers take them, whatever the
-        option's own ``type`` would accept."""
-        from ._common import NUMBER_RANGES, number_range
-
-        if action.dest in NUMBER_RANGES and len(arg_string) > 64:
-            raise argparse.ArgumentError(
-                action,
-                f"a value of {len(arg_string)} characters ({arg_string[:20]}...) is out of "
-                f"range. Fix: give a value {number_range(action.dest)}",
-            )
-        if action.dest in NUMBER_RANGES and (not arg_string.isascii() or "_" in arg_string):
-            shown = arg_string if len(arg_string) <= 40 else arg_string[:37] + "..."
-            raise argparse.ArgumentError(
-                action,
-                f"{shown!r} is not a number in ASCII digits. Fix: write it like 10, 0.01 or 64,32",
-            )
-        return super()._get_value(action, arg_string)
-
-    def error(self, message: str) -> NoReturn:
-        from .._warn import terminal_safe
-
-        cmd = self.prog if self.prog.startswith("ndcglab") else "ndcglab"
-        message = terminal_safe(" ".join(message.split()))
-        if "Fix:" in message:
-            self.exit(2, f"ndcglab: error: {message}\n")
-        self.exit(2, f"ndcglab: error: {message}. Fix: see '{cmd} --help'\n")
+#: the commands that multiply no matrices: NumPy is imported for them with OpenBLAS on one thread
+#: (:func:`ndcglab._compat.import_numpy_one_blas_thread`), unless the user chose the threads
+NO_BLAS_COMMANDS = frozenset({"evaluate", "trec_eval", "list"})
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with ``only``, just that sub-command's module is imported (and,
     when ``only`` names a sub-command, the others are left out: argparse would only look them
-    up for a help listing or an unknown name, which ``main`` builds the whole parser for)."""
-    parser = _Parser(
-        prog="ndcglab",
-        description="Measure and optimise NDCG, with every convention stated.",
-    )
-    parser.add_argument("--version", action="version", version=f"ndcglab {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (module, help_text) in COMMANDS.items():
-        if only is not None and name != only:
-            if only not in COMMANDS:
-                sub.add_parser(name, help=help_text)
-            continue
-        try:
-            mod = importlib.import_module(f"{__package__}.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"{__package__}.{module}":
-                continue  # sub-command not built yet
-            raise
-        mod.add_parser(sub)
-    return parser
+    up for a help listing or an unknown name, which ``main`` builds the whole parser for).
+    Defined in :mod:`ndcglab.cli._parser`, which imports argparse."""
+    from ._parser import build_parser as build
+
+    return build(only)
 
 
-_TEMP_NAME = re.compile(r"^\.(.+)\.\d+\.[A-Za-z0-9_]+\.ndcglab-tmp$")
+#: the name of one of ndcglab's temporary files (:mod:`ndcglab._atomic`): its target's is group 1
+_TEMP_NAME = r"^\.(.+)\.\d+\.[A-Za-z0-9_]+\.ndcglab-tmp$"
 
 
 def _shown_path(name: Any) -> str:
@@ -135,7 +86,9 @@ def _shown_path(name: Any) -> str:
         return ""
     text = os.fsdecode(name) if isinstance(name, bytes | os.PathLike) else str(name)
     head, tail = os.path.split(text)
-    m = _TEMP_NAME.match(tail)
+    import re
+
+    m = re.match(_TEMP_NAME, tail)
     return terminal_safe(os.path.join(head, m.group(1)) if m else text)
 
 
@@ -211,6 +164,8 @@ def error_text(exc: NdcglabError, options: Container[str] | None = None) -> str:
     ``=True`` the bare flag). A parameter of :data:`OPTION_OF_SOME` becomes its option when the
     running command has it (``options``: the command's argument names; None: assume it does),
     else the words that say what to do without it — never the Python keyword."""
+    import re
+
     text = str(exc)
     for name in getattr(exc, "parameters", ()):
         if name in OPTION_OF_SOME:
@@ -260,6 +215,11 @@ def _error(text: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ndcglab ARGV``; returns the exit status (see the module docstring)."""
+    if (sys.argv[1:] if argv is None else list(argv)) == ["--version"]:
+        print(f"ndcglab {__version__}")  # before any parser is built: nothing to import
+        return 0
+    import warnings
+
     saved_format = warnings.formatwarning
     warnings.formatwarning = _one_line_warning
     try:
@@ -289,18 +249,32 @@ def _internal_error(exc: Exception) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    whole_process = argv is None  # the console script: this process is the command
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv == ["--version"]:  # answered before any parser is built: nothing to import
-        print(f"ndcglab {__version__}")
-        return 0
     chosen = next((a for a in argv if not a.startswith("-")), None)
     _running["command"] = chosen if chosen in COMMANDS else ""
+    import gc
+
+    # Start-up (NumPy, the command's modules, its parser) creates tens of thousands of objects
+    # that live as long as the process, and no cyclic garbage: the cycle collector, which
+    # would scan them again and again while they are created, waits until the command runs.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
+        if chosen in NO_BLAS_COMMANDS:
+            from .._compat import import_numpy_one_blas_thread
+
+            import_numpy_one_blas_thread()
         parser = build_parser(only=chosen if chosen in COMMANDS else "")
         args = parser.parse_args(argv)
     except NdcglabError as exc:
         _error(f"ndcglab: error: {error_text(exc)}")
         return 2
+    finally:
+        if collecting:
+            if whole_process:  # the start-up's objects stay: no collection need scan them again
+                gc.freeze()
+            gc.enable()
     if not getattr(args, "func", None):
         parser.print_help()
         return 0

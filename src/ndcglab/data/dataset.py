@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compat import FrozenFields
 from ..errors import DataFormatError, SpecError
 from .padding import pad_segments, segment_index
 
@@ -77,8 +78,8 @@ def boundaries_from_qids(
     return b
 
 
-@dataclass(frozen=True)
-class QueryView:
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class QueryView(FrozenFields):
     """One query: its id, and its documents' features, labels and ids (views, not copies)."""
 
     query_id: str
@@ -86,6 +87,20 @@ class QueryView:
     labels: np.ndarray
     doc_ids: np.ndarray | None
     start: int
+
+    def __init__(
+        self,
+        query_id: str,
+        features: np.ndarray,
+        labels: np.ndarray,
+        doc_ids: np.ndarray | None,
+        start: int,
+    ) -> None:
+        object.__setattr__(self, "query_id", query_id)
+        object.__setattr__(self, "features", features)
+        object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "doc_ids", doc_ids)
+        object.__setattr__(self, "start", start)
 
     def __len__(self) -> int:
         return len(self.labels)

@@ -7,8 +7,8 @@ number of documents and runs them on a shared thread pool (the kernels release t
 
 from __future__ import annotations
 
+import _thread  # the lock only: ``threading`` costs start-up time (the command line's)
 import itertools
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,7 @@ __all__ = ["PARALLEL_MIN_DOCS", "n_threads", "run_kernel"]
 PARALLEL_MIN_DOCS = 50_000
 
 _POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
+_POOL_LOCK = _thread.allocate_lock()  # what threading.Lock() returns
 
 
 def n_threads() -> int:

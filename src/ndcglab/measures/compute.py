@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compat import FrozenFields
 from ..data.validate import check_score_vector
 from ..errors import ConventionError, DataFormatError
 from . import _small
@@ -50,12 +51,16 @@ SELECT_LIMIT = 64
 NO_TIE_RULE = "input"
 
 
-@dataclass(frozen=True)
-class PerQuery:
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class PerQuery(FrozenFields):
     """One measure's ``values`` ``(Q,)`` (NaN where skipped) and ``empty`` ``(Q,)`` bool mask."""
 
     values: np.ndarray
     empty: np.ndarray
+
+    def __init__(self, values: np.ndarray, empty: np.ndarray) -> None:
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "empty", empty)
 
 
 # ------------------------------------------------------------------------------ validation

@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._compat import FrozenFields
 from .._spec import format_number
 from ..errors import ConventionError
 
@@ -84,13 +85,16 @@ class Discount:
         return self.name
 
 
-@dataclass(frozen=True)
-class LogDiscount(Discount):
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class LogDiscount(Discount, FrozenFields):
     """D(r) = 1 / log_base(1 + r), computed as ``log2(base) / log2(1 + r)``: for base 2 that is
     ``1 / log2(1 + r)`` exactly, the expression of scikit-learn, LightGBM and trec_eval (so their
     values agree to the last bit wherever NumPy's log2 is the C library's)."""
 
     base: float = 2.0
+
+    def __init__(self, base: float = 2.0) -> None:
+        object.__setattr__(self, "base", base)
 
     @property
     def name(self) -> str:  # type: ignore[override]  # read-only over the base's class attribute
@@ -103,11 +107,14 @@ class LogDiscount(Discount):
         return math.log2(self.base) / np.log2(1.0 + r)
 
 
-@dataclass(frozen=True)
-class PowerDiscount(Discount):
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class PowerDiscount(Discount, FrozenFields):
     """D(r) = r^−β (β = 1 is Zipf's 1/r)."""
 
     beta: float = 0.5
+
+    def __init__(self, beta: float = 0.5) -> None:
+        object.__setattr__(self, "beta", beta)
 
     @property
     def name(self) -> str:  # type: ignore[override]  # read-only over the base's class attribute
@@ -118,11 +125,14 @@ class PowerDiscount(Discount):
         return r ** (-self.beta)
 
 
-@dataclass(frozen=True)
-class ExponentialDiscount(Discount):
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class ExponentialDiscount(Discount, FrozenFields):
     """D(r) = a^−r, a > 1: ``a ** −r`` on NumPy arrays, ``exp(−ln(a) · r)`` on tensors."""
 
     a: float = 2.0
+
+    def __init__(self, a: float = 2.0) -> None:
+        object.__setattr__(self, "a", a)
 
     @property
     def name(self) -> str:  # type: ignore[override]  # read-only over the base's class attribute
@@ -134,12 +144,16 @@ class ExponentialDiscount(Discount):
         return float(self.a) ** (-np.asarray(ranks, dtype=np.float64))
 
 
-@dataclass(frozen=True)
-class LinearDiscount(Discount):
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class LinearDiscount(Discount, FrozenFields):
     """D(r) = n − r, the linear discount of NDCG^β (needs the list length n)."""
 
     name: str = "linear"
     depends_on_length: bool = True
+
+    def __init__(self, name: str = "linear", depends_on_length: bool = True) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "depends_on_length", depends_on_length)
 
     def __call__(self, ranks: Any, n: Any = None) -> Any:
         if n is None:
@@ -149,11 +163,14 @@ class LinearDiscount(Discount):
         return np.asarray(n, dtype=np.float64) - np.asarray(ranks, dtype=np.float64)
 
 
-@dataclass(frozen=True)
-class LetorDiscount(Discount):
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class LetorDiscount(Discount, FrozenFields):
     """D(r) = 1 / max(1, log2 r): positions 1 and 2 undiscounted (official LETOR scripts)."""
 
     name: str = "letor"
+
+    def __init__(self, name: str = "letor") -> None:
+        object.__setattr__(self, "name", name)
 
     def __call__(self, ranks: Any, n: Any = None) -> Any:
         if _is_tensor(ranks):
@@ -162,8 +179,8 @@ class LetorDiscount(Discount):
         return 1.0 / np.maximum(1.0, np.log2(np.maximum(r, 1.0)))
 
 
-@dataclass(frozen=True)
-class CallableDiscount(Discount):
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class CallableDiscount(Discount, FrozenFields):
     """A user's discount ``fn(ranks, n)`` of NumPy arrays; prints as ``name`` (cannot be parsed
     back). It has no form on torch tensors (``smooth`` is False)."""
 
@@ -171,6 +188,16 @@ class CallableDiscount(Discount):
     name: str = "custom"
     depends_on_length: bool = False
     smooth: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        fn: Callable[[np.ndarray, Any], Any] = fn,
+        name: str = "custom",
+        depends_on_length: bool = False,
+    ) -> None:
+        object.__setattr__(self, "fn", fn)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "depends_on_length", depends_on_length)
 
     def __call__(self, ranks: Any, n: Any = None) -> np.ndarray:
         if _is_tensor(ranks):

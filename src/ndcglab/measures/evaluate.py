@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from .._atomic import write_text_atomic
+from .._compat import FrozenFields
 from .._warn import warn_user
 from ..data.dataset import boundaries_from_group
 from ..data.trec_inputs import as_trec_dict
@@ -59,8 +60,8 @@ MISSING_RULES = ("zero", "unjudged")
 _RESET_WHEN_MISSING = frozenset({"num_ret", "rbp_residual"})
 
 
-@dataclass(frozen=True)
-class EvaluationResult:
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class EvaluationResult(FrozenFields):
     """Per-query values and means of several measures, with the convention that produced them.
 
     * ``measures``: the measures as requested (their printed names key everything below);
@@ -93,6 +94,30 @@ class EvaluationResult:
     convention: dict[str, Any] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
     tie_range: dict[str, TieRange] = field(default_factory=dict)
+
+    def __init__(
+        self,
+        measures: tuple[Measure, ...],
+        resolved: tuple[Measure, ...],
+        per_query: dict[str, np.ndarray],
+        mean: dict[str, float],
+        query_ids: np.ndarray,
+        empty_queries: int,
+        empty_by_measure: dict[str, int],
+        convention: dict[str, Any] | None = None,
+        aliases: dict[str, str] | None = None,
+        tie_range: dict[str, TieRange] | None = None,
+    ) -> None:
+        object.__setattr__(self, "measures", measures)
+        object.__setattr__(self, "resolved", resolved)
+        object.__setattr__(self, "per_query", per_query)
+        object.__setattr__(self, "mean", mean)
+        object.__setattr__(self, "query_ids", query_ids)
+        object.__setattr__(self, "empty_queries", empty_queries)
+        object.__setattr__(self, "empty_by_measure", empty_by_measure)
+        object.__setattr__(self, "convention", {} if convention is None else convention)
+        object.__setattr__(self, "aliases", {} if aliases is None else aliases)
+        object.__setattr__(self, "tie_range", {} if tie_range is None else tie_range)
 
     @property
     def n_queries(self) -> int:

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compat import FrozenFields
 from .._spec import format_number
 from ..errors import ConventionError
 
@@ -54,11 +55,14 @@ class Gain:
         return self.name
 
 
-@dataclass(frozen=True)
-class Exp2Gain(Gain):
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class Exp2Gain(Gain, FrozenFields):
     """G(y) = 2^y − 1."""
 
     name: str = "exp2"
+
+    def __init__(self, name: str = "exp2") -> None:
+        object.__setattr__(self, "name", name)
 
     def __call__(self, labels: Any) -> Any:
         if isinstance(labels, np.ndarray | float | int):
@@ -66,11 +70,14 @@ class Exp2Gain(Gain):
         return 2.0**labels - 1.0
 
 
-@dataclass(frozen=True)
-class LinearGain(Gain):
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class LinearGain(Gain, FrozenFields):
     """G(y) = y."""
 
     name: str = "linear"
+
+    def __init__(self, name: str = "linear") -> None:
+        object.__setattr__(self, "name", name)
 
     def __call__(self, labels: Any) -> Any:
         if isinstance(labels, np.ndarray | float | int):
@@ -78,8 +85,8 @@ class LinearGain(Gain):
         return labels * 1.0
 
 
-@dataclass(frozen=True)
-class TableGain(Gain):
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class TableGain(Gain, FrozenFields):
     """Gain from an explicit table ``{label: gain}``; labels not in the table get ``default``.
 
     A label matches a key when they are equal at the labels' own floating precision (the key
@@ -89,6 +96,16 @@ class TableGain(Gain):
     table: tuple[tuple[float, float], ...] = ((0.0, 0.0), (1.0, 1.0), (2.0, 3.0))
     default: float = 0.0
     label: str | None = None
+
+    def __init__(
+        self,
+        table: tuple[tuple[float, float], ...] = ((0.0, 0.0), (1.0, 1.0), (2.0, 3.0)),
+        default: float = 0.0,
+        label: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "table", table)
+        object.__setattr__(self, "default", default)
+        object.__setattr__(self, "label", label)
 
     @property
     def name(self) -> str:  # type: ignore[override]  # read-only over the base's class attribute
@@ -113,25 +130,33 @@ class TableGain(Gain):
         return out
 
 
-@dataclass(frozen=True)
-class CallableGain(Gain):
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class CallableGain(Gain, FrozenFields):
     """A user's gain function; ``name`` is how it prints (it cannot be parsed back)."""
 
     fn: Callable[[Any], Any] = lambda y: y
     name: str = "custom"
 
+    def __init__(self, fn: Callable[[Any], Any] = fn, name: str = "custom") -> None:
+        object.__setattr__(self, "fn", fn)
+        object.__setattr__(self, "name", name)
+
     def __call__(self, labels: Any) -> Any:
         return self.fn(labels)
 
 
-@dataclass(frozen=True)
-class SignedGain(Gain):
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class SignedGain(Gain, FrozenFields):
     """``signed:<gain>``: the gain ``base`` applied to negative labels too, so a label below 0
     has the (negative) value of the formula, as the tools that read labels as plain numbers do
     (TorchMetrics, allRank, rax, XGBoost with a linear gain): 2^-1 - 1 = -0.5, linear -1."""
 
-    base: Gain = Exp2Gain()
+    base: Gain = Exp2Gain()  # noqa: RUF009  # immutable (FrozenFields), shared as before
     signed: bool = True
+
+    def __init__(self, base: Gain = base, signed: bool = True) -> None:
+        object.__setattr__(self, "base", base)
+        object.__setattr__(self, "signed", signed)
 
     @property
     def name(self) -> str:  # type: ignore[override]  # read-only over the base's class attribute

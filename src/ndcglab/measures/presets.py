@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .._compat import FrozenFields
 from .._spec import format_number, parse_spec
 from ..errors import ConventionError, SpecError
 
@@ -45,8 +46,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Preset:
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class Preset(FrozenFields):
     """A named convention: option defaults, the usual measure set, and evaluation-level rules.
 
     ``defaults`` maps option -> value for every measure; ``short_gain`` / ``short_p`` are the
@@ -88,6 +89,46 @@ class Preset:
     missing: str = "zero"
     verified: str = ""
     gain_precision: str = "float64"
+
+    def __init__(
+        self,
+        name: str,
+        title: str,
+        defaults: Mapping[str, str],
+        short_gain: str,
+        short_p: str,
+        measures: tuple[str, ...],
+        duplicates: str = "keep",
+        notes: tuple[str, ...] | None = None,
+        score_precision: str = "float64",
+        negative: str = "zero",
+        judged_only: bool = False,
+        depth: int | None = None,
+        labels: str = "float64",
+        ignore_label: float | None = None,
+        empty_when: str = "idcg=0",
+        missing: str = "zero",
+        verified: str = "",
+        gain_precision: str = "float64",
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "title", title)
+        object.__setattr__(self, "defaults", defaults)
+        object.__setattr__(self, "short_gain", short_gain)
+        object.__setattr__(self, "short_p", short_p)
+        object.__setattr__(self, "measures", measures)
+        object.__setattr__(self, "duplicates", duplicates)
+        object.__setattr__(self, "notes", () if notes is None else notes)
+        object.__setattr__(self, "score_precision", score_precision)
+        object.__setattr__(self, "negative", negative)
+        object.__setattr__(self, "judged_only", judged_only)
+        object.__setattr__(self, "depth", depth)
+        object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "ignore_label", ignore_label)
+        object.__setattr__(self, "empty_when", empty_when)
+        object.__setattr__(self, "missing", missing)
+        object.__setattr__(self, "verified", verified)
+        object.__setattr__(self, "gain_precision", gain_precision)
 
     def default(self, measure: str, key: str) -> str:
         """The value this preset gives option ``key`` of measure ``measure`` (canonical name)."""

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._compat import FrozenFields
 from .._spec import Cutoff, ParsedSpec, format_number, parse_int, parse_real, parse_spec
 from ..errors import ConventionError, SpecError
 from .discounts import Discount, get_discount
@@ -49,13 +50,18 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------------- options
-@dataclass(frozen=True)
-class OptionInfo:
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class OptionInfo(FrozenFields):
     """One option a measure may take: its key, the accepted values (for errors) and a doc line."""
 
     key: str
     values: str
     doc: str
+
+    def __init__(self, key: str, values: str, doc: str) -> None:
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "doc", doc)
 
 
 OPTIONS: dict[str, OptionInfo] = {
@@ -205,8 +211,8 @@ def _canon_number(key: str, v: str) -> str:
 
 
 # ---------------------------------------------------------------------------------- registry
-@dataclass(frozen=True)
-class MeasureInfo:
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class MeasureInfo(FrozenFields):
     """A registered measure: canonical ``name``, ``aliases``, the ``params`` it accepts, options
     that are ``fixed`` by definition, the allowed ``short`` rules, whether it takes a ``cutoff``
     (``"optional"``, ``"never"``), its ``family`` (``"gain"``: computed from gains and discounts;
@@ -222,6 +228,30 @@ class MeasureInfo:
     shorts: tuple[str, ...] = ("clip", "zero")
     cutoff: str = "optional"
     required: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        name: str,
+        family: str,
+        params: tuple[str, ...],
+        doc: str,
+        formula: str,
+        aliases: tuple[str, ...] = (),
+        fixed: Mapping[str, str] | None = None,
+        shorts: tuple[str, ...] = ("clip", "zero"),
+        cutoff: str = "optional",
+        required: tuple[str, ...] = (),
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "family", family)
+        object.__setattr__(self, "params", params)
+        object.__setattr__(self, "doc", doc)
+        object.__setattr__(self, "formula", formula)
+        object.__setattr__(self, "aliases", aliases)
+        object.__setattr__(self, "fixed", {} if fixed is None else fixed)
+        object.__setattr__(self, "shorts", shorts)
+        object.__setattr__(self, "cutoff", cutoff)
+        object.__setattr__(self, "required", required)
 
 
 _GAIN_PARAMS = ("gain", "discount", "ties", "empty", "short", "rounding")
@@ -544,8 +574,8 @@ def _canon_value(info: MeasureInfo, key: str, value: Any) -> Any:
     raise ConventionError(f"unknown option {key!r}")  # pragma: no cover - guarded by callers
 
 
-@dataclass(frozen=True)
-class Measure:
+@dataclass(init=False, repr=False, eq=False)  # the frozen methods: FrozenFields
+class Measure(FrozenFields):
     """A measure as a value: ``name`` (canonical), explicitly set ``params`` (sorted ``(key,
     value)`` pairs, values canonical text or a custom gain/discount object) and ``cutoff``.
 
@@ -557,6 +587,13 @@ class Measure:
     name: str
     params: tuple[tuple[str, Any], ...] = ()
     cutoff: Cutoff | None = None
+
+    def __init__(
+        self, name: str, params: tuple[tuple[str, Any], ...] = (), cutoff: Cutoff | None = None
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "params", params)
+        object.__setattr__(self, "cutoff", cutoff)
 
     # ------------------------------------------------------------------ construction
     @classmethod
