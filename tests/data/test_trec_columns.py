@@ -52,6 +52,15 @@ def _files(tmp_path: Path, seed: int = 0, gz: bool = False) -> tuple[Path, Path]
     return qp, rp
 
 
+@pytest.fixture(autouse=True, params=["numpy", "compiled"])
+def reader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test with both readers: NumPy (short files) and the compiled kernels of
+    :mod:`ndcglab.data._trec_scan` (long files; here every file)."""
+    if request.param == "compiled":
+        monkeypatch.setattr(tc, "COMPILED_MIN_LINES", 0)
+    return str(request.param)
+
+
 @pytest.fixture(params=[False, True], ids=["plain", "gzip"])
 def pair(tmp_path: Path, request: pytest.FixtureRequest) -> tuple[Path, Path]:
     return _files(tmp_path, gz=request.param)
@@ -193,3 +202,35 @@ def test_colliding_hashes_fall_back_to_the_pairs_bytes(
     want = evaluate_trec(*read_trec(*pair), ["map", "ndcg@10", "bpref"])
     for name, values in want.per_query.items():
         assert np.array_equal(got.per_query[name], values), name
+
+
+def test_spellings_read_as_the_dictionary_readers_read_them(tmp_path: Path) -> None:
+    """Numbers and layouts the bulk readers take apart: signs, exponents, points at either end,
+    leading zeros, 18 and 19 digits, mantissas beyond 2^53, CR and CRLF line ends, tabs, VT/FF,
+    indented comments, a rank with a sign or leading zeros."""
+    scores = ["1.5", "-0", "-0.0", "+2.25", "1e-3", "7E2", ".5", "5.", "0012.50", "-3",
+              "123456789012345678", "1234567890123456789", "9007199254740993", "0.1",
+              "99999999999999999.9", "4.000000000000000001", "-12.75", "1_0"]  # fmt: skip
+    ranks = ["1", "+2", "003", "4"]
+    run, qrels = [], []
+    for i, sc in enumerate(scores):
+        if sc == "1_0":
+            continue  # float() takes it, trec_eval does not: checked below
+        sep = ["\t", " \v", "\f ", "  "][i % 4]
+        end = ["\n", "\r\n", "\r", "\n"][i % 4]
+        run.append(f"{i % 3}{sep}Q0 d{i} {ranks[i % 4]} {sc} tag{end}")
+        qrels.append(f"{i % 3} 0 d{i} {scores[(i + 1) % 9]}{end}")
+        if i % 5 == 0:
+            run.append("   # indented comment\n\n")
+    qp, rp = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qp.write_bytes("".join(qrels).encode())
+    rp.write_bytes("".join(run).encode())
+    got = read_trec_columns(qp, rp)
+    assert got is not None
+    want_q, want_r = read_qrels(qp), read_run(rp)
+    for cols, want in ((got[0], want_q), (got[1], want_r)):
+        have = cols.to_dict()
+        assert have == want
+        for q, docs in want.items():  # bit for bit (-0.0 and 0.0 are == but differ)
+            for d, v in docs.items():
+                assert np.float64(have[q][d]).tobytes() == np.float64(v).tobytes(), (q, d)
