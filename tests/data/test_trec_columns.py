@@ -5,6 +5,7 @@ number for number; files the column reader cannot take fall back (``None``)."""
 from __future__ import annotations
 
 import gzip
+import sys
 import warnings
 from pathlib import Path
 
@@ -54,10 +55,16 @@ def _files(tmp_path: Path, seed: int = 0, gz: bool = False) -> tuple[Path, Path]
 
 @pytest.fixture(autouse=True, params=["numpy", "compiled"])
 def reader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test with both readers: NumPy (short files) and the compiled kernels of
-    :mod:`ndcglab.data._trec_scan` (long files; here every file)."""
+    """Every test with both readers and both joins of the run to the qrels: NumPy (short files)
+    and the compiled kernels of :mod:`ndcglab.data._trec_scan` and
+    :mod:`ndcglab.measures._trec_join` (long files; here every file)."""
+    evaluate_module = sys.modules["ndcglab.measures.evaluate"]
     if request.param == "compiled":
         monkeypatch.setattr(tc, "COMPILED_MIN_LINES", 0)
+        monkeypatch.setattr(evaluate_module, "_COMPILED_JOIN", 0)
+    else:
+        monkeypatch.setattr(evaluate_module, "_COMPILED_JOIN", 10**12)
+        monkeypatch.setattr(evaluate_module, "_numba_loaded", lambda: False)
     return str(request.param)
 
 
@@ -234,3 +241,44 @@ def test_spellings_read_as_the_dictionary_readers_read_them(tmp_path: Path) -> N
         for q, docs in want.items():  # bit for bit (-0.0 and 0.0 are == but differ)
             for d, v in docs.items():
                 assert np.float64(have[q][d]).tobytes() == np.float64(v).tobytes(), (q, d)
+
+
+def _tied_files(tmp_path: Path, seed: int) -> tuple[Path, Path]:
+    """Many ties (scores on a coarse grid, some beyond float32's precision only), unjudged
+    documents, judged documents never retrieved, labels -1..4 and fractional ones, queries on
+    one side only, docnos of other widths in the two files."""
+    rng = np.random.default_rng(seed)
+    qrels, run = [], []
+    for q in rng.permutation(12).tolist():
+        docs = [f"D{q}x{'y' * int(rng.integers(0, 6))}{i}" for i in range(int(rng.integers(3, 60)))]
+        if q != 11:  # query 11: in the run only
+            for d in docs:
+                if rng.random() < 0.5:
+                    label = int(rng.integers(-1, 5))
+                    qrels.append(f"{q} 0 {d} {label + 0.5 if rng.random() < 0.05 else label}\n")
+        if q == 10:
+            continue  # in the qrels only
+        for r, d in enumerate(d for d in docs if rng.random() < 0.8):
+            score = int(rng.integers(0, 6)) / 4 + (1e-9 if rng.random() < 0.1 else 0.0)
+            run.append(f"{q} Q0 {d} {r + 1} {score!r} t\n")
+    qp, rp = tmp_path / f"q{seed}.txt", tmp_path / f"r{seed}.txt"
+    qp.write_text("".join(qrels))
+    rp.write_text("".join(run))
+    return qp, rp
+
+
+@pytest.mark.parametrize("preset", ["trec_eval", "trec_eval10"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_tied_graded_files_give_the_dictionary_path_numbers(
+    tmp_path: Path, seed: int, preset: str
+) -> None:
+    qp, rp = _tied_files(tmp_path, seed)
+    cols = read_trec_columns(qp, rp)
+    assert cols is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = evaluate_trec(*cols, ["all_trec"], preset=preset)
+        want = evaluate_trec(*read_trec(qp, rp), ["all_trec"], preset=preset)
+    assert list(got.query_ids) == list(want.query_ids)
+    for name, values in want.per_query.items():
+        assert np.array_equal(got.per_query[name], values, equal_nan=True), name

@@ -50,9 +50,18 @@ class TrecColumns:
     query: np.ndarray
     doc: np.ndarray
     value: np.ndarray
+    #: ``True``: :func:`~ndcglab.measures.evaluate_trec` may :meth:`release` the arrays once it
+    #: has read them (a caller that needs the columns no more, as the command line)
+    disposable: bool = False
 
     def __len__(self) -> int:
         return len(self.query)
+
+    def release(self) -> None:
+        """Empty the three columns (their memory goes back once nothing else holds them)."""
+        self.query = self.query[:0].copy()
+        self.doc = self.doc[:0].copy()
+        self.value = self.value[:0].copy()
 
     def has_repeats(self) -> bool:
         """Whether a (query, document) pair stands on two lines (the dictionary readers then
@@ -327,12 +336,13 @@ def _read(path: PathLike, n_fields: int, exact: bool) -> TrecColumns | None:
 
 
 def read_trec_columns(
-    qrels_path: PathLike, run_path: PathLike
+    qrels_path: PathLike, run_path: PathLike, *, disposable: bool = False
 ) -> tuple[TrecColumns, TrecColumns] | None:
     """A qrels file and a run file as :class:`TrecColumns`, or ``None`` when either needs the
     dictionary readers (see the module docstring; :func:`ndcglab.data.read_trec` then reads
     them and reports any error). A run none of whose queries is in the qrels is refused as
-    :func:`~ndcglab.data.read_trec` refuses it."""
+    :func:`~ndcglab.data.read_trec` refuses it. ``disposable``: the columns'
+    :attr:`TrecColumns.disposable` (evaluating them may empty them)."""
     qrels = _read(qrels_path, 4, True)
     if qrels is None:
         return None
@@ -342,4 +352,5 @@ def read_trec_columns(
     known = set(qrels.queries)
     if not any(q in known for q in run.queries):
         return None  # read_trec names both files and a query id of each
+    qrels.disposable = run.disposable = disposable
     return qrels, run

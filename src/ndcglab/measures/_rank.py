@@ -46,9 +46,21 @@ ELEVEN_LEVELS = tuple(i / 10.0 for i in range(11))
 
 
 def _per_query(x: np.ndarray, bnd: np.ndarray) -> np.ndarray:
-    """Per query: the sum of ``x`` over its documents ``bnd[q]:bnd[q+1]`` (float64)."""
-    c = _segment_cumsum(x)
-    return c[bnd[1:]] - c[bnd[:-1]]
+    """Per query: the number of True values of the bool ``x`` over its documents
+    ``bnd[q]:bnd[q+1]`` (float64; summed per query, no array of one entry per document)."""
+    starts = bnd[:-1]
+    some = bnd[1:] > starts
+    out = np.zeros(len(starts))
+    if some.any():  # (reduceat of an empty query would give its next document)
+        out[some] = np.add.reduceat(x, starts[some], dtype=np.float64)
+    return out
+
+
+def _relevant(rel: str, labels: np.ndarray) -> np.ndarray:
+    """``relevance(rel, labels) > 0`` as a bool array, without the float64 array between."""
+    if rel == "letor":
+        return (labels == 1.0) | (labels == 2.0)
+    return labels >= float(rel)
 
 
 def _segment_cumsum(x: np.ndarray) -> np.ndarray:
@@ -107,7 +119,13 @@ class _Ranking:
     @property
     def ranked(self) -> np.ndarray:
         """True for the slots that hold a ranked document."""
-        return self._get("ranked", lambda: self.pos <= self.n_ranked[self.qidx])
+
+        def make() -> np.ndarray:  # per query: n_ranked True, then the unranked False
+            runs = np.stack([self.n_ranked, self.n_all - self.n_ranked], axis=1).ravel()
+            flags = np.tile(np.array([True, False]), self.nq)
+            return np.repeat(flags, runs)
+
+        return self._get("ranked", make)
 
     def _slots(self, per_doc: np.ndarray) -> np.ndarray:
         """A per-document 0/1 array in ranking order, 0 on unranked slots (float64)."""
@@ -122,7 +140,7 @@ class _Ranking:
         """Relevant documents (judged and passing ``rel``), per document."""
         rel = self._rel
         assert rel is not None
-        return self._get("reld", lambda: (relevance(rel, self.labels) > 0) & self.judged_doc)
+        return self._get("reld", lambda: _relevant(rel, self.labels) & self.judged_doc)
 
     @property
     def nrel(self) -> np.ndarray:
