@@ -282,3 +282,19 @@ def test_tied_graded_files_give_the_dictionary_path_numbers(
     assert list(got.query_ids) == list(want.query_ids)
     for name, values in want.per_query.items():
         assert np.array_equal(got.per_query[name], values, equal_nan=True), name
+
+
+def test_a_score_beyond_single_precision_is_named_as_by_the_dictionary_path(
+    pair: tuple[Path, Path],
+) -> None:
+    from ndcglab.errors import DataFormatError
+
+    rp = pair[1].with_name("big-score.txt")
+    rp.write_text("1 Q0 doc-1-000 1 1e39 t\n1 Q0 doc-1-001 2 0.5 t\n")
+    cols = read_trec_columns(pair[0], rp)
+    assert cols is not None
+    with pytest.raises(DataFormatError) as got:
+        evaluate_trec(*cols, ["map"])
+    with pytest.raises(DataFormatError) as want:
+        evaluate_trec(*read_trec(pair[0], rp), ["map"])
+    assert str(got.value) == str(want.value)

@@ -149,7 +149,9 @@ class _Ranking:
 
     @property
     def rel(self) -> np.ndarray:
-        return self._get("rel", lambda: self._slots(self.reld))
+        """Relevant ranked documents in ranking order, 0 on unranked slots (bool: an eighth
+        of a float64 array; the sums and the kernels read it as 0/1)."""
+        return self._get("rel", lambda: self.reld[self.order] & self.ranked)
 
     @property
     def crel(self) -> np.ndarray:

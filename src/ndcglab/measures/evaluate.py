@@ -290,7 +290,10 @@ def _finish(
         if not np.isfinite(narrow).all():
             i = int(np.flatnonzero(~np.isfinite(narrow))[0])
             q, pos = _document_at(boundaries, i)
-            doc = f"document {doc_ids[i]!r}" if doc_ids is not None else f"document {pos}"
+            name = doc_ids[i] if doc_ids is not None else None
+            if isinstance(name, bytes):  # (TREC columns hold docnos as ASCII bytes)
+                name = name.decode("ascii")
+            doc = f"document {name!r}" if doc_ids is not None else f"document {pos}"
             raise DataFormatError(
                 f"score {float(scores[i])!r} of {doc} in query {str(query_ids[q])!r} is too "
                 "large for single precision (score_precision=float32, as trec_eval 9 compares "
