@@ -219,12 +219,8 @@ def _no_relevant(r: Measure, labels: np.ndarray, boundaries: np.ndarray) -> np.n
         hit = (labels == 1.0) | (labels == 2.0)
     else:  # relevance(rel, labels) > 0, without its float64 array
         hit = labels >= float(rel)
-    starts = boundaries[:-1]
-    some = boundaries[1:] > starts
-    count = np.zeros(len(starts), dtype=np.int64)
-    if some.any():  # (reduceat of an empty query would give its next document)
-        count[some] = np.add.reduceat(hit, starts[some], dtype=np.int64)
-    return count == 0
+    at = np.flatnonzero(hit)  # (the relevant documents' positions: no per-document count)
+    return np.diff(np.searchsorted(at, boundaries)) == 0
 
 
 def _last_occurrence_mask(doc_ids: np.ndarray, boundaries: np.ndarray) -> np.ndarray:
