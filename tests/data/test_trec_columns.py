@@ -298,3 +298,17 @@ def test_a_score_beyond_single_precision_is_named_as_by_the_dictionary_path(
     with pytest.raises(DataFormatError) as want:
         evaluate_trec(*read_trec(pair[0], rp), ["map"])
     assert str(got.value) == str(want.value)
+
+
+def test_lines_longer_than_the_block_are_read_whole(
+    pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, reader: str
+) -> None:
+    """The compiled reader's buffer grows for a line longer than it. (The NumPy reader declines
+    a block of comment lines only: the dictionary readers then read the file.)"""
+    if reader == "numpy":
+        pytest.skip("the NumPy reader declines a block without a data line")
+    monkeypatch.setattr(tc, "BLOCK_BYTES", 8)  # every line longer than the buffer of 16 bytes
+    got = read_trec_columns(*pair)
+    assert got is not None
+    assert got[0].to_dict() == read_qrels(pair[0])
+    assert got[1].to_dict() == read_run(pair[1])

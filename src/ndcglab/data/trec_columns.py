@@ -19,6 +19,8 @@ the line of any error.
 
 from __future__ import annotations
 
+import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,8 +150,10 @@ class _Blocks:
             self.query = np.resize(self.query, size)
             self.value = np.resize(self.value, size)
             self.doc = np.resize(self.doc, size)
-        if w > self.doc.dtype.itemsize:
-            self.doc = self.doc.astype(f"S{w}")
+        if w > self.doc.dtype.itemsize:  # (only the lines so far are copied)
+            wider = np.empty(len(self.doc), dtype=f"S{w}")
+            wider[: self.n] = self.doc[: self.n]
+            self.doc = wider
 
     def add(self, block: bytes) -> bool:
         """Take one block of whole lines; ``False`` when it needs the dictionary readers."""
@@ -181,16 +185,17 @@ class _Blocks:
         self.n += k
         return True
 
-    def add_compiled(self, block: bytes) -> bool:
-        """:meth:`add` through the kernels of :mod:`._trec_scan` (the same rules and values, no
-        NumPy temporary per field): for large files, where loading Numba pays off."""
+    def add_compiled(self, block: bytearray, size: int) -> bool:
+        """:meth:`add` of ``block[:size]`` through the kernels of :mod:`._trec_scan` (the same
+        rules and values, no NumPy temporary per field): for large files, where loading Numba
+        pays off."""
         from ._decimals import _POW10
         from ._trec_scan import copy_tokens, scan_block
 
-        buf = np.frombuffer(block, dtype=np.uint8)
+        buf = np.frombuffer(block, dtype=np.uint8, count=size)
         # a data line takes at least 2 * n_fields bytes (fields, blanks, its end): the scratch
         # arrays of one block, made once and reused
-        cap = len(block) // (2 * self.n_fields - 1) + 1
+        cap = size // (2 * self.n_fields - 1) + 1
         if self.scratch is None or len(self.scratch[0]) < cap:
             kinds = (np.int64,) * 6 + (np.float64, np.bool_, np.bool_)
             self.scratch = tuple(np.empty(cap, dtype=k) for k in kinds)
@@ -203,8 +208,8 @@ class _Blocks:
         if k <= 0:
             return k == 0
         for r in np.flatnonzero(~ok[:k]).tolist():  # a rank or a value Python must read
-            end = min((i for i in (block.find(b"\n", qs[r]), block.find(b"\r", qs[r])) if i >= 0),
-                      default=len(block))  # fmt: skip
+            end = min((i for i in (block.find(b"\n", qs[r], size), block.find(b"\r", qs[r], size))
+                       if i >= 0), default=size)  # fmt: skip
             fields = block[qs[r] : end].split()
             if run:
                 try:
@@ -313,13 +318,40 @@ def _compiled(p: Path, lines: int) -> bool:
     return lines == 0 and p.stat().st_size >= COMPILED_MIN_LINES  # compressed: its size
 
 
+def _feed(f: io.BufferedIOBase, add: Callable[[bytearray, int], bool]) -> bool:
+    """Call ``add(buffer, n)`` with the whole lines of ``f``, :data:`BLOCK_BYTES` or so at a
+    time, read into one reused buffer (no ``bytes`` object per block; the part line at a
+    block's end moves to the buffer's start); ``False`` as soon as ``add`` gives it."""
+    data = bytearray(2 * BLOCK_BYTES)
+    rest = 0
+    while True:
+        if rest == len(data):  # a line longer than the buffer: a larger one
+            data = data + bytearray(len(data))
+        with memoryview(data) as view:
+            got = f.readinto(view[rest:])
+        if not got:
+            break
+        end = rest + got
+        cut = data.rfind(b"\n", 0, end) + 1
+        if cut and not add(data, cut):
+            return False
+        data[: end - cut] = data[cut:end]
+        rest = end - cut
+    return not rest or add(data, rest)
+
+
 def _read(path: PathLike, n_fields: int, exact: bool) -> TrecColumns | None:
     p = Path(path)
     rest = b""
     lines = _line_count(p)
     with open_binary(p) as f:
         blocks = _Blocks(p, n_fields, exact, lines or 1 << 16)
-        add = blocks.add_compiled if _compiled(p, lines) else blocks.add
+        if _compiled(p, lines):
+            if not _feed(f, blocks.add_compiled):
+                return None
+            cols = blocks.columns()
+            return None if cols is None or _has_repeats(cols) else cols
+        add = blocks.add
         while True:
             chunk = f.read(BLOCK_BYTES)
             if not chunk:
