@@ -343,8 +343,8 @@ def _feed(f: io.BufferedIOBase, add: Callable[[bytearray, int], bool]) -> bool:
 def _read(path: PathLike, n_fields: int, exact: bool) -> TrecColumns | None:
     p = Path(path)
     rest = b""
-    lines = _line_count(p)
-    with open_binary(p) as f:
+    with open_binary(p) as f:  # (a missing file: open_binary's error, which names the fix)
+        lines = _line_count(p)
         blocks = _Blocks(p, n_fields, exact, lines or 1 << 16)
         if _compiled(p, lines):
             if not _feed(f, blocks.add_compiled):
