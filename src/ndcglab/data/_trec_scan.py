@@ -16,8 +16,8 @@ Numbers: a plain decimal ``-?D+(.D+)?`` of at most 18 digits whose digits read a
 one division is correctly rounded, the value ``float()`` gives. Any other token is flagged and
 converted by the caller with Python's ``float`` (or checked with ``int`` for the rank field).
 
-Docnos (fixed-width rows of bytes, NUL after the end) are compared byte by byte, which is the
-order of their text for ASCII: :func:`byte_msort` sorts the rows of one query.
+Docnos are fixed-width rows of bytes, NUL after the end; two lines of one query with the same
+docno are found through a hash table of the query's rows (:func:`has_repeats_kernel`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import numpy as np
 from numba import njit
 
 __all__ = [
-    "byte_msort",
     "copy_tokens",
     "gather_runs",
     "has_repeats_kernel",
@@ -155,17 +154,6 @@ def copy_tokens(buf, s, e, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, inline="always")
-def row_less(rows, a, b):  # pragma: no cover - compiled
-    """Whether row ``a`` of ``rows`` (uint8 ``(N, w)``) is less than row ``b``, as bytes."""
-    for j in range(rows.shape[1]):
-        x = rows[a, j]
-        y = rows[b, j]
-        if x != y:
-            return x < y
-    return False
-
-
-@njit(cache=True, nogil=True, inline="always")
 def row_cmp(rows, a, other, b):  # pragma: no cover - compiled
     """-1, 0 or 1: row ``a`` of ``rows`` against row ``b`` of ``other`` (both NUL-padded; the
     narrower is read as NUL beyond its width)."""
@@ -177,54 +165,6 @@ def row_cmp(rows, a, other, b):  # pragma: no cover - compiled
         if x != y:
             return -1 if x < y else 1
     return 0
-
-
-@njit(cache=True, nogil=True)
-def byte_msort(idx, n, rows, tmp):  # pragma: no cover - compiled
-    """Sort ``idx[:n]`` (row indices into ``rows``) by the rows' bytes ascending, then index:
-    insertion-sorted runs of 16, then bottom-up merges through ``tmp``."""
-    run = 16
-    for lo in range(0, n, run):
-        hi = min(lo + run, n)
-        for i in range(lo + 1, hi):
-            x = idx[i]
-            j = i
-            while j > lo and row_less(rows, x, idx[j - 1]):
-                idx[j] = idx[j - 1]
-                j -= 1
-            idx[j] = x
-    width = run
-    in_idx = True
-    while width < n:
-        src = idx if in_idx else tmp
-        dst = tmp if in_idx else idx
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i = lo
-            j = mid
-            k = lo
-            while i < mid and j < hi:
-                if row_less(rows, src[j], src[i]):
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                dst[k] = src[i]
-                i += 1
-                k += 1
-            while j < hi:
-                dst[k] = src[j]
-                j += 1
-                k += 1
-        in_idx = not in_idx
-        width *= 2
-    if not in_idx:
-        for i in range(n):
-            idx[i] = tmp[i]
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -22,8 +22,8 @@ from numba import njit
 __all__ = ["fill_kernel", "match_kernel", "scores_kernel"]
 
 
-# the docno rows compared and sorted as bytes (the same helpers as the readers' kernels,
-# ndcglab.data._trec_scan; a package's private modules stay its own)
+# the docno rows compared and sorted as bytes (row_cmp as in ndcglab.data._trec_scan, whose
+# private kernels stay the data package's own)
 @njit(cache=True, nogil=True, inline="always")
 def row_less(rows, a, b):  # pragma: no cover - compiled
     """Whether row ``a`` of ``rows`` (uint8 ``(N, w)``) is less than row ``b``, as bytes."""
