@@ -85,10 +85,9 @@ def main(argv: list[str] | None = None) -> int:
             cmd = [sys.executable, "-m", "ndcglab.cli.main", "evaluate", "--qrels", str(qrels)]
             cases[name] = ([*cmd, "--run", str(run), "-m", measure], e)
         got: dict[str, list[tuple[float, float, float]]] = {k: [] for k in cases}
-        for name, (cmd, e) in cases.items():  # warm-up: the page cache, Numba's cache
-            if name != "trec_eval binary":
+        for name, (cmd, e) in cases.items():  # warm-up of every tree: the page cache, and
+            if name != "trec_eval binary":  # Numba's cache of each tree's kernels
                 run_measured(cmd, e)
-                break
         for _ in range(args.repeat):
             for name, (cmd, e) in cases.items():
                 got[name].append(run_measured(cmd, e))
@@ -107,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
                 med = statistics.median(ratios)
                 verdict = "met" if med <= target else "NOT met"
                 print(
-                    f"  {name} / binary, {what}: {_stats(ratios)}  (target <= {target}: {verdict})"
+                    f"  {name} / binary, {what}: {_stats(ratios)}  (target <= {target}: {verdict})",
+                    flush=True,
                 )
     print(f"\nload average {min(loads):.2f}..{max(loads):.2f}")
     return 0

@@ -5,6 +5,7 @@ number for number; files the column reader cannot take fall back (``None``)."""
 from __future__ import annotations
 
 import gzip
+import sys
 import warnings
 from pathlib import Path
 
@@ -50,6 +51,21 @@ def _files(tmp_path: Path, seed: int = 0, gz: bool = False) -> tuple[Path, Path]
         qp.write_text("".join(qrels))
         rp.write_text("".join(run))
     return qp, rp
+
+
+@pytest.fixture(autouse=True, params=["numpy", "compiled"])
+def reader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test with both readers and both joins of the run to the qrels: NumPy (short files)
+    and the compiled kernels of :mod:`ndcglab.data._trec_scan` and
+    :mod:`ndcglab.measures._trec_join` (long files; here every file)."""
+    evaluate_module = sys.modules["ndcglab.measures.evaluate"]
+    if request.param == "compiled":
+        monkeypatch.setattr(tc, "COMPILED_MIN_LINES", 0)
+        monkeypatch.setattr(evaluate_module, "_COMPILED_JOIN", 0)
+    else:
+        monkeypatch.setattr(evaluate_module, "_COMPILED_JOIN", 10**12)
+        monkeypatch.setattr(evaluate_module, "_numba_loaded", lambda: False)
+    return str(request.param)
 
 
 @pytest.fixture(params=[False, True], ids=["plain", "gzip"])
@@ -193,3 +209,106 @@ def test_colliding_hashes_fall_back_to_the_pairs_bytes(
     want = evaluate_trec(*read_trec(*pair), ["map", "ndcg@10", "bpref"])
     for name, values in want.per_query.items():
         assert np.array_equal(got.per_query[name], values), name
+
+
+def test_spellings_read_as_the_dictionary_readers_read_them(tmp_path: Path) -> None:
+    """Numbers and layouts the bulk readers take apart: signs, exponents, points at either end,
+    leading zeros, 18 and 19 digits, mantissas beyond 2^53, CR and CRLF line ends, tabs, VT/FF,
+    indented comments, a rank with a sign or leading zeros."""
+    scores = ["1.5", "-0", "-0.0", "+2.25", "1e-3", "7E2", ".5", "5.", "0012.50", "-3",
+              "123456789012345678", "1234567890123456789", "9007199254740993", "0.1",
+              "99999999999999999.9", "4.000000000000000001", "-12.75", "1_0"]  # fmt: skip
+    ranks = ["1", "+2", "003", "4"]
+    run, qrels = [], []
+    for i, sc in enumerate(scores):
+        if sc == "1_0":
+            continue  # float() takes it, trec_eval does not: checked below
+        sep = ["\t", " \v", "\f ", "  "][i % 4]
+        end = ["\n", "\r\n", "\r", "\n"][i % 4]
+        run.append(f"{i % 3}{sep}Q0 d{i} {ranks[i % 4]} {sc} tag{end}")
+        qrels.append(f"{i % 3} 0 d{i} {scores[(i + 1) % 9]}{end}")
+        if i % 5 == 0:
+            run.append("   # indented comment\n\n")
+    qp, rp = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qp.write_bytes("".join(qrels).encode())
+    rp.write_bytes("".join(run).encode())
+    got = read_trec_columns(qp, rp)
+    assert got is not None
+    want_q, want_r = read_qrels(qp), read_run(rp)
+    for cols, want in ((got[0], want_q), (got[1], want_r)):
+        have = cols.to_dict()
+        assert have == want
+        for q, docs in want.items():  # bit for bit (-0.0 and 0.0 are == but differ)
+            for d, v in docs.items():
+                assert np.float64(have[q][d]).tobytes() == np.float64(v).tobytes(), (q, d)
+
+
+def _tied_files(tmp_path: Path, seed: int) -> tuple[Path, Path]:
+    """Many ties (scores on a coarse grid, some beyond float32's precision only), unjudged
+    documents, judged documents never retrieved, labels -1..4 and fractional ones, queries on
+    one side only, docnos of other widths in the two files."""
+    rng = np.random.default_rng(seed)
+    qrels, run = [], []
+    for q in rng.permutation(12).tolist():
+        docs = [f"D{q}x{'y' * int(rng.integers(0, 6))}{i}" for i in range(int(rng.integers(3, 60)))]
+        if q != 11:  # query 11: in the run only
+            for d in docs:
+                if rng.random() < 0.5:
+                    label = int(rng.integers(-1, 5))
+                    qrels.append(f"{q} 0 {d} {label + 0.5 if rng.random() < 0.05 else label}\n")
+        if q == 10:
+            continue  # in the qrels only
+        for r, d in enumerate(d for d in docs if rng.random() < 0.8):
+            score = int(rng.integers(0, 6)) / 4 + (1e-9 if rng.random() < 0.1 else 0.0)
+            run.append(f"{q} Q0 {d} {r + 1} {score!r} t\n")
+    qp, rp = tmp_path / f"q{seed}.txt", tmp_path / f"r{seed}.txt"
+    qp.write_text("".join(qrels))
+    rp.write_text("".join(run))
+    return qp, rp
+
+
+@pytest.mark.parametrize("preset", ["trec_eval", "trec_eval10"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_tied_graded_files_give_the_dictionary_path_numbers(
+    tmp_path: Path, seed: int, preset: str
+) -> None:
+    qp, rp = _tied_files(tmp_path, seed)
+    cols = read_trec_columns(qp, rp)
+    assert cols is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = evaluate_trec(*cols, ["all_trec"], preset=preset)
+        want = evaluate_trec(*read_trec(qp, rp), ["all_trec"], preset=preset)
+    assert list(got.query_ids) == list(want.query_ids)
+    for name, values in want.per_query.items():
+        assert np.array_equal(got.per_query[name], values, equal_nan=True), name
+
+
+def test_a_score_beyond_single_precision_is_named_as_by_the_dictionary_path(
+    pair: tuple[Path, Path],
+) -> None:
+    from ndcglab.errors import DataFormatError
+
+    rp = pair[1].with_name("big-score.txt")
+    rp.write_text("1 Q0 doc-1-000 1 1e39 t\n1 Q0 doc-1-001 2 0.5 t\n")
+    cols = read_trec_columns(pair[0], rp)
+    assert cols is not None
+    with pytest.raises(DataFormatError) as got:
+        evaluate_trec(*cols, ["map"])
+    with pytest.raises(DataFormatError) as want:
+        evaluate_trec(*read_trec(pair[0], rp), ["map"])
+    assert str(got.value) == str(want.value)
+
+
+def test_lines_longer_than_the_block_are_read_whole(
+    pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, reader: str
+) -> None:
+    """The compiled reader's buffer grows for a line longer than it. (The NumPy reader declines
+    a block of comment lines only: the dictionary readers then read the file.)"""
+    if reader == "numpy":
+        pytest.skip("the NumPy reader declines a block without a data line")
+    monkeypatch.setattr(tc, "BLOCK_BYTES", 8)  # every line longer than the buffer of 16 bytes
+    got = read_trec_columns(*pair)
+    assert got is not None
+    assert got[0].to_dict() == read_qrels(pair[0])
+    assert got[1].to_dict() == read_run(pair[1])

@@ -19,18 +19,23 @@ the line of any error.
 
 from __future__ import annotations
 
+import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ._files import PathLike, open_binary
-from .trec import _MAX_WIDTH, _columns_of
+from .trec import _MAX_WIDTH, _columns_of, _finite_float
 
 __all__ = ["BLOCK_BYTES", "TrecColumns", "read_trec_columns"]
 
 #: bytes read at a time (the block is cut after its last complete line)
 BLOCK_BYTES = 1 << 20
+#: files of at least this many lines (compressed: bytes) are read with the compiled kernels of
+#: :mod:`._trec_scan`; shorter ones with NumPy, without loading Numba
+COMPILED_MIN_LINES = 200_000
 
 
 @dataclass
@@ -47,9 +52,18 @@ class TrecColumns:
     query: np.ndarray
     doc: np.ndarray
     value: np.ndarray
+    #: ``True``: :func:`~ndcglab.measures.evaluate_trec` may :meth:`release` the arrays once it
+    #: has read them (a caller that needs the columns no more, as the command line)
+    disposable: bool = False
 
     def __len__(self) -> int:
         return len(self.query)
+
+    def release(self) -> None:
+        """Empty the three columns (their memory goes back once nothing else holds them)."""
+        self.query = self.query[:0].copy()
+        self.doc = self.doc[:0].copy()
+        self.value = self.value[:0].copy()
 
     def has_repeats(self) -> bool:
         """Whether a (query, document) pair stands on two lines (the dictionary readers then
@@ -127,6 +141,7 @@ class _Blocks:
         self.query = np.empty(capacity, dtype=np.int32)
         self.doc = np.empty(capacity, dtype="S1")
         self.value = np.empty(capacity, dtype=np.float64)
+        self.scratch: tuple[np.ndarray, ...] | None = None  # add_compiled's per-block arrays
 
     def _room(self, k: int, w: int) -> None:
         need = self.n + k
@@ -135,8 +150,10 @@ class _Blocks:
             self.query = np.resize(self.query, size)
             self.value = np.resize(self.value, size)
             self.doc = np.resize(self.doc, size)
-        if w > self.doc.dtype.itemsize:
-            self.doc = self.doc.astype(f"S{w}")
+        if w > self.doc.dtype.itemsize:  # (only the lines so far are copied)
+            wider = np.empty(len(self.doc), dtype=f"S{w}")
+            wider[: self.n] = self.doc[: self.n]
+            self.doc = wider
 
     def add(self, block: bytes) -> bool:
         """Take one block of whole lines; ``False`` when it needs the dictionary readers."""
@@ -168,10 +185,61 @@ class _Blocks:
         self.n += k
         return True
 
+    def add_compiled(self, block: bytearray, size: int) -> bool:
+        """:meth:`add` of ``block[:size]`` through the kernels of :mod:`._trec_scan` (the same
+        rules and values, no NumPy temporary per field): for large files, where loading Numba
+        pays off."""
+        from ._decimals import _POW10
+        from ._trec_scan import copy_tokens, scan_block
+
+        buf = np.frombuffer(block, dtype=np.uint8, count=size)
+        # a data line takes at least 2 * n_fields bytes (fields, blanks, its end): the scratch
+        # arrays of one block, made once and reused
+        cap = size // (2 * self.n_fields - 1) + 1
+        if self.scratch is None or len(self.scratch[0]) < cap:
+            kinds = (np.int64,) * 6 + (np.float64, np.bool_, np.bool_)
+            self.scratch = tuple(np.empty(cap, dtype=k) for k in kinds)
+        qs, qe, ds, de, vs, ve, value, ok, new = self.scratch
+        run = self.n_fields == 6
+        k = scan_block(
+            buf, self.n_fields, self.exact, 3 if run else -1, 4 if run else 3, _POW10,
+            qs, qe, ds, de, vs, ve, value, ok, new,
+        )  # fmt: skip
+        if k <= 0:
+            return k == 0
+        for r in np.flatnonzero(~ok[:k]).tolist():  # a rank or a value Python must read
+            end = min((i for i in (block.find(b"\n", qs[r], size), block.find(b"\r", qs[r], size))
+                       if i >= 0), default=size)  # fmt: skip
+            fields = block[qs[r] : end].split()
+            if run:
+                try:
+                    int(fields[3].decode("ascii"))
+                except ValueError:
+                    return False
+            v = _finite_float(fields[4 if run else 3].decode("ascii"))
+            if v is None:
+                return False
+            value[r] = v
+        w = int((de[:k] - ds[:k]).max())
+        if w > _MAX_WIDTH:
+            return False
+        self._room(k, w)
+        at = slice(self.n, self.n + k)
+        heads = np.flatnonzero(new[:k])
+        names = [block[a:b].decode("ascii") for a, b in zip(qs[heads].tolist(), qe[heads].tolist())]
+        ids = np.array([self.index.setdefault(q, len(self.index)) for q in names], np.int32)
+        self.query[at] = np.repeat(ids, np.diff(np.append(heads, k)))
+        rows = self.doc[at].view(np.uint8).reshape(k, self.doc.dtype.itemsize)
+        copy_tokens(buf, ds[:k], de[:k], rows)
+        self.value[at] = value[:k]
+        self.n += k
+        return True
+
     def columns(self) -> TrecColumns | None:
         """The lines of every query together, the queries in sorted order (file order within
         a query): the order :func:`~ndcglab.measures.evaluate_trec` evaluates them in, so it
-        need not copy the columns to reorder them."""
+        need not copy the columns to reorder them. The lines move by runs of one query (a file
+        lists each query's lines together: a few thousand runs), one column at a time."""
         if not self.n:
             return None
         n = self.n
@@ -180,12 +248,52 @@ class _Blocks:
         rank[[self.index[q] for q in names]] = np.arange(len(names), dtype=np.int32)
         query = rank[self.query[:n]]
         self.query = self.query[:0]
-        if n > 1 and (query[1:] < query[:-1]).any():  # one column copied at a time
-            order = np.argsort(query, kind="stable")
-            query = query[order]
-            self.doc = self.doc[:n][order]
-            self.value = self.value[:n][order]
-        return TrecColumns(self.path, names, query, self.doc[:n], self.value[:n])
+        doc, value = self.doc[:n], self.value[:n]
+        if n > 1 and (query[1:] < query[:-1]).any():
+            starts = np.flatnonzero(query[1:] != query[:-1]) + 1
+            starts = np.concatenate(([0], starts))
+            lengths = np.diff(np.append(starts, n))
+            order = np.lexsort((starts, query[starts]))  # by query, then file order
+            query = _moved(query, starts, lengths, order)
+            doc = _moved(doc, starts, lengths, order)
+            self.doc = doc
+            value = _moved(value, starts, lengths, order)
+            self.value = value
+        return TrecColumns(self.path, names, query, doc, value)
+
+
+def _moved(
+    col: np.ndarray, starts: np.ndarray, lengths: np.ndarray, order: np.ndarray
+) -> np.ndarray:
+    """A new column: the runs ``col[starts[r] : starts[r] + lengths[r]]`` in the order ``order``
+    (compiled for long columns, one slice copy per run otherwise)."""
+    out = np.empty_like(col)
+    if len(col) >= COMPILED_MIN_LINES:
+        from ._trec_scan import gather_runs
+
+        src = col.view(np.uint8).reshape(len(col), -1) if col.dtype.kind == "S" else col
+        dst = out.view(np.uint8).reshape(len(out), -1) if out.dtype.kind == "S" else out
+        gather_runs(src, starts, lengths, order, dst)
+        return out
+    at = 0
+    for r in order.tolist():
+        s, k = int(starts[r]), int(lengths[r])
+        out[at : at + k] = col[s : s + k]
+        at += k
+    return out
+
+
+def _has_repeats(cols: TrecColumns) -> bool:
+    """:meth:`TrecColumns.has_repeats`, compiled for long columns (the rows of each query sorted
+    by their bytes, no per-line hash array)."""
+    if len(cols) < COMPILED_MIN_LINES:
+        return cols.has_repeats()
+    from ._trec_scan import has_repeats_kernel
+
+    bnd = np.zeros(len(cols.queries) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(cols.query, minlength=len(cols.queries)), out=bnd[1:])
+    rows = cols.doc.view(np.uint8).reshape(len(cols), cols.doc.dtype.itemsize)
+    return bool(has_repeats_kernel(rows, bnd))
 
 
 def _line_count(p: Path) -> int:
@@ -200,11 +308,50 @@ def _line_count(p: Path) -> int:
         return n + 1
 
 
+def _compiled(p: Path, lines: int) -> bool:
+    """Whether to read ``p`` with the compiled kernels: a long file, or Numba already loaded
+    (a short file read with NumPy does not wait for Numba to load)."""
+    import sys
+
+    if lines >= COMPILED_MIN_LINES or "numba" in sys.modules:
+        return True
+    return lines == 0 and p.stat().st_size >= COMPILED_MIN_LINES  # compressed: its size
+
+
+def _feed(f: io.BufferedIOBase, add: Callable[[bytearray, int], bool]) -> bool:
+    """Call ``add(buffer, n)`` with the whole lines of ``f``, :data:`BLOCK_BYTES` or so at a
+    time, read into one reused buffer (no ``bytes`` object per block; the part line at a
+    block's end moves to the buffer's start); ``False`` as soon as ``add`` gives it."""
+    data = bytearray(2 * BLOCK_BYTES)
+    rest = 0
+    while True:
+        if rest == len(data):  # a line longer than the buffer: a larger one
+            data = data + bytearray(len(data))
+        with memoryview(data) as view:
+            got = f.readinto(view[rest:])
+        if not got:
+            break
+        end = rest + got
+        cut = data.rfind(b"\n", 0, end) + 1
+        if cut and not add(data, cut):
+            return False
+        data[: end - cut] = data[cut:end]
+        rest = end - cut
+    return not rest or add(data, rest)
+
+
 def _read(path: PathLike, n_fields: int, exact: bool) -> TrecColumns | None:
     p = Path(path)
     rest = b""
-    with open_binary(p) as f:
-        blocks = _Blocks(p, n_fields, exact, _line_count(p) or 1 << 16)
+    with open_binary(p) as f:  # (a missing file: open_binary's error, which names the fix)
+        lines = _line_count(p)
+        blocks = _Blocks(p, n_fields, exact, lines or 1 << 16)
+        if _compiled(p, lines):
+            if not _feed(f, blocks.add_compiled):
+                return None
+            cols = blocks.columns()
+            return None if cols is None or _has_repeats(cols) else cols
+        add = blocks.add
         while True:
             chunk = f.read(BLOCK_BYTES)
             if not chunk:
@@ -212,21 +359,22 @@ def _read(path: PathLike, n_fields: int, exact: bool) -> TrecColumns | None:
             buf = rest + chunk if rest else chunk
             cut = buf.rfind(b"\n") + 1
             block, rest = buf[:cut], buf[cut:]
-            if cut and not blocks.add(block):
+            if cut and not add(block):
                 return None
-    if rest and not blocks.add(rest):
+    if rest and not add(rest):
         return None
     cols = blocks.columns()
-    return None if cols is None or cols.has_repeats() else cols
+    return None if cols is None or _has_repeats(cols) else cols
 
 
 def read_trec_columns(
-    qrels_path: PathLike, run_path: PathLike
+    qrels_path: PathLike, run_path: PathLike, *, disposable: bool = False
 ) -> tuple[TrecColumns, TrecColumns] | None:
     """A qrels file and a run file as :class:`TrecColumns`, or ``None`` when either needs the
     dictionary readers (see the module docstring; :func:`ndcglab.data.read_trec` then reads
     them and reports any error). A run none of whose queries is in the qrels is refused as
-    :func:`~ndcglab.data.read_trec` refuses it."""
+    :func:`~ndcglab.data.read_trec` refuses it. ``disposable``: the columns'
+    :attr:`TrecColumns.disposable` (evaluating them may empty them)."""
     qrels = _read(qrels_path, 4, True)
     if qrels is None:
         return None
@@ -236,4 +384,5 @@ def read_trec_columns(
     known = set(qrels.queries)
     if not any(q in known for q in run.queries):
         return None  # read_trec names both files and a query id of each
+    qrels.disposable = run.disposable = disposable
     return qrels, run

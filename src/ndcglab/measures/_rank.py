@@ -46,9 +46,18 @@ ELEVEN_LEVELS = tuple(i / 10.0 for i in range(11))
 
 
 def _per_query(x: np.ndarray, bnd: np.ndarray) -> np.ndarray:
-    """Per query: the sum of ``x`` over its documents ``bnd[q]:bnd[q+1]`` (float64)."""
-    c = _segment_cumsum(x)
-    return c[bnd[1:]] - c[bnd[:-1]]
+    """Per query: the number of True values of the bool ``x`` over its documents
+    ``bnd[q]:bnd[q+1]`` (float64), found among the positions of the True values (no array of
+    one number per document)."""
+    at = np.flatnonzero(x)
+    return np.diff(np.searchsorted(at, bnd)).astype(np.float64)
+
+
+def _relevant(rel: str, labels: np.ndarray) -> np.ndarray:
+    """``relevance(rel, labels) > 0`` as a bool array, without the float64 array between."""
+    if rel == "letor":
+        return (labels == 1.0) | (labels == 2.0)
+    return labels >= float(rel)
 
 
 def _segment_cumsum(x: np.ndarray) -> np.ndarray:
@@ -77,8 +86,12 @@ class _Ranking:
         self.nq = len(bnd) - 1
         self.n_ranked = rend - bnd[:-1]
         self.n_all = np.diff(bnd)
-        order = np.empty(len(labels), dtype=np.int64)
-        run_kernel(_tk().ranked_order_kernel, bnd, scores, tkey, bnd, rend, (order,))
+        if len(labels) < 2**31:  # (int32 slots: half the memory)
+            order = np.empty(len(labels), dtype=np.int32)
+            run_kernel(_tk().ranked_order32_kernel, bnd, scores, tkey, bnd, rend, (order,))
+        else:
+            order = np.empty(len(labels), dtype=np.int64)
+            run_kernel(_tk().ranked_order_kernel, bnd, scores, tkey, bnd, rend, (order,))
         self.order = order
         self.labels = labels
         self.in_qrels = in_qrels
@@ -107,7 +120,13 @@ class _Ranking:
     @property
     def ranked(self) -> np.ndarray:
         """True for the slots that hold a ranked document."""
-        return self._get("ranked", lambda: self.pos <= self.n_ranked[self.qidx])
+
+        def make() -> np.ndarray:  # per query: n_ranked True, then the unranked False
+            runs = np.stack([self.n_ranked, self.n_all - self.n_ranked], axis=1).ravel()
+            flags = np.tile(np.array([True, False]), self.nq)
+            return np.repeat(flags, runs)
+
+        return self._get("ranked", make)
 
     def _slots(self, per_doc: np.ndarray) -> np.ndarray:
         """A per-document 0/1 array in ranking order, 0 on unranked slots (float64)."""
@@ -122,7 +141,7 @@ class _Ranking:
         """Relevant documents (judged and passing ``rel``), per document."""
         rel = self._rel
         assert rel is not None
-        return self._get("reld", lambda: (relevance(rel, self.labels) > 0) & self.judged_doc)
+        return self._get("reld", lambda: _relevant(rel, self.labels) & self.judged_doc)
 
     @property
     def nrel(self) -> np.ndarray:
@@ -131,11 +150,25 @@ class _Ranking:
 
     @property
     def rel(self) -> np.ndarray:
-        return self._get("rel", lambda: self._slots(self.reld))
+        """Relevant ranked documents in ranking order, 0 on unranked slots (bool: an eighth
+        of a float64 array; the sums and the kernels read it as 0/1)."""
+        return self._get("rel", lambda: self.reld[self.order] & self.ranked)
 
     @property
-    def crel(self) -> np.ndarray:
-        return self._get("crel", lambda: _segment_cumsum(self.rel))
+    def rel_slots(self) -> np.ndarray:
+        """The slots of the relevant ranked documents, ascending (one entry per relevant
+        document, not per slot)."""
+        return self._get("rel_slots", lambda: np.flatnonzero(self.rel))
+
+    def rel_count(self, k: np.ndarray) -> np.ndarray:
+        """Per query: the relevant documents among its first min(k, n) ranked slots (float64;
+        :meth:`at` of the cumulative count, without the cumulative array)."""
+        kk = np.minimum(np.asarray(k, dtype=np.int64), self.n_ranked)
+        start = self.b[:-1]
+        slots = self.rel_slots
+        return (np.searchsorted(slots, start + kk) - np.searchsorted(slots, start)).astype(
+            np.float64
+        )
 
     def sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per query: bpref's, infAP's and AP's sums (:func:`._trec_kernels.judged_sums_kernel`)."""
@@ -246,18 +279,18 @@ def rank_per_query(
             out[m] = (nrel.copy(), no_empty)
             continue
         if name == "num_rel_ret":
-            out[m] = (rk.at(rk.crel, rk.n_ranked), no_empty)
+            out[m] = (rk.rel_count(rk.n_ranked), no_empty)
             continue
         if name == "rbp":
             p = float(m.get("p"))
             out[m] = (rk.at(_segment_cumsum(rk.rbp_weights(p) * rk.rel), k), no_empty)
             continue
         if name == "recall":
-            v = rk.at(rk.crel, k) / safe_r
+            v = rk.rel_count(k) / safe_r
         elif name == "success":
-            v = (rk.at(rk.crel, k) > 0).astype(np.float64)
+            v = (rk.rel_count(k) > 0).astype(np.float64)
         elif name == "rprec":
-            v = rk.at(rk.crel, nrel.astype(np.int64)) / safe_r
+            v = rk.rel_count(nrel.astype(np.int64)) / safe_r
         elif name == "bpref":
             v = rk.sums()[0] / safe_r
         elif name == "infap" and extreme is not None:  # pessimistic / optimistic: exact

@@ -350,6 +350,7 @@ def compute_per_query(
                 done_by[ties] = mine
         out.update(_rel_results(group, stage, n_ranked, query_ids))
 
+    relv = EMPTY_F  # (free the last group's relevance before the groups below)
     if not small:  # the tie range's bounds of NDCG@k (with its plain values): one selection
         for kind, keys in _gain_bound_sets(gain_groups, done_by, gain_stages):
             from . import _gain_kernels as GK

@@ -207,7 +207,8 @@ def read_labels(
                 f"{_first(changed, labels, query_ids, boundaries)} -> "
                 f"{float(whole[np.flatnonzero(changed)[0]])!r}"
             )
-        labels = whole
+            labels = whole
+        del whole, changed  # (whole labels: the same array, no copy held)
     if rule in ("float32", "xgboost", "lightgbm"):
         narrow = labels.astype(np.float32).astype(np.float64)
         changed = narrow != labels
@@ -303,6 +304,9 @@ def tie_key(
                 "ties=docid (trec_eval: docno descending) needs document ids. Fix: pass doc_ids= "
                 "(read_letor keeps '#docid = ...'), or use ties=input"
             )
+        given = _DOCID_KEYS.get(id(doc_ids))
+        if given is not None and given[0]() is doc_ids:
+            return given[1], False
         ranks = _docid_ranks(doc_ids)
         if ranks is not None:
             return -ranks, False
@@ -336,6 +340,26 @@ def tie_key(
 
 #: id(doc_ids) -> (weak reference to the array, its length, rank of every id or None)
 _DOCID_RANKS: dict[int, tuple[weakref.ref[np.ndarray], int, np.ndarray | None]] = {}
+
+
+#: id(doc_ids) -> (weak reference to the array, its docid tie key), given by the caller that
+#: made both (:func:`give_docid_key`)
+_DOCID_KEYS: dict[int, tuple[weakref.ref[np.ndarray], np.ndarray]] = {}
+
+
+def give_docid_key(doc_ids: np.ndarray, key: np.ndarray) -> None:
+    """Make ``key`` the ``ties=docid`` key :func:`tie_key` returns for ``doc_ids`` (the same
+    array object, while it lives): ``evaluate_trec`` computes it per query with the documents
+    themselves. Any key that orders the tied ranked documents of each query by docno
+    descending (smaller key first) does."""
+    k = id(doc_ids)
+
+    def forget(ref: weakref.ref[np.ndarray], k: int = k) -> None:
+        entry = _DOCID_KEYS.get(k)
+        if entry is not None and entry[0] is ref:
+            del _DOCID_KEYS[k]
+
+    _DOCID_KEYS[k] = (weakref.ref(doc_ids, forget), key)
 
 
 def _text_ranks(ids: np.ndarray) -> np.ndarray:

@@ -30,7 +30,7 @@ from ..data.validate import check_not_empty
 from ..errors import ConventionError, DataFormatError
 from ._rank import MIN_GEO_MEAN
 from .compute import check_inputs, compute_per_query
-from .conventions import read_labels, relevance
+from .conventions import read_labels
 from .label_range import warn_beyond_grades
 from .presets import Preset, canonical_precision, get_preset
 from .registry import Measure, measure_aliases, parse_measures
@@ -238,9 +238,14 @@ def _no_relevant(r: Measure, labels: np.ndarray, boundaries: np.ndarray) -> np.n
     DCG, ERR, ...), so that the count of empty queries is the same whichever measures are
     asked: relevant is the measure's ``rel`` rule where it has one, else a positive label."""
     rel = r.get("rel")
-    hit = relevance(str(rel), labels) > 0 if rel is not None else labels > 0
-    total = np.concatenate([[0], np.cumsum(hit, dtype=np.int64)])
-    return (total[boundaries[1:]] - total[boundaries[:-1]]) == 0
+    if rel is None:
+        hit = labels > 0
+    elif str(rel) == "letor":
+        hit = (labels == 1.0) | (labels == 2.0)
+    else:  # relevance(rel, labels) > 0, without its float64 array
+        hit = labels >= float(rel)
+    at = np.flatnonzero(hit)  # (the relevant documents' positions: no per-document count)
+    return np.diff(np.searchsorted(at, boundaries)) == 0
 
 
 def _last_occurrence_mask(doc_ids: np.ndarray, boundaries: np.ndarray) -> np.ndarray:
@@ -273,7 +278,12 @@ def _finish(
     aliases: dict[str, str] | None = None,
     tie_range: bool = False,
     warn_ties: bool = True,
+    narrowed: bool = False,
 ) -> EvaluationResult:
+    """The result of resolved ``measures`` on validated arrays (the common end of
+    :func:`evaluate_arrays` and :func:`evaluate_trec`). ``narrowed``: the scores are already
+    rounded to float32 where that precision applies (a score beyond float32's range is still
+    reported)."""
     precision = canonical_precision(score_precision or preset.score_precision)
     labels, keep = read_labels(
         preset, tuple(m.resolve(preset) for m in measures), labels, boundaries, query_ids
@@ -295,13 +305,16 @@ def _finish(
         "ideal": ideal,
         "score_precision": precision,
     }
-    if precision == "float32":
+    if precision == "float32" and not (narrowed and _fits_float32(scores)):
         with np.errstate(over="ignore"):  # reported below, with the query and the document
             narrow = scores.astype(np.float32).astype(np.float64)
         if not np.isfinite(narrow).all():
             i = int(np.flatnonzero(~np.isfinite(narrow))[0])
             q, pos = _document_at(boundaries, i)
-            doc = f"document {doc_ids[i]!r}" if doc_ids is not None else f"document {pos}"
+            name = doc_ids[i] if doc_ids is not None else None
+            if isinstance(name, bytes):  # (TREC columns hold docnos as ASCII bytes)
+                name = name.decode("ascii")
+            doc = f"document {name!r}" if doc_ids is not None else f"document {pos}"
             raise DataFormatError(
                 f"score {float(scores[i])!r} of {doc} in query {str(query_ids[q])!r} is too "
                 "large for single precision (score_precision=float32, as trec_eval 9 compares "
@@ -346,12 +359,19 @@ def _finish(
     empty_any = np.zeros(len(boundaries) - 1, dtype=bool)
     empty_by: dict[str, int] = {}
     conv_m: dict[str, dict[str, Any]] = {}
+    no_relevant: dict[str, np.ndarray] = {}
     for m, r in zip(measures, resolved):
         pq = values[r]
         name = str(m)
         per_query[name] = pq.values
         mean[name] = mean_of(r, pq.values)
-        empty = pq.empty if "empty" in r.options else _no_relevant(r, labels, boundaries)
+        if "empty" in r.options:
+            empty = pq.empty
+        else:  # (one pass over the documents per relevance rule)
+            rule = str(r.get("rel"))
+            if rule not in no_relevant:
+                no_relevant[rule] = _no_relevant(r, labels, boundaries)
+            empty = no_relevant[rule]
         empty_any |= empty
         empty_by[name] = int(empty.sum())
         c = m.convention(preset)
@@ -390,6 +410,12 @@ def _finish(
         aliases=dict(aliases or {}),
         tie_range=ranges,
     )
+
+
+def _fits_float32(scores: np.ndarray) -> bool:
+    """Whether every score lies within float32's range (no array made)."""
+    top = float(np.finfo(np.float32).max)
+    return not len(scores) or (float(scores.max()) <= top and float(scores.min()) >= -top)
 
 
 def _values(
@@ -773,14 +799,115 @@ def _evaluate_columns(
     tie_range: bool,
 ) -> EvaluationResult:
     """:func:`evaluate_trec` of columns (no ``-J``, ``-M`` or stand-in rankings): the same
-    documents in the same order as :func:`_gather_query` makes them from the dictionaries, found
-    with NumPy. Each (query, docno) pair is one ``S`` key (:func:`pair_keys`); the run's keys
-    are looked up among the sorted qrels keys for their labels; a query's ranked documents come
-    first in run order, then its judged documents the run did not retrieve, in qrels order."""
-    # memory: each array below is made when needed and dropped when used (the peak is a few
-    # per-document arrays beyond the columns themselves)
-    pos = {q: i for i, q in enumerate(sorted(set(run.queries) & set(qrels.queries)))}
-    qids = sorted(pos, key=pos.__getitem__)
+    documents in the same order as :func:`_gather_query` makes them from the dictionaries: a
+    query's ranked documents first, in run order, then its judged documents the run did not
+    retrieve, in qrels order. Long columns are joined by the kernels of :mod:`._trec_join`
+    (per query, no array of one entry per line beyond the results); short ones with NumPy
+    (:func:`_numpy_join`), without loading Numba."""
+    qids = sorted(set(run.queries) & set(qrels.queries))
+    compiled = len(run) >= _COMPILED_JOIN or _numba_loaded()
+    if compiled:
+        labels, scores, docs, known, bnd, rend = _compiled_join(qrels, run, qids, precision)
+    else:
+        labels, scores, docs, known, bnd, rend = _numpy_join(qrels, run, qids)
+    if run.disposable:  # the caller handed the columns over: free them before the measures
+        run.release()
+        qrels.release()
+    y, s, b, re = check_inputs(labels, scores, bnd, rend if qids else np.zeros(0, np.int64))
+    del labels, scores
+    return _finish(
+        ms,
+        p,
+        y,
+        s,
+        b,
+        ranked_end=re,
+        doc_ids=docs,
+        query_ids=np.asarray(qids, dtype=object),
+        duplicates="keep",
+        ideal="all judged documents of the query (qrels), retrieved or not",
+        score_precision=precision,
+        in_qrels=known,
+        aliases=measure_aliases(measures),
+        tie_range=tie_range,
+        warn_ties=False,  # by the caller, on the query set of the means (-c adds queries)
+        narrowed=compiled,
+    )
+
+
+#: runs of at least this many lines are joined to their qrels by the kernels of ``_trec_join``
+_COMPILED_JOIN = 200_000
+
+
+def _numba_loaded() -> bool:
+    import sys
+
+    return "numba" in sys.modules
+
+
+def _query_spans(cols: TrecColumns, qids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)``: the lines ``lo[e]:hi[e]`` of ``cols`` of query ``qids[e]`` (the columns
+    list each query's lines together, the queries in sorted order)."""
+    off = np.zeros(len(cols.queries) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(cols.query, minlength=len(cols.queries)), out=off[1:])
+    at = {q: i for i, q in enumerate(cols.queries)}
+    idx = np.array([at[q] for q in qids], dtype=np.int64)
+    return off[idx], off[idx + 1]
+
+
+def _compiled_join(
+    qrels: TrecColumns, run: TrecColumns, qids: list[str], precision: str
+) -> tuple[np.ndarray, ...]:
+    """The evaluated documents through :mod:`._trec_join`: ``(labels, scores, docs, known,
+    boundaries, ranked_end)``; the scores already at ``precision``, and the docno tie key
+    handed to :func:`~.conventions.tie_key` for ``docs`` (:func:`.conventions.give_docid_key`).
+    Columns the caller handed over (:attr:`~ndcglab.data.trec_columns.TrecColumns.disposable`)
+    are freed as soon as they are read: the query column after the spans, the run's values
+    after the scores, the rest after the documents."""
+    from ._parallel import run_kernel
+    from ._trec_join import fill_kernel, match_kernel, scores_kernel
+    from .conventions import give_docid_key
+
+    rlo, rhi = _query_spans(run, qids)
+    jlo, jhi = _query_spans(qrels, qids)
+    drop = run.disposable and qrels.disposable
+    if drop:
+        run.query = run.query[:0].copy()
+        qrels.query = qrels.query[:0].copy()
+    rrows = run.doc.view(np.uint8).reshape(len(run.doc), run.doc.dtype.itemsize)
+    jrows = qrels.doc.view(np.uint8).reshape(len(qrels.doc), qrels.doc.dtype.itemsize)
+    n_ranked = rhi - rlo
+    rb = np.zeros(len(qids) + 1, dtype=np.int64)
+    np.cumsum(n_ranked, out=rb[1:])
+    found = np.zeros(len(qids), dtype=np.int64)
+    run_kernel(match_kernel, rb, rrows, jrows, rlo, rhi, jlo, jhi, (found,))
+    bnd = np.zeros(len(qids) + 1, dtype=np.int64)
+    np.cumsum(n_ranked + (jhi - jlo) - found, out=bnd[1:])
+    n = int(bnd[-1])
+    scores = np.empty(n)
+    narrow = precision == "float32"
+    run_kernel(scores_kernel, bnd, run.value, rlo, rhi, bnd, narrow, (scores,))
+    if drop:
+        run.value = run.value[:0].copy()
+    w = max(rrows.shape[1], jrows.shape[1])
+    labels = np.empty(n)
+    known = np.empty(n, dtype=bool)
+    docs = np.empty(n, dtype=f"S{w}")
+    key = np.zeros(n)  # (pages never written stay unmapped: most documents have no tie)
+    run_kernel(
+        fill_kernel, bnd, rrows, jrows, qrels.value, rlo, rhi, jlo, jhi, bnd, scores,
+        (labels, known, docs.view(np.uint8).reshape(n, w), key),
+    )  # fmt: skip
+    give_docid_key(docs, key)
+    return labels, scores, docs, known, bnd, bnd[:-1] + n_ranked
+
+
+def _numpy_join(qrels: TrecColumns, run: TrecColumns, qids: list[str]) -> tuple[np.ndarray, ...]:
+    """The evaluated documents found with NumPy: ``(labels, scores, docs, known, boundaries,
+    ranked_end)``. Each (query, docno) pair is one key (:func:`_match_pairs`); the run's keys
+    are looked up among the sorted qrels keys for their labels."""
+    # memory: each array below is made when needed and dropped when used
+    pos = {q: i for i, q in enumerate(qids)}
     w = max(run.doc.dtype.itemsize, qrels.doc.dtype.itemsize)
     rq, rdoc, rs = _evaluated_lines(run, pos, w)
     jq, jdoc, jv = _evaluated_lines(qrels, pos, w)
@@ -810,26 +937,7 @@ def _evaluate_columns(
         del order
     else:
         del rq
-    labels, scores, docs, known = label, rs, rdoc, found
-    del label, rs, rdoc, found
-    y, s, b, re = check_inputs(labels, scores, bnd, rend if qids else np.zeros(0, np.int64))
-    return _finish(
-        ms,
-        p,
-        y,
-        s,
-        b,
-        ranked_end=re,
-        doc_ids=docs,
-        query_ids=np.asarray(qids, dtype=object),
-        duplicates="keep",
-        ideal="all judged documents of the query (qrels), retrieved or not",
-        score_precision=precision,
-        in_qrels=known,
-        aliases=measure_aliases(measures),
-        tie_range=tie_range,
-        warn_ties=False,  # by the caller, on the query set of the means (-c adds queries)
-    )
+    return label, rs, rdoc, found, bnd, rend
 
 
 def _match_pairs(
