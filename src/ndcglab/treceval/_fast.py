@@ -6,9 +6,9 @@ measures of :data:`._measure_kernels.CODES` (with their parameters), ``relstring
 ``runid`` — and gives each evaluated topic's values, the same doubles as the Python engine's
 (:mod:`._run`, the reference). For anything else (another ``-R``, ``-Z``, ``-D``, a run on the
 standard input, a gain that is not finite, trec_eval 10's comment lines in qrels or its topics
-missing from the run, a malformed line, a document named twice, a NaN score, a division by zero
-or a logarithm of 0) it returns ``None`` and the Python engine runs, which applies every rule
-and names every error.
+missing from the run, a topic whose labels are all negative, a malformed line, a document named
+twice, a NaN score, a division by zero or a logarithm of 0) it returns ``None`` and the Python
+engine runs, which applies every rule and names every error.
 """
 
 from __future__ import annotations
@@ -247,6 +247,10 @@ def evaluate_fast(opts: Any, rel_path: str, run_path: str, slots: list[Any]) -> 
         return None
     pr = np.array([run_index[q] for q in qids], dtype=np.int64)
     pq = np.array([rel_index[q] for q in qids], dtype=np.int64)
+    if len(qrel) and qrel.min() < 0:
+        starts, counts = qstart[pq].tolist(), qcount[pq].tolist()
+        if any(qrel[a : a + n].max() < 0 for a, n in zip(starts, counts, strict=True)):
+            return None  # a topic with only negative labels: the Python engine's rules
     max_docs = min(opts.max_docs, 2**62)
     joined = rank_join(
         rbuf, rds, rde, sim, rstart, rcount, qbuf, qds, qde, qrel, qstart, qcount, pr, pq,

@@ -29,6 +29,24 @@ C_NAN = -math.nan
 INFAP_EPSILON = 0.00001
 
 
+def _cdiv(a: float, b: float) -> float:
+    """``a / b`` as C divides doubles: by zero, +-inf (``a`` != 0) or NaN (``a`` == 0). Under
+    ``-l`` 0 or less an unretrieved-but-counted document can make a topic's numerator positive
+    while its ``num_rel`` is 0 (docs/trec_eval_cli.md, "Topics with only negative labels")."""
+    if b:
+        return a / b
+    if a == 0 or math.isnan(a):
+        return -math.nan  # x86's default NaN, printed -nan by glibc
+    return math.copysign(math.inf, a)
+
+
+def _clog(x: float) -> float:
+    """C's ``log``: -inf at 0, NaN (printed -nan) below 0 or at NaN."""
+    if x > 0:
+        return math.log(x)
+    return -math.inf if x == 0 else -math.nan
+
+
 class Topic:
     """What a measure reads for one topic: the joined ranking (formed on first use), judgment
     groups, preferences, and the options (``lvl``: ``-l``; ``n_coll``: ``-N``)."""
@@ -147,7 +165,7 @@ def _set_f(t: Topic, params: Sequence[float]) -> list[float]:
     if not r.num_rel_ret:
         return [0.0]
     p = r.num_rel_ret / r.num_ret
-    rec = r.num_rel_ret / r.num_rel
+    rec = _cdiv(r.num_rel_ret, r.num_rel)
     x = params[0]
     return [(x + 1.0) * p * rec / (x * p + rec)]
 
@@ -187,21 +205,21 @@ def _ap_sum(rl: list[int], lvl: int) -> tuple[float, int]:
 def _map(t: Topic, _: Any) -> list[float]:
     r = t.rr
     s, k = t.counts("ap")[-1], t.counts("rel")[-1]
-    return [s / r.num_rel if k else 0.0]
+    return [_cdiv(s, r.num_rel) if k else 0.0]
 
 
 def _gm_map(t: Topic, _: Any) -> list[float]:
     r = t.rr
     s, k = t.counts("ap")[-1], t.counts("rel")[-1]
     if k:
-        s = s / r.num_rel
+        s = _cdiv(s, r.num_rel)
     return [math.log(max(s, MIN_GEO_MEAN))]
 
 
 def _yaap(t: Topic, _: Any) -> list[float]:
     r = t.rr
     s = t.counts("ap")[-1]
-    return [math.log((1.0 + s) / (1.0 + r.num_rel - s))]
+    return [_clog(_cdiv(1.0 + s, 1.0 + r.num_rel - s))]
 
 
 def _rprec(t: Topic, _: Any) -> list[float]:
@@ -832,7 +850,7 @@ def _bin_g(t: Topic, _: Any) -> list[float]:
         if v >= t.lvl:
             k += 1
             s += 1.0 / math.log2(3 + i - k)
-    return [s / r.num_rel if k else 0.0]
+    return [_cdiv(s, r.num_rel) if k else 0.0]
 
 
 def _rbp_p(pairs: Sequence[tuple[str, float]]) -> float:
@@ -888,7 +906,7 @@ def _map_avgjg(t: Topic, _: Any) -> list[float]:
     for r in groups:
         s, k = _ap_sum(r.rl, t.lvl)
         if k:
-            total += s / r.num_rel
+            total += _cdiv(s, r.num_rel)
     return [total / len(groups) if len(groups) > 1 else total]
 
 

@@ -11,6 +11,12 @@
 * ``rel_levels[i]`` counts the judged documents of level ``i`` (retrieved or not);
   ``num_rel`` counts those with a level >= ``-l`` (default 1); ``num_rel_ret`` the retrieved
   judged ones with a level >= ``-l``.
+* A topic whose labels are all negative (largest label ``max_rel`` < 0) has no level to count,
+  and trec_eval's buffer of level counts (sized ``max_rel + 1``, kept from topic to topic) then
+  misbehaves (docs/trec_eval_cli.md, "Topics with only negative labels"): as the first topic
+  formed it cannot be evaluated (:class:`NegativeTopic`, exit status 4); later, ``max_rel``
+  = -1 keeps the level counts and number of levels of the last topic formed before it
+  (:class:`LevelsMemory`; ``num_rel`` is 0), and ``max_rel`` <= -2 crashes trec_eval.
 * Preference judgements (``-R prefs``/``qrels_prefs``): the run's documents ranked by score
   descending and equal scores by name *ascending* (that part of trec_eval orders ties the other
   way), ``-M`` applied; the judged retrieved documents get internal ranks 0, 1, … in rank
@@ -30,7 +36,17 @@ import numpy as np
 
 from ._readers import JudgedTopic, PrefLine, RunTopic, TrecEvalError
 
-__all__ = ["NONPOOL", "UNJUDGED", "Jg", "PrefsInfo", "ResRels", "form_prefs", "form_res_rels"]
+__all__ = [
+    "NONPOOL",
+    "UNJUDGED",
+    "Jg",
+    "LevelsMemory",
+    "NegativeTopic",
+    "PrefsInfo",
+    "ResRels",
+    "form_prefs",
+    "form_res_rels",
+]
 
 #: a retrieved document absent from the qrels
 NONPOOL = -1
@@ -50,6 +66,48 @@ class ResRels:
     num_unjudged_in_pool: int
     rel_levels: list[int]
     num_rel_levels: int
+
+
+class NegativeTopic(TrecEvalError):
+    """A topic whose qrels labels are all negative, where trec_eval cannot go on: the first
+    topic formed (trec_eval: "Can't calculate measure", exit status 4) or, later, one whose
+    largest label is -2 or less (trec_eval crashes). ``measure`` is set by the caller (the
+    measure being computed), the message is formed by :meth:`describe`."""
+
+    def __init__(self, qid: bytes, max_rel: int, first: bool) -> None:
+        self.qid = qid
+        self.max_rel = max_rel
+        self.first = first
+        self.measure = ""
+        super().__init__(self.describe(None), 4 if first else 1)
+
+    def describe(self, rel_path: str | None) -> str:
+        """The refusal's one line; ``rel_path`` names the qrels file (None: not a file)."""
+        where = f" of {rel_path}" if rel_path is not None else ""
+        topic = self.qid.decode("latin-1")
+        if self.first:
+            what = (
+                f"can't calculate measure '{self.measure}': topic {topic}{where} has only "
+                f"negative relevance labels (largest {self.max_rel}) and is the first topic "
+                "evaluated (trec_eval refuses it so, exit status 4)"
+            )
+        else:
+            what = (
+                f"topic {topic}{where} has only negative relevance labels, the largest "
+                f"{self.max_rel} (trec_eval crashes on it: a memset of a negative size)"
+            )
+        self.args = (f"{what}. Fix: give the topic a label of 0 or more (or drop its qrels lines)",)
+        return str(self.args[0])
+
+
+@dataclass
+class LevelsMemory:
+    """trec_eval's buffer of level counts, kept from topic to topic (module docstring):
+    ``levels``/``num_rel_levels`` of the last topic formed with a label of 0 or more (None
+    before the first)."""
+
+    levels: list[int] | None = None
+    num_rel_levels: int = 0
 
 
 def _ranked(run: RunTopic, max_docs: int, ties_descending: bool) -> list[bytes]:
@@ -98,8 +156,11 @@ def form_res_rels(
     max_docs: int,
     judged_only: bool,
     check_duplicates: bool = True,
+    memory: LevelsMemory | None = None,
 ) -> ResRels:
-    """The ranking of ``run`` joined with ``judged`` (module docstring)."""
+    """The ranking of ``run`` joined with ``judged`` (module docstring). With ``memory`` a
+    topic whose labels are all negative is formed as trec_eval forms it (raising
+    :class:`NegativeTopic` where trec_eval stops); without, its levels are empty."""
     if check_duplicates and len(set(judged.docs)) != len(judged.docs):
         for a, b in itertools.pairwise(sorted(judged.docs)):
             if a == b:
@@ -110,6 +171,9 @@ def form_res_rels(
                     4,
                 )
     docs = _ranked(run, max_docs, True)
+    max_rel = max(judged.rels) if judged.rels else -1
+    if memory is not None and max_rel < 0 and (memory.levels is None or max_rel < -1):
+        raise NegativeTopic(judged.qid, max_rel, memory.levels is None)
     rels = judged.rels
     if rels and min(rels) < 0:  # a negative relevance: in the pool, unjudged
         rels = [r if r >= 0 else UNJUDGED for r in rels]
@@ -126,6 +190,11 @@ def form_res_rels(
     else:
         rel_ret = len(rl) - nonpool - unjudged if not judged_only else len(rl)
     levels, num_levels, num_rel = _levels(judged.rels, relevance_level)
+    if memory is not None:
+        if max_rel >= 0:
+            memory.levels, memory.num_rel_levels = levels, num_levels
+        elif memory.levels is not None:  # -1: the buffer as the last topic left it
+            levels, num_levels = list(memory.levels), memory.num_rel_levels
     return ResRels(rl, len(rl), num_rel, rel_ret, nonpool, unjudged, levels, num_levels)
 
 

@@ -31,7 +31,16 @@ from typing import TYPE_CHECKING, Any
 
 from . import _readers as rd
 from ._measures import NICKNAMES, MeasureDef, Topic, measure_table
-from ._ranking import NONPOOL, UNJUDGED, RankPool, ResRels, form_prefs, form_res_rels
+from ._ranking import (
+    NONPOOL,
+    UNJUDGED,
+    LevelsMemory,
+    NegativeTopic,
+    RankPool,
+    ResRels,
+    form_prefs,
+    form_res_rels,
+)
 from ._readers import TrecEvalError
 
 if TYPE_CHECKING:
@@ -313,6 +322,7 @@ def _evaluate_files(opts: Options, rel_path: str, run_path: str,
     slots = _mark(opts)
     runs = {t.qid: t for t in run_topics}
     pool = RankPool()
+    memory = LevelsMemory()
     out: list[str] = []
     acc = [[0.0] * len(s.names) for s in slots]
     n_queries = 0
@@ -326,13 +336,9 @@ def _evaluate_files(opts: Options, rel_path: str, run_path: str,
             run = runs.get(qid)
             if run is None:
                 if not opts.average_complete:
-                    raise TrecEvalError(
-                        f"topic {qid.decode('latin-1')} of the qrels is not in the run — "
-                        f"{run_path}. Fix: add -c to score it as trec_eval 10 does (against "
-                        "one unjudged document), or give a run with every judged topic "
-                        "(trec_eval 10 refuses it too)",
-                        4,
-                    )
+                    # refused when reached: an earlier topic's refusal comes first, as there
+                    order.append((qid, None))
+                    continue
                 run = rd.RunTopic(qid, [BOGUS_DOCNO], [1.0])
                 order.append((qid, (run, True)))
             else:
@@ -345,10 +351,22 @@ def _evaluate_files(opts: Options, rel_path: str, run_path: str,
             if t.qid in rel_info:
                 order.append((t.qid, (t, False)))
 
-    for qid, (run, bogus) in order:
+    for qid, entry in order:
+        if entry is None:
+            raise TrecEvalError(
+                f"topic {qid.decode('latin-1')} of the qrels is not in the run — "
+                f"{run_path}. Fix: add -c to score it as trec_eval 10 does (against "
+                "one unjudged document), or give a run with every judged topic "
+                "(trec_eval 10 refuses it too)",
+                4,
+            )
+        run, bogus = entry
         judged = rel_info[qid]
-        topic = _topic(opts, judged, run, pool)
-        values, relstrings = _topic_values(slots, topic)
+        topic = _topic(opts, judged, run, pool, memory)
+        try:
+            values, relstrings = _topic_values(slots, topic)
+        except NegativeTopic as exc:
+            raise TrecEvalError(exc.describe(rel_path), exc.status) from None
         if bogus:
             for k, s in enumerate(slots):
                 for j, nm in enumerate(s.names):
@@ -465,7 +483,11 @@ def _topic_values(slots: Sequence[_Slot], topic: Topic) -> tuple[list[list[float
             relstrings[k] = _relstring(topic.rr, s.params[0])
             values.append([0.0])
             continue
-        v = s.m.calc(topic, s.params)
+        try:
+            v = s.m.calc(topic, s.params)
+        except NegativeTopic as exc:
+            exc.measure = s.m.name  # the first measure that forms the ranking: trec_eval's
+            raise
         values.append(list(v) if v else [0.0] * len(s.names))
     return values, relstrings
 
@@ -506,7 +528,8 @@ def evaluate_topics(
     return out
 
 
-def _topic(opts: Options, judged: Any, run: rd.RunTopic, pool: RankPool) -> Topic:
+def _topic(opts: Options, judged: Any, run: rd.RunTopic, pool: RankPool,
+           memory: LevelsMemory | None = None) -> Topic:  # fmt: skip
     lvl = opts.relevance_level
 
     def rr() -> ResRels:
@@ -518,7 +541,7 @@ def _topic(opts: Options, judged: Any, run: rd.RunTopic, pool: RankPool) -> Topi
             )
         return form_res_rels(
             judged, run, relevance_level=lvl, max_docs=opts.max_docs,
-            judged_only=opts.judged_only,
+            judged_only=opts.judged_only, memory=memory,
         )  # fmt: skip
 
     def jg() -> list[ResRels]:
