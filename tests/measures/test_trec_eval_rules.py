@@ -358,3 +358,23 @@ def test_getopt_forms(files: tuple[str, str]) -> None:
                        "--Max_retrieved_per_topic", "100"])  # fmt: skip
     assert a == b
     assert "P_5" in a
+
+
+def test_10_stops_at_a_judged_topic_the_run_lacks_after_printing_earlier_q_lines(
+    tmp_path: Path,
+) -> None:
+    """trec_eval 10 without -c walks the qrels' topics; at one the run lacks it stops (exit
+    status 4) — after printing the -q lines of the topics before it (C's exit flushes them)."""
+    q, r = _files(tmp_path, "q1 0 d1 1\nq2 0 d1 1\nq3 0 d1 1\n", "q1 Q0 d1 1 1 t\nq3 Q0 d1 1 1 t\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "ndcglab", "trec_eval", "--trec-eval-version", "10", "-q",
+         "-m", "map", q, r],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode == 4
+    assert out.stdout == "map                   \tq1\t1.0000\n"
+    (line,) = out.stderr.splitlines()
+    assert line.startswith("ndcglab: error: topic q2 ") and "Fix:" in line
+    with pytest.raises(TrecEvalError) as err:  # the library says what was printed, too
+        run_trec_eval(["--trec-eval-version", "10", "-m", "map", q, r])
+    assert err.value.status == 4 and err.value.output == ""  # no -q: nothing printed

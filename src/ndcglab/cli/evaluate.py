@@ -519,7 +519,12 @@ def run(args: argparse.Namespace) -> int:
 
         try:
             return _trec_eval_lines(args)
-        except TrecEvalError as exc:
+        except TrecEvalError as exc:  # (evaluate's own exit status: 2, a bad input)
+            if exc.output:  # the -q lines trec_eval prints before it stops
+                import sys
+
+                sys.stdout.write(exc.output)
+                sys.stdout.flush()
             raise NdcglabError(str(exc)) from None
     if isinstance(args.run_file, list) and len(args.run_file) > 1:
         return _several(args)

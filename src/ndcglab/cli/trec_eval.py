@@ -72,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
             return 0
         text = run_trec_eval(argv, warn=warn_user)
     except TrecEvalError as exc:
+        if exc.output:  # what trec_eval prints before it stops
+            sys.stdout.buffer.write(exc.output.encode("latin-1"))
+            sys.stdout.flush()
         message = " ".join(str(exc).split())
         if "Fix:" not in message:
             message += ". Fix: see 'ndcglab trec_eval -h'"

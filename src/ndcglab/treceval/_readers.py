@@ -58,11 +58,14 @@ _HEX = re.compile(
 
 
 class TrecEvalError(NdcglabError, ValueError):
-    """An input trec_eval refuses; ``status`` is trec_eval's exit status for it."""
+    """An input trec_eval refuses; ``status`` is trec_eval's exit status for it; ``output``:
+    what trec_eval has printed on standard output before it stops (the ``-q`` lines of the
+    topics evaluated before the refused one), printed the same way."""
 
-    def __init__(self, message: str, status: int = 2) -> None:
+    def __init__(self, message: str, status: int = 2, output: str = "") -> None:
         super().__init__(message)
         self.status = status
+        self.output = output
 
 
 def atol(tok: bytes) -> int:

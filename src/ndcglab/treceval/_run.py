@@ -359,6 +359,8 @@ def _evaluate_files(opts: Options, rel_path: str, run_path: str,
                 "one unjudged document), or give a run with every judged topic "
                 "(trec_eval 10 refuses it too)",
                 4,
+                # the -q lines trec_eval has printed before it stops
+                output="".join(line + "\n" for line in out),
             )
         run, bogus = entry
         judged = rel_info[qid]
