@@ -298,10 +298,9 @@ class TrainedModel:
     def predict(self, data: Any, *, group: Any = None, qid: Any = None) -> np.ndarray:
         """Scores ``(N,)`` float64 for every document of ``data`` (dataset or feature matrix).
 
-        The raw features are normalised and scored block by block, the normalisation folded
-        into the weights of an affine model (:mod:`ndcglab.models.scoring`): the numbers of
-        ``model.predict(self.transform(data))``, to float32 rounding for affine models and bit
-        for bit for the others, without a normalised copy of the whole matrix. A list-aware model
+        The raw features are normalised and scored block by block
+        (:mod:`ndcglab.models.scoring`): the numbers of ``model.predict(self.transform(data))``
+        bit for bit, without a normalised copy of the whole matrix. A list-aware model
         (:attr:`~ndcglab.models.RankModel.listwise`) scores each query of a dataset, or of
         ``group=``/``qid=``, on its own; a bare matrix is then one list.
         """
