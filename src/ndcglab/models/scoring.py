@@ -130,8 +130,8 @@ class BlockScorer:
     def _normalised(self, x: np.ndarray) -> np.ndarray:
         """The float32 normalised rows of ``x`` (at most :attr:`step`), in the reused buffer."""
         n, f = x.shape
-        if self._buf is None or self._buf.shape[1] != f:
-            self._buf = np.empty((self.step, f), dtype=np.float32)
+        if self._buf is None or self._buf.shape[1] != f or len(self._buf) < n:
+            self._buf = np.empty((n, f), dtype=np.float32)
         z = self._buf[:n]
         norm = self.normalizer
         if norm.method == "zscore":
@@ -161,17 +161,17 @@ class BlockScorer:
     def _score_call(self, rows: np.ndarray, out: np.ndarray) -> None:
         self._forward(rows if self.whole_queries else self._normalised(rows), out)
 
-    def _rowwise(self, x: np.ndarray) -> np.ndarray:
+    def _rowwise(self, x: np.ndarray, last: bool) -> np.ndarray:
         step, have = self.step, self._pending_n
-        ready = (have + len(x)) // step * step
+        ready = have + len(x) if last else (have + len(x)) // step * step
         out = np.empty(ready, dtype=np.float64)
         done = 0
         if have and ready:  # complete the pending call first
             assert self._pending is not None
-            k = step - have
-            self._pending[have:] = x[:k]
-            self._score_call(self._pending, out[:step])
-            x, done, self._pending_n = x[k:], step, 0
+            k = min(step - have, len(x))
+            self._pending[have : have + k] = x[:k]
+            self._score_call(self._pending[: have + k], out[: have + k])
+            x, done, self._pending_n = x[k:], have + k, 0
         for lo in range(0, ready - done, step):
             self._score_call(x[lo : lo + step], out[done + lo : done + lo + step])
         rest = x[ready - done :]
@@ -210,15 +210,18 @@ class BlockScorer:
         return out
 
     # ---------------------------------------------------------------- both
-    def feed(self, x: np.ndarray, boundaries: np.ndarray | None = None) -> np.ndarray:
+    def feed(
+        self, x: np.ndarray, boundaries: np.ndarray | None = None, *, last: bool = False
+    ) -> np.ndarray:
         """The next raw rows ``x`` (``(n, F)`` float32, C order) and their query offsets
         (``(q + 1,)``, needed under ``query_minmax`` and by a list-aware model; the pieces then
-        hold whole queries); returns the float64 scores of the rows scored now."""
+        hold whole queries); returns the float64 scores of the rows scored now, all of them
+        with ``last=True`` (the last piece: :meth:`finish` is then not needed)."""
         if self.whole_queries and len(x):
             x = self.normalizer.transform(x, boundaries)
         if self.listwise:
-            return self._lists(x, boundaries, last=False)
-        return self._rowwise(x)
+            return self._lists(x, boundaries, last=last)
+        return self._rowwise(x, last)
 
     def finish(self) -> np.ndarray:
         """The scores of the rows still waiting (the last, shorter call)."""
@@ -254,6 +257,4 @@ def score_features(
     if model.listwise:  # whole lists at a time: the model's own list-aware predict
         return model.predict(normalizer.transform(x, boundaries), boundaries=boundaries)
     with BlockScorer(model, normalizer) as scorer:
-        head = scorer.feed(x, boundaries)
-        tail = scorer.finish()
-    return head if not len(tail) else np.concatenate([head, tail])
+        return scorer.feed(x, boundaries, last=True)
