@@ -164,8 +164,12 @@ def test_a_model_without_a_linear_form_runs_its_own_forward_pass() -> None:
 
 
 def test_threads_change_no_score(monkeypatch: pytest.MonkeyPatch) -> None:
-    """60,000 rows (above the kernels' threading threshold): one thread and two give the same
-    scores, those of the two-step path."""
+    """60,000 rows (above the kernels' threading threshold; the affine calls shared by two
+    threads from 2 calls each): one thread and two give the same scores, those of the two-step
+    path."""
+    from ndcglab.models import scoring
+
+    monkeypatch.setattr(scoring, "_CALLS_PER_THREAD", 2)
     rng = np.random.default_rng(5)
     x = rng.normal(3.0, 2.0, (60_000, 9)).astype(np.float32)
     norm = Normalizer.fit("zscore", x)

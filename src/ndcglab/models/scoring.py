@@ -60,6 +60,8 @@ AFFINE_ROWS = 4_096
 #: thread
 _PIECE_ROWS = 8_192
 _THREADED_ROWS = 50_000
+#: the fewest calls of :data:`AFFINE_ROWS` rows worth a thread of their own
+_CALLS_PER_THREAD = 16
 
 
 def _run_rows(kernel: Callable[..., None], n: int, *args: Any) -> None:
@@ -113,6 +115,8 @@ class BlockScorer:
         self._pending_n = 0
         self._pending_bnd = np.zeros(1, dtype=np.int64)
         self._buf: np.ndarray | None = None
+        #: whether runs of calls may go to several threads (not within such a thread)
+        self.threaded = True
         self._was_training = model.training
         model.eval()
 
@@ -161,6 +165,34 @@ class BlockScorer:
     def _score_call(self, rows: np.ndarray, out: np.ndarray) -> None:
         self._forward(rows if self.whole_queries else self._normalised(rows), out)
 
+    def _calls(self, x: np.ndarray, out: np.ndarray) -> None:
+        """``out`` = the scores of the rows ``x``, in calls of :attr:`step` rows (the last one
+        shorter). Calls of :data:`AFFINE_ROWS` rows go to :func:`~ndcglab._compat.kernel_threads`
+        threads in runs of whole calls (each thread with its own buffer: the Numba kernels and
+        torch release the GIL); the rows of each call are the same, so are the numbers."""
+        step, n = self.step, len(x)
+        calls = -(-n // step)
+        threads = 1
+        if self.threaded and step == AFFINE_ROWS:
+            threads = min(kernel_threads(), calls // _CALLS_PER_THREAD)
+        if threads <= 1:
+            for lo in range(0, n, step):
+                self._score_call(x[lo : lo + step], out[lo : lo + step])
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        edges = [round(calls * t / threads) * step for t in range(threads + 1)]
+        workers = [BlockScorer(self.model, self.normalizer) for _ in range(threads)]
+        for w in workers:
+            w.threaded = False
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="ndcglab-score") as pool:
+            futures = [
+                pool.submit(w._calls, x[a:b], out[a:b])
+                for w, (a, b) in zip(workers, itertools.pairwise(edges), strict=True)
+            ]
+            for f in futures:
+                f.result()
+
     def _rowwise(self, x: np.ndarray, last: bool) -> np.ndarray:
         step, have = self.step, self._pending_n
         ready = have + len(x) if last else (have + len(x)) // step * step
@@ -172,8 +204,7 @@ class BlockScorer:
             self._pending[have : have + k] = x[:k]
             self._score_call(self._pending[: have + k], out[: have + k])
             x, done, self._pending_n = x[k:], have + k, 0
-        for lo in range(0, ready - done, step):
-            self._score_call(x[lo : lo + step], out[done + lo : done + lo + step])
+        self._calls(x[: ready - done], out[done:])
         rest = x[ready - done :]
         if len(rest):
             if self._pending is None or self._pending.shape[1] != x.shape[1]:
