@@ -185,3 +185,15 @@ def test_cli_writes_the_bytes_of_the_whole_read_and_names_a_bad_line(
     assert len(err) == 1 and err[0].startswith("ndcglab: error:"), res.stderr
     assert f"bad.txt:{len(text) - 2}" in err[0] and "Fix" in err[0]
     assert not (tmp_path / "bad-scores.txt").exists()
+
+
+@pytest.mark.slow
+def test_the_estimator_scores_a_file_as_it_reads_it(data_file: Path) -> None:
+    from ndcglab.estimator import NDCGRanker
+
+    ds = read_letor(data_file)
+    clean = RankingDataset.from_arrays(
+        np.nan_to_num(ds.features), ds.labels, group=np.diff(ds.boundaries)
+    )
+    est = NDCGRanker(epochs=1, optimizer="gd", lr=0.5).fit(clean.subset(np.arange(20)))
+    assert np.array_equal(est.predict(str(data_file)), est.predict(ds))
