@@ -115,6 +115,8 @@ class BlockScorer:
         self._pending_n = 0
         self._pending_bnd = np.zeros(1, dtype=np.int64)
         self._buf: np.ndarray | None = None
+        self._inv: np.ndarray | None = None  # the float32 reciprocal of the zscore scale
+        self._one = np.zeros(2, dtype=np.int64)  # the row offsets of a call in one piece
         #: whether runs of calls may go to several threads (not within such a thread)
         self.threaded = True
         self._was_training = model.training
@@ -141,16 +143,26 @@ class BlockScorer:
         if norm.method == "zscore":
             from ._score_kernels import zscore_rows_kernel
 
-            assert norm.mean is not None and norm.scale is not None
-            inv = (1.0 / norm.scale).astype(np.float32)
-            _run_rows(zscore_rows_kernel, n, x, norm.mean, inv, z)
+            if self._inv is None:
+                assert norm.mean is not None and norm.scale is not None
+                self._inv = (1.0 / norm.scale).astype(np.float32)
+            self._rows(zscore_rows_kernel, n, x, norm.mean, self._inv, z)
         elif norm.method == "none":
             from ._score_kernels import finite_rows_kernel
 
-            _run_rows(finite_rows_kernel, n, x, z)
+            self._rows(finite_rows_kernel, n, x, z)
         else:
             norm.transform(x, out=z)
         return z
+
+    def _rows(self, kernel: Callable[..., None], n: int, *args: Any) -> None:
+        """:func:`_run_rows`, a call of fewer rows than threads pay for in one piece."""
+        if n >= _THREADED_ROWS:
+            _run_rows(kernel, n, *args)
+            return
+        *inputs, out = args
+        self._one[1] = n
+        kernel(*inputs, self._one, 0, 1, out)
 
     def _forward(self, z: np.ndarray, out: np.ndarray) -> None:
         """``out`` = the model's forward pass on the float32 rows ``z`` (one call)."""
@@ -160,7 +172,10 @@ class BlockScorer:
         if not self._direct:
             t = t.to(device=self.device, dtype=self.dtype)
         with torch.inference_mode():
-            out[:] = self.model(t).double().cpu().numpy()
+            scores = self.model(t)
+            if scores.dtype not in (torch.float32, torch.float64):  # e.g. bfloat16: no NumPy
+                scores = scores.double()
+            out[:] = scores.cpu().numpy()  # float32 -> float64 exactly, as .double() did
 
     def _score_call(self, rows: np.ndarray, out: np.ndarray) -> None:
         self._forward(rows if self.whole_queries else self._normalised(rows), out)
