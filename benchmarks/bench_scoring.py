@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -43,12 +44,18 @@ def _timed(fn: Callable[[], object]) -> float:
     return time.perf_counter() - t0
 
 
-def _process(cmd: list[str], env: dict[str, str]) -> float:
+def _process(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds and peak resident MiB of the process ``cmd``."""
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr.decode()}")
-    return time.perf_counter() - t0
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{err.decode()}")
+    return wall, usage.ru_maxrss / 1024
 
 
 def _stats(values: list[float]) -> str:
@@ -70,35 +77,11 @@ def _report(title: str, times: dict[str, list[float]], ref: str, target: float) 
         print(f"  ratio {name} / {ref}: {_stats(ratios)}  (target <= {target}: {verdict})")
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--file", default=None, help="a LETOR file to read (default: synthetic)")
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--old", action="store_true", help="also time the two-step path")
-    ap.add_argument("--quick", action="store_true", help="the first 300,000 documents only")
-    args = ap.parse_args(argv)
-
+def _in_process(args: argparse.Namespace, ds: Any, linear: Any, mlp: Any) -> None:
     import torch
 
-    from ndcglab.data import load_dataset
-    from ndcglab.data.normalize import Normalizer
-    from ndcglab.models import TrainedModel, make_model
-
-    loads = [os.getloadavg()[0]]
-    t0 = time.perf_counter()
-    ds = load_dataset(args.file or "synthetic:mslr30k")
-    if args.quick:
-        ds = ds.subset(np.arange(int(np.searchsorted(ds.boundaries, 300_000))))
     x = ds.features
-    print(
-        f"data: {ds.n_queries} queries, {ds.n_docs} documents, {ds.n_features} features "
-        f"({time.perf_counter() - t0:.1f} s to read); torch threads {torch.get_num_threads()}",
-        flush=True,
-    )
-    norm = Normalizer.fit("zscore", x)
-    torch.manual_seed(0)
-    linear = TrainedModel(make_model("linear", ds.n_features, init="normal"), norm)
-    mlp = TrainedModel(make_model("mlp", ds.n_features, hidden=[64, 32]), norm)
+    loads = [os.getloadavg()[0]]
     w32 = linear.model.weight.astype(np.float32)
     net = mlp.model.eval()
 
@@ -123,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             )
     for tm in (linear, mlp):  # warm-up: Numba's cache, torch's first call
         tm.predict(ds.subset(np.arange(min(ds.n_queries, 50))))
-    times = {k: {n: [] for n in v} for k, v in cases.items()}
+    times: dict[str, dict[str, list[float]]] = {k: {n: [] for n in v} for k, v in cases.items()}
     for _ in range(args.repeats):
         for key, fns in cases.items():
             for name, fn in fns.items():
@@ -140,30 +123,90 @@ def main(argv: list[str] | None = None) -> int:
         )
     print(f"load average {min(loads):.2f}..{max(loads):.2f}", flush=True)
 
+
+def _processes(args: argparse.Namespace, linear: Any) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="ndcglab-scoring-"))
+    model_path = linear.save(tmp / "linear.zip")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    parse = [
+        sys.executable,
+        "-c",
+        "import sys; from ndcglab.data import load_dataset; load_dataset(sys.argv[1])",
+        args.file,
+    ]
+    predict = [
+        *(sys.executable, "-m", "ndcglab.cli.main", "predict"),
+        *(str(model_path), args.file, "--out", str(tmp / "scores.txt")),
+    ]
+    procs = {"parse the file (a process)": (parse, env), "ndcglab predict (linear)": (predict, env)}
+    if args.before:
+        before = dict(env, PYTHONPATH=str(Path(args.before).resolve()))
+        cmd = [*predict[:-1], str(tmp / "scores-before.txt")]
+        procs["ndcglab predict, --before"] = (cmd, before)
+    ptimes: dict[str, list[float]] = {k: [] for k in procs}
+    memory: dict[str, list[float]] = {k: [] for k in procs}
+    ploads = [os.getloadavg()[0]]
+    for _ in range(args.process_rounds or max(1, args.repeats // 2)):
+        for name, (cmd, e) in procs.items():
+            wall, mib = _process(cmd, e)
+            ptimes[name].append(wall)
+            memory[name].append(mib)
+        ploads.append(os.getloadavg()[0])
+    _report("whole processes", ptimes, "parse the file (a process)", 1.2)
+    print("peak resident memory (MiB)")
+    for name, vals in memory.items():
+        print(f"  {name:40s} {_stats(vals)}")
+    if args.before:
+        same = (tmp / "scores.txt").read_bytes() == (tmp / "scores-before.txt").read_bytes()
+        print(f"score files of this version and --before identical: {same}")
+    print(f"load average {min(ploads):.2f}..{max(ploads):.2f}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--file", default=None, help="a LETOR file to read (default: synthetic)")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--old", action="store_true", help="also time the two-step path")
+    ap.add_argument("--quick", action="store_true", help="the first 300,000 documents only")
+    ap.add_argument("--before", default=None, help="an earlier version's src folder")
+    ap.add_argument("--process-rounds", type=int, default=None, help="rounds of processes")
+    ap.add_argument(
+        "--processes-only",
+        action="store_true",
+        help="with --file: only the whole processes (the model fitted on the file's first rows)",
+    )
+    args = ap.parse_args(argv)
+
+    import torch
+
+    from ndcglab.data import load_dataset, read_letor_bytes
+    from ndcglab.data.normalize import Normalizer
+    from ndcglab.models import TrainedModel, make_model
+
+    t0 = time.perf_counter()
+    if args.processes_only and args.file:
+        with open(args.file, "rb") as f:
+            head = f.read(16 << 20)
+        ds = read_letor_bytes(head[: head.rfind(b"\n") + 1], name=args.file)
+    else:
+        ds = load_dataset(args.file or "synthetic:mslr30k")
+    if args.quick:
+        ds = ds.subset(np.arange(int(np.searchsorted(ds.boundaries, 300_000))))
+    print(
+        f"data: {ds.n_queries} queries, {ds.n_docs} documents, {ds.n_features} features "
+        f"({time.perf_counter() - t0:.1f} s to read); torch threads {torch.get_num_threads()}",
+        flush=True,
+    )
+    norm = Normalizer.fit("zscore", ds.features)
+    torch.manual_seed(0)
+    linear = TrainedModel(make_model("linear", ds.n_features, init="normal"), norm)
+    mlp = TrainedModel(make_model("mlp", ds.n_features, hidden=[64, 32]), norm)
+    if not args.processes_only:
+        _in_process(args, ds, linear, mlp)
     if args.file:
-        tmp = Path(tempfile.mkdtemp(prefix="ndcglab-scoring-"))
-        model_path = linear.save(tmp / "linear.zip")
-        env = dict(os.environ)
-        env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
-        parse = [
-            sys.executable,
-            "-c",
-            "import sys; from ndcglab.data import load_dataset; load_dataset(sys.argv[1])",
-            args.file,
-        ]
-        predict = [
-            *(sys.executable, "-m", "ndcglab.cli.main", "predict"),
-            *(str(model_path), args.file, "--out", str(tmp / "scores.txt")),
-        ]
-        procs = {"parse the file (a process)": parse, "ndcglab predict (linear)": predict}
-        ptimes: dict[str, list[float]] = {k: [] for k in procs}
-        ploads = [os.getloadavg()[0]]
-        for _ in range(max(1, args.repeats // 2)):
-            for name, cmd in procs.items():
-                ptimes[name].append(_process(cmd, env))
-            ploads.append(os.getloadavg()[0])
-        _report("whole processes", ptimes, "parse the file (a process)", 1.2)
-        print(f"load average {min(ploads):.2f}..{max(ploads):.2f}")
+        del ds
+        _processes(args, linear)
     return 0
 
 

@@ -318,7 +318,9 @@ class NDCGRanker:
             )
 
     def predict(self, X: Any, *, group: Any = None, qid: Any = None) -> np.ndarray:
-        """One float64 score per document of ``X`` (a matrix or a dataset); higher ranks first.
+        """One float64 score per document of ``X`` (a matrix, a dataset, or the path of a
+        LETOR/SVMlight file, which a torch model scores as it reads it, block by block:
+        :meth:`ndcglab.models.TrainedModel.iter_file_scores`); higher ranks first.
 
         ``group=``/``qid=`` are needed under ``normalize="query_minmax"``, and by a model that
         scores each document among its query's (``model="attention"``): without them the rows of

@@ -1,9 +1,10 @@
-"""``TrainedModel.predict`` (the fused scoring of :mod:`ndcglab.models.scoring`) against the
-two-step reference it replaces: normalise the whole matrix, then ``RankModel.predict``; and
-against float64 scores computed here by a plain loop."""
+"""``TrainedModel.predict`` (the block scoring of :mod:`ndcglab.models.scoring`) against the
+two-step path it replaces, bit for bit: normalise the whole matrix, then ``RankModel.predict``
+(torch's forward pass in calls of 262,144 rows)."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import torch
 
 from ndcglab.data import Normalizer, RankingDataset
 from ndcglab.models import RankModel, TrainedModel, make_model
-from ndcglab.models.scoring import fold_normalization, score_features
+from ndcglab.models.scoring import AFFINE_ROWS, BLOCK_ROWS, BlockScorer, score_features
 
 
 def _data(n_q: int = 40, n_f: int = 7, seed: int = 0) -> RankingDataset:
@@ -33,80 +34,110 @@ def _model(kind: str, n_f: int) -> RankModel:
         return make_model("linear", n_f, init="normal")
     if kind == "mlp":
         return make_model("mlp", n_f, hidden=(6, 4), activation="tanh")
+    if kind == "attention":
+        return make_model("attention", n_f, hidden=(8,), heads=2, blocks=1, ff_width=8)
     m = make_model("adarank", n_f)
     with torch.no_grad():
         m.weight[:] = torch.linspace(-1.0, 2.0, n_f, dtype=torch.float64)
     return m
 
 
-def _reference(tm: TrainedModel, ds: RankingDataset) -> np.ndarray:
-    return tm.model.predict(tm.normalizer.transform(ds.features, ds.boundaries))
+def _two_step(model: RankModel, norm: Normalizer, x: np.ndarray, b: Any = None) -> np.ndarray:
+    return model.predict(norm.transform(x, b), boundaries=b)
 
 
-@pytest.mark.parametrize("method", ["none", "zscore", "query_minmax"])
-@pytest.mark.parametrize("kind", ["linear", "mlp", "adarank"])
-def test_scores_equal_the_two_step_path(kind: str, method: str) -> None:
+@pytest.mark.parametrize("method", ["none", "zscore", "query_minmax", "log1p_zscore"])
+@pytest.mark.parametrize("kind", ["linear", "mlp", "adarank", "attention"])
+def test_scores_equal_the_two_step_path_bit_for_bit(kind: str, method: str) -> None:
     ds = _data()
     tm = TrainedModel(_model(kind, ds.n_features), Normalizer.fit(method, ds.features))
     got = tm.predict(ds)
-    want = _reference(tm, ds)
     assert got.dtype == np.float64 and got.shape == (ds.n_docs,)
-    if kind == "mlp" or method == "query_minmax":
-        assert np.array_equal(got, want)  # the same forward pass on the same float32 values
-    else:  # the folded affine path: float32 rounding of the normalised values apart
-        scale = np.abs(want).max() + 1.0
-        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * scale)
+    assert np.array_equal(got, _two_step(tm.model, tm.normalizer, ds.features, ds.boundaries))
     # the matrix with group= gives the dataset's scores
     assert np.array_equal(tm.predict(ds.features, group=np.diff(ds.boundaries)), got)
 
 
-@pytest.mark.parametrize("kind", ["linear", "adarank"])
-def test_folded_scores_are_the_float64_scores_of_a_plain_loop(kind: str) -> None:
-    """Raw features near 10^6 with a spread of 10: folding the mean into the bias keeps every
-    digit because the sum is in float64 (a float32 sum would lose about 0.06 here)."""
-    ds = _data(n_f=5)
-    norm = Normalizer.fit("zscore", ds.features)
-    model = _model(kind, ds.n_features)
-    tm = TrainedModel(model, norm)
-    got = tm.predict(ds)
-    w, b = model.linear_form()
-    inv = (1.0 / norm.scale).astype(np.float32).astype(np.float64)
-    want = np.empty(ds.n_docs)
-    for i, row in enumerate(ds.features.astype(np.float64)):
-        want[i] = sum((row[j] - norm.mean[j]) * inv[j] * w[j] for j in range(len(w))) + b
-    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+@pytest.mark.parametrize("kind", ["linear", "adarank", "mlp"])
+def test_every_row_count_gives_the_two_step_numbers(kind: str) -> None:
+    """torch's matrix-vector product gives the last ``n mod 4`` rows of a call another rounding
+    than the others: the calls of 4,096 rows of an affine model must end where the two-step
+    path's calls of 262,144 rows ended. Row counts of every remainder modulo 4 and 4,096, below
+    and above one two-step call."""
+    rng = np.random.default_rng(7)
+    x = rng.normal(3.0, 2.0, (BLOCK_ROWS + 2 * AFFINE_ROWS + 3, 9)).astype(np.float32)
+    norm = Normalizer.fit("zscore", x)
+    model = _model(kind, 9)
+    for n in (1, 2, 3, 5, 4097, 4098, 4099, 3 * AFFINE_ROWS, BLOCK_ROWS - 1, BLOCK_ROWS + 1):
+        assert np.array_equal(score_features(model, norm, x[:n]), _two_step(model, norm, x[:n]))
+    assert np.array_equal(score_features(model, norm, x), _two_step(model, norm, x))
 
 
-def test_fold_normalization_is_the_affine_map() -> None:
-    rng = np.random.default_rng(3)
-    x = rng.normal(5.0, 2.0, (50, 4))
-    norm = Normalizer.fit("zscore", x.astype(np.float32))
-    w, b = rng.normal(size=4), 0.25
-    w2, b2 = fold_normalization(norm, w, b)
-    inv = (1.0 / norm.scale).astype(np.float32).astype(np.float64)
-    np.testing.assert_allclose(x @ w2 + b2, ((x - norm.mean) * inv) @ w + b, rtol=1e-12)
-    assert fold_normalization(Normalizer("query_minmax"), w, b) is None
-    w3, b3 = fold_normalization(Normalizer("none"), w, b)
-    assert np.array_equal(w3, w) and b3 == b
+def test_the_row_count_matters_to_torch() -> None:
+    """Why the calls are aligned: the same rows scored in calls of 3 rows do not all get the
+    numbers of one call (if this ever passes, torch changed and the alignment is harmless)."""
+    rng = np.random.default_rng(8)
+    x = torch.from_numpy(rng.normal(0.0, 1.0, (30_000, 136)).astype(np.float32))
+    model = _model("linear", 136).eval()
+    with torch.inference_mode():
+        whole = model(x).numpy()
+        threes = torch.cat([model(x[i : i + 3]) for i in range(0, len(x), 3)]).numpy()
+        fours = torch.cat([model(x[i : i + 4096]) for i in range(0, len(x), 4096)]).numpy()
+    assert np.array_equal(fours, whole)
+    if np.array_equal(threes, whole):  # pragma: no cover - depends on torch's BLAS
+        pytest.skip("this torch build rounds every row count alike")
+
+
+@pytest.mark.parametrize("kind", ["linear", "adarank", "mlp", "attention"])
+@pytest.mark.parametrize("method", ["zscore", "query_minmax"])
+def test_rows_fed_in_pieces_give_the_whole_matrix_numbers(kind: str, method: str) -> None:
+    """The streamed path: whole queries handed over in pieces of random sizes (across the
+    calls' edges) give the scores of the whole matrix, bit for bit."""
+    ds = _data(n_q=700, n_f=6, seed=3)
+    model = _model(kind, 6)
+    norm = Normalizer.fit(method, ds.features)
+    want = score_features(model, norm, ds.features, ds.boundaries)
+    assert np.array_equal(want, _two_step(model, norm, ds.features, ds.boundaries))
+    rng = np.random.default_rng(4)
+    cuts = np.unique(np.r_[0, rng.choice(ds.n_queries, 30, replace=False), ds.n_queries])
+    parts = []
+    with BlockScorer(model, norm) as scorer:
+        for q0, q1 in itertools.pairwise(cuts):
+            lo, hi = ds.boundaries[q0], ds.boundaries[q1]
+            parts.append(scorer.feed(ds.features[lo:hi], ds.boundaries[q0 : q1 + 1] - lo))
+        parts.append(scorer.finish())
+    assert np.array_equal(np.concatenate(parts), want)
+
+
+def test_the_model_is_put_back_in_its_mode() -> None:
+    ds = _data()
+    model = _model("mlp", ds.n_features)
+    model.train()
+    TrainedModel(model, Normalizer.fit("zscore", ds.features)).predict(ds)
+    assert model.training
+    model.eval()
+    TrainedModel(model, Normalizer.fit("zscore", ds.features)).predict(ds)
+    assert not model.training
 
 
 @pytest.mark.parametrize("kind", ["linear", "mlp", "adarank"])
-def test_missing_and_infinite_features_are_zero_after_normalisation(kind: str) -> None:
+@pytest.mark.parametrize("method", ["none", "zscore"])
+def test_missing_and_infinite_features_are_zero_after_normalisation(kind: str, method: str) -> None:
     """A dataset holds NaN (missing) values; a bare matrix may also hold ±inf."""
     ds = _data()
     x = ds.features.copy()
     x[3, 1] = np.nan
-    ds = RankingDataset.from_arrays(x, ds.labels, group=np.diff(ds.boundaries))
     x[10, 0] = np.inf
     x[11, 2] = -np.inf
-    tm = TrainedModel(_model(kind, ds.n_features), Normalizer.fit("zscore", ds.features))
+    model = _model(kind, ds.n_features)
+    tm = TrainedModel(model, Normalizer.fit(method, ds.features))
     got = tm.predict(x)
-    want = tm.model.predict(tm.normalizer.transform(x))
     assert np.isfinite(got).all()
-    rows = [3, 10, 11]  # scored by the two-step path
-    assert np.array_equal(got[rows], tm.model.predict(tm.normalizer.transform(x[rows])))
-    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * (np.abs(want).max() + 1))
-    np.testing.assert_allclose(tm.predict(ds)[3], want[3], rtol=1e-6)
+    assert np.array_equal(got, _two_step(model, tm.normalizer, x))
+    clean = x.copy()
+    clean[[3, 10, 11], [1, 0, 2]] = 0.0 if method == "none" else tm.normalizer.mean[[1, 0, 2]]
+    # a missing value scores as the feature's zero after normalisation (its mean under zscore)
+    np.testing.assert_allclose(got[[3, 10, 11]], tm.predict(clean)[[3, 10, 11]], atol=1e-4)
 
 
 def test_a_model_without_a_linear_form_runs_its_own_forward_pass() -> None:
@@ -126,34 +157,46 @@ def test_a_model_without_a_linear_form_runs_its_own_forward_pass() -> None:
     ds = _data()
     tm = TrainedModel(Product(ds.n_features), Normalizer.fit("zscore", ds.features))
     assert tm.model.linear_form() is None
-    assert np.array_equal(tm.predict(ds), _reference(tm, ds))
+    got = tm.predict(ds)
+    assert np.array_equal(got, _two_step(tm.model, tm.normalizer, ds.features))
+    z = tm.normalizer.transform(ds.features).astype(np.float64)
+    np.testing.assert_allclose(got, 2.0 * z[:, 0] * z[:, 1], rtol=1e-6, atol=1e-6)
 
 
-def test_blocks_and_threads_change_no_score(monkeypatch: pytest.MonkeyPatch) -> None:
-    """60,000 rows (above the kernels' threading threshold) in blocks of 7,000: one thread and
-    two give the same scores, and the blocks the same as one pass."""
+def test_threads_change_no_score(monkeypatch: pytest.MonkeyPatch) -> None:
+    """60,000 rows (above the kernels' threading threshold; the affine calls shared by two
+    threads from 2 calls each): one thread and two give the same scores, those of the two-step
+    path."""
     from ndcglab.models import scoring
 
+    monkeypatch.setattr(scoring, "_CALLS_PER_THREAD", 2)
     rng = np.random.default_rng(5)
     x = rng.normal(3.0, 2.0, (60_000, 9)).astype(np.float32)
     norm = Normalizer.fit("zscore", x)
-    out = {}
     for kind in ("linear", "mlp"):
         model = _model(kind, 9)
+        out = {}
         for threads in ("1", "2"):
             monkeypatch.setenv("NDCGLAB_NUM_THREADS", threads)
-            out[kind, threads] = score_features(model, norm, x)
-        monkeypatch.setattr(scoring, "BLOCK_ROWS", 7_000)
-        out[kind, "blocks"] = score_features(model, norm, x)
-        monkeypatch.undo()
-        assert np.array_equal(out[kind, "1"], out[kind, "2"])
-        assert np.array_equal(out[kind, "1"], out[kind, "blocks"])
-    assert np.array_equal(out["mlp", "1"], make_model_predict(out, norm, x))
+            out[threads] = score_features(model, norm, x)
+        assert np.array_equal(out["1"], out["2"])
+        assert np.array_equal(out["1"], _two_step(model, norm, x))
 
 
-def make_model_predict(out: dict[Any, np.ndarray], norm: Normalizer, x: np.ndarray) -> np.ndarray:
-    """The two-step scores of the MLP of :func:`test_blocks_and_threads_change_no_score`."""
-    return _model("mlp", 9).predict(norm.transform(x))
+def test_scores_are_the_model_of_the_formula() -> None:
+    """Against float64 scores of a loop written here: ``<w, (x − μ) · s> + b`` with the float32
+    normalised values (float32 sums apart)."""
+    ds = _data(n_f=5)
+    norm = Normalizer.fit("zscore", ds.features)
+    model = _model("linear", 5)
+    got = TrainedModel(model, norm).predict(ds)
+    w, b = model.linear_form()
+    inv = (1.0 / norm.scale).astype(np.float32)
+    want = np.empty(ds.n_docs)
+    for i, row in enumerate(ds.features):
+        z = [np.float32(np.float64(row[j]) - norm.mean[j]) * inv[j] for j in range(5)]
+        want[i] = sum(float(z[j]) * w[j] for j in range(5)) + b
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 def test_empty_and_mismatched_inputs() -> None:
@@ -168,16 +211,16 @@ def test_empty_and_mismatched_inputs() -> None:
 
 def test_cli_predict_writes_the_two_step_scores(tmp_path: Path) -> None:
     from ndcglab.cli.main import main
-    from ndcglab.data import write_svmlight
+    from ndcglab.data import read_letor, write_svmlight
 
     ds = _data()
     data = tmp_path / "data.txt"
     write_svmlight(data, ds)
+    x = read_letor(data).features
     for kind in ("linear", "mlp"):
         tm = TrainedModel(_model(kind, ds.n_features), Normalizer.fit("zscore", ds.features))
         model = tm.save(tmp_path / f"{kind}.zip")
         scores = tmp_path / f"{kind}.txt"
         assert main(["predict", str(model), str(data), "--out", str(scores)]) == 0
         got = np.loadtxt(scores)
-        read_back = tm.model.predict(tm.normalizer.transform(ds.features))
-        np.testing.assert_allclose(got, read_back, rtol=0, atol=1e-5 * np.abs(read_back).max())
+        assert np.array_equal(got, tm.model.predict(tm.normalizer.transform(x)))

@@ -8,7 +8,9 @@ TREC run instead (``QID Q0 DOCNO RANK SCORE TAG``, the documents of each query b
 descending, equal scores in file order; DOCNO is the data's doc id, or ``QID-i`` when it has none)
 to ``--out``, or to standard output when ``--out`` is left out or is ``-``: the file trec_eval,
 pytrec_eval, ir_measures and ranx read, with qrels from ``ndcglab.data.dataset_to_qrels``. The
-model refuses data with another feature count.
+model refuses data with another feature count. The score file of a torch model (linear, MLP,
+AdaRank, attention) is written as the data file is read, block by block, so memory holds a block
+of rows, not the file (files over 32 MiB; ``--cache`` reads the file whole).
 """
 
 from __future__ import annotations
@@ -60,7 +62,10 @@ def run(args: argparse.Namespace) -> int:
             "--format trec to print a TREC run"
         )
     model = load_trained(args.model)
-    ds = load_dataset(args.data, **read_options(args, args.data))
+    options = read_options(args, args.data)
+    if not trec and hasattr(model, "iter_file_scores") and not is_synthetic_spec(str(args.data)):
+        return _streamed(args, model, options)
+    ds = load_dataset(args.data, **options)
     width = int(getattr(model, "n_features", 0) or 0)
     if ds.n_features < width and not is_synthetic_spec(str(args.data)):
         ds = ds.with_n_features(width)  # a sparse file: indices above its highest are 0
@@ -83,12 +88,29 @@ def run(args: argparse.Namespace) -> int:
             )
         return 0
     write_scores(args.out, scores)
+    return _summary(args, model, ds.n_queries, ds.n_docs)
+
+
+def _streamed(args: argparse.Namespace, model: Any, options: dict[str, Any]) -> int:
+    """The score file of a torch model, written block by block as the data file is read
+    (:meth:`ndcglab.models.TrainedModel.iter_file_scores`): the bytes of ``write_scores``."""
+    from .._atomic import atomic_write
+
+    counts: dict[str, int] = {}
+    with atomic_write(args.out) as f:
+        for scores in model.iter_file_scores(args.data, counts=counts, **options):
+            if len(scores):
+                f.write("\n".join(map(repr, scores.tolist())).encode("ascii") + b"\n")
+    return _summary(args, model, counts["n_queries"], counts["n_docs"])
+
+
+def _summary(args: argparse.Namespace, model: Any, n_queries: int, n_docs: int) -> int:
     payload = {
         "scores": str(args.out),
         "model": str(args.model),
         "loss": model.metadata.get("loss"),
-        "n_queries": ds.n_queries,
-        "n_docs": ds.n_docs,
+        "n_queries": n_queries,
+        "n_docs": n_docs,
     }
     emit(
         args,

@@ -70,6 +70,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -565,12 +566,21 @@ def _open(path: Path, data: bytes | None) -> Any:
 
 
 def _feed_blocks(path: Path, feed: Any, data: bytes | None = None) -> None:
-    """Call ``feed(arr)`` with uint8 arrays of whole lines (the last may lack its newline) of
-    the file, or of ``data`` (its bytes, already in memory) when given.
+    """Call ``feed(arr)`` with each block of :func:`_byte_blocks` (``feed`` must not keep a
+    reference to ``arr``)."""
+    for arr in _byte_blocks(path, data):
+        feed(arr)
+
+
+def _byte_blocks(path: Path, data: bytes | None = None) -> Iterator[np.ndarray]:
+    """uint8 arrays of whole lines (the last may lack its newline) of the file, or of ``data``
+    (its bytes, already in memory) when given.
 
     One reusable buffer, filled with ``readinto``: it starts small (the file's size for small
     plain files) and doubles while it keeps filling up, to at most ``_CHUNK`` bytes (more only
-    for a line longer than that). ``feed`` must not keep a reference to ``arr``.
+    for a line longer than that). A block is overwritten once the next one is asked for: use
+    it (or copy it) before. A larger buffer is a new one (never a resize of the buffer a block
+    may still view).
     """
     with _open(path, data) as f:
         size = _CHUNK
@@ -584,7 +594,7 @@ def _feed_blocks(path: Path, feed: Any, data: bytes | None = None) -> None:
         eof = False
         while not eof:
             if start == len(buf):
-                buf.extend(bytes(len(buf)))
+                buf = _grown(buf, 2 * len(buf), start)
             end = start
             with memoryview(buf) as mv:
                 while end < len(buf):
@@ -597,14 +607,21 @@ def _feed_blocks(path: Path, feed: Any, data: bytes | None = None) -> None:
             if k < 0:
                 start = end
                 continue
-            feed(np.frombuffer(buf, dtype=np.uint8, count=k + 1))
+            yield np.frombuffer(buf, dtype=np.uint8, count=k + 1)
             rest = end - (k + 1)
             buf[:rest] = buf[k + 1 : end]
             start = rest
             if not eof and len(buf) < _CHUNK:
-                buf.extend(bytes(min(len(buf), _CHUNK - len(buf))))
+                buf = _grown(buf, min(2 * len(buf), _CHUNK), start)
         if start:
-            feed(np.frombuffer(buf, dtype=np.uint8, count=start))
+            yield np.frombuffer(buf, dtype=np.uint8, count=start)
+
+
+def _grown(buf: bytearray, size: int, keep: int) -> bytearray:
+    """A new buffer of ``size`` bytes starting with the first ``keep`` bytes of ``buf``."""
+    new = bytearray(size)
+    new[:keep] = buf[:keep]
+    return new
 
 
 def _numba_parser_loaded() -> bool:

@@ -100,10 +100,11 @@ class RankModel(nn.Module):
 
     def linear_form(self) -> tuple[np.ndarray, float] | None:
         """``(w, b)`` (``(F,)`` float64, a float) when the model scores ``<w, x> + b``, else
-        ``None``. A model that declares it is scored by one fused pass over the raw features,
-        its normalisation folded into ``w`` and ``b`` (:mod:`ndcglab.models.scoring`); any other
-        model by its forward pass in large float32 blocks. A new kind whose scores are affine
-        in the features overrides this."""
+        ``None``. A model that declares it is scored by its forward pass in cache-sized calls
+        of 4,096 rows (:mod:`ndcglab.models.scoring`; its forward pass must then give each row
+        the same number in any call whose row count is a multiple of 4, as torch's
+        matrix-vector product does); any other model in calls of 262,144 rows. A new kind
+        whose scores are affine in the features may override this."""
         return None
 
     @torch.no_grad()

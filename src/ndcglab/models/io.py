@@ -29,7 +29,7 @@ import io
 import itertools
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -296,19 +296,69 @@ class TrainedModel:
         return self.normalizer.transform(x, boundaries)
 
     def predict(self, data: Any, *, group: Any = None, qid: Any = None) -> np.ndarray:
-        """Scores ``(N,)`` float64 for every document of ``data`` (dataset or feature matrix).
+        """Scores ``(N,)`` float64 for every document of ``data`` (dataset, feature matrix, or
+        the path of a LETOR/SVMlight file, read block by block: :meth:`iter_file_scores`).
 
-        The raw features are normalised and scored block by block, the normalisation folded
-        into the weights of an affine model (:mod:`ndcglab.models.scoring`): the numbers of
-        ``model.predict(self.transform(data))``, to float32 rounding for affine models and bit
-        for bit for the others, without a normalised copy of the whole matrix. A list-aware model
+        The raw features are normalised and scored block by block
+        (:mod:`ndcglab.models.scoring`): the numbers of ``model.predict(self.transform(data))``
+        bit for bit, without a normalised copy of the whole matrix. A list-aware model
         (:attr:`~ndcglab.models.RankModel.listwise`) scores each query of a dataset, or of
         ``group=``/``qid=``, on its own; a bare matrix is then one list.
         """
         from .scoring import score_features
 
+        if isinstance(data, str | os.PathLike):
+            parts = list(self.iter_file_scores(data))
+            return parts[0] if len(parts) == 1 else np.concatenate(parts)
         x, boundaries = self._matrix(data, group, qid)
         return score_features(self.model, self.normalizer, x, boundaries)
+
+    def iter_file_scores(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        counts: dict[str, int] | None = None,
+        **read_options: Any,
+    ) -> Iterator[np.ndarray]:
+        """The float64 scores of the documents of the LETOR/SVMlight file at ``path``, in file
+        order, one array per block of rows as the file is read: the numbers of
+        ``predict(read_letor(path, **read_options))`` bit for bit (a file with fewer feature
+        columns than the model has the rest as 0), with peak memory of a block of rows (about
+        64 MiB of the file, or the 262,144 rows of one forward call of a model without a
+        linear form) instead of the whole matrix.
+
+        A small file (at most 32 MiB), a file with a query file beside it, and the read options
+        other than ``missing``, ``max_features`` and ``split_queries`` (``"merge"`` excepted)
+        are read whole first, then scored. ``counts`` (a dict), when given, receives
+        ``n_docs`` and ``n_queries`` once the file is read. An error in the file
+        (:class:`~ndcglab.errors.DataFormatError`, naming file, line and token) comes when
+        its block is read, after the scores of the blocks before it.
+        """
+        from ..data._letor_stream import LetorBlocks, streamable
+        from .scoring import BlockScorer
+
+        width = self.n_features
+        if not streamable(path, read_options):
+            from ..data import load_dataset
+
+            ds = load_dataset(path, **read_options)
+            if ds.n_features < width:
+                ds = ds.with_n_features(width)  # a sparse file: indices above its highest are 0
+            if counts is not None:
+                counts.update(n_docs=ds.n_docs, n_queries=ds.n_queries)
+            yield self.predict(ds)
+            return
+        empty = np.zeros((0, width), dtype=np.float32)
+        self.normalizer.transform(empty, np.zeros(1, dtype=np.int64))  # its own checks
+        blocks = LetorBlocks(path, width=width, **read_options)
+        with BlockScorer(self.model, self.normalizer) as scorer:
+            for x, boundaries in blocks:
+                if x.shape[1] != width:
+                    self.check(x.shape[1], what=f"dataset {path}")
+                yield scorer.feed(x, boundaries)
+            yield scorer.finish()
+        if counts is not None:
+            counts.update(n_docs=blocks.n_docs, n_queries=blocks.n_queries)
 
     def save(self, path: str | os.PathLike[str], **extra: Any) -> Path:
         """Write this model to ``path`` (see :func:`save_model`)."""

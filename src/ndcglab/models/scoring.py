@@ -1,29 +1,36 @@
-"""Scoring a raw feature matrix with a trained torch model at the speed of a matrix product.
+"""Scoring a raw feature matrix with a trained torch model, block by block, with the numbers of
+the two-step path (normalise the whole matrix, then :meth:`RankModel.predict
+<ndcglab.models.RankModel.predict>`) bit for bit.
 
 :meth:`ndcglab.models.TrainedModel.predict` (and so ``ndcglab predict``, the estimator's
-``predict`` and cross-validation) comes here. Two paths, chosen by what the model declares:
+``predict`` and cross-validation) comes here, and so does the streamed scoring of a LETOR file
+(:func:`ndcglab.models.io.predict_file`), which hands the rows over in pieces as they are read.
 
-* **Affine models** (:meth:`RankModel.linear_form <ndcglab.models.RankModel.linear_form>` gives
-  ``(w, b)``: the linear model, AdaRank) under the ``none`` or ``zscore`` normalisation: the
-  normalisation is folded into the weights, ``<w, (x − μ) ⊙ s> + b = <w ⊙ s, x> + (b − <w ⊙ s,
-  μ>)`` with ``s`` the float32 reciprocal of the scale that the normaliser multiplies by, and the
-  raw float32 rows are scored in one pass (a Numba kernel, products and sums in float64, on
-  ``NDCGLAB_NUM_THREADS`` threads, default one per CPU). No normalised copy of the matrix is
-  made. A row with a missing (NaN) or infinite feature gets a non-finite sum there; those rows
-  (and only they) are scored again by the two-step path below, where the normaliser sets such a
-  value to 0.
-* **Every other model** (MLP, and any kind that declares no linear form): the rows go through in
-  blocks of :data:`BLOCK_ROWS`; each block is normalised (``zscore`` by a Numba kernel that gives
-  the normaliser's float32 values bit for bit, the others by the normaliser itself) into one
-  reused float32 buffer, and the model's own forward pass runs on it (a bare ``torch`` call in
-  inference mode, on the tensor sharing the buffer's memory). ``query_minmax`` needs whole
-  queries: the matrix is normalised at once, as before, then scored in the same blocks.
+* **Row-wise models** (linear, AdaRank, MLP, any kind that is not
+  :attr:`~ndcglab.models.RankModel.listwise`): the rows are cut into calls of a fixed number
+  of rows counted from the first row of the matrix, whatever pieces they arrive in -
+  :data:`AFFINE_ROWS` (4,096) for a model that declares :meth:`RankModel.linear_form
+  <ndcglab.models.RankModel.linear_form>` (the linear model, AdaRank), :data:`BLOCK_ROWS`
+  (262,144, the block of :meth:`RankModel.predict`) for the others; only the last call is
+  shorter. Each call's rows are normalised into one reused float32 buffer (``zscore`` and
+  ``none`` by Numba kernels that give the normaliser's float32 values bit for bit, the others by
+  the normaliser itself) and the model's own forward pass runs on the tensor sharing the
+  buffer's memory (inference mode). The two-step path ran the same forward pass on the same
+  float32 values in calls of 262,144 rows. For the MLP the calls are those same calls. For an
+  affine model the calls are smaller, so that the buffer stays in the processor's cache and the
+  matrix is read once: torch's matrix-vector product gives a row the same number in any call
+  whose row count is a multiple of 4 (only the last rows of a call of another length take a
+  different path), so calls of 4,096 rows, with the last call ending where the two-step path's
+  last call ended, give every row the same number (``tests/models/test_scoring.py`` checks this
+  against the two-step path for call lengths of every remainder). Under ``query_minmax``, which
+  needs whole queries, the rows are normalised query by query first, then scored in the same
+  calls.
+* **List-aware models** (the attention kind): the rows are normalised, then scored by the
+  model's own :meth:`RankModel.predict <ndcglab.models.RankModel.predict>` in the runs of whole
+  lists it cuts (:meth:`RankModel.predict_chunks <ndcglab.models.RankModel.predict_chunks>`);
+  streamed, a run is scored once the next list shows where it ends, so the runs are the same.
 
-Scores are float64 ``(N,)``. Against the two-step path (normalise the whole matrix, then
-:meth:`RankModel.predict <ndcglab.models.RankModel.predict>`) the affine path differs by float32
-rounding only (it is the more precise of the two: no float32 normalised value is formed); the
-block path gives the same numbers bit for bit (the same float32 values through the same forward
-pass, in the same blocks).
+Scores are float64 ``(N,)``.
 """
 
 from __future__ import annotations
@@ -37,49 +44,34 @@ import numpy as np
 from .._compat import kernel_threads
 
 if TYPE_CHECKING:
+    import torch
+
     from ..data.normalize import Normalizer
     from .base import RankModel
 
-__all__ = ["BLOCK_ROWS", "fold_normalization", "score_features"]
+__all__ = ["AFFINE_ROWS", "BLOCK_ROWS", "BlockScorer", "score_features"]
 
-#: rows per block of the forward pass (the block size of :meth:`RankModel.predict`)
+#: rows per call of the forward pass of a model without a linear form (the block of
+#: :meth:`RankModel.predict`)
 BLOCK_ROWS = 262_144
-#: rows per piece of the kernels' row loops, and the fewest rows worth a second thread
+#: rows per call of an affine model's forward pass (a divisor of :data:`BLOCK_ROWS`)
+AFFINE_ROWS = 4_096
+#: rows per piece of the normalisation kernels' row loops, and the fewest rows worth a second
+#: thread
 _PIECE_ROWS = 8_192
 _THREADED_ROWS = 50_000
-
-
-def fold_normalization(
-    normalizer: Normalizer, weight: np.ndarray, bias: float
-) -> tuple[np.ndarray, float] | None:
-    """``(w', b')`` with ``<w', x> + b'`` = ``<w, normalise(x)> + b`` for every finite row
-    ``x`` (float64), or ``None`` when the normalisation is not one affine map of a row
-    (``query_minmax`` depends on the row's query)."""
-    w = np.asarray(weight, dtype=np.float64)
-    if normalizer.method == "none":
-        return w.copy(), float(bias)
-    if normalizer.method != "zscore" or normalizer.mean is None or normalizer.scale is None:
-        return None
-    # the normaliser multiplies by the float32 reciprocal of the scale: fold that same number
-    inv = (1.0 / normalizer.scale).astype(np.float32).astype(np.float64)
-    folded = w * inv
-    return folded, float(bias) - float(np.dot(folded, normalizer.mean))
-
-
-def _threads() -> int:
-    """``NDCGLAB_NUM_THREADS``, else the CPUs this process may use (the measures' rule,
-    :func:`ndcglab._compat.kernel_threads`)."""
-    return kernel_threads()
+#: the fewest calls of :data:`AFFINE_ROWS` rows worth a thread of their own
+_CALLS_PER_THREAD = 16
 
 
 def _run_rows(kernel: Callable[..., None], n: int, *args: Any) -> None:
     """``kernel(*args, bnd, q0, q1, out)`` over pieces of :data:`_PIECE_ROWS` rows, the pieces
-    split between :func:`_threads` threads (one below :data:`_THREADED_ROWS` rows)."""
+    split between :func:`ndcglab._compat.kernel_threads` threads (one below
+    :data:`_THREADED_ROWS` rows)."""
     *inputs, out = args
     bnd = np.append(np.arange(0, n, _PIECE_ROWS, dtype=np.int64), np.int64(n))
     pieces = len(bnd) - 1
-    threads = min(_threads(), pieces)
-    if threads == 1 or n < _THREADED_ROWS:
+    if n < _THREADED_ROWS or (threads := min(kernel_threads(), pieces)) <= 1:
         kernel(*inputs, bnd, 0, pieces, out)
         return
     from concurrent.futures import ThreadPoolExecutor
@@ -95,56 +87,198 @@ def _run_rows(kernel: Callable[..., None], n: int, *args: Any) -> None:
             f.result()
 
 
-def _affine(x: np.ndarray, w: np.ndarray, b: float) -> np.ndarray:
-    from ._score_kernels import affine_rows_kernel
+class BlockScorer:
+    """The scores of the rows of one matrix handed over in consecutive pieces.
 
-    out = np.empty(len(x), dtype=np.float64)
-    _run_rows(affine_rows_kernel, len(x), x, w, np.float64(b), out)
-    return out
+    :meth:`feed` takes the next raw float32 rows (with their query offsets, whole queries, when
+    the normalisation or the model needs them) and returns the scores of the rows it could
+    score so far, in order; :meth:`finish` returns the rest. Concatenated, they are
+    :func:`score_features` of the whole matrix, bit for bit, whatever the pieces (see the module
+    docstring). The model is in evaluation mode until :meth:`close` (or the end of a ``with``).
+    """
 
+    def __init__(self, model: RankModel, normalizer: Normalizer) -> None:
+        p: torch.Tensor | None = next(model.parameters(), None)
+        if p is None:
+            p = next(model.buffers())
+        self.model = model
+        self.normalizer = normalizer
+        self.device, self.dtype = p.device, p.dtype
+        import torch
 
-def _zscore_into(normalizer: Normalizer, x: np.ndarray, out: np.ndarray) -> None:
-    from ._score_kernels import zscore_rows_kernel
+        self._direct = p.device.type == "cpu" and p.dtype == torch.float32
+        self.listwise = bool(model.listwise)
+        self.step = BLOCK_ROWS if model.linear_form() is None else AFFINE_ROWS
+        #: whether rows are normalised query by query as they arrive (then scored as they are)
+        self.whole_queries = self.listwise or normalizer.method == "query_minmax"
+        self._pending: np.ndarray | None = None  # rows not yet scored (< step; listwise: a run)
+        self._pending_n = 0
+        self._pending_bnd = np.zeros(1, dtype=np.int64)
+        self._buf: np.ndarray | None = None
+        self._inv: np.ndarray | None = None  # the float32 reciprocal of the zscore scale
+        self._one = np.zeros(2, dtype=np.int64)  # the row offsets of a call in one piece
+        #: whether runs of calls may go to several threads (not within such a thread)
+        self.threaded = True
+        self._was_training = model.training
+        model.eval()
 
-    assert normalizer.mean is not None and normalizer.scale is not None
-    inv = (1.0 / normalizer.scale).astype(np.float32)
-    _run_rows(zscore_rows_kernel, len(x), x, normalizer.mean, inv, out)
+    def __enter__(self) -> BlockScorer:
+        return self
 
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
-def _forward_blocks(
-    model: RankModel, normalizer: Normalizer, x: np.ndarray, boundaries: np.ndarray | None
-) -> np.ndarray:
-    import torch
+    def close(self) -> None:
+        """Put the model back in the mode it was in."""
+        self.model.train(self._was_training)
 
-    out = np.empty(len(x), dtype=np.float64)
-    whole = None
-    if normalizer.method == "query_minmax":
-        whole = normalizer.transform(x, boundaries)
-    p: torch.Tensor | None = next(model.parameters(), None)
-    if p is None:
-        p = next(model.buffers())
-    direct = p.device.type == "cpu" and p.dtype == torch.float32
-    buf = np.empty((min(BLOCK_ROWS, len(x)), x.shape[1]), dtype=np.float32)
-    was_training = model.training
-    model.eval()
-    try:
+    # ---------------------------------------------------------------- row-wise models
+    def _normalised(self, x: np.ndarray) -> np.ndarray:
+        """The float32 normalised rows of ``x`` (at most :attr:`step`), in the reused buffer."""
+        n, f = x.shape
+        if self._buf is None or self._buf.shape[1] != f or len(self._buf) < n:
+            self._buf = np.empty((n, f), dtype=np.float32)
+        z = self._buf[:n]
+        norm = self.normalizer
+        if norm.method == "zscore":
+            from ._score_kernels import zscore_rows_kernel
+
+            if self._inv is None:
+                assert norm.mean is not None and norm.scale is not None
+                self._inv = (1.0 / norm.scale).astype(np.float32)
+            self._rows(zscore_rows_kernel, n, x, norm.mean, self._inv, z)
+        elif norm.method == "none":
+            from ._score_kernels import finite_rows_kernel
+
+            self._rows(finite_rows_kernel, n, x, z)
+        else:
+            norm.transform(x, out=z)
+        return z
+
+    def _rows(self, kernel: Callable[..., None], n: int, *args: Any) -> None:
+        """:func:`_run_rows`, a call of fewer rows than threads pay for in one piece."""
+        if n >= _THREADED_ROWS:
+            _run_rows(kernel, n, *args)
+            return
+        *inputs, out = args
+        self._one[1] = n
+        kernel(*inputs, self._one, 0, 1, out)
+
+    def _forward(self, z: np.ndarray, out: np.ndarray) -> None:
+        """``out`` = the model's forward pass on the float32 rows ``z`` (one call)."""
+        import torch
+
+        t = torch.from_numpy(z)
+        if not self._direct:
+            t = t.to(device=self.device, dtype=self.dtype)
         with torch.inference_mode():
-            for lo in range(0, len(x), BLOCK_ROWS):
-                hi = min(lo + BLOCK_ROWS, len(x))
-                if whole is not None:
-                    z = whole[lo:hi]
-                elif normalizer.method == "zscore":
-                    z = buf[: hi - lo]
-                    _zscore_into(normalizer, x[lo:hi], z)
-                else:
-                    z = normalizer.transform(x[lo:hi], out=buf[: hi - lo])
-                t = torch.from_numpy(z)
-                if not direct:
-                    t = t.to(device=p.device, dtype=p.dtype)
-                out[lo:hi] = model(t).double().cpu().numpy()
-    finally:
-        model.train(was_training)
-    return out
+            scores = self.model(t)
+            if scores.dtype not in (torch.float32, torch.float64):  # e.g. bfloat16: no NumPy
+                scores = scores.double()
+            out[:] = scores.cpu().numpy()  # float32 -> float64 exactly, as .double() did
+
+    def _score_call(self, rows: np.ndarray, out: np.ndarray) -> None:
+        self._forward(rows if self.whole_queries else self._normalised(rows), out)
+
+    def _calls(self, x: np.ndarray, out: np.ndarray) -> None:
+        """``out`` = the scores of the rows ``x``, in calls of :attr:`step` rows (the last one
+        shorter). Calls of :data:`AFFINE_ROWS` rows go to :func:`~ndcglab._compat.kernel_threads`
+        threads in runs of whole calls (each thread with its own buffer: the Numba kernels and
+        torch release the GIL); the rows of each call are the same, so are the numbers."""
+        step, n = self.step, len(x)
+        calls = -(-n // step)
+        threads = 1
+        if self.threaded and step == AFFINE_ROWS:
+            threads = min(kernel_threads(), calls // _CALLS_PER_THREAD)
+        if threads <= 1:
+            for lo in range(0, n, step):
+                self._score_call(x[lo : lo + step], out[lo : lo + step])
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        edges = [round(calls * t / threads) * step for t in range(threads + 1)]
+        workers = [BlockScorer(self.model, self.normalizer) for _ in range(threads)]
+        for w in workers:
+            w.threaded = False
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="ndcglab-score") as pool:
+            futures = [
+                pool.submit(w._calls, x[a:b], out[a:b])
+                for w, (a, b) in zip(workers, itertools.pairwise(edges), strict=True)
+            ]
+            for f in futures:
+                f.result()
+
+    def _rowwise(self, x: np.ndarray, last: bool) -> np.ndarray:
+        step, have = self.step, self._pending_n
+        ready = have + len(x) if last else (have + len(x)) // step * step
+        out = np.empty(ready, dtype=np.float64)
+        done = 0
+        if have and ready:  # complete the pending call first
+            assert self._pending is not None
+            k = min(step - have, len(x))
+            self._pending[have : have + k] = x[:k]
+            self._score_call(self._pending[: have + k], out[: have + k])
+            x, done, self._pending_n = x[k:], have + k, 0
+        self._calls(x[: ready - done], out[done:])
+        rest = x[ready - done :]
+        if len(rest):
+            if self._pending is None or self._pending.shape[1] != x.shape[1]:
+                self._pending = np.empty((step, x.shape[1]), dtype=np.float32)
+            self._pending[self._pending_n : self._pending_n + len(rest)] = rest
+            self._pending_n += len(rest)
+        return out
+
+    # ---------------------------------------------------------------- list-aware models
+    def _lists(
+        self, x: np.ndarray | None, boundaries: np.ndarray | None, *, last: bool
+    ) -> np.ndarray:
+        if x is not None and len(x):
+            bnd = np.asarray(boundaries, dtype=np.int64)
+            if self._pending is None or self._pending_n == 0:
+                rows, offsets = x, bnd
+            else:
+                rows = np.concatenate([self._pending[: self._pending_n], x])
+                offsets = np.concatenate([self._pending_bnd[:-1], bnd + self._pending_n])
+        elif self._pending is None or self._pending_n == 0:
+            return np.zeros(0, dtype=np.float64)
+        else:
+            rows, offsets = self._pending[: self._pending_n], self._pending_bnd
+        runs = list(self.model.predict_chunks(len(rows), offsets, BLOCK_ROWS))
+        keep = 0 if last else 1  # the last run may grow with the next lists
+        scored = runs[: len(runs) - keep]
+        end = scored[-1][1] if scored else 0
+        out = np.empty(end, dtype=np.float64)
+        for lo, hi, local in scored:
+            out[lo:hi] = self.model.predict(rows[lo:hi], boundaries=local)
+        self._pending = rows[end:]
+        self._pending_n = len(rows) - end
+        self._pending_bnd = offsets[np.searchsorted(offsets, end) :] - end
+        return out
+
+    # ---------------------------------------------------------------- both
+    def feed(
+        self, x: np.ndarray, boundaries: np.ndarray | None = None, *, last: bool = False
+    ) -> np.ndarray:
+        """The next raw rows ``x`` (``(n, F)`` float32, C order) and their query offsets
+        (``(q + 1,)``, needed under ``query_minmax`` and by a list-aware model; the pieces then
+        hold whole queries); returns the float64 scores of the rows scored now, all of them
+        with ``last=True`` (the last piece: :meth:`finish` is then not needed)."""
+        if self.whole_queries and len(x):
+            x = self.normalizer.transform(x, boundaries)
+        if self.listwise:
+            return self._lists(x, boundaries, last=last)
+        return self._rowwise(x, last)
+
+    def finish(self) -> np.ndarray:
+        """The scores of the rows still waiting (the last, shorter call)."""
+        if self.listwise:
+            return self._lists(None, None, last=True)
+        n, self._pending_n = self._pending_n, 0
+        out = np.empty(n, dtype=np.float64)
+        if n:
+            assert self._pending is not None
+            self._score_call(self._pending[:n], out)
+        return out
 
 
 def score_features(
@@ -154,8 +288,8 @@ def score_features(
     boundaries: np.ndarray | None = None,
 ) -> np.ndarray:
     """Scores ``(N,)`` float64 of the raw ``(N, F)`` ``features`` under ``normalizer`` then
-    ``model`` (see the module docstring for the two paths); ``boundaries`` (query offsets) are
-    needed by ``query_minmax`` and by a list-aware model."""
+    ``model`` (see the module docstring); ``boundaries`` (query offsets) are needed by
+    ``query_minmax`` and by a list-aware model (``None``: all rows are one list)."""
     x = np.ascontiguousarray(features, dtype=np.float32)
     if x.ndim != 2:
         from ..errors import SpecError
@@ -168,12 +302,5 @@ def score_features(
         return np.zeros(0, dtype=np.float64)
     if model.listwise:  # whole lists at a time: the model's own list-aware predict
         return model.predict(normalizer.transform(x, boundaries), boundaries=boundaries)
-    form = model.linear_form()
-    folded = None if form is None else fold_normalization(normalizer, *form)
-    if folded is None:
-        return _forward_blocks(model, normalizer, x, boundaries)
-    scores = _affine(x, *folded)
-    bad = np.flatnonzero(~np.isfinite(scores))
-    if len(bad):  # a missing or infinite feature (or a weight that is not finite)
-        scores[bad] = model.predict(normalizer.transform(x[bad]))
-    return scores
+    with BlockScorer(model, normalizer) as scorer:
+        return scorer.feed(x, boundaries, last=True)
