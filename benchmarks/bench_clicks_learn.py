@@ -10,7 +10,7 @@ aggregate the log (once per training, not per epoch) is printed apart.
 
     python benchmarks/bench_clicks_learn.py --sessions 100000 --repeats 5
 
-Measured (2 cores shared with six other developers, load average 12.7-12.9; synthetic:default,
+Measured (2 cores shared with other jobs, load average 12.7-12.9; synthetic:default,
 10^5 sessions, linear ListNet with a linear gain, 20 epochs, 5 rounds): click labels / judged
 labels per epoch min 0.938, median 0.984, max 1.061 (21.5 ms per epoch); aggregating the log of
 10^6 rows took 0.26 s, once.
