@@ -19,8 +19,8 @@ import torch
 from ndcglab.data import (
     Normalizer,
     RankingDataset,
-    _letor_stream,
     letor,
+    letor_stream,
     read_letor,
     write_scores,
     write_svmlight,
@@ -34,7 +34,7 @@ N_F = 6
 @pytest.fixture(autouse=True)
 def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(letor, "_CHUNK", 1 << 14)
-    monkeypatch.setattr(_letor_stream, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(letor_stream, "STREAM_MIN_BYTES", 0)
 
 
 def _dataset(n_q: int = 300, seed: int = 0, nan: float = 0.05, n_f: int = N_F) -> RankingDataset:
@@ -152,8 +152,8 @@ def test_memory_holds_a_block_not_the_matrix(data_file: Path, tmp_path: Path) ->
 
 _CHILD = """
 import runpy, sys
-from ndcglab.data import _letor_stream, letor
-_letor_stream.STREAM_MIN_BYTES = 0
+from ndcglab.data import letor_stream, letor
+letor_stream.STREAM_MIN_BYTES = 0
 letor._CHUNK = 1 << 14
 runpy.run_module("ndcglab.cli.main", run_name="__main__", alter_sys=True)
 """

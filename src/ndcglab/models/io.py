@@ -334,7 +334,7 @@ class TrainedModel:
         (:class:`~ndcglab.errors.DataFormatError`, naming file, line and token) comes when
         its block is read, after the scores of the blocks before it.
         """
-        from ..data._letor_stream import LetorBlocks, streamable
+        from ..data.letor_stream import LetorBlocks, streamable
         from .scoring import BlockScorer
 
         width = self.n_features
