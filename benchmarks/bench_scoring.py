@@ -18,9 +18,10 @@ normalisation fitted on the data, times in this process, interleaved round by ro
 
 With ``--file`` it also times whole processes: ``ndcglab predict MODEL FILE --out SCORES`` of
 the linear model against a process that only parses the file (``load_dataset(FILE)``); target
-<= 1.2x. Every ratio is taken within one round (same load); min/median/max and the load average
-are printed, and the largest difference of the scores to the two-step path's. The process CPU
-seconds (all threads) of each call are printed too: under load they vary less than wall times.
+<= 1.2x. Every ratio is taken within one round (same load; the order of the calls turns from
+round to round); min/median/max and the load average are printed, and the largest difference of
+the scores to the two-step path's. The process CPU seconds (all threads) of each call are printed
+too: under load they vary less than wall times.
 """
 
 from __future__ import annotations
@@ -149,10 +150,13 @@ def _in_process(args: argparse.Namespace, ds: Any, linear: Any, mlp: Any) -> Non
         tm.predict(ds.subset(np.arange(min(ds.n_queries, 50))))
     times: dict[str, dict[str, list[float]]] = {k: {n: [] for n in v} for k, v in cases.items()}
     cpu: dict[str, dict[str, list[float]]] = {k: {n: [] for n in v} for k, v in cases.items()}
-    for _ in range(args.repeats):
+    for r in range(args.repeats):
         for key, fns in cases.items():
-            for name, fn in fns.items():
-                times[key][name].append(_timed(fn, cpu[key][name]))
+            # the order turns round by round: a call right after another pays for the other's
+            # leftovers (its BLAS threads still spinning, the caches it filled)
+            names = list(fns)
+            for name in names[r % len(names) :] + names[: r % len(names)]:
+                times[key][name].append(_timed(fns[name], cpu[key][name]))
         loads.append(os.getloadavg()[0])
     _report("linear", times["linear"], "NumPy x @ w (float32)", 2.0, cpu["linear"])
     _report(
