@@ -12,12 +12,16 @@ normalisation fitted on the data, times in this process, interleaved round by ro
   pass of the same network on the parsed array (``torch.from_numpy(x)``, inference mode, the
   same thread count); target <= 1.2x;
 * ``--old``: also the two-step path of earlier versions (normalise the whole matrix, then
-  ``RankModel.predict``), once per round.
+  ``RankModel.predict``), once per round;
+* ``--before SRC``: also the linear model scored by the ``models/scoring.py`` of an earlier
+  version's source folder (loaded beside this version's modules), once per round.
 
 With ``--file`` it also times whole processes: ``ndcglab predict MODEL FILE --out SCORES`` of
 the linear model against a process that only parses the file (``load_dataset(FILE)``); target
-<= 1.2x. Every ratio is taken within one round (same load); min/median/max and the load average
-are printed, and the largest difference of the scores to the two-step path's.
+<= 1.2x. Every ratio is taken within one round (same load; the order of the calls turns from
+round to round); min/median/max and the load average are printed, and the largest difference of
+the scores to the two-step path's. The process CPU seconds (all threads) of each call are printed
+too: under load they vary less than wall times.
 """
 
 from __future__ import annotations
@@ -38,10 +42,28 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _timed(fn: Callable[[], object]) -> float:
+def _timed(fn: Callable[[], object], cpu: list[float] | None = None) -> float:
+    """Wall seconds of ``fn()``; its process CPU seconds appended to ``cpu``."""
+    c0 = time.process_time()
     t0 = time.perf_counter()
     fn()
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    if cpu is not None:
+        cpu.append(time.process_time() - c0)
+    return wall
+
+
+def _earlier_scoring(src: str) -> Any:
+    """The ``ndcglab.models.scoring`` module of the source folder ``src``, loaded under another
+    name beside this version's package (its relative imports resolve to this version's)."""
+    import importlib.util
+
+    path = Path(src).resolve() / "ndcglab" / "models" / "scoring.py"
+    spec = importlib.util.spec_from_file_location("ndcglab.models._scoring_before", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _process(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -64,10 +86,18 @@ def _stats(values: list[float]) -> str:
     )
 
 
-def _report(title: str, times: dict[str, list[float]], ref: str, target: float) -> None:
+def _report(
+    title: str,
+    times: dict[str, list[float]],
+    ref: str,
+    target: float,
+    cpu: dict[str, list[float]] | None = None,
+) -> None:
     print(f"{title}  (seconds)")
     for name, vals in times.items():
         print(f"  {name:40s} {_stats(vals)}")
+    for name, vals in (cpu or {}).items():
+        print(f"  CPU {name:36s} {_stats(vals)}")
     for name, vals in times.items():
         if name == ref or "two-step" in name:
             continue
@@ -99,6 +129,18 @@ def _in_process(args: argparse.Namespace, ds: Any, linear: Any, mlp: Any) -> Non
             "TrainedModel.predict": lambda: mlp.predict(ds),
         },
     }
+    if args.before:
+        before = _earlier_scoring(args.before)
+
+        def predict_before() -> np.ndarray:
+            out: np.ndarray = before.score_features(
+                linear.model, linear.normalizer, x, ds.boundaries
+            )
+            return out
+
+        cases["linear"]["TrainedModel.predict, --before"] = predict_before
+        same = np.array_equal(predict_before(), linear.predict(ds))  # and the warm-up
+        print(f"linear scores of this version and --before identical: {same}", flush=True)
     if args.old:
         for key, tm in (("linear", linear), ("MLP 136-64-32-1", mlp)):
             cases[key]["two-step path (earlier versions)"] = lambda tm=tm: tm.model.predict(
@@ -107,13 +149,23 @@ def _in_process(args: argparse.Namespace, ds: Any, linear: Any, mlp: Any) -> Non
     for tm in (linear, mlp):  # warm-up: Numba's cache, torch's first call
         tm.predict(ds.subset(np.arange(min(ds.n_queries, 50))))
     times: dict[str, dict[str, list[float]]] = {k: {n: [] for n in v} for k, v in cases.items()}
-    for _ in range(args.repeats):
+    cpu: dict[str, dict[str, list[float]]] = {k: {n: [] for n in v} for k, v in cases.items()}
+    for r in range(args.repeats):
         for key, fns in cases.items():
-            for name, fn in fns.items():
-                times[key][name].append(_timed(fn))
+            # the order turns round by round: a call right after another pays for the other's
+            # leftovers (its BLAS threads still spinning, the caches it filled)
+            names = list(fns)
+            for name in names[r % len(names) :] + names[: r % len(names)]:
+                times[key][name].append(_timed(fns[name], cpu[key][name]))
         loads.append(os.getloadavg()[0])
-    _report("linear", times["linear"], "NumPy x @ w (float32)", 2.0)
-    _report("MLP 136-64-32-1", times["MLP 136-64-32-1"], "bare torch forward", 1.2)
+    _report("linear", times["linear"], "NumPy x @ w (float32)", 2.0, cpu["linear"])
+    _report(
+        "MLP 136-64-32-1",
+        times["MLP 136-64-32-1"],
+        "bare torch forward",
+        1.2,
+        cpu["MLP 136-64-32-1"],
+    )
     for tm, name in ((linear, "linear"), (mlp, "MLP")):
         new = tm.predict(ds)
         old = tm.model.predict(tm.normalizer.transform(x, ds.boundaries))

@@ -89,7 +89,7 @@ def test_the_row_count_matters_to_torch() -> None:
 
 
 @pytest.mark.parametrize("kind", ["linear", "adarank", "mlp", "attention"])
-@pytest.mark.parametrize("method", ["zscore", "query_minmax"])
+@pytest.mark.parametrize("method", ["none", "zscore", "query_minmax"])
 def test_rows_fed_in_pieces_give_the_whole_matrix_numbers(kind: str, method: str) -> None:
     """The streamed path: whole queries handed over in pieces of random sizes (across the
     calls' edges) give the scores of the whole matrix, bit for bit."""

@@ -107,6 +107,7 @@ class BlockScorer:
         import torch
 
         self._direct = p.device.type == "cpu" and p.dtype == torch.float32
+        self._f32, self._f64 = torch.float32, torch.float64
         self.listwise = bool(model.listwise)
         self.step = BLOCK_ROWS if model.linear_form() is None else AFFINE_ROWS
         #: whether rows are normalised query by query as they arrive (then scored as they are)
@@ -115,7 +116,10 @@ class BlockScorer:
         self._pending_n = 0
         self._pending_bnd = np.zeros(1, dtype=np.int64)
         self._buf: np.ndarray | None = None
-        self._inv: np.ndarray | None = None  # the float32 reciprocal of the zscore scale
+        self._buf_t: torch.Tensor | None = None  # the tensor sharing the buffer's memory
+        #: the normalisation's kernel and its inputs after the rows (at the first call)
+        self._kernel: Callable[..., None] | None = None
+        self._inputs: tuple[np.ndarray, ...] | None = None
         self._one = np.zeros(2, dtype=np.int64)  # the row offsets of a call in one piece
         #: whether runs of calls may go to several threads (not within such a thread)
         self.threaded = True
@@ -137,48 +141,68 @@ class BlockScorer:
         """The float32 normalised rows of ``x`` (at most :attr:`step`), in the reused buffer."""
         n, f = x.shape
         if self._buf is None or self._buf.shape[1] != f or len(self._buf) < n:
+            import torch
+
             self._buf = np.empty((n, f), dtype=np.float32)
+            self._buf_t = torch.from_numpy(self._buf)
         z = self._buf[:n]
+        if self._inputs is None:
+            self._kernel, self._inputs = self._kernel_and_inputs()
+        kernel = self._kernel
+        if kernel is None:
+            self.normalizer.transform(x, out=z)
+        elif n >= _THREADED_ROWS:
+            _run_rows(kernel, n, x, *self._inputs, z)
+        else:
+            self._one[1] = n
+            kernel(x, *self._inputs, self._one, 0, 1, z)
+        return z
+
+    def _kernel_and_inputs(self) -> tuple[Callable[..., None] | None, tuple[np.ndarray, ...]]:
+        """The Numba kernel of the normalisation and its inputs after the rows (``zscore``:
+        the means and the float32 reciprocals of the scales; ``none``: none); ``None`` for
+        the others (the normaliser's own ``transform``)."""
         norm = self.normalizer
         if norm.method == "zscore":
             from ._score_kernels import zscore_rows_kernel
 
-            if self._inv is None:
-                assert norm.mean is not None and norm.scale is not None
-                self._inv = (1.0 / norm.scale).astype(np.float32)
-            self._rows(zscore_rows_kernel, n, x, norm.mean, self._inv, z)
-        elif norm.method == "none":
+            assert norm.mean is not None and norm.scale is not None
+            return zscore_rows_kernel, (norm.mean, (1.0 / norm.scale).astype(np.float32))
+        if norm.method == "none":
             from ._score_kernels import finite_rows_kernel
 
-            self._rows(finite_rows_kernel, n, x, z)
-        else:
-            norm.transform(x, out=z)
-        return z
+            return finite_rows_kernel, ()
+        return None, ()
 
-    def _rows(self, kernel: Callable[..., None], n: int, *args: Any) -> None:
-        """:func:`_run_rows`, a call of fewer rows than threads pay for in one piece."""
-        if n >= _THREADED_ROWS:
-            _run_rows(kernel, n, *args)
-            return
-        *inputs, out = args
-        self._one[1] = n
-        kernel(*inputs, self._one, 0, 1, out)
-
-    def _forward(self, z: np.ndarray, out: np.ndarray) -> None:
-        """``out`` = the model's forward pass on the float32 rows ``z`` (one call)."""
-        import torch
-
-        t = torch.from_numpy(z)
+    def _forward(self, t: torch.Tensor, out: np.ndarray) -> None:
+        """``out`` = the model's forward pass on the float32 rows ``t`` (one call; in
+        inference mode)."""
         if not self._direct:
             t = t.to(device=self.device, dtype=self.dtype)
-        with torch.inference_mode():
-            scores = self.model(t)
-            if scores.dtype not in (torch.float32, torch.float64):  # e.g. bfloat16: no NumPy
-                scores = scores.double()
-            out[:] = scores.cpu().numpy()  # float32 -> float64 exactly, as .double() did
+        scores = self.model(t)
+        if scores.dtype not in (self._f32, self._f64):  # e.g. bfloat16: no NumPy
+            scores = scores.double()
+        out[:] = scores.cpu().numpy()  # float32 -> float64 exactly, as .double() did
 
     def _score_call(self, rows: np.ndarray, out: np.ndarray) -> None:
-        self._forward(rows if self.whole_queries else self._normalised(rows), out)
+        """``out`` = the scores of the rows ``rows`` (one call)."""
+        import torch
+
+        with torch.inference_mode():
+            self._score_rows(rows, out)
+
+    def _score_rows(self, rows: np.ndarray, out: np.ndarray) -> None:
+        """:meth:`_score_call` within inference mode: the rows normalised into the buffer
+        (unless already normalised, query by query), the forward pass on the tensor sharing
+        its memory."""
+        if self.whole_queries:
+            import torch
+
+            self._forward(torch.from_numpy(rows), out)
+            return
+        self._normalised(rows)
+        assert self._buf_t is not None
+        self._forward(self._buf_t[: len(rows)], out)
 
     def _calls(self, x: np.ndarray, out: np.ndarray) -> None:
         """``out`` = the scores of the rows ``x``, in calls of :attr:`step` rows (the last one
@@ -191,8 +215,11 @@ class BlockScorer:
         if self.threaded and step == AFFINE_ROWS:
             threads = min(kernel_threads(), calls // _CALLS_PER_THREAD)
         if threads <= 1:
-            for lo in range(0, n, step):
-                self._score_call(x[lo : lo + step], out[lo : lo + step])
+            import torch
+
+            with torch.inference_mode():
+                for lo in range(0, n, step):
+                    self._score_rows(x[lo : lo + step], out[lo : lo + step])
             return
         from concurrent.futures import ThreadPoolExecutor
 
