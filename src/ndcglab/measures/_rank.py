@@ -252,10 +252,6 @@ def rank_per_query(
     out: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
     no_empty = np.zeros(nq, dtype=bool)
     iprec: dict[str, dict[float, np.ndarray]] = {}  # per recall_cut: the group's levels
-    iprec_left: dict[str, int] = {}  # measures still to read them (then they are dropped)
-    for m in group:
-        if m.name in ("iprec", "iprec_11pt"):
-            iprec_left[m.get("recall_cut")] = iprec_left.get(m.get("recall_cut"), 0) + 1
     for m in group:
         name = m.name
         k = cutoff_k(m.cutoff, m.get("rounding"), rk.n_ranked, rk.n_all)
@@ -315,11 +311,6 @@ def rank_per_query(
         else:  # pragma: no cover - the registry lists every rank measure above
             raise ConventionError(f"no computation for measure {name}")
         out[m] = (apply_empty(m, np.where(empty, 0.0, v), empty, query_ids), empty)
-        if name in ("iprec", "iprec_11pt"):
-            del v  # (a view of the levels' table)
-            iprec_left[m.get("recall_cut")] -= 1
-            if not iprec_left[m.get("recall_cut")]:
-                del iprec[m.get("recall_cut")]
     return out
 
 
