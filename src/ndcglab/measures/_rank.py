@@ -251,7 +251,6 @@ def rank_per_query(
     nq = rk.nq
     out: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
     no_empty = np.zeros(nq, dtype=bool)
-    iprec: dict[str, dict[float, np.ndarray]] = {}  # per recall_cut: the group's levels
     for m in group:
         name = m.name
         k = cutoff_k(m.cutoff, m.get("rounding"), rk.n_ranked, rk.n_all)
@@ -304,35 +303,13 @@ def rank_per_query(
             out[m] = (np.log(np.maximum(ap, MIN_GEO_MEAN)), empty)
             continue
         elif name == "iprec":
-            v = _iprec_levels(rk, group, m.get("recall_cut"), iprec)[float(m.get("level"))]
+            v = _iprec(rk, (float(m.get("level")),), m.get("recall_cut"))[:, 0]
         elif name == "iprec_11pt":
-            cols = _iprec_levels(rk, group, m.get("recall_cut"), iprec)
-            v = np.stack([cols[x] for x in ELEVEN_LEVELS], axis=1).mean(axis=1)
+            v = _iprec(rk, ELEVEN_LEVELS, m.get("recall_cut")).mean(axis=1)
         else:  # pragma: no cover - the registry lists every rank measure above
             raise ConventionError(f"no computation for measure {name}")
         out[m] = (apply_empty(m, np.where(empty, 0.0, v), empty, query_ids), empty)
     return out
-
-
-def _iprec_levels(
-    rk: _Ranking, group: Sequence[Any], recall_cut: str, done: dict[str, dict[float, np.ndarray]]
-) -> dict[float, np.ndarray]:
-    """``{level: values}`` of interpolated precision under ``recall_cut`` at every level the
-    measures of ``group`` ask for (``iprec`` at one level, ``iprec_11pt`` at
-    :data:`ELEVEN_LEVELS`): one pass of :func:`_iprec` for them all (``-m all_trec`` asks for
-    twelve), kept in ``done``. Each level's value depends on that level only, so it is the
-    number a pass of its own gives."""
-    if recall_cut not in done:
-        levels: set[float] = set()
-        for m in group:
-            if m.name == "iprec" and m.get("recall_cut") == recall_cut:
-                levels.add(float(m.get("level")))
-            elif m.name == "iprec_11pt" and m.get("recall_cut") == recall_cut:
-                levels.update(ELEVEN_LEVELS)
-        wanted = sorted(levels)
-        table = _iprec(rk, wanted, recall_cut)
-        done[recall_cut] = {x: table[:, i] for i, x in enumerate(wanted)}
-    return done[recall_cut]
 
 
 def _iprec(rk: _Ranking, levels: Sequence[float], recall_cut: str = "trunc") -> np.ndarray:
