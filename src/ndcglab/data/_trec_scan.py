@@ -219,11 +219,10 @@ def has_repeats_kernel(rows, bnd):  # pragma: no cover - compiled
 @njit(cache=True, nogil=True)
 def gather_runs(src, starts, lengths, order, dst):  # pragma: no cover - compiled
     """``dst`` = the runs ``src[starts[r] : starts[r] + lengths[r]]`` for ``r`` in ``order``,
-    one after another (``src``/``dst``: 1-D; rows of bytes are moved as their flat bytes, the
-    starts and lengths counted in bytes). Each run is one slice copy."""
+    one after another (``src``/``dst``: 1-D, or 2-D by rows)."""
     at = 0
     for r in order:
         s = starts[r]
-        n = lengths[r]
-        dst[at : at + n] = src[s : s + n]
-        at += n
+        for i in range(lengths[r]):
+            dst[at + i] = src[s + i]
+        at += lengths[r]

@@ -275,11 +275,9 @@ def _moved(
     if len(col) >= COMPILED_MIN_LINES:
         from ._trec_scan import gather_runs
 
-        if col.dtype.kind == "S":  # rows of bytes: their flat bytes, counted in bytes
-            w = col.dtype.itemsize
-            gather_runs(col.view(np.uint8), starts * w, lengths * w, order, out.view(np.uint8))
-        else:
-            gather_runs(col, starts, lengths, order, out)
+        src = col.view(np.uint8).reshape(len(col), -1) if col.dtype.kind == "S" else col
+        dst = out.view(np.uint8).reshape(len(out), -1) if out.dtype.kind == "S" else out
+        gather_runs(src, starts, lengths, order, dst)
         return out
     at = 0
     for r in order.tolist():
