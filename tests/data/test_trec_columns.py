@@ -86,6 +86,25 @@ def test_columns_hold_what_the_dictionary_readers_read(
     assert (np.diff(run.query) >= 0).all()  # each query's lines together, in sorted order
 
 
+def test_large_files_are_sized_from_their_bytes_not_counted(
+    pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counted = read_trec_columns(*pair)
+    monkeypatch.setattr(tc, "BOUND_MIN_BYTES", 0)  # every plain file: arrays from its size
+    bounded = read_trec_columns(*pair)
+    assert counted is not None and bounded is not None
+    for a, b in zip(counted, bounded, strict=True):
+        assert a.queries == b.queries
+        for col in ("query", "doc", "value"):
+            assert np.array_equal(getattr(a, col), getattr(b, col)), col
+    # the bound holds every data line a file of that size can have: fields of one byte
+    tight = pair[0].with_name("tight.txt")
+    tight.write_bytes(b"a b c 1\n" * 9 + b"a b d 2")
+    assert tc._line_count(tight, 4) >= 10
+    tight.write_bytes(b"1 Q0 d 1 2 t\n" * 9 + b"1 Q0 e 2 1 t")
+    assert tc._line_count(tight, 6) >= 10
+
+
 @pytest.mark.parametrize("complete", [False, True])
 @pytest.mark.parametrize(
     "measures", [None, ["all_trec"], ["ndcg_cut.10"], ["ndcg@5", "map", "bpref", "infap"]]

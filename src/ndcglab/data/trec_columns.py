@@ -20,6 +20,7 @@ the line of any error.
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,9 @@ BLOCK_BYTES = 1 << 20
 #: files of at least this many lines (compressed: bytes) are read with the compiled kernels of
 #: :mod:`._trec_scan`; shorter ones with NumPy, without loading Numba
 COMPILED_MIN_LINES = 200_000
+#: plain files of at least this many bytes are not counted: the arrays are sized from the file's
+#: size (and such a file is read with the compiled kernels)
+BOUND_MIN_BYTES = 32 << 20
 
 
 @dataclass
@@ -296,11 +300,18 @@ def _has_repeats(cols: TrecColumns) -> bool:
     return bool(has_repeats_kernel(rows, bnd))
 
 
-def _line_count(p: Path) -> int:
-    """Lines of a plain file (an upper bound of its data lines); 0 for a compressed one."""
+def _line_count(p: Path, n_fields: int) -> int:
+    """Lines of a plain file (an upper bound of its data lines); 0 for a compressed one. A file
+    of :data:`BOUND_MIN_BYTES` or more is not counted (a pass over all its bytes): its bound is
+    the most data lines its size can hold, ``n_fields`` fields of one byte and their blanks. The
+    columns made for that many lines are larger than the data, but the pages of their unused
+    tail are never written, so they take no memory."""
     with open(p, "rb") as f:
         if f.read(2) == b"\x1f\x8b":
             return 0
+        size = os.fstat(f.fileno()).st_size
+        if size >= BOUND_MIN_BYTES:
+            return size // (2 * n_fields - 1) + 1
         f.seek(0)
         n = 0
         while chunk := f.read(BLOCK_BYTES):
@@ -344,7 +355,7 @@ def _read(path: PathLike, n_fields: int, exact: bool) -> TrecColumns | None:
     p = Path(path)
     rest = b""
     with open_binary(p) as f:  # (a missing file: open_binary's error, which names the fix)
-        lines = _line_count(p)
+        lines = _line_count(p, n_fields)
         blocks = _Blocks(p, n_fields, exact, lines or 1 << 16)
         if _compiled(p, lines):
             if not _feed(f, blocks.add_compiled):
