@@ -293,10 +293,10 @@ def train_unbiased_lambdamart(
     ``measure`` under ``preset``; ``params`` adds LightGBM parameters."""
     from .._compat import lightgbm
     from ..gbdt import GBDTModel
-    from ..gbdt.common import curve_record, model_metadata
+    from ..gbdt.common import model_metadata
     from ..gbdt.model import model_versions
     from ..gbdt.params import engine_refusal
-    from ..gbdt.train import MeasureFeval, lightgbm_params, to_lgb_dataset
+    from ..gbdt.train import MeasureFeval, lightgbm_params, to_lgb_dataset, training_record
     from ..training.config import default_threads
 
     _check(sigma, p, bias_every, bias_loss)
@@ -371,14 +371,16 @@ def train_unbiased_lambdamart(
         model={"kind": GBDTModel.kind, "best_iteration": best},
         feature_names=dataset.feature_names,
         training_data=dataset.source,
-        training={
-            "num_boost_round": int(num_boost_round),
-            "rounds_run": len(curve) if curve else int(booster.current_iteration()),
-            "best_iteration": best,
-            "early_stopping_rounds": early_stopping_rounds if feval is not None else None,
-            **curve_record(curve, measure, preset, watched=feval is not None),
-            "seconds": seconds,
-        },
+        training=training_record(
+            booster,
+            curve,
+            num_boost_round=num_boost_round,
+            early_stopping_rounds=early_stopping_rounds,
+            measure=measure,
+            preset=preset,
+            watched=feval is not None,
+            seconds=seconds,
+        ),
         seed=seed,
         versions=model_versions(),
     )

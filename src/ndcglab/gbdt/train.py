@@ -432,18 +432,44 @@ def train_gbdt(
         model={"kind": GBDTModel.kind, "best_iteration": best},
         feature_names=train.feature_names,
         training_data=train.source,
-        training={
-            "num_boost_round": int(num_boost_round),
-            "rounds_run": len(curve) if curve else int(booster.current_iteration()),
-            "best_iteration": best,
-            "early_stopping_rounds": early_stopping_rounds if feval is not None else None,
-            **curve_record(curve, measure, preset, watched=feval is not None),
-            "seconds": seconds,
-        },
+        training=training_record(
+            booster,
+            curve,
+            num_boost_round=num_boost_round,
+            early_stopping_rounds=early_stopping_rounds,
+            measure=measure,
+            preset=preset,
+            watched=feval is not None,
+            seconds=seconds,
+        ),
         seed=seed,
         versions=model_versions(),
     )
     return GBDTModel(booster=booster, metadata=meta)
+
+
+def training_record(
+    booster: Any,
+    curve: Sequence[float],
+    *,
+    num_boost_round: int,
+    early_stopping_rounds: int | None,
+    measure: str | None,
+    preset: str | None,
+    watched: bool,
+    seconds: float,
+) -> dict[str, Any]:
+    """The ``training`` entry of a LightGBM model's metadata: rounds asked for and run, the
+    best round, early stopping (only when a validation measure was ``watched``), the
+    validation ``curve`` (:func:`~ndcglab.gbdt.common.curve_record`) and the run time."""
+    return {
+        "num_boost_round": int(num_boost_round),
+        "rounds_run": len(curve) if curve else int(booster.current_iteration()),
+        "best_iteration": int(booster.best_iteration or 0),
+        "early_stopping_rounds": early_stopping_rounds if watched else None,
+        **curve_record(curve, measure, preset, watched=watched),
+        "seconds": seconds,
+    }
 
 
 #: keys of ``fit_gbdt(params=...)`` that are our arguments rather than LightGBM parameters
