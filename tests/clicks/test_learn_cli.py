@@ -158,3 +158,17 @@ def test_fit_writes_the_trust_swap_terms_that_train_reads(tmp_path):
     want_a, want_b = swap_affine_terms(log)
     np.testing.assert_allclose(alpha, want_a, rtol=1e-12)
     np.testing.assert_allclose(beta, want_b, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--tau", "1"), ("--dla-rounds", "0"), ("--pairwise-p", "-1"), ("--bias-every", "0")],
+)
+def test_bad_click_options_are_refused_before_the_data_is_read(tmp_path, option, value):
+    """A bad click option is the one error line, with its fix, even when the data file does
+    not exist (the check comes before any reading)."""
+    res = ndcglab("train", "missing.txt", "--clicks", "missing.parquet", "--estimator",
+                  "pairwise", option, value, "--out", "m.zip", cwd=tmp_path)  # fmt: skip
+    line = _one_error(res)
+    assert option in line and "Fix:" in line and "missing" not in line, line
+    assert not (tmp_path / "m.zip").exists()

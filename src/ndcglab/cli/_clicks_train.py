@@ -76,6 +76,25 @@ def add_click_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def check_click_options(args: argparse.Namespace) -> None:
+    """Refuse a bad value of the click options before any data is read (one line each)."""
+    from ..errors import SpecError
+
+    if not 0 <= args.tau < 1:
+        raise SpecError(f"--tau must be in [0, 1), got {args.tau}. Fix: e.g. --tau 0.05")
+    if args.dla_rounds < 1:
+        raise SpecError(
+            f"--dla-rounds must be at least 1, got {args.dla_rounds}. Fix: e.g. --dla-rounds 3"
+        )
+    if not args.pairwise_p >= 0:
+        raise SpecError(f"--pairwise-p must be >= 0, got {args.pairwise_p}. Fix: e.g. 0 or 1")
+    if args.bias_every < 1:
+        raise SpecError(
+            f"--bias-every must be at least 1, got {args.bias_every}. Fix: e.g. --bias-every 1 "
+            "(the biases re-estimated after every tree)"
+        )
+
+
 def click_training_data(
     args: argparse.Namespace, train_ds: Any, cfg: Any, say: Any
 ) -> tuple[Any, dict[str, Any]]:
@@ -83,14 +102,7 @@ def click_training_data(
     from ..clicks.learn import click_dataset, click_loss, dla_examination
     from ..errors import SpecError
 
-    if not 0 <= args.tau < 1:
-        raise SpecError(f"--tau must be in [0, 1), got {args.tau}. Fix: e.g. --tau 0.05")
-    if args.dla_rounds < 1:
-        raise SpecError(f"--dla-rounds must be at least 1, got {args.dla_rounds}")
-    if not args.pairwise_p >= 0:
-        raise SpecError(f"--pairwise-p must be >= 0, got {args.pairwise_p}. Fix: e.g. 0 or 1")
-    if args.bias_every < 1:
-        raise SpecError(f"--bias-every must be at least 1, got {args.bias_every}")
+    check_click_options(args)
     unbiased_lambdamart = args.estimator == "pairwise" and _grows_trees(cfg)
     if unbiased_lambdamart and getattr(args, "loss", None) is not None:
         raise SpecError(

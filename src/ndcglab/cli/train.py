@@ -145,6 +145,10 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
     from ._dask import check_dask_arguments, trains_on_dask
 
     check_dask_arguments(args)
+    if args.clicks is not None:
+        from ._clicks_train import check_click_options
+
+        check_click_options(args)
     cfg = config_from_args(args, args.loss)
     tuning = tune_settings(args)
     train_ds, valid_ds = load_training_data(args.data, args.validation, args)
