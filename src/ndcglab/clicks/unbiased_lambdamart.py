@@ -101,8 +101,9 @@ def session_pairs(log: ClickLog, dataset: Any) -> SessionPairs:
         doc, click = merged[:, :k], merged[:, k:]
     else:
         count = np.zeros(0, dtype=np.int64)
-    discount = 1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))
-    ideal = np.concatenate(([0.0], np.cumsum(discount)))
+    from ..measures import get_discount
+
+    ideal = np.concatenate(([0.0], np.cumsum(get_discount("log").table(k))))
     n_click = click.sum(1)
     inv_idcg = np.where(n_click > 0, 1.0 / ideal[n_click], 0.0)
     unclicked = (doc >= 0) & (click == 0)
@@ -167,6 +168,13 @@ class UnbiasedLambdaObjective:
         if len(self.t_minus) == 0:
             self.t_minus = np.ones(k)
 
+    @staticmethod
+    def _discount(rank: np.ndarray) -> np.ndarray:
+        """NDCG's discount ``1 / log2(1 + r)`` (the measures' ``log`` discount)."""
+        from ..measures import get_discount
+
+        return np.asarray(get_discount("log")(rank), dtype=np.float64)
+
     def _delta(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(|ΔNDCG| of each pair, s_hi − s_lo)`` at ``scores`` (dataset rows)."""
         pr = self.pairs
@@ -176,7 +184,7 @@ class UnbiasedLambdaObjective:
         order = np.argsort(-mat, axis=1, kind="stable")  # ties: the logged order
         rank = np.empty_like(order)
         np.put_along_axis(rank, order, np.arange(1, pr.k + 1)[None, :], axis=1)
-        disc = 1.0 / np.log2(rank + 1.0)
+        disc = self._discount(rank)
         delta = (
             np.abs(disc[pr.session, pr.col_hi] - disc[pr.session, pr.col_lo])
             * pr.inv_idcg[pr.session]
