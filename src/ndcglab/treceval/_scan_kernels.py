@@ -239,6 +239,18 @@ def _cmp(b1, s1, e1, b2, s2, e2):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _repeats(order, n, buf, ds, de):  # pragma: no cover - compiled
+    """Whether two neighbours of the name-sorted ``order[:n]`` have the same name (a document
+    twice in one topic)."""
+    for i in range(1, n):
+        x = order[i]
+        y = order[i - 1]
+        if _cmp(buf, ds[x], de[x], buf, ds[y], de[y]) == 0:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
 def _first(mode, x, y, buf, ds, de, sim):  # pragma: no cover - compiled
     """Whether ``x`` goes before ``y``: mode 0, trec_eval's ranking (score descending, name
     descending); mode 1, name ascending."""
@@ -367,45 +379,17 @@ def rank_join(
         for i in range(m):
             byname[i] = a[i]
         _sort(byname, tmp, m, 1, rbuf, rds, rde, dummy)
-        for i in range(1, m):
-            x = byname[i]
-            y = byname[i - 1]
-            if _cmp(rbuf, rds[x], rde[x], rbuf, rds[y], rde[y]) == 0:
-                return (
-                    2,
-                    rl,
-                    offs,
-                    num_ret,
-                    num_rel,
-                    num_rel_ret,
-                    nonpool,
-                    unjudged,
-                    levels,
-                    loffs,
-                    nlev,
-                )
+        if _repeats(byname, m, rbuf, rds, rde):
+            return (2, rl, offs, num_ret, num_rel, num_rel_ret, nonpool, unjudged, levels,
+                    loffs, nlev)  # fmt: skip
         q0 = qstart[pq[t]]
         nq = qcount[pq[t]]
         for i in range(nq):
             qa[i] = q0 + i
         _sort(qa, tmp, nq, 1, qbuf, qds, qde, dummy)
-        for i in range(1, nq):
-            x = qa[i]
-            y = qa[i - 1]
-            if _cmp(qbuf, qds[x], qde[x], qbuf, qds[y], qde[y]) == 0:
-                return (
-                    2,
-                    rl,
-                    offs,
-                    num_ret,
-                    num_rel,
-                    num_rel_ret,
-                    nonpool,
-                    unjudged,
-                    levels,
-                    loffs,
-                    nlev,
-                )
+        if _repeats(qa, nq, qbuf, qds, qde):
+            return (2, rl, offs, num_ret, num_rel, num_rel_ret, nonpool, unjudged, levels,
+                    loffs, nlev)  # fmt: skip
         # merge the name-sorted ranking with the name-sorted judgements
         j = 0
         for i in range(m):
