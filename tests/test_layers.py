@@ -2,7 +2,7 @@
 
 The order (docs/DESIGN.md, "Layers"): imports point down, or sideways within one package.
 
-    0  foundation: errors, _compat, _atomic, _spec, _versions, _tables, _warn
+    0  foundation: errors, _compat, _atomic, _spec, _versions, _tables, _warn, _byte_rows
     1  data
     2  measures, treceval (trec_eval's command line and rules)
     3  losses
@@ -42,7 +42,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_DIR = ROOT / "src" / "ndcglab"
 
-FOUNDATION = frozenset({"errors", "_compat", "_atomic", "_spec", "_versions", "_tables", "_warn"})
+FOUNDATION = frozenset(
+    {"errors", "_compat", "_atomic", "_spec", "_versions", "_tables", "_warn", "_byte_rows"}
+)
 LAYERS: dict[str, int] = {
     **{name: 0 for name in FOUNDATION},
     "data": 1,

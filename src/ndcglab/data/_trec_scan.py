@@ -25,6 +25,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._byte_rows import row_cmp  # docno rows compared as bytes
+
 __all__ = [
     "copy_tokens",
     "gather_runs",
@@ -151,20 +153,6 @@ def copy_tokens(buf, s, e, out):  # pragma: no cover - compiled
             out[k, j] = buf[s[k] + j]
         for j in range(L, w):
             out[k, j] = 0
-
-
-@njit(cache=True, nogil=True, inline="always")
-def row_cmp(rows, a, other, b):  # pragma: no cover - compiled
-    """-1, 0 or 1: row ``a`` of ``rows`` against row ``b`` of ``other`` (both NUL-padded; the
-    narrower is read as NUL beyond its width)."""
-    w1 = rows.shape[1]
-    w2 = other.shape[1]
-    for j in range(max(w1, w2)):
-        x = rows[a, j] if j < w1 else 0
-        y = other[b, j] if j < w2 else 0
-        if x != y:
-            return -1 if x < y else 1
-    return 0
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -19,34 +19,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._byte_rows import row_cmp, row_less  # docno rows compared as bytes
+
 __all__ = ["fill_kernel", "match_kernel", "scores_kernel"]
-
-
-# the docno rows compared and sorted as bytes (row_cmp as in ndcglab.data._trec_scan, whose
-# private kernels stay the data package's own)
-@njit(cache=True, nogil=True, inline="always")
-def row_less(rows, a, b):  # pragma: no cover - compiled
-    """Whether row ``a`` of ``rows`` (uint8 ``(N, w)``) is less than row ``b``, as bytes."""
-    for j in range(rows.shape[1]):
-        x = rows[a, j]
-        y = rows[b, j]
-        if x != y:
-            return x < y
-    return False
-
-
-@njit(cache=True, nogil=True, inline="always")
-def row_cmp(rows, a, other, b):  # pragma: no cover - compiled
-    """-1, 0 or 1: row ``a`` of ``rows`` against row ``b`` of ``other`` (both NUL-padded; the
-    narrower is read as NUL beyond its width)."""
-    w1 = rows.shape[1]
-    w2 = other.shape[1]
-    for j in range(max(w1, w2)):
-        x = rows[a, j] if j < w1 else 0
-        y = other[b, j] if j < w2 else 0
-        if x != y:
-            return -1 if x < y else 1
-    return 0
 
 
 @njit(cache=True, nogil=True)
