@@ -96,5 +96,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             if only not in COMMANDS:
                 sub.add_parser(name, help=help_text)
             continue
-        importlib.import_module(f"{__package__}.{module}").add_parser(sub)
+        try:
+            mod = importlib.import_module(f"{__package__}.{module}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__package__}.{module}":
+                continue  # sub-command not built yet
+            raise
+        mod.add_parser(sub)
     return parser

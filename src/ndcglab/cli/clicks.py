@@ -34,7 +34,13 @@ def add_parser(subparsers: Any) -> None:
     )
     sub = p.add_subparsers(dest="clicks_command", metavar="SUBCOMMAND")
     for module in SUBCOMMANDS.values():
-        importlib.import_module(f"{__package__}.{module}").add_parser(sub)
+        try:
+            mod = importlib.import_module(f"{__package__}.{module}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__package__}.{module}":
+                continue  # sub-command not built yet
+            raise
+        mod.add_parser(sub)
     p.set_defaults(func=run, clicks_parser=p)
 
 
