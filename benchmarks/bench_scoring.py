@@ -10,7 +10,9 @@ normalisation fitted on the data, times in this process, interleaved round by ro
   pass) against NumPy's ``x @ w`` (float32) on the parsed array; target <= 2x;
 * **MLP** (136 -> 64 -> 32 -> 1, ReLU): ``TrainedModel.predict(ds)`` against a bare torch forward
   pass of the same network on the parsed array (``torch.from_numpy(x)``, inference mode, the
-  same thread count); target <= 1.2x;
+  same thread count); target <= 1.2x. Also printed, for reference: the same bare forward pass
+  in calls of 16,384 rows (as ``predict`` cuts them; the whole array in one call spends its
+  time on intermediate values far larger than the caches);
 * ``--old``: also the two-step path of earlier versions (normalise the whole matrix, then
   ``RankModel.predict``), once per round;
 * ``--before SRC``: also the linear model scored by the ``models/scoring.py`` of an earlier
@@ -19,8 +21,9 @@ normalisation fitted on the data, times in this process, interleaved round by ro
 With ``--file`` it also times whole processes: ``ndcglab predict MODEL FILE --out SCORES`` of
 the linear model against a process that only parses the file (``load_dataset(FILE)``); target
 <= 1.2x. Every ratio is taken within one round (same load; the order of the calls turns from
-round to round); min/median/max and the load average are printed, and the largest difference of
-the scores to the two-step path's. The process CPU seconds (all threads) of each call are printed
+round to round) and each call starts after a pause (``--pause``, 0.5 s: the threads a call
+leaves spinning, OpenBLAS's after ``x @ w``, do not bill the next one); min/median/max and the
+load average are printed, and the largest difference of the scores to the two-step path's. The process CPU seconds (all threads) of each call are printed
 too: under load they vary less than wall times.
 """
 
@@ -99,7 +102,7 @@ def _report(
     for name, vals in (cpu or {}).items():
         print(f"  CPU {name:36s} {_stats(vals)}")
     for name, vals in times.items():
-        if name == ref or "two-step" in name:
+        if name == ref or "two-step" in name or name.startswith("bare"):
             continue
         ratios = [a / b for a, b in zip(vals, times[ref], strict=True)]
         med = statistics.median(ratios)
@@ -119,6 +122,11 @@ def _in_process(args: argparse.Namespace, ds: Any, linear: Any, mlp: Any) -> Non
         with torch.inference_mode():
             return net(torch.from_numpy(x)).numpy()
 
+    def bare_forward_calls() -> np.ndarray:
+        t = torch.from_numpy(x)
+        with torch.inference_mode():
+            return torch.cat([net(t[i : i + 16_384]) for i in range(0, len(x), 16_384)]).numpy()
+
     cases: dict[str, dict[str, Callable[[], object]]] = {
         "linear": {
             "NumPy x @ w (float32)": lambda: x @ w32,
@@ -127,6 +135,7 @@ def _in_process(args: argparse.Namespace, ds: Any, linear: Any, mlp: Any) -> Non
         "MLP 136-64-32-1": {
             "bare torch forward": bare_forward,
             "TrainedModel.predict": lambda: mlp.predict(ds),
+            "bare torch forward, calls of 16,384 rows": bare_forward_calls,
         },
     }
     if args.before:
@@ -156,6 +165,7 @@ def _in_process(args: argparse.Namespace, ds: Any, linear: Any, mlp: Any) -> Non
             # leftovers (its BLAS threads still spinning, the caches it filled)
             names = list(fns)
             for name in names[r % len(names) :] + names[: r % len(names)]:
+                time.sleep(args.pause)
                 times[key][name].append(_timed(fns[name], cpu[key][name]))
         loads.append(os.getloadavg()[0])
     _report("linear", times["linear"], "NumPy x @ w (float32)", 2.0, cpu["linear"])
@@ -219,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--file", default=None, help="a LETOR file to read (default: synthetic)")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--pause", type=float, default=0.5, help="seconds before each timed call")
     ap.add_argument("--old", action="store_true", help="also time the two-step path")
     ap.add_argument("--quick", action="store_true", help="the first 300,000 documents only")
     ap.add_argument("--before", default=None, help="an earlier version's src folder")

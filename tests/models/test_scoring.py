@@ -14,7 +14,13 @@ import torch
 
 from ndcglab.data import Normalizer, RankingDataset
 from ndcglab.models import RankModel, TrainedModel, make_model
-from ndcglab.models.scoring import AFFINE_ROWS, BLOCK_ROWS, BlockScorer, score_features
+from ndcglab.models.scoring import (
+    AFFINE_ROWS,
+    BLOCK_ROWS,
+    ROWWISE_ROWS,
+    BlockScorer,
+    score_features,
+)
 
 
 def _data(n_q: int = 40, n_f: int = 7, seed: int = 0) -> RankingDataset:
@@ -73,6 +79,40 @@ def test_every_row_count_gives_the_two_step_numbers(kind: str) -> None:
     assert np.array_equal(score_features(model, norm, x), _two_step(model, norm, x))
 
 
+@pytest.mark.parametrize("hidden", [(64, 32), (128,), (16, 16, 8)])
+def test_mlp_calls_of_16384_rows_give_the_two_step_numbers(hidden: tuple[int, ...]) -> None:
+    """MLPs of the widths people train on 136 features, scored in calls of
+    :data:`ROWWISE_ROWS` rows, against the two-step path's calls of 262,144 rows: row counts
+    just past one and several short calls and past one two-step call (every remainder mod 4)."""
+    rng = np.random.default_rng(11)
+    x = rng.normal(0.0, 3.0, (BLOCK_ROWS + ROWWISE_ROWS + 7, 136)).astype(np.float32)
+    norm = Normalizer.fit("zscore", x[:5000])
+    torch.manual_seed(2)
+    model = make_model("mlp", 136, hidden=hidden)
+    assert BlockScorer(model, norm).step == ROWWISE_ROWS
+    for n in (ROWWISE_ROWS + 1, 3 * ROWWISE_ROWS + 2, 5 * ROWWISE_ROWS - 1, len(x)):
+        assert np.array_equal(score_features(model, norm, x[:n]), _two_step(model, norm, x[:n]))
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_the_linear_models_forward_into_is_its_forward_pass(bias: bool) -> None:
+    """``LinearModel.forward_into`` (the scoring's path without allocations) gives the numbers
+    of the module's forward pass, with and without the bias, for every remainder mod 4."""
+    rng = np.random.default_rng(12)
+    torch.manual_seed(3)
+    model = make_model("linear", 136, init="normal", bias=bias).eval()
+    if bias:
+        with torch.no_grad():
+            model.linear.bias.fill_(0.37)
+    for n in (1, 2, 3, 4, 4095, 4096):
+        x = torch.from_numpy(rng.normal(0.0, 2.0, (n, 136)).astype(np.float32))
+        out = torch.empty(n)
+        with torch.inference_mode():
+            assert model.forward_into(x, out) is True
+            assert torch.equal(out, model(x))
+    assert make_model("mlp", 4, hidden=(3,)).forward_into(torch.zeros(2, 4), out) is False
+
+
 def test_the_row_count_matters_to_torch() -> None:
     """Why the calls are aligned: the same rows scored in calls of 3 rows do not all get the
     numbers of one call (if this ever passes, torch changed and the alignment is harmless)."""
@@ -105,6 +145,28 @@ def test_rows_fed_in_pieces_give_the_whole_matrix_numbers(kind: str, method: str
         for q0, q1 in itertools.pairwise(cuts):
             lo, hi = ds.boundaries[q0], ds.boundaries[q1]
             parts.append(scorer.feed(ds.features[lo:hi], ds.boundaries[q0 : q1 + 1] - lo))
+        parts.append(scorer.finish())
+    assert np.array_equal(np.concatenate(parts), want)
+
+
+@pytest.mark.parametrize("extra", [5, ROWWISE_ROWS + 3])
+def test_mlp_rows_fed_in_pieces_past_a_two_step_call(extra: int) -> None:
+    """The MLP's calls of :data:`ROWWISE_ROWS` rows, streamed in pieces of random sizes (from a
+    few rows to several calls): the last, shorter call joins the one before it only within a
+    two-step call of 262,144 rows (``extra`` = 5: the rest is a two-step call of its own)."""
+    rng = np.random.default_rng(extra)
+    x = rng.normal(3.0, 2.0, (BLOCK_ROWS + extra, 136)).astype(np.float32)
+    norm = Normalizer.fit("zscore", x[:2000])
+    torch.manual_seed(4)
+    model = make_model("mlp", 136, hidden=(64, 32))  # (a narrow MLP hides the short call)
+    want = _two_step(model, norm, x)
+    assert np.array_equal(score_features(model, norm, x), want)
+    sizes = rng.choice([1, 3, 700, ROWWISE_ROWS - 1, ROWWISE_ROWS, 3 * ROWWISE_ROWS + 5], 400)
+    cuts = np.unique(np.r_[0, np.cumsum(sizes), len(x)].clip(0, len(x)))
+    parts = []
+    with BlockScorer(model, norm) as scorer:
+        for lo, hi in itertools.pairwise(cuts):
+            parts.append(scorer.feed(x[lo:hi]))
         parts.append(scorer.finish())
     assert np.array_equal(np.concatenate(parts), want)
 

@@ -103,9 +103,16 @@ class RankModel(nn.Module):
         ``None``. A model that declares it is scored by its forward pass in cache-sized calls
         of 4,096 rows (:mod:`ndcglab.models.scoring`; its forward pass must then give each row
         the same number in any call whose row count is a multiple of 4, as torch's
-        matrix-vector product does); any other model in calls of 262,144 rows. A new kind
-        whose scores are affine in the features may override this."""
+        matrix-vector product does). A new kind whose scores are affine in the features may
+        override this."""
         return None
+
+    def forward_into(self, x: Any, out: Any) -> bool:
+        """Write ``self(x)`` for the float32 CPU rows ``x`` ``(n, F)`` into the float32 tensor
+        ``out`` ``(n,)`` without allocating the scores, bit for bit the forward pass; return
+        ``False`` when the model has no such path (the caller then runs ``self(x)``). Here
+        none; the linear model has one."""
+        return False
 
     @torch.no_grad()
     def predict(
@@ -170,6 +177,19 @@ class LinearModel(RankModel):
     def forward(self, x: Any) -> Any:
         # nn.Linear's own computation, without a second module call on every batch
         return nn.functional.linear(x, self.linear.weight, self.linear.bias).squeeze(-1)
+
+    def forward_into(self, x: Any, out: Any) -> bool:
+        """``out = x @ w + b`` by the operation :func:`torch.nn.functional.linear` runs on a
+        matrix (``addmm`` with the bias, ``mm`` without), written into ``out``: the forward
+        pass's numbers (``tests/models/test_scoring.py`` compares them)."""
+        if x.dim() != 2:
+            return False
+        w = self.linear.weight.t()
+        if self.linear.bias is None:
+            torch.mm(x, w, out=out.view(-1, 1))
+        else:
+            torch.addmm(self.linear.bias, x, w, out=out.view(-1, 1))
+        return True
 
     @property
     def weight(self) -> np.ndarray:

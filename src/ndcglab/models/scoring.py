@@ -10,21 +10,24 @@ the two-step path (normalise the whole matrix, then :meth:`RankModel.predict
   :attr:`~ndcglab.models.RankModel.listwise`): the rows are cut into calls of a fixed number
   of rows counted from the first row of the matrix, whatever pieces they arrive in -
   :data:`AFFINE_ROWS` (4,096) for a model that declares :meth:`RankModel.linear_form
-  <ndcglab.models.RankModel.linear_form>` (the linear model, AdaRank), :data:`BLOCK_ROWS`
-  (262,144, the block of :meth:`RankModel.predict`) for the others; only the last call is
-  shorter. Each call's rows are normalised into one reused float32 buffer (``zscore`` and
-  ``none`` by Numba kernels that give the normaliser's float32 values bit for bit, the others by
-  the normaliser itself) and the model's own forward pass runs on the tensor sharing the
-  buffer's memory (inference mode). The two-step path ran the same forward pass on the same
-  float32 values in calls of 262,144 rows. For the MLP the calls are those same calls. For an
-  affine model the calls are smaller, so that the buffer stays in the processor's cache and the
-  matrix is read once: torch's matrix-vector product gives a row the same number in any call
-  whose row count is a multiple of 4 (only the last rows of a call of another length take a
-  different path), so calls of 4,096 rows, with the last call ending where the two-step path's
-  last call ended, give every row the same number (``tests/models/test_scoring.py`` checks this
-  against the two-step path for call lengths of every remainder). Under ``query_minmax``, which
-  needs whole queries, the rows are normalised query by query first, then scored in the same
-  calls.
+  <ndcglab.models.RankModel.linear_form>` (the linear model, AdaRank), :data:`ROWWISE_ROWS`
+  (16,384) for the others with float32 parameters on the CPU, :data:`BLOCK_ROWS` (262,144, the
+  block of :meth:`RankModel.predict`) for the others on another device or in another dtype;
+  only the last call is shorter. Each call's rows are normalised into one reused float32 buffer
+  (``zscore`` and ``none`` by Numba kernels that give the normaliser's float32 values bit for
+  bit, the others by the normaliser itself) and the model's own forward pass runs on the tensor
+  sharing the buffer's memory (inference mode; into a reused float32 buffer through
+  :meth:`RankModel.forward_into <ndcglab.models.RankModel.forward_into>` where the model has
+  that path, as the linear model does). The two-step path ran the same forward pass on the same
+  float32 values in calls of 262,144 rows. The calls are smaller, so that the buffer and the
+  layers' intermediate values stay in the processor's caches and the matrix is read once:
+  torch's matrix products give a row the same number in any call whose row count is a multiple
+  of 4 (only the last rows of a call of another length take a different path), so calls that
+  divide 262,144, with the last call ending where the two-step path's last call ended, give
+  every row the same number (``tests/models/test_scoring.py`` checks this against the two-step
+  path for call lengths of every remainder, for the linear model, AdaRank and MLPs of several
+  widths). Under ``query_minmax``, which needs whole queries, the rows are normalised query by
+  query first, then scored in the same calls.
 * **List-aware models** (the attention kind): the rows are normalised, then scored by the
   model's own :meth:`RankModel.predict <ndcglab.models.RankModel.predict>` in the runs of whole
   lists it cuts (:meth:`RankModel.predict_chunks <ndcglab.models.RankModel.predict_chunks>`);
@@ -49,13 +52,17 @@ if TYPE_CHECKING:
     from ..data.normalize import Normalizer
     from .base import RankModel
 
-__all__ = ["AFFINE_ROWS", "BLOCK_ROWS", "BlockScorer", "score_features"]
+__all__ = ["AFFINE_ROWS", "BLOCK_ROWS", "ROWWISE_ROWS", "BlockScorer", "score_features"]
 
 #: rows per call of the forward pass of a model without a linear form (the block of
 #: :meth:`RankModel.predict`)
 BLOCK_ROWS = 262_144
 #: rows per call of an affine model's forward pass (a divisor of :data:`BLOCK_ROWS`)
 AFFINE_ROWS = 4_096
+#: rows per call of the forward pass of another row-wise model with float32 parameters on the
+#: CPU (a divisor of :data:`BLOCK_ROWS`): a 136-64-32-1 MLP's intermediate values stay in the
+#: processor's caches (calls of 262,144 rows took twice as long)
+ROWWISE_ROWS = 16_384
 #: rows per piece of the normalisation kernels' row loops, and the fewest rows worth a second
 #: thread
 _PIECE_ROWS = 8_192
@@ -109,20 +116,32 @@ class BlockScorer:
         self._direct = p.device.type == "cpu" and p.dtype == torch.float32
         self._f32, self._f64 = torch.float32, torch.float64
         self.listwise = bool(model.listwise)
-        self.step = BLOCK_ROWS if model.linear_form() is None else AFFINE_ROWS
+        if model.linear_form() is not None:
+            self.step = AFFINE_ROWS
+        else:
+            self.step = ROWWISE_ROWS if self._direct else BLOCK_ROWS
         #: whether rows are normalised query by query as they arrive (then scored as they are)
         self.whole_queries = self.listwise or normalizer.method == "query_minmax"
-        self._pending: np.ndarray | None = None  # rows not yet scored (< step; listwise: a run)
+        #: rows not yet scored (fewer than 1 + :attr:`_hold` calls, in a buffer of
+        #: 1 + 2 :attr:`_hold` calls; listwise: a run)
+        self._pending: np.ndarray | None = None
+        self._offset = 0  # rows handed to calls so far (row-wise models)
+        #: whole calls held back until the end of the matrix shows (1 in calls of
+        #: :data:`ROWWISE_ROWS`, where the last, shorter call joins the one before it)
+        self._hold = int(self.step == ROWWISE_ROWS)
         self._pending_n = 0
         self._pending_bnd = np.zeros(1, dtype=np.int64)
         self._buf: np.ndarray | None = None
         self._buf_t: torch.Tensor | None = None  # the tensor sharing the buffer's memory
+        #: the float32 scores of one call (direct models), and whether the model writes them
+        #: there itself (:meth:`RankModel.forward_into`; ``None``: not asked yet)
+        self._scores32 = np.empty(0, dtype=np.float32)
+        self._scores32_t: torch.Tensor | None = None
+        self._into: bool | None = None
         #: the normalisation's kernel and its inputs after the rows (at the first call)
         self._kernel: Callable[..., None] | None = None
         self._inputs: tuple[np.ndarray, ...] | None = None
         self._one = np.zeros(2, dtype=np.int64)  # the row offsets of a call in one piece
-        #: whether runs of calls may go to several threads (not within such a thread)
-        self.threaded = True
         self._was_training = model.training
         model.eval()
 
@@ -179,20 +198,25 @@ class BlockScorer:
         inference mode)."""
         if not self._direct:
             t = t.to(device=self.device, dtype=self.dtype)
+        elif self._into is not False:
+            import torch
+
+            n = len(t)
+            if len(self._scores32) < n:
+                self._scores32 = np.empty(max(n, self.step), dtype=np.float32)
+                self._scores32_t = torch.from_numpy(self._scores32)
+            self._into = self.model.forward_into(t, self._scores32_t[:n])
+            if self._into:
+                out[:] = self._scores32[:n]  # float32 -> float64 exactly
+                return
         scores = self.model(t)
         if scores.dtype not in (self._f32, self._f64):  # e.g. bfloat16: no NumPy
             scores = scores.double()
         out[:] = scores.cpu().numpy()  # float32 -> float64 exactly, as .double() did
 
-    def _score_call(self, rows: np.ndarray, out: np.ndarray) -> None:
-        """``out`` = the scores of the rows ``rows`` (one call)."""
-        import torch
-
-        with torch.inference_mode():
-            self._score_rows(rows, out)
-
     def _score_rows(self, rows: np.ndarray, out: np.ndarray) -> None:
-        """:meth:`_score_call` within inference mode: the rows normalised into the buffer
+        """``out`` = the scores of the rows ``rows`` (one call; in inference mode): the rows
+        normalised into the buffer
         (unless already normalised, query by query), the forward pass on the tensor sharing
         its memory."""
         if self.whole_queries:
@@ -204,53 +228,86 @@ class BlockScorer:
         assert self._buf_t is not None
         self._forward(self._buf_t[: len(rows)], out)
 
-    def _calls(self, x: np.ndarray, out: np.ndarray) -> None:
-        """``out`` = the scores of the rows ``x``, in calls of :attr:`step` rows (the last one
-        shorter). Calls of :data:`AFFINE_ROWS` rows go to :func:`~ndcglab._compat.kernel_threads`
-        threads in runs of whole calls (each thread with its own buffer: the Numba kernels and
-        torch release the GIL); the rows of each call are the same, so are the numbers."""
-        step, n = self.step, len(x)
-        calls = -(-n // step)
+    def _bounds(self, n: int, final: bool) -> list[int]:
+        """The offsets of the calls of the next ``n`` rows (from :attr:`_offset`, a call's
+        start): calls of :attr:`step` rows. With ``final`` (the matrix ends with these rows)
+        and :attr:`_hold`, the shorter rest joins the call before it when both lie in the same
+        block of :data:`BLOCK_ROWS` rows (the two-step path's call), so that no call but a whole
+        two-step call is shorter than :attr:`step`: torch's matrix-matrix product takes another
+        path for a call of a few rows than for the same rows at the end of a longer call (its
+        matrix-vector product, that of an affine model, does not)."""
+        step = self.step
+        bounds = list(range(0, n, step))
+        last = bounds[-1] if bounds else 0
+        if self._hold and final and n % step and last and (self._offset + last) % BLOCK_ROWS:
+            bounds.pop()
+        bounds.append(n)
+        return bounds
+
+    def _run_calls(self, x: np.ndarray, out: np.ndarray, bounds: list[int]) -> None:
+        """``out[a:b]`` = the scores of the rows ``x[a:b]`` for each call ``a, b`` of
+        ``bounds``, in inference mode."""
+        import torch
+
+        with torch.inference_mode():
+            for a, b in itertools.pairwise(bounds):
+                self._score_rows(x[a:b], out[a:b])
+
+    def _calls(self, x: np.ndarray, out: np.ndarray, final: bool) -> None:
+        """``out`` = the scores of the rows ``x`` (starting at :attr:`_offset`), in the calls
+        of :meth:`_bounds`. Calls of :data:`AFFINE_ROWS` rows go to
+        :func:`~ndcglab._compat.kernel_threads` threads in runs of whole calls (each thread
+        with its own buffer: the Numba kernels and torch release the GIL); the rows of each
+        call are the same, so are the numbers."""
+        bounds = self._bounds(len(x), final)
+        self._offset += len(x)
+        calls = len(bounds) - 1
         threads = 1
-        if self.threaded and step == AFFINE_ROWS:
+        if self.step == AFFINE_ROWS:
             threads = min(kernel_threads(), calls // _CALLS_PER_THREAD)
         if threads <= 1:
-            import torch
-
-            with torch.inference_mode():
-                for lo in range(0, n, step):
-                    self._score_rows(x[lo : lo + step], out[lo : lo + step])
+            self._run_calls(x, out, bounds)
             return
         from concurrent.futures import ThreadPoolExecutor
 
-        edges = [round(calls * t / threads) * step for t in range(threads + 1)]
+        cuts = [round(calls * t / threads) for t in range(threads + 1)]
         workers = [BlockScorer(self.model, self.normalizer) for _ in range(threads)]
-        for w in workers:
-            w.threaded = False
         with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="ndcglab-score") as pool:
             futures = [
-                pool.submit(w._calls, x[a:b], out[a:b])
-                for w, (a, b) in zip(workers, itertools.pairwise(edges), strict=True)
+                pool.submit(w._run_calls, x, out, bounds[c0 : c1 + 1])
+                for w, (c0, c1) in zip(workers, itertools.pairwise(cuts), strict=True)
             ]
             for f in futures:
                 f.result()
 
     def _rowwise(self, x: np.ndarray, last: bool) -> np.ndarray:
-        step, have = self.step, self._pending_n
-        ready = have + len(x) if last else (have + len(x)) // step * step
+        """The scores of the rows that can be scored now: every whole call (but the last one
+        when :attr:`_hold`: it waits with the rows after it until the next piece shows whether
+        the matrix ends there, :meth:`_bounds`); all with ``last``."""
+        step, have, hold = self.step, self._pending_n, self._hold
+        total = have + len(x)
+        ready = total if last else max(0, total // step - hold) * step
         out = np.empty(ready, dtype=np.float64)
+        if self._pending is None or self._pending.shape[1] != x.shape[1]:
+            self._pending = np.empty(((1 + 2 * hold) * step, x.shape[1]), dtype=np.float32)
         done = 0
-        if have and ready:  # complete the pending call first
-            assert self._pending is not None
-            k = min(step - have, len(x))
-            self._pending[have : have + k] = x[:k]
-            self._score_call(self._pending[: have + k], out[: have + k])
-            x, done, self._pending_n = x[k:], have + k, 0
-        self._calls(x[: ready - done], out[done:])
+        if have and have >= ready > 0:  # only waiting rows are scored now; the others wait on
+            self._calls(self._pending[:ready], out, final=last)
+            waiting = np.concatenate([self._pending[ready:have], x])
+            self._pending[: len(waiting)] = waiting
+            self._pending_n = len(waiting)
+            return out
+        if have and ready:  # the waiting rows first, with the next rows up to whole calls
+            done = min(ready, -(-have // step) * step)
+            if hold and last and ready - done < step:  # the rest joins them: one final span
+                done = ready
+            k = done - have
+            self._pending[have:done] = x[:k]
+            self._calls(self._pending[:done], out[:done], final=last and done == ready)
+            x, self._pending_n = x[k:], 0
+        self._calls(x[: ready - done], out[done:], final=last)
         rest = x[ready - done :]
         if len(rest):
-            if self._pending is None or self._pending.shape[1] != x.shape[1]:
-                self._pending = np.empty((step, x.shape[1]), dtype=np.float32)
             self._pending[self._pending_n : self._pending_n + len(rest)] = rest
             self._pending_n += len(rest)
         return out
@@ -304,7 +361,7 @@ class BlockScorer:
         out = np.empty(n, dtype=np.float64)
         if n:
             assert self._pending is not None
-            self._score_call(self._pending[:n], out)
+            self._calls(self._pending[:n], out, final=True)
         return out
 
 
