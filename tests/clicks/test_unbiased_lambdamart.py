@@ -251,6 +251,13 @@ def test_command_line(pbm_world, small_log, tmp_path):
     np.testing.assert_allclose(out["clicks"]["examination"], lib.t_plus, rtol=1e-9)
     np.testing.assert_allclose(out["clicks"]["t_minus"], lib.t_minus, rtol=1e-9)
     np.testing.assert_allclose(load_trained(tmp_path / "m.zip").predict(ds), lib.predict(ds))
+    # what it trains is said as it is: not the --loss default it does not use
+    run = ndcglab("train", DATA, "--clicks", "log.npz", "--estimator", "pairwise", "--model",
+                  "gbdt", "--rounds", "2", "--out", "m1.zip", cwd=tmp_path)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    first = run.stderr.splitlines()[0]
+    assert "debiased lambda loss of unbiased LambdaMART, model gbdt" in first, first
+    assert "listnet" not in run.stderr, run.stderr
 
     from ndcglab.clicks.logs import write_stats
 

@@ -183,6 +183,17 @@ def _dask_counts(args: argparse.Namespace) -> Any:
         return read_log_stats(worker_path(args.clicks), client=client)
 
 
+def objective_text(args: argparse.Namespace, cfg: Any) -> str:
+    """What ``train --clicks`` optimises, for its first line: ``loss X`` with the loss the
+    click labels are trained with (a linear gain unless the loss names one), or Unbiased
+    LambdaMART's own objective."""
+    from ..clicks.learn import click_loss
+
+    if args.estimator == "pairwise" and _grows_trees(cfg):
+        return "objective the debiased lambda loss of unbiased LambdaMART"
+    return f"loss {click_loss(str(cfg.loss))}"
+
+
 def _grows_trees(cfg: Any) -> bool:
     from ..training.kinds import get_kind
 

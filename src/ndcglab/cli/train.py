@@ -162,11 +162,16 @@ def _run(args: argparse.Namespace, done: dict[str, int]) -> int:
         if args.quiet
         else (lambda m: print(f"ndcglab train: {terminal_safe(m)}", file=sys.stderr))
     )
+    objective = f"loss {cfg.loss}"
+    if args.clicks is not None:
+        from ._clicks_train import objective_text
+
+        objective = objective_text(args, cfg)
     say(
         f"{train_ds.n_queries} training queries, {train_ds.n_docs} documents, "
         f"{train_ds.n_features} features"
         + (f"; validation {valid_ds.n_queries} queries" if valid_ds is not None else "")
-        + f"; loss {cfg.loss}, model {cfg.model}"
+        + f"; {objective}, model {cfg.model}"
         + (f", optimizer {cfg.optimizer}" if kind.route == "gradient" else "")
     )
     clicks = None

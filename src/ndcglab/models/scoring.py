@@ -205,6 +205,7 @@ class BlockScorer:
             if len(self._scores32) < n:
                 self._scores32 = np.empty(max(n, self.step), dtype=np.float32)
                 self._scores32_t = torch.from_numpy(self._scores32)
+            assert self._scores32_t is not None
             self._into = self.model.forward_into(t, self._scores32_t[:n])
             if self._into:
                 out[:] = self._scores32[:n]  # float32 -> float64 exactly
