@@ -6,8 +6,9 @@ them, through these helpers, so ``import ndcglab`` and measuring stay light.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -134,6 +135,23 @@ def available_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # pragma: no cover - platforms without affinity
         return max(1, os.cpu_count() or 1)
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None) -> Iterator[None]:
+    """Torch's intra-op threads set to ``n`` for the block, then put back (``None`` or 0:
+    left as they are). Process-wide, as :func:`torch.set_num_threads` is: torch work that
+    other threads run meanwhile gets ``n`` threads too."""
+    th = torch()
+    before = th.get_num_threads()
+    change = bool(n) and n != before
+    if change:
+        th.set_num_threads(int(n))  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        if change:
+            th.set_num_threads(before)
 
 
 def kernel_threads() -> int:

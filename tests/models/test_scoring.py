@@ -245,6 +245,41 @@ def test_threads_change_no_score(monkeypatch: pytest.MonkeyPatch) -> None:
         assert np.array_equal(out["1"], _two_step(model, norm, x))
 
 
+def test_threads_score_with_torch_on_one_thread_then_put_it_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Calls shared by two threads run torch on one intra-op thread (its own threads would
+    wait on each other at every call); torch's setting is put back afterwards."""
+    from ndcglab.models import scoring
+
+    seen: list[int] = []
+
+    class Recorder(RankModel):
+        kind = "recorder-test"
+
+        def __init__(self, n_features: int) -> None:
+            super().__init__(n_features)
+            self.scale = torch.nn.Parameter(torch.tensor(1.5))
+
+        def forward(self, x: Any) -> Any:
+            seen.append(torch.get_num_threads())
+            return self.scale * x[..., 0]
+
+    monkeypatch.setattr(scoring, "_CALLS_PER_THREAD", 2)
+    monkeypatch.setenv("NDCGLAB_NUM_THREADS", "2")
+    x = np.random.default_rng(6).normal(0.0, 1.0, (4 * ROWWISE_ROWS, 3)).astype(np.float32)
+    norm = Normalizer.fit("zscore", x)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        got = score_features(Recorder(3), norm, x)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert seen == [1, 1, 1, 1]  # four calls of 16,384 rows, two per thread
+    np.testing.assert_allclose(got, 1.5 * norm.transform(x)[:, 0], rtol=1e-6)
+
+
 def test_scores_are_the_model_of_the_formula() -> None:
     """Against float64 scores of a loop written here: ``<w, (x − μ) · s> + b`` with the float32
     normalised values (float32 sums apart)."""

@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from .._compat import torch as _torch
+from .._compat import torch_threads
 from .._warn import warn_user
 from ..data import boundaries_from_group
 from ..errors import NdcglabError, SpecError
@@ -166,16 +167,8 @@ class BoundObjective:
 
     def grad_hess(self, preds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(grad, hess)`` float64 ``(N,)`` at scores ``preds`` (``(N,)``, dataset order)."""
-        torch = _torch()
-        want = self.objective.num_threads
-        before = torch.get_num_threads()
-        if want and want != before:
-            torch.set_num_threads(want)
-        try:
+        with torch_threads(self.objective.num_threads):
             return self._grad_hess(preds)
-        finally:
-            if want and want != before:
-                torch.set_num_threads(before)
 
     def _grad_hess(self, preds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         torch = _torch()

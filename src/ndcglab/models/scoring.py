@@ -67,7 +67,7 @@ ROWWISE_ROWS = 16_384
 #: thread
 _PIECE_ROWS = 8_192
 _THREADED_ROWS = 50_000
-#: the fewest calls of :data:`AFFINE_ROWS` rows worth a thread of their own
+#: the fewest calls of :data:`AFFINE_ROWS` rows (so many rows) worth a thread of their own
 _CALLS_PER_THREAD = 16
 
 
@@ -256,24 +256,32 @@ class BlockScorer:
 
     def _calls(self, x: np.ndarray, out: np.ndarray, final: bool) -> None:
         """``out`` = the scores of the rows ``x`` (starting at :attr:`_offset`), in the calls
-        of :meth:`_bounds`. Calls of :data:`AFFINE_ROWS` rows go to
+        of :meth:`_bounds`. Calls of :data:`AFFINE_ROWS` or :data:`ROWWISE_ROWS` rows go to
         :func:`~ndcglab._compat.kernel_threads` threads in runs of whole calls (each thread
-        with its own buffer: the Numba kernels and torch release the GIL); the rows of each
-        call are the same, so are the numbers."""
+        with its own buffer: the Numba kernels and torch release the GIL), torch on one
+        intra-op thread meanwhile (its own threads would wait on each other at every small
+        call, many times slower when another process takes a core); the rows of each call are
+        the same, so are the numbers."""
         bounds = self._bounds(len(x), final)
         self._offset += len(x)
         calls = len(bounds) - 1
         threads = 1
-        if self.step == AFFINE_ROWS:
-            threads = min(kernel_threads(), calls // _CALLS_PER_THREAD)
+        if self.step in (AFFINE_ROWS, ROWWISE_ROWS):
+            rows_per_thread = _CALLS_PER_THREAD * AFFINE_ROWS
+            threads = min(kernel_threads(), calls, len(x) // rows_per_thread)
         if threads <= 1:
             self._run_calls(x, out, bounds)
             return
         from concurrent.futures import ThreadPoolExecutor
 
+        from .._compat import torch_threads
+
         cuts = [round(calls * t / threads) for t in range(threads + 1)]
         workers = [BlockScorer(self.model, self.normalizer) for _ in range(threads)]
-        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="ndcglab-score") as pool:
+        with (
+            torch_threads(1),
+            ThreadPoolExecutor(max_workers=threads, thread_name_prefix="ndcglab-score") as pool,
+        ):
             futures = [
                 pool.submit(w._run_calls, x, out, bounds[c0 : c1 + 1])
                 for w, (c0, c1) in zip(workers, itertools.pairwise(cuts), strict=True)

@@ -89,16 +89,11 @@ def _torch_threads(enabled: bool = True) -> Iterator[int | None]:
     if not enabled or not has("torch"):
         yield None
         return
-    from .._compat import torch
+    from .._compat import torch_threads
 
-    th = torch()
-    before = th.get_num_threads()
-    want = int(os.environ.get("NDCGLAB_TORCH_THREADS", "1"))
-    th.set_num_threads(max(1, want))
-    try:
-        yield max(1, want)
-    finally:
-        th.set_num_threads(before)
+    want = max(1, int(os.environ.get("NDCGLAB_TORCH_THREADS", "1")))
+    with torch_threads(want):
+        yield want
 
 
 def _new_report(

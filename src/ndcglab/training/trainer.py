@@ -61,6 +61,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._compat import torch as _torch
+from .._compat import torch_threads
 from ..data.dataset import RankingDataset
 from ..data.normalize import Normalizer
 from ..errors import NdcglabError, SpecError
@@ -153,16 +154,14 @@ def train(
         return fit_adarank(cfg, loss, scorer, work, validation, meta, callback)
 
     fingerprint = run_fingerprint(cfg, train_data, validation)
-    threads_before = torch.get_num_threads()
     threads = cfg.num_threads
     if threads is None:
         threads = auto_threads(
             train_data.n_docs,
             train_data.n_features,
-            available=min(threads_before, available_cores()),
+            available=min(torch.get_num_threads(), available_cores()),
         )
-    torch.set_num_threads(int(threads))
-    try:
+    with torch_threads(int(threads)):
         run = GradientRun(cfg, loss, scorer, work, validation, meta, device)
         return run.fit(
             fingerprint=fingerprint,
@@ -172,5 +171,3 @@ def train(
             callback=callback,
             observer=observer,
         )
-    finally:
-        torch.set_num_threads(threads_before)
