@@ -214,7 +214,32 @@ def fill_kernel(
             for c in range(wj, w):
                 docs[o, c] = 0
             o += 1
-        # the docno tie key, for the ranked documents that share a score only
+        # the docno tie key, for the ranked documents that share a score only; a run lists a
+        # query's documents by score (trec_eval's output, most runs): then the documents of
+        # one score stand together, in index order, as the stable sort below would group them
+        down = True
+        up = True
+        for p in range(1, n):
+            if not scores[out + p] <= scores[out + p - 1]:  # (a NaN: neither, the sort)
+                down = False
+            if not scores[out + p] >= scores[out + p - 1]:
+                up = False
+            if not (down or up):
+                break
+        if down or up:
+            p = 0
+            while p < n:
+                g = p + 1
+                while g < n and scores[out + g] == scores[out + p]:
+                    g += 1
+                if g - p > 1:
+                    for t in range(g - p):
+                        idx[t] = out + p + t
+                    byte_msort(idx, g - p, docs, tmp)
+                    for t in range(g - p):
+                        key[idx[t]] = -float(t)
+                p = g
+            continue
         v = vals[:n]
         v.sort()
         tied = False
