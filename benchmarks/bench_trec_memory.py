@@ -14,9 +14,9 @@ round, ``-m all_trec`` and ``-m ndcg_cut.10`` for:
 
 Each process's peak resident memory comes from ``os.wait4`` (its own ``ru_maxrss``), its CPU
 time from the same call. The warm-up run of each tree also writes its bytecode cache
-(``PYTHONDONTWRITEBYTECODE`` is unset for the timed processes, as in ``bench_startup.py``). Prints min/median/max of wall seconds, CPU seconds and peak MiB, the
-ratios to the binary's within each round (targets: memory <= 1.0x, time <= 0.5x), and the load
-average.
+(``PYTHONDONTWRITEBYTECODE`` is unset for the timed processes, as in ``bench_startup.py``).
+Prints min/median/max of wall seconds, CPU seconds and peak MiB, the ratios to the binary's
+within each round (targets: memory <= 1.0x, time <= 0.5x), and the load average.
 """
 
 from __future__ import annotations
