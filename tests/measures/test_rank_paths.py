@@ -148,3 +148,27 @@ def test_long_lists_same_values_by_counting_or_sorting(
         ids = np.array([f"d{i % 997}" for i in range(n)], dtype=object)
         rend = b[:-1] + (lens * 0.8).astype(np.int64) if trial == 3 else None
         assert_paths_equal(monkeypatch, measures, y, s, b, rend, ids, trial)
+
+
+def test_the_ideal_gains_are_the_gains_sorted_descending() -> None:
+    """The ideal ranking's gains without a gain table: the non-zero gains sorted, the zeros
+    between the positive and the negative ones — NumPy's sort of all of them, descending
+    (zeros of either sign compare equal); a NaN gain is left to the whole-list sort."""
+    from ndcglab.measures import _gain_kernels as GK
+
+    rng = np.random.default_rng(5)
+    for n in [1, 2, 3, 16, 17, 200, 1001]:
+        for kind in ["positive", "signed", "all-zero", "signed-zero"]:
+            gq = rng.choice([0.0, 0.0, 0.0, 1.0, 3.0, 7.5], n)
+            if kind == "signed":
+                gq = gq * rng.choice([-1.0, 1.0], n)
+            elif kind == "all-zero":
+                gq = np.zeros(n)
+            elif kind == "signed-zero":
+                gq = np.where(rng.random(n) < 0.5, -0.0, gq)
+            g = np.full(n + 3, 99.0)
+            assert GK._gains_descending(gq, n, np.empty(n, np.int64), g)
+            np.testing.assert_array_equal(g[:n], np.sort(gq)[::-1])
+            assert (g[n:] == 99.0).all()  # nothing beyond the list is written
+    gq = np.array([1.0, np.nan, 0.0, 2.0])
+    assert not GK._gains_descending(gq, 4, np.empty(4, np.int64), np.empty(4))
