@@ -279,7 +279,8 @@ class _Blocks:
             starts = np.concatenate(([0], starts))
             lengths = np.diff(np.append(starts, n))
             order = np.lexsort((starts, query[starts]))  # by query, then file order
-            query = _moved(query, starts, lengths, order)
+            counts = np.bincount(query, minlength=len(names))  # moved, the column is sorted:
+            query = np.repeat(np.arange(len(names), dtype=np.int32), counts)  # made at once
             doc = _moved(doc, starts, lengths, order)
             self.doc = doc
             value = _moved(value, starts, lengths, order)
@@ -296,9 +297,11 @@ def _moved(
     if len(col) >= COMPILED_MIN_LINES:
         from ._trec_scan import gather_runs
 
-        src = col.view(np.uint8).reshape(len(col), -1) if col.dtype.kind == "S" else col
-        dst = out.view(np.uint8).reshape(len(out), -1) if out.dtype.kind == "S" else out
-        gather_runs(src, starts, lengths, order, dst)
+        if col.dtype.kind == "S":  # the runs as runs of bytes: one flat copy each
+            w = col.dtype.itemsize
+            gather_runs(col.view(np.uint8), starts * w, lengths * w, order, out.view(np.uint8))
+        else:
+            gather_runs(col, starts, lengths, order, out)
         return out
     at = 0
     for r in order.tolist():
