@@ -262,10 +262,12 @@ def test_spellings_read_as_the_dictionary_readers_read_them(tmp_path: Path) -> N
                 assert np.float64(have[q][d]).tobytes() == np.float64(v).tobytes(), (q, d)
 
 
-def _tied_files(tmp_path: Path, seed: int) -> tuple[Path, Path]:
+def _tied_files(tmp_path: Path, seed: int, order: str = "file") -> tuple[Path, Path]:
     """Many ties (scores on a coarse grid, some beyond float32's precision only), unjudged
     documents, judged documents never retrieved, labels -1..4 and fractional ones, queries on
-    one side only, docnos of other widths in the two files."""
+    one side only, docnos of other widths in the two files. ``order``: each query's run lines
+    in no order (``file``), by score descending (``down``, as trec_eval writes runs) or
+    ascending (``up``)."""
     rng = np.random.default_rng(seed)
     qrels, run = [], []
     for q in rng.permutation(12).tolist():
@@ -277,8 +279,14 @@ def _tied_files(tmp_path: Path, seed: int) -> tuple[Path, Path]:
                     qrels.append(f"{q} 0 {d} {label + 0.5 if rng.random() < 0.05 else label}\n")
         if q == 10:
             continue  # in the qrels only
-        for r, d in enumerate(d for d in docs if rng.random() < 0.8):
-            score = int(rng.integers(0, 6)) / 4 + (1e-9 if rng.random() < 0.1 else 0.0)
+        ranked = [
+            (d, int(rng.integers(0, 6)) / 4 + (1e-9 if rng.random() < 0.1 else 0.0))
+            for d in docs
+            if rng.random() < 0.8
+        ]
+        if order != "file":  # (a stable sort: tied documents keep their file order)
+            ranked.sort(key=lambda t: -t[1] if order == "down" else t[1])
+        for r, (d, score) in enumerate(ranked):
             run.append(f"{q} Q0 {d} {r + 1} {score!r} t\n")
     qp, rp = tmp_path / f"q{seed}.txt", tmp_path / f"r{seed}.txt"
     qp.write_text("".join(qrels))
@@ -286,12 +294,15 @@ def _tied_files(tmp_path: Path, seed: int) -> tuple[Path, Path]:
     return qp, rp
 
 
+@pytest.mark.parametrize("order", ["file", "down", "up"])
 @pytest.mark.parametrize("preset", ["trec_eval", "trec_eval10"])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_tied_graded_files_give_the_dictionary_path_numbers(
-    tmp_path: Path, seed: int, preset: str
+    tmp_path: Path, seed: int, preset: str, order: str
 ) -> None:
-    qp, rp = _tied_files(tmp_path, seed)
+    """Also with runs listed by score (the compiled join then finds the tied documents next to
+    each other instead of sorting them)."""
+    qp, rp = _tied_files(tmp_path, seed, order)
     cols = read_trec_columns(qp, rp)
     assert cols is not None
     with warnings.catch_warnings():
@@ -331,3 +342,37 @@ def test_lines_longer_than_the_block_are_read_whole(
     assert got is not None
     assert got[0].to_dict() == read_qrels(pair[0])
     assert got[1].to_dict() == read_run(pair[1])
+
+
+@pytest.mark.parametrize("block", [8, 100, 1 << 20])
+def test_blocks_scanned_on_several_threads_give_the_same_columns(
+    pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, reader: str, block: int
+) -> None:
+    """Two or three blocks at a time (one per thread) against one: the same columns, with lines
+    cut at block ends, lines longer than the buffer (``block`` 8), a last line without its end,
+    and a file that needs the dictionary readers found as such."""
+    if reader == "numpy":
+        pytest.skip("the compiled reader only")
+    raw = pair[1].read_bytes()
+    raw = gzip.decompress(raw) if pair[1].suffix == ".gz" else raw
+    last = pair[1].with_name("no-end.txt")
+    last.write_bytes(raw.rstrip(b"\n").rsplit(b"\n", 1)[0])  # (the comment line: dropped)
+    monkeypatch.setattr(tc, "BLOCK_BYTES", block)
+    monkeypatch.setattr(tc, "kernel_threads", lambda: 3)
+    for path in (pair[1], last):
+        got = {}
+        for threads in (1, 2, 3):
+            monkeypatch.setattr(tc, "SCAN_THREADS", threads)
+            got[threads] = read_trec_columns(pair[0], path)
+        assert got[1] is not None
+        for threads in (2, 3):
+            have = got[threads]
+            assert have is not None
+            for a, b in zip(got[1], have, strict=True):
+                assert a.queries == b.queries
+                for col in ("query", "doc", "value"):
+                    assert np.array_equal(getattr(a, col), getattr(b, col)), (threads, col)
+    bad = pair[1].with_name("bad.txt")
+    bad.write_bytes(raw + b"1 Q0 x one 0.5 t\n")  # a rank that is no integer
+    monkeypatch.setattr(tc, "SCAN_THREADS", 2)
+    assert read_trec_columns(pair[0], bad) is None

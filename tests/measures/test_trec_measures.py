@@ -428,3 +428,25 @@ def test_values_and_names_of_any_type_are_converted_as_float_and_str() -> None:
     # the tie between 9 and 10 is broken by docno as text, descending: "9" > "10" (as numbers,
     # 10 would come first and the first relevant document would sit at rank 3)
     assert got.per_query["mrr"][0] == 1.0 / 2  # doc 3 first (score 2), then "9" (relevant)
+
+
+@pytest.mark.parametrize("preset", ["trec_eval", "trec_eval10"])
+def test_interpolated_precision_in_one_pass_equals_each_level_alone(preset: str) -> None:
+    """all_trec's eleven iprec levels and iprec_11pt share one pass over the rankings: each
+    level's values are those of the level evaluated alone, and iprec_11pt is, bit for bit, the
+    mean of the eleven levels evaluated alone (NumPy's mean of each query's eleven values); the
+    levels against pytrec_eval as in the test above."""
+    qrels, run = make(7, nq=60)
+    levels = [f"iprec(level={lv / 10:g})" for lv in range(11)]
+    together = evaluate_trec(qrels, run, [*levels, "iprec_11pt", "map"], preset=preset)
+    alone = np.stack(
+        [evaluate_trec(qrels, run, [m], preset=preset).per_query[m] for m in levels], axis=1
+    )
+    for i, m in enumerate(levels):
+        np.testing.assert_array_equal(together.per_query[m], alone[:, i], err_msg=m)
+    want = np.array([np.mean(row) for row in alone])
+    np.testing.assert_array_equal(together.per_query["iprec_11pt"], want)
+    if preset == "trec_eval":  # (trec_eval 9's recall cut: pytrec_eval)
+        ref = pytrec_eval.RelevanceEvaluator(qrels, {"iprec_at_recall", "11pt_avg"}).evaluate(run)
+        pairs = {k: v for k, v in PAIRS.items() if k.startswith(("iprec", "11pt"))}
+        _compare(together, ref, pairs, run)

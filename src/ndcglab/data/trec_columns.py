@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._compat import kernel_threads
 from ._files import PathLike, open_binary
 from .trec import _MAX_WIDTH, _columns_of, _finite_float
 
@@ -145,7 +146,7 @@ class _Blocks:
         self.query = np.empty(capacity, dtype=np.int32)
         self.doc = np.empty(capacity, dtype="S1")
         self.value = np.empty(capacity, dtype=np.float64)
-        self.scratch: tuple[np.ndarray, ...] | None = None  # add_compiled's per-block arrays
+        self.scratch: list[tuple[np.ndarray, ...]] = []  # scan_compiled's arrays, per slot
 
     def _room(self, k: int, w: int) -> None:
         need = self.n + k
@@ -192,25 +193,44 @@ class _Blocks:
     def add_compiled(self, block: bytearray, size: int) -> bool:
         """:meth:`add` of ``block[:size]`` through the kernels of :mod:`._trec_scan` (the same
         rules and values, no NumPy temporary per field): for large files, where loading Numba
-        pays off."""
+        pays off. :meth:`scan_compiled` then :meth:`take_compiled`."""
+        return self.take_compiled(block, size, 0, self.scan_compiled(block, size, 0))
+
+    def scan_compiled(self, block: bytearray, size: int, slot: int) -> int:
+        """The first half of :meth:`add_compiled`: the lines of ``block[:size]`` found by
+        :func:`._trec_scan.scan_block` into the scratch arrays ``slot`` (made once per slot and
+        reused: blocks in different slots may be scanned on different threads at once, since
+        the kernel releases the GIL); returns the kernel's line count."""
         from ._decimals import _POW10
-        from ._trec_scan import copy_tokens, scan_block
+        from ._trec_scan import scan_block
 
         buf = np.frombuffer(block, dtype=np.uint8, count=size)
         # a data line takes at least 2 * n_fields bytes (fields, blanks, its end): the scratch
         # arrays of one block, made once and reused
         cap = size // (2 * self.n_fields - 1) + 1
-        if self.scratch is None or len(self.scratch[0]) < cap:
+        while len(self.scratch) <= slot:
+            self.scratch.append(())
+        if not self.scratch[slot] or len(self.scratch[slot][0]) < cap:
             kinds = (np.int64,) * 6 + (np.float64, np.bool_, np.bool_)
-            self.scratch = tuple(np.empty(cap, dtype=k) for k in kinds)
-        qs, qe, ds, de, vs, ve, value, ok, new = self.scratch
+            self.scratch[slot] = tuple(np.empty(cap, dtype=k) for k in kinds)
         run = self.n_fields == 6
-        k = scan_block(
-            buf, self.n_fields, self.exact, 3 if run else -1, 4 if run else 3, _POW10,
-            qs, qe, ds, de, vs, ve, value, ok, new,
+        return int(
+            scan_block(
+                buf, self.n_fields, self.exact, 3 if run else -1, 4 if run else 3, _POW10,
+                *self.scratch[slot],
+            )
         )  # fmt: skip
+
+    def take_compiled(self, block: bytearray, size: int, slot: int, k: int) -> bool:
+        """The second half of :meth:`add_compiled`: the ``k`` lines :meth:`scan_compiled` found
+        in ``block[:size]`` (scratch ``slot``) appended to the columns (blocks are taken in file
+        order); ``False`` when the file needs the dictionary readers."""
+        from ._trec_scan import copy_tokens
+
         if k <= 0:
             return k == 0
+        qs, qe, ds, de, _, _, value, ok, new = self.scratch[slot]
+        run = self.n_fields == 6
         for r in np.flatnonzero(~ok[:k]).tolist():  # a rank or a value Python must read
             end = min((i for i in (block.find(b"\n", qs[r], size), block.find(b"\r", qs[r], size))
                        if i >= 0), default=size)  # fmt: skip
@@ -234,6 +254,7 @@ class _Blocks:
         ids = np.array([self.index.setdefault(q, len(self.index)) for q in names], np.int32)
         self.query[at] = np.repeat(ids, np.diff(np.append(heads, k)))
         rows = self.doc[at].view(np.uint8).reshape(k, self.doc.dtype.itemsize)
+        buf = np.frombuffer(block, dtype=np.uint8, count=size)
         copy_tokens(buf, ds[:k], de[:k], rows)
         self.value[at] = value[:k]
         self.n += k
@@ -258,7 +279,8 @@ class _Blocks:
             starts = np.concatenate(([0], starts))
             lengths = np.diff(np.append(starts, n))
             order = np.lexsort((starts, query[starts]))  # by query, then file order
-            query = _moved(query, starts, lengths, order)
+            counts = np.bincount(query, minlength=len(names))  # moved, the column is sorted:
+            query = np.repeat(np.arange(len(names), dtype=np.int32), counts)  # made at once
             doc = _moved(doc, starts, lengths, order)
             self.doc = doc
             value = _moved(value, starts, lengths, order)
@@ -275,9 +297,11 @@ def _moved(
     if len(col) >= COMPILED_MIN_LINES:
         from ._trec_scan import gather_runs
 
-        src = col.view(np.uint8).reshape(len(col), -1) if col.dtype.kind == "S" else col
-        dst = out.view(np.uint8).reshape(len(out), -1) if out.dtype.kind == "S" else out
-        gather_runs(src, starts, lengths, order, dst)
+        if col.dtype.kind == "S":  # the runs as runs of bytes: one flat copy each
+            w = col.dtype.itemsize
+            gather_runs(col.view(np.uint8), starts * w, lengths * w, order, out.view(np.uint8))
+        else:
+            gather_runs(col, starts, lengths, order, out)
         return out
     at = 0
     for r in order.tolist():
@@ -351,14 +375,74 @@ def _feed(f: io.BufferedIOBase, add: Callable[[bytearray, int], bool]) -> bool:
     return not rest or add(data, rest)
 
 
-def _read(path: PathLike, n_fields: int, exact: bool) -> TrecColumns | None:
+#: blocks scanned at once (one on the calling thread, the others on as many more), when the
+#: process may use that many cores: the scan is about two thirds of reading a large run; each
+#: block more holds another buffer and its scratch arrays (about 13 MiB) while the file is read
+SCAN_THREADS = 2
+
+
+def _feed_scanned(f: io.BufferedIOBase, blocks: _Blocks, threads: int) -> bool:
+    """:func:`_feed` with :meth:`_Blocks.add_compiled` for ``threads`` blocks at a time: each
+    read into a buffer of its own (whole lines; the part line at a buffer's end starts the
+    next), scanned at once (the first on this thread), then taken in file order, so the
+    columns are those of :func:`_feed`; ``False`` as soon as a block needs the dictionary
+    readers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    bufs = [bytearray(2 * BLOCK_BYTES) for _ in range(threads)]
+    rest = b""
+    with ThreadPoolExecutor(max_workers=threads - 1, thread_name_prefix="ndcglab-scan") as pool:
+        at_end = False
+        while not at_end:
+            filled: list[tuple[bytearray, int]] = []
+            while len(filled) < threads:
+                data = bufs[len(filled)]
+                if len(rest) == len(data):  # a line longer than the buffer: a larger one
+                    data = bufs[len(filled)] = bytearray(2 * len(data))
+                data[: len(rest)] = rest
+                with memoryview(data) as view:
+                    got = f.readinto(view[len(rest) :])
+                end = len(rest) + got
+                if not got:
+                    at_end = True
+                    if end:
+                        filled.append((data, end))
+                    rest = b""
+                    break
+                cut = data.rfind(b"\n", 0, end) + 1
+                rest = bytes(data[cut:end])
+                if cut:
+                    filled.append((data, cut))
+            later = [
+                pool.submit(blocks.scan_compiled, data, size, slot)
+                for slot, (data, size) in enumerate(filled[1:], start=1)
+            ]
+            found = [blocks.scan_compiled(*filled[0], 0)] if filled else []
+            found += [fut.result() for fut in later]
+            for slot, ((data, size), k) in enumerate(zip(filled, found, strict=True)):
+                if not blocks.take_compiled(data, size, slot, k):
+                    return False
+    return True
+
+
+def _read(
+    path: PathLike, n_fields: int, exact: bool, quick_start: bool = False
+) -> TrecColumns | None:
     p = Path(path)
     rest = b""
     with open_binary(p) as f:  # (a missing file: open_binary's error, which names the fix)
         lines = _line_count(p, n_fields)
         blocks = _Blocks(p, n_fields, exact, lines or 1 << 16)
         if _compiled(p, lines):
-            if not _feed(f, blocks.add_compiled):
+            if quick_start:
+                from ._numba_start import preload_cython_blas
+
+                preload_cython_blas()
+            threads = min(SCAN_THREADS, kernel_threads())
+            if threads > 1 and (lines == 0 or lines >= COMPILED_MIN_LINES):
+                if not _feed_scanned(f, blocks, threads):
+                    return None
+            elif not _feed(f, blocks.add_compiled):
                 return None
             cols = blocks.columns()
             return None if cols is None or _has_repeats(cols) else cols
@@ -379,17 +463,19 @@ def _read(path: PathLike, n_fields: int, exact: bool) -> TrecColumns | None:
 
 
 def read_trec_columns(
-    qrels_path: PathLike, run_path: PathLike, *, disposable: bool = False
+    qrels_path: PathLike, run_path: PathLike, *, disposable: bool = False, quick_start: bool = False
 ) -> tuple[TrecColumns, TrecColumns] | None:
     """A qrels file and a run file as :class:`TrecColumns`, or ``None`` when either needs the
     dictionary readers (see the module docstring; :func:`ndcglab.data.read_trec` then reads
     them and reports any error). A run none of whose queries is in the qrels is refused as
     :func:`~ndcglab.data.read_trec` refuses it. ``disposable``: the columns'
-    :attr:`TrecColumns.disposable` (evaluating them may empty them)."""
-    qrels = _read(qrels_path, 4, True)
+    :attr:`TrecColumns.disposable` (evaluating them may empty them). ``quick_start`` (the
+    command line's): before a file loads Numba, SciPy's BLAS extension is loaded alone
+    (:func:`ndcglab.data._numba_start.preload_cython_blas`: 0.2 s less)."""
+    qrels = _read(qrels_path, 4, True, quick_start)
     if qrels is None:
         return None
-    run = _read(run_path, 6, False)
+    run = _read(run_path, 6, False, quick_start)
     if run is None:
         return None
     known = set(qrels.queries)

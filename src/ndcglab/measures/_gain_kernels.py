@@ -155,10 +155,11 @@ def ideal_dcg(
     """``icum`` = the DCG of the ideal ranking of documents ``lo : lo + nall`` (all their gains
     ``gq[:nall]``, descending) at every depth: ordered by the counts of their labels when the
     gains come from the table (:func:`_ideal_by_label`, ``tab_order`` from
-    :func:`_table_order`), else placed by counting (:func:`_placed`, ``zk`` all zeros) or
-    sorted. ``hist``, ``g``, ``idx``, ``tmp``, ``which``, ``pos`` are scratch."""
+    :func:`_table_order`), else by sorting the non-zero gains (:func:`_gains_descending`; with
+    a NaN gain the whole list is sorted, ``zk`` all zeros). ``hist``, ``g``, ``idx``, ``tmp``,
+    ``which``, ``pos`` are scratch."""
     if not (tab_ok and _ideal_by_label(labels, lo, nall, gtab, tab_order, hist, g)) and not (
-        _placed(gq, zk, 0, nall, gq, which, pos, g)
+        _gains_descending(gq, nall, which, g)
     ):
         for p in range(nall):
             idx[p] = p
@@ -166,6 +167,35 @@ def ideal_dcg(
         for p in range(nall):
             g[p] = gq[idx[p]]
     _ranked_dcg(g, idx, nall, gq, False, darr, off, icum)
+
+
+@njit(cache=True, nogil=True)
+def _gains_descending(gq, nall, which, g):  # pragma: no cover - compiled
+    """``g[:nall]`` = the gains ``gq[:nall]`` in descending order, the values the ideal ranking
+    holds (which document holds which does not matter): the non-zero gains sorted, the
+    positive ones first, then the zeros, then the negative ones. The same values in the same
+    places as sorting all of them (a zero's sign aside, which adds nothing to a DCG that starts
+    at +0). False, ``g`` unfinished, for a NaN gain (the caller sorts, as it always has)."""
+    na = nonzero_of(gq, 0, nall, which)
+    npos = 0
+    for a in range(na):
+        v = gq[which[a]]
+        if v != v:
+            return False
+        g[a] = v
+        if v > 0.0:
+            npos += 1
+    g[:na].sort()  # negative ones ascending, then positive ones ascending
+    for a in range(na // 2):  # reversed: positive ones descending, then negative ones
+        v = g[a]
+        g[a] = g[na - 1 - a]
+        g[na - 1 - a] = v
+    nneg = na - npos
+    for a in range(nneg - 1, -1, -1):  # the negative ones to the end (backwards: no overlap)
+        g[nall - nneg + a] = g[npos + a]
+    for p in range(npos, nall - nneg):
+        g[p] = 0.0
+    return True
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -53,10 +53,28 @@ def longest(bnd, q0, q1):  # pragma: no cover - compiled
     return maxn
 
 
+@njit(cache=True, nogil=True, inline="always")
+def in_order(idx, n, s, t):  # pragma: no cover - compiled
+    """Whether ``idx[:n]`` already stands in :func:`msort`'s order: each index strictly before
+    the next by ``s`` descending, ``t`` ascending, index ascending (a NaN compares as neither,
+    so a list holding one is never in order). ``t`` is read where ``s`` ties only, as the sort
+    reads it. One pass, which stops at the first pair out of order: a run listed by score (as
+    TREC runs are written) is ranked as it stands, a shuffled list costs a comparison or two."""
+    for p in range(n - 1):
+        a = idx[p]
+        b = idx[p + 1]
+        if not (s[a] > s[b] or (s[a] == s[b] and (t[a] < t[b] or (t[a] == t[b] and a < b)))):
+            return False
+    return True
+
+
 @njit(cache=True, nogil=True)
 def msort(idx, n, s, t, tmp):  # pragma: no cover - compiled
     """Sort ``idx[:n]`` (indices into ``s``/``t``) by ``s`` descending, ``t`` ascending, index
-    ascending: insertion-sorted runs of 16, then bottom-up merges through ``tmp``."""
+    ascending: insertion-sorted runs of 16, then bottom-up merges through ``tmp`` (nothing to
+    do when :func:`in_order`: a stable sort of an ordered list leaves it as it is)."""
+    if in_order(idx, n, s, t):
+        return
     run = 16
     for lo in range(0, n, run):
         hi = min(lo + run, n)
@@ -147,8 +165,18 @@ def positions(scores, tkey, lo, n, which, na, pos, budget):  # pragma: no cover 
     branch-free comparisons that the compiler vectorises — one pass over the list per document,
     two more when its score is tied. Returns False, its work unfinished, as soon as it would
     exceed ``budget`` passes (many tied scores) or meets a NaN key: the caller then sorts the
-    list."""
+    list. A list already in that order (:func:`in_order`; a run listed by score) takes one pass:
+    each position is the document's index."""
     s = scores[lo : lo + n]
+    in_place = True  # the list already in the order (see :func:`in_order`): positions = indices
+    for j in range(n - 1):
+        if not (s[j] > s[j + 1] or (s[j] == s[j + 1] and tkey[lo + j] <= tkey[lo + j + 1])):
+            in_place = False
+            break
+    if in_place:
+        for a in range(na):
+            pos[a] = which[a]
+        return True
     used = 0
     for a in range(na):
         i = which[a]

@@ -249,6 +249,7 @@ def rank_per_query(
     gives."""
     rk = _Ranking(labels, in_qrels, rel, tkey, scores, bnd, rend)
     nq = rk.nq
+    iprec = _iprec_tables(rk, group)
     out: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
     no_empty = np.zeros(nq, dtype=bool)
     for m in group:
@@ -303,13 +304,38 @@ def rank_per_query(
             out[m] = (np.log(np.maximum(ap, MIN_GEO_MEAN)), empty)
             continue
         elif name == "iprec":
-            v = _iprec(rk, (float(m.get("level")),), m.get("recall_cut"))[:, 0]
+            table, at = iprec[m.get("recall_cut")]
+            v = table[:, at[float(m.get("level"))]]
         elif name == "iprec_11pt":
-            v = _iprec(rk, ELEVEN_LEVELS, m.get("recall_cut")).mean(axis=1)
+            table, at = iprec[m.get("recall_cut")]
+            cols = [at[x] for x in ELEVEN_LEVELS]  # (in rows of their own, as one pass gives
+            v = np.ascontiguousarray(table[:, cols]).mean(axis=1)  # them: the same sums)
         else:  # pragma: no cover - the registry lists every rank measure above
             raise ConventionError(f"no computation for measure {name}")
         out[m] = (apply_empty(m, np.where(empty, 0.0, v), empty, query_ids), empty)
     return out
+
+
+def _iprec_tables(
+    rk: _Ranking, group: Sequence[Any]
+) -> dict[str, tuple[np.ndarray, dict[float, int]]]:
+    """``{recall_cut: (table, column of each level)}``: interpolated precision at every level
+    the ``iprec`` and ``iprec_11pt`` measures of ``group`` ask for, one pass of :func:`_iprec`
+    per recall-cut rule (``all_trec`` asks for twelve measures at eleven levels). A level's
+    column holds the numbers one pass for that level alone gives (each level is computed on
+    its own from the same suffix maxima)."""
+    levels: dict[str, dict[float, int]] = {}
+    for m in group:
+        if m.name == "iprec":
+            wanted: Sequence[float] = (float(m.get("level")),)
+        elif m.name == "iprec_11pt":
+            wanted = ELEVEN_LEVELS
+        else:
+            continue
+        at = levels.setdefault(m.get("recall_cut"), {})
+        for x in wanted:
+            at.setdefault(x, len(at))
+    return {cut: (_iprec(rk, tuple(at), cut), at) for cut, at in levels.items()}
 
 
 def _iprec(rk: _Ranking, levels: Sequence[float], recall_cut: str = "trunc") -> np.ndarray:

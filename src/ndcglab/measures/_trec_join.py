@@ -7,7 +7,8 @@ beyond the outputs.
 Both columns list each query's lines together; evaluated query ``e`` owns run lines
 ``rlo[e]:rhi[e]`` and qrels lines ``jlo[e]:jhi[e]``. Docnos are rows of bytes, NUL after the
 end (the two files' widths may differ). :func:`match_kernel` counts, per query, the run lines
-whose docno has a qrels line, found through a hash table of the query's qrels rows;
+whose docno has a qrels line, found through a hash table of the query's qrels rows, and keeps
+each run line's qrels line;
 :func:`scores_kernel` and :func:`fill_kernel` then write the documents
 :func:`~ndcglab.measures.evaluate_trec` evaluates, query by query: the ranked ones in run order
 (label from the qrels, 0 when unjudged), then the judged ones the run did not retrieve (score
@@ -128,14 +129,18 @@ def _tables(jlo, jhi, q0, q1):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def match_kernel(rrows, jrows, rlo, rhi, jlo, jhi, q0, q1, found):  # pragma: no cover
-    """``found[e]`` = how many run lines of query ``e`` have a qrels line (queries ``q0:q1``)."""
+def match_kernel(rrows, jrows, rlo, rhi, jlo, jhi, q0, q1, found, hit):  # pragma: no cover
+    """``found[e]`` = how many run lines of query ``e`` have a qrels line (queries ``q0:q1``);
+    ``hit[r]`` = the qrels line of run line ``r`` (int32, one entry per run line), -1 when none,
+    for :func:`fill_kernel`, which then looks up nothing again."""
     slot, hashes = _tables(jlo, jhi, q0, q1)
     for e in range(q0, q1):
         mask = _table(jrows, jlo[e], jhi[e], slot, hashes)
         n = 0
         for r in range(rlo[e], rhi[e]):
-            if _lookup(rrows, r, jrows, slot, hashes, mask) >= 0:
+            j = _lookup(rrows, r, jrows, slot, hashes, mask)
+            hit[r] = j
+            if j >= 0:
                 n += 1
         found[e] = n
 
@@ -160,14 +165,13 @@ def scores_kernel(rval, rlo, rhi, bnd, narrow, q0, q1, scores):  # pragma: no co
 
 @njit(cache=True, nogil=True)
 def fill_kernel(
-    rrows, jrows, jval, rlo, rhi, jlo, jhi, bnd, scores, q0, q1, labels, known, docs, key
+    rrows, jrows, jval, hit, rlo, rhi, jlo, jhi, bnd, scores, q0, q1, labels, known, docs, key
 ):  # pragma: no cover - compiled
     """Query ``e``'s documents at ``bnd[e]:bnd[e+1]`` (see the module docstring): ``labels``,
     ``known`` (has a qrels line), ``docs`` (rows, as wide as the wider file's) and ``key``, the
     tie key of ``ties=docid``: among the ranked documents of one score (``scores``, from
     :func:`scores_kernel`), minus the docno's position in byte order (docno descending first,
     as trec_eval), 0 for a document no other shares its score with (``key`` comes zeroed)."""
-    slot, hashes = _tables(jlo, jhi, q0, q1)
     maxn = 1
     maxj = 1
     for e in range(q0, q1):
@@ -183,7 +187,6 @@ def fill_kernel(
     for e in range(q0, q1):
         out = bnd[e]
         j0 = jlo[e]
-        mask = _table(jrows, j0, jhi[e], slot, hashes)
         for i in range(jhi[e] - j0):
             used[i] = False
         n = rhi[e] - rlo[e]
@@ -191,7 +194,7 @@ def fill_kernel(
             r = rlo[e] + p
             o = out + p
             vals[p] = scores[o]
-            j = _lookup(rrows, r, jrows, slot, hashes, mask)
+            j = hit[r]
             if j >= 0:
                 labels[o] = jval[j]
                 known[o] = True
@@ -214,7 +217,32 @@ def fill_kernel(
             for c in range(wj, w):
                 docs[o, c] = 0
             o += 1
-        # the docno tie key, for the ranked documents that share a score only
+        # the docno tie key, for the ranked documents that share a score only; a run lists a
+        # query's documents by score (trec_eval's output, most runs): then the documents of
+        # one score stand together, in index order, as the stable sort below would group them
+        down = True
+        up = True
+        for p in range(1, n):
+            if not scores[out + p] <= scores[out + p - 1]:  # (a NaN: neither, the sort)
+                down = False
+            if not scores[out + p] >= scores[out + p - 1]:
+                up = False
+            if not (down or up):
+                break
+        if down or up:
+            p = 0
+            while p < n:
+                g = p + 1
+                while g < n and scores[out + g] == scores[out + p]:
+                    g += 1
+                if g - p > 1:
+                    for t in range(g - p):
+                        idx[t] = out + p + t
+                    byte_msort(idx, g - p, docs, tmp)
+                    for t in range(g - p):
+                        key[idx[t]] = -float(t)
+                p = g
+            continue
         v = vals[:n]
         v.sort()
         tied = False

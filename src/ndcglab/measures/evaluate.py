@@ -880,7 +880,9 @@ def _compiled_join(
     rb = np.zeros(len(qids) + 1, dtype=np.int64)
     np.cumsum(n_ranked, out=rb[1:])
     found = np.zeros(len(qids), dtype=np.int64)
-    run_kernel(match_kernel, rb, rrows, jrows, rlo, rhi, jlo, jhi, (found,))
+    small = len(jrows) < 2**31  # each run line's qrels line (-1: none)
+    hit = np.empty(len(rrows), dtype=np.int32 if small else np.int64)
+    run_kernel(match_kernel, rb, rrows, jrows, rlo, rhi, jlo, jhi, (found, hit))
     bnd = np.zeros(len(qids) + 1, dtype=np.int64)
     np.cumsum(n_ranked + (jhi - jlo) - found, out=bnd[1:])
     n = int(bnd[-1])
@@ -895,9 +897,10 @@ def _compiled_join(
     docs = np.empty(n, dtype=f"S{w}")
     key = np.zeros(n)  # (pages never written stay unmapped: most documents have no tie)
     run_kernel(
-        fill_kernel, bnd, rrows, jrows, qrels.value, rlo, rhi, jlo, jhi, bnd, scores,
+        fill_kernel, bnd, rrows, jrows, qrels.value, hit, rlo, rhi, jlo, jhi, bnd, scores,
         (labels, known, docs.view(np.uint8).reshape(n, w), key),
     )  # fmt: skip
+    del hit
     give_docid_key(docs, key)
     return labels, scores, docs, known, bnd, bnd[:-1] + n_ranked
 
