@@ -191,7 +191,7 @@ def read_ranking(args: argparse.Namespace, *, columns: bool = False) -> tuple[An
             from ..data.trec_columns import read_trec_columns
 
             _return_freed_memory(run)
-            pair = read_trec_columns(args.qrels, run, disposable=True, quick_start=True)
+            pair = read_trec_columns(args.qrels, run, disposable=True)
             if pair is not None:
                 return pair
         return read_trec(args.qrels, run)

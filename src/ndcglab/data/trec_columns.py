@@ -425,19 +425,13 @@ def _feed_scanned(f: io.BufferedIOBase, blocks: _Blocks, threads: int) -> bool:
     return True
 
 
-def _read(
-    path: PathLike, n_fields: int, exact: bool, quick_start: bool = False
-) -> TrecColumns | None:
+def _read(path: PathLike, n_fields: int, exact: bool) -> TrecColumns | None:
     p = Path(path)
     rest = b""
     with open_binary(p) as f:  # (a missing file: open_binary's error, which names the fix)
         lines = _line_count(p, n_fields)
         blocks = _Blocks(p, n_fields, exact, lines or 1 << 16)
         if _compiled(p, lines):
-            if quick_start:
-                from ._numba_start import preload_cython_blas
-
-                preload_cython_blas()
             threads = min(SCAN_THREADS, kernel_threads())
             if threads > 1 and (lines == 0 or lines >= COMPILED_MIN_LINES):
                 if not _feed_scanned(f, blocks, threads):
@@ -463,19 +457,17 @@ def _read(
 
 
 def read_trec_columns(
-    qrels_path: PathLike, run_path: PathLike, *, disposable: bool = False, quick_start: bool = False
+    qrels_path: PathLike, run_path: PathLike, *, disposable: bool = False
 ) -> tuple[TrecColumns, TrecColumns] | None:
     """A qrels file and a run file as :class:`TrecColumns`, or ``None`` when either needs the
     dictionary readers (see the module docstring; :func:`ndcglab.data.read_trec` then reads
     them and reports any error). A run none of whose queries is in the qrels is refused as
     :func:`~ndcglab.data.read_trec` refuses it. ``disposable``: the columns'
-    :attr:`TrecColumns.disposable` (evaluating them may empty them). ``quick_start`` (the
-    command line's): before a file loads Numba, SciPy's BLAS extension is loaded alone
-    (:func:`ndcglab.data._numba_start.preload_cython_blas`: 0.2 s less)."""
-    qrels = _read(qrels_path, 4, True, quick_start)
+    :attr:`TrecColumns.disposable` (evaluating them may empty them)."""
+    qrels = _read(qrels_path, 4, True)
     if qrels is None:
         return None
-    run = _read(run_path, 6, False, quick_start)
+    run = _read(run_path, 6, False)
     if run is None:
         return None
     known = set(qrels.queries)
