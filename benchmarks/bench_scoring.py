@@ -23,8 +23,9 @@ the linear model against a process that only parses the file (``load_dataset(FIL
 <= 1.2x. Every ratio is taken within one round (same load; the order of the calls turns from
 round to round) and each call starts after a pause (``--pause``, 0.5 s: the threads a call
 leaves spinning, OpenBLAS's after ``x @ w``, do not bill the next one); min/median/max and the
-load average are printed, and the largest difference of the scores to the two-step path's. The process CPU seconds (all threads) of each call are printed
-too: under load they vary less than wall times.
+load average are printed, and the largest difference of the scores to the two-step path's.
+The process CPU seconds (all threads) of each call are printed too: under load they vary less
+than wall times.
 """
 
 from __future__ import annotations
