@@ -197,3 +197,103 @@ def test_the_estimator_scores_a_file_as_it_reads_it(data_file: Path) -> None:
     )
     est = NDCGRanker(epochs=1, optimizer="gd", lr=0.5).fit(clean.subset(np.arange(20)))
     assert np.array_equal(est.predict(str(data_file)), est.predict(ds))
+
+
+def _with_docids(path: Path, ds: RankingDataset, seed: int) -> None:
+    """``ds`` written with ``#docid`` comments on most lines: some missing, some repeated
+    within their query (named ``#2``... in a run), some with bytes that are not UTF-8."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for i, line in enumerate(write_svmlight_text(ds).splitlines()):
+        u = rng.random()
+        if u < 0.15:
+            lines.append(line)  # no docid: named "{qid}-{i}"
+        elif u < 0.25:
+            lines.append(f"{line} #docid = same inc = 1")
+        elif u < 0.28:
+            lines.append(f"{line} #docid = d\\xe9{i}")
+        else:
+            lines.append(f"{line} #docid = GX{i:06d}-{i % 7}")
+    path.write_bytes(("\n".join(lines) + "\n").encode("latin-1"))
+
+
+def write_svmlight_text(ds: RankingDataset) -> str:
+    import io
+
+    buf = io.StringIO()
+    for qi in range(ds.n_queries):
+        for i in range(int(ds.boundaries[qi]), int(ds.boundaries[qi + 1])):
+            feats = " ".join(
+                f"{j + 1}:{'NULL' if np.isnan(v) else repr(float(v))}"
+                for j, v in enumerate(ds.features[i])
+            )
+            buf.write(f"{int(ds.labels[i])} qid:{qi + 100} {feats}\n")
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("kind", ["linear", "mlp"])
+def test_a_trec_run_written_as_the_file_is_read_is_the_bytes_of_write_run(
+    tmp_path: Path, kind: str
+) -> None:
+    """``predict --format trec --out RUN`` (query by query, as blocks are read and scored)
+    against ``write_run`` of the dataset read whole; and against a run named line by line
+    here (qid, Q0, name, rank, repr of the score, tag)."""
+    from ndcglab.data import RunWriter, write_run
+
+    ds0 = _dataset(n_q=250, seed=5)
+    path = tmp_path / "ids.txt"
+    _with_docids(path, ds0, seed=6)
+    ds = read_letor(path)
+    tm = _trained(kind, "zscore", ds)
+    tm.save(tmp_path / "m.ndcg")
+    write_run(tmp_path / "want.run", ds, tm.predict(ds), tag="t1")
+    res = _cli("predict", "m.ndcg", path, "--format", "trec", "--out", "got.run", "--tag", "t1",
+               cwd=tmp_path)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    got = (tmp_path / "got.run").read_bytes()
+    assert got == (tmp_path / "want.run").read_bytes()
+    assert f"{ds.n_queries} queries, {ds.n_docs} documents" in res.stderr
+    # the names and order by a loop written here
+    scores = tm.predict(ds)
+    first = int(ds.boundaries[1])
+    names, seen = [], {}
+    for i in range(first):
+        d = str(ds.doc_ids[i]) if ds.doc_ids is not None and ds.doc_ids[i] else f"100-{i}"
+        seen[d] = seen.get(d, 0) + 1
+        names.append(d if seen[d] == 1 else f"{d}#{seen[d]}")
+    order = sorted(range(first), key=lambda i: (-scores[i], i))
+    want = "".join(
+        f"100 Q0 {names[i]} {r} {float(scores[i])!r} t1\n" for r, i in enumerate(order, 1)
+    )
+    assert got.decode("utf-8", "surrogateescape").startswith(want)
+    assert RunWriter("t1").lines("100", ds.doc_ids[:first], scores[:first]) == want
+
+
+def test_a_streamed_run_under_separate_queries_and_a_bad_line(tmp_path: Path) -> None:
+    """A query id that comes back is named ``Q#2`` under ``--split-queries separate`` as in
+    the dataset read whole; a bad line deep in the file leaves no run behind (an earlier file
+    of that name is kept)."""
+    from ndcglab.data import write_run
+
+    body = [f"{i % 3} qid:{q} 1:{i}.5 2:0.25 #docid = D{q}-{i}" for q in range(1, 300)
+            for i in range(4)]  # fmt: skip
+    body += ["1 qid:7 1:0.5 2:0.5 #docid = back", "0 qid:7 1:1.5 2:0.5"]
+    path = tmp_path / "sep.txt"
+    path.write_text("\n".join(body) + "\n")
+    ds = read_letor(path, split_queries="separate")
+    assert "7#2" in list(ds.query_ids)
+    tm = _trained("linear", "zscore", _dataset(n_q=5), width=2)
+    tm.save(tmp_path / "m.ndcg")
+    write_run(tmp_path / "want.run", ds, tm.predict(ds))
+    got = tm.write_file_run(path, tmp_path / "got.run", split_queries="separate")
+    assert got == (ds.n_queries, ds.n_docs)
+    assert (tmp_path / "got.run").read_bytes() == (tmp_path / "want.run").read_bytes()
+    body[-40] = "x" + body[-40]
+    (tmp_path / "bad.txt").write_text("\n".join(body) + "\n")
+    (tmp_path / "keep.run").write_text("earlier\n")
+    res = _cli("predict", "m.ndcg", "bad.txt", "--format", "trec", "--out", "keep.run",
+               cwd=tmp_path)  # fmt: skip
+    err = res.stderr.strip().splitlines()
+    assert res.returncode != 0 and len(err) == 1 and err[0].startswith("ndcglab: error:"), err
+    assert f"bad.txt:{len(body) - 39}" in err[0]
+    assert (tmp_path / "keep.run").read_text() == "earlier\n"

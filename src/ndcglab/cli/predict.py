@@ -63,8 +63,11 @@ def run(args: argparse.Namespace) -> int:
         )
     model = load_trained(args.model)
     options = read_options(args, args.data)
-    if not trec and hasattr(model, "iter_file_scores") and not is_synthetic_spec(str(args.data)):
-        return _streamed(args, model, options)
+    if hasattr(model, "write_file_run") and not is_synthetic_spec(str(args.data)):
+        if not trec:
+            return _streamed(args, model, options)
+        if args.out not in (None, "-"):  # (printed runs are read whole: no half a run shown)
+            return _streamed_run(args, model, options)
     ds = load_dataset(args.data, **options)
     width = int(getattr(model, "n_features", 0) or 0)
     if ds.n_features < width and not is_synthetic_spec(str(args.data)):
@@ -102,6 +105,18 @@ def _streamed(args: argparse.Namespace, model: Any, options: dict[str, Any]) -> 
             if len(scores):
                 f.write("\n".join(map(repr, scores.tolist())).encode("ascii") + b"\n")
     return _summary(args, model, counts["n_queries"], counts["n_docs"])
+
+
+def _streamed_run(args: argparse.Namespace, model: Any, options: dict[str, Any]) -> int:
+    """The TREC run of a torch model, written query by query as the data file is read and
+    scored (:meth:`ndcglab.models.TrainedModel.write_file_run`): the bytes of ``write_run``."""
+    n_queries, n_docs = model.write_file_run(args.data, args.out, tag=args.tag, **options)
+    print(
+        f"ndcglab predict: wrote the TREC run of {n_queries} queries, {n_docs} documents to "
+        f"{args.out}",
+        file=sys.stderr,
+    )
+    return 0
 
 
 def _summary(args: argparse.Namespace, model: Any, n_queries: int, n_docs: int) -> int:

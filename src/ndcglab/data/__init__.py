@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the lazily loaded names (see _LAZY below), for type checker
         synthetic_params,
     )
     from .trec import (
+        RunWriter,
         dataset_to_qrels,
         document_names,
         read_qrels,
@@ -53,6 +54,7 @@ __all__ = [
     "Normalizer",
     "QueryView",
     "RankingDataset",
+    "RunWriter",
     "SyntheticParams",
     "boundaries_from_group",
     "boundaries_from_qids",
@@ -110,6 +112,7 @@ _LAZY = {
     **dict.fromkeys(("NORMALIZATIONS", "Normalizer"), "ndcglab.data.normalize"),
     **dict.fromkeys(
         (
+            "RunWriter",
             "dataset_to_qrels",
             "document_names",
             "read_qrels",

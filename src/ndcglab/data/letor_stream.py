@@ -64,7 +64,10 @@ class LetorBlocks:
     ``boundaries`` the ``(q + 1,)`` query offsets within the run.
 
     After the iteration, :attr:`n_docs` and :attr:`n_queries` hold the file's counts (the
-    queries as :func:`~ndcglab.data.read_letor` counts them).
+    queries as :func:`~ndcglab.data.read_letor` counts them). With ``ids=True``, while a
+    run is handed over, :attr:`query_ids` holds its queries' ids (those of
+    :func:`~ndcglab.data.read_letor`'s dataset, ``Q#2``... under ``split_queries="separate"``)
+    and :attr:`doc_ids` its rows' ``#docid`` comments (``""`` where a line has none).
     """
 
     def __init__(
@@ -75,14 +78,18 @@ class LetorBlocks:
         missing: str = "nan",
         split_queries: str = "error",
         max_features: int | None = None,
+        ids: bool = False,
     ) -> None:
         self.limit = _checked_options(missing, split_queries, None, max_features)
         self.path = Path(path)
         self.width = int(width)
         self.missing = missing
         self.split_queries = split_queries
+        self.ids = bool(ids)
         self.n_docs = 0
         self.n_queries = 0
+        self.query_ids: list[str] = []
+        self.doc_ids: list[str] = []
 
     def __iter__(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         parser = _Parser(self.path, None, None, self.limit)
@@ -90,6 +97,9 @@ class LetorBlocks:
         lines: list[int] = []
         starts: list[int] = []
         held: list[np.ndarray] = []  # the rows of the last query read, maybe not complete yet
+        held_docs: list[str] = []  # their #docid comments (with ids=True)
+        names: list[str] = []  # the queries' ids as the dataset gives them (with ids=True)
+        seen: dict[str, int] = {}
         for arr in _byte_blocks(self.path):
             parser.feed(arr)
             chunk = parser.chunks.pop()
@@ -98,15 +108,24 @@ class LetorBlocks:
                 continue
             rows = chunk.block_rows.tolist()
             ids = chunk.block_qids
+            docs: list[str] = chunk.extras.get("docid") or [""] * n if self.ids else []
             if held and rows[0] == 0 and ids[0] == qids[-1]:
                 rows, ids = rows[1:], ids[1:]  # the held query runs on into this block
                 held.append(chunk.X[: rows[0] if rows else n])
+                held_docs += docs[: rows[0] if rows else n]
             if not rows:
                 continue
             # the held query is complete, and so are those starting before the last one here
             sizes = [sum(len(h) for h in held)] if held else []
             sizes += np.diff(rows).tolist()
             parts = [*held, chunk.X[rows[0] : rows[-1]]]
+            if self.ids:
+                for q in ids:
+                    c = seen[q] = seen.get(q, 0) + 1
+                    sep = self.split_queries == "separate" and c > 1
+                    names.append(f"{q}#{c}" if sep else q)
+                self.query_ids = names[len(names) - len(ids) - bool(held) : len(names) - 1]
+                self.doc_ids = held_docs + docs[rows[0] : rows[-1]]
             if sizes:
                 yield self._run(parts, sizes)
             for r, q, ln in zip(rows, ids, chunk.block_lines.tolist()[-len(rows) :]):
@@ -114,8 +133,11 @@ class LetorBlocks:
                 qids.append(q)
                 lines.append(ln)
             held = [chunk.X[rows[-1] :].copy()]
+            held_docs = docs[rows[-1] :]
             self.n_docs += n
         if held:
+            if self.ids:
+                self.query_ids, self.doc_ids = names[-1:], held_docs
             yield self._run(held, [sum(len(h) for h in held)])
         if self.n_docs == 0:
             raise DataFormatError(

@@ -43,6 +43,7 @@ from ._files import PathLike, atomic_write, open_binary, open_bytes, split_lines
 from .dataset import RankingDataset
 
 __all__ = [
+    "RunWriter",
     "dataset_to_qrels",
     "document_names",
     "read_qrels",
@@ -466,20 +467,27 @@ def read_trec(
     return qrels, run
 
 
+def _query_names(qid: str, doc_ids: Any, n: int) -> list[str]:
+    """The names of one query's ``n`` documents (``doc_ids``: theirs, or ``None``)."""
+    seen: dict[str, int] = {}
+    out: list[str] = []
+    for i in range(n):
+        d = None if doc_ids is None else doc_ids[i]
+        name = str(d) if d is not None and str(d) != "" else f"{qid}-{i}"
+        c = seen.get(name, 0) + 1
+        seen[name] = c
+        out.append(name if c == 1 else f"{name}#{c}")
+    return out
+
+
 def document_names(dataset: RankingDataset) -> np.ndarray:
     """One distinct name per document within each query (see the module docstring)."""
     ds = dataset
     names = np.empty(ds.n_docs, dtype=object)
     for qi in range(ds.n_queries):
         lo, hi = int(ds.boundaries[qi]), int(ds.boundaries[qi + 1])
-        qid = str(ds.query_ids[qi])
-        seen: dict[str, int] = {}
-        for i in range(lo, hi):
-            d = None if ds.doc_ids is None else ds.doc_ids[i]
-            name = str(d) if d is not None and str(d) != "" else f"{qid}-{i - lo}"
-            c = seen.get(name, 0) + 1
-            seen[name] = c
-            names[i] = name if c == 1 else f"{name}#{c}"
+        ids = None if ds.doc_ids is None else ds.doc_ids[lo:hi]
+        names[lo:hi] = _query_names(str(ds.query_ids[qi]), ids, hi - lo)
     return names
 
 
@@ -501,24 +509,50 @@ def dataset_to_qrels(
     return out
 
 
+class RunWriter:
+    """The lines of a TREC run, query by query, as :func:`write_run` writes them: each query's
+    documents listed by score, descending, equal scores in input order; ranks from 1; scores
+    printed with ``repr`` (exact); document names as :func:`document_names` gives them.
+
+    :meth:`lines` returns one query's lines; :meth:`write` writes them to the binary file
+    handle given (for a run written as its scores come, e.g. block by block)."""
+
+    def __init__(self, tag: str = "ndcglab") -> None:
+        if not tag or any(c.isspace() for c in tag):
+            raise SpecError(
+                f"run tag {tag!r} must be non-empty without blanks. Fix: e.g. tag='mine'"
+            )
+        self.tag = tag
+
+    def lines(self, qid: str, doc_ids: Any, scores: np.ndarray) -> str:
+        """The run lines of the query ``qid`` whose documents (in data order) have the ids
+        ``doc_ids`` (``None``, or ``""`` for one without: named ``"{qid}-{i}"``) and the
+        float64 ``scores``."""
+        names = _query_names(qid, doc_ids, len(scores))
+        order = np.argsort(-scores, kind="stable")
+        tag = self.tag
+        return "".join(
+            f"{qid} Q0 {names[j]} {r} {float(scores[j])!r} {tag}\n"
+            for r, j in enumerate(order.tolist(), start=1)
+        )
+
+    def write(self, f: Any, qid: str, doc_ids: Any, scores: np.ndarray) -> None:
+        """Write :meth:`lines` to the binary file handle ``f`` (UTF-8, names' undecodable
+        bytes as they were read)."""
+        f.write(self.lines(qid, doc_ids, scores).encode("utf-8", "surrogateescape"))
+
+
 def write_run(
     path: PathLike, dataset: RankingDataset, scores: Any, *, tag: str = "ndcglab"
 ) -> None:
-    """Write ``scores`` (one per document, data order) as a TREC run; atomic.
-
-    Each query's documents are listed by score, descending, equal scores in input order;
-    ranks count from 1; scores are printed with ``repr`` (exact).
-    """
-    if not tag or any(c.isspace() for c in tag):
-        raise SpecError(f"run tag {tag!r} must be non-empty without blanks. Fix: e.g. tag='mine'")
+    """Write ``scores`` (one per document, data order) as a TREC run; atomic. The lines are
+    :class:`RunWriter`'s."""
+    writer = RunWriter(tag)
     s = dataset.check_scores(scores)
-    names = document_names(dataset)
     out: list[str] = []
     for qi in range(dataset.n_queries):
         lo, hi = int(dataset.boundaries[qi]), int(dataset.boundaries[qi + 1])
-        qid = str(dataset.query_ids[qi])
-        order = np.argsort(-s[lo:hi], kind="stable")
-        for r, j in enumerate(order.tolist(), start=1):
-            out.append(f"{qid} Q0 {names[lo + j]} {r} {float(s[lo + j])!r} {tag}\n")
+        ids = None if dataset.doc_ids is None else dataset.doc_ids[lo:hi]
+        out.append(writer.lines(str(dataset.query_ids[qi]), ids, s[lo:hi]))
     with atomic_write(path) as f:
         f.write("".join(out).encode("utf-8", "surrogateescape"))

@@ -318,6 +318,7 @@ class TrainedModel:
         path: str | os.PathLike[str],
         *,
         counts: dict[str, int] | None = None,
+        ids: list[tuple[list[str], np.ndarray, list[str]]] | None = None,
         **read_options: Any,
     ) -> Iterator[np.ndarray]:
         """The float64 scores of the documents of the LETOR/SVMlight file at ``path``, in file
@@ -330,7 +331,11 @@ class TrainedModel:
         A small file (at most 32 MiB), a file with a query file beside it, and the read options
         other than ``missing``, ``max_features`` and ``split_queries`` (``"merge"`` excepted)
         are read whole first, then scored. ``counts`` (a dict), when given, receives
-        ``n_docs`` and ``n_queries`` once the file is read. An error in the file
+        ``n_docs`` and ``n_queries`` once the file is read. ``ids`` (a list), when given,
+        receives ``(query ids, query sizes, document ids)`` of each run of whole queries as it
+        is read, before the scores of its rows (which may come over several of the arrays
+        yielded): the ids of :func:`~ndcglab.data.read_letor`'s dataset, ``""`` for a document
+        without a ``#docid`` comment. An error in the file
         (:class:`~ndcglab.errors.DataFormatError`, naming file, line and token) comes when
         its block is read, after the scores of the blocks before it.
         """
@@ -346,19 +351,64 @@ class TrainedModel:
                 ds = ds.with_n_features(width)  # a sparse file: indices above its highest are 0
             if counts is not None:
                 counts.update(n_docs=ds.n_docs, n_queries=ds.n_queries)
+            if ids is not None:
+                docs = [""] * ds.n_docs if ds.doc_ids is None else [str(d) for d in ds.doc_ids]
+                ids.append(([str(q) for q in ds.query_ids], np.diff(ds.boundaries), docs))
             yield self.predict(ds)
             return
         empty = np.zeros((0, width), dtype=np.float32)
         self.normalizer.transform(empty, np.zeros(1, dtype=np.int64))  # its own checks
-        blocks = LetorBlocks(path, width=width, **read_options)
+        blocks = LetorBlocks(path, width=width, ids=ids is not None, **read_options)
         with BlockScorer(self.model, self.normalizer) as scorer:
             for x, boundaries in blocks:
                 if x.shape[1] != width:
                     self.check(x.shape[1], what=f"dataset {path}")
+                if ids is not None:
+                    ids.append((blocks.query_ids, np.diff(boundaries), blocks.doc_ids))
                 yield scorer.feed(x, boundaries)
             yield scorer.finish()
         if counts is not None:
             counts.update(n_docs=blocks.n_docs, n_queries=blocks.n_queries)
+
+    def write_file_run(
+        self,
+        path: str | os.PathLike[str],
+        out: str | os.PathLike[str],
+        *,
+        tag: str = "ndcglab",
+        **read_options: Any,
+    ) -> tuple[int, int]:
+        """Write the TREC run of the LETOR/SVMlight file at ``path`` to ``out`` query by query,
+        as the file is read and scored (:meth:`iter_file_scores`): the bytes of
+        :func:`~ndcglab.data.write_run` of the dataset read whole and :meth:`predict`'s scores,
+        with peak memory of a block. ``out`` is written atomically (nothing is left on an
+        error), or streamed to ``-``, a FIFO or a device. Returns ``(queries, documents)``."""
+        from collections import deque
+
+        from .._atomic import atomic_write
+        from ..data import RunWriter
+
+        writer = RunWriter(tag)
+        counts: dict[str, int] = {}
+        runs: list[tuple[list[str], np.ndarray, list[str]]] = []
+        queries: deque[tuple[str, int, list[str]]] = deque()  # read, not yet written
+        waiting = np.zeros(0, dtype=np.float64)  # the scores of the next queries' first rows
+        with atomic_write(out) as f:
+            for scores in self.iter_file_scores(path, counts=counts, ids=runs, **read_options):
+                for qids, sizes, docs in runs:
+                    at = 0
+                    for q, m in zip(qids, sizes.tolist(), strict=True):
+                        queries.append((q, m, docs[at : at + m]))
+                        at += m
+                runs.clear()
+                waiting = np.concatenate([waiting, scores])
+                at = 0
+                while queries and queries[0][1] <= len(waiting) - at:
+                    q, m, docs = queries.popleft()
+                    writer.write(f, q, docs, waiting[at : at + m])
+                    at += m
+                waiting = waiting[at:]
+        return counts["n_queries"], counts["n_docs"]
 
     def save(self, path: str | os.PathLike[str], **extra: Any) -> Path:
         """Write this model to ``path`` (see :func:`save_model`)."""
