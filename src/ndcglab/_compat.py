@@ -139,9 +139,12 @@ def available_cores() -> int:
 
 @contextlib.contextmanager
 def torch_threads(n: int | None) -> Iterator[None]:
-    """Torch's intra-op threads set to ``n`` for the block, then put back (``None`` or 0:
-    left as they are). Process-wide, as :func:`torch.set_num_threads` is: torch work that
-    other threads run meanwhile gets ``n`` threads too."""
+    """Torch's intra-op threads set to ``n`` for the block in the calling thread, then put
+    back (``None`` or 0: left as they are).
+
+    :func:`torch.set_num_threads` (OpenMP builds) sets the number of the calling thread, which
+    in the main thread is also the number threads started later begin with, and MKL's number
+    for the process; a block within another gives the outer block its number back."""
     th = torch()
     before = th.get_num_threads()
     change = bool(n) and n != before

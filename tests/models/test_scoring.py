@@ -274,9 +274,19 @@ def test_threads_score_with_torch_on_one_thread_then_put_it_back(
         torch.set_num_threads(2)
         got = score_features(Recorder(3), norm, x)
         assert torch.get_num_threads() == 2
+        assert seen == [1, 1, 1, 1]  # four calls of 16,384 rows, two per thread
+        # called from a thread of the user's (torch's number is per thread there): the same
+        import threading
+
+        seen.clear()
+        other: list[np.ndarray] = []
+        t = threading.Thread(target=lambda: other.append(score_features(Recorder(3), norm, x)))
+        t.start()
+        t.join()
+        assert seen == [1, 1, 1, 1] and np.array_equal(other[0], got)
+        assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
-    assert seen == [1, 1, 1, 1]  # four calls of 16,384 rows, two per thread
     np.testing.assert_allclose(got, 1.5 * norm.transform(x)[:, 0], rtol=1e-6)
 
 

@@ -245,12 +245,17 @@ class BlockScorer:
         bounds.append(n)
         return bounds
 
-    def _run_calls(self, x: np.ndarray, out: np.ndarray, bounds: list[int]) -> None:
+    def _run_calls(
+        self, x: np.ndarray, out: np.ndarray, bounds: list[int], threads: int | None = None
+    ) -> None:
         """``out[a:b]`` = the scores of the rows ``x[a:b]`` for each call ``a, b`` of
-        ``bounds``, in inference mode."""
+        ``bounds``, in inference mode (torch on ``threads`` intra-op threads: ``None``, as
+        it is)."""
         import torch
 
-        with torch.inference_mode():
+        from .._compat import torch_threads
+
+        with torch_threads(threads), torch.inference_mode():
             for a, b in itertools.pairwise(bounds):
                 self._score_rows(x[a:b], out[a:b])
 
@@ -283,7 +288,7 @@ class BlockScorer:
             ThreadPoolExecutor(max_workers=threads, thread_name_prefix="ndcglab-score") as pool,
         ):
             futures = [
-                pool.submit(w._run_calls, x, out, bounds[c0 : c1 + 1])
+                pool.submit(w._run_calls, x, out, bounds[c0 : c1 + 1], 1)
                 for w, (c0, c1) in zip(workers, itertools.pairwise(cuts), strict=True)
             ]
             for f in futures:
