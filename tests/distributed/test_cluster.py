@@ -142,3 +142,39 @@ def test_a_peer_that_speaks_another_protocol_is_refused(data: Path) -> None:
         thread.join(timeout=35)
         server.close()
     assert "not a Dask scheduler" in _one_error(proc)
+
+
+# A worker's record of the shutdown race, as distributed 2025+ prints it (its traceback
+# shortened to the lines that frame it), between two lines that must stay.
+_HEARTBEAT_RACE = b"""\
+before: a warning of Dask's own
+2026-11-29 13:47:39,751 - distributed.worker - ERROR - Failed to communicate with scheduler during heartbeat.
+Traceback (most recent call last):
+  File "/venv/site-packages/distributed/comm/tcp.py", line 226, in read
+    frames_nosplit_nbytes_bin = await stream.read_bytes(fmt_size)
+tornado.iostream.StreamClosedError: Stream is closed
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/venv/site-packages/distributed/worker.py", line 1165, in heartbeat
+    response = await retry_operation(
+distributed.comm.core.CommClosedError: in <TCP (closed) ConnectionPool.heartbeat_worker local=tcp://127.0.0.1:33548 remote=tcp://127.0.0.1:46561>: Stream is closed
+[LightGBM] [Info] Local rank: 0, total number of machines: 2
+2026-11-29 13:47:40,002 - distributed.worker - ERROR - a real error that stays
+after: the rest
+"""  # noqa: E501
+
+
+def test_the_heartbeat_traceback_of_a_shutdown_is_not_shown_and_the_rest_is() -> None:
+    from ndcglab.distributed.cluster import _worker_lines
+
+    lines = _HEARTBEAT_RACE.split(b"\n")
+    want = [lines[0], lines[-3], lines[-2], b""]
+    assert _worker_lines(lines, {}) == want
+    # line by line, as the pipe may hand them over
+    state: dict[str, bool] = {}
+    assert [ln for line in lines for ln in _worker_lines([line], state)] == want
+    # a traceback that does not end as expected stops at the next log record
+    cut = [*lines[:5], lines[-3], lines[-2]]
+    assert _worker_lines(cut, {}) == [lines[0], lines[-3], lines[-2]]

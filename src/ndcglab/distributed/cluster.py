@@ -287,7 +287,8 @@ def _local_cluster(distributed: Any, n_workers: int, memory_limit: str | None) -
     output (the engines' log lines: LightGBM's ``[LightGBM] [Info] ...``) goes to
     ``os.devnull``, so stdout stays the command's result; their standard error reaches ours
     through :func:`_filtered_stderr`, without the engines' notes (:data:`ENGINE_NOTES`: XGBoost's
-    "Task ... got rank"), so Dask's own warnings stay. Their errors reach the client as
+    "Task ... got rank") and the heartbeat traceback of a worker that outlived the scheduler
+    by a moment at shutdown, so Dask's own warnings stay. Their errors reach the client as
     exceptions."""
     sys.stdout.flush()
     sys.stderr.flush()
@@ -322,26 +323,60 @@ def _local_cluster(distributed: Any, n_workers: int, memory_limit: str | None) -
 ENGINE_NOTES = re.compile(rb"^(\[[\d:]+\] Task .* got rank \d+|\[LightGBM\] \[Info\] .*)\s*$")
 
 
+#: a worker's log record of a heartbeat that met the scheduler's connection closing (the race of
+#: a local cluster's shutdown: the scheduler stops while a worker's heartbeat is on its way),
+#: whose traceback ends with the line :data:`_HEARTBEAT_END` matches
+_HEARTBEAT = re.compile(
+    rb"^[\d\- :,.]+ - distributed\.worker - ERROR - Failed to communicate with scheduler "
+    rb"during heartbeat\.\s*$"
+)
+_HEARTBEAT_END = re.compile(rb"^distributed\.comm\.core\.CommClosedError: ")
+_LOG_RECORD = re.compile(rb"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d+ - ")
+
+
+def _worker_lines(lines: list[bytes], state: dict[str, bool]) -> list[bytes]:
+    """The lines of the workers' standard error to show: not the engines' notes
+    (:data:`ENGINE_NOTES`), nor a heartbeat record of the scheduler's connection closing with
+    its traceback (:data:`_HEARTBEAT`, through a line :data:`_HEARTBEAT_END` matches, or up to
+    the next log record). ``state["skip"]``: within such a traceback (kept between calls)."""
+    shown = []
+    for line in lines:
+        if state.get("skip"):
+            if _HEARTBEAT_END.match(line):
+                state["skip"] = False
+                continue
+            if not _LOG_RECORD.match(line):
+                continue
+            state["skip"] = False
+        if _HEARTBEAT.match(line):
+            state["skip"] = True
+        elif not ENGINE_NOTES.match(line):
+            shown.append(line)
+    return shown
+
+
 def _filtered_stderr(target: int) -> int:
     """The write end of a pipe whose lines a daemon thread copies to a duplicate of file
-    descriptor ``target``, without those matching :data:`ENGINE_NOTES` (a partial line that
-    cannot be a note, a progress bar's, passes at once); the thread ends when every process
-    holding the write end has closed it."""
+    descriptor ``target``, those of :func:`_worker_lines` only (a partial line that cannot be
+    a note or a log record, a progress bar's, passes at once); the thread ends when every
+    process holding the write end has closed it."""
     read_end, write_end = os.pipe()
     out = os.dup(target)
 
     def copy() -> None:
         pending = b""
+        state: dict[str, bool] = {}
         try:
             while chunk := os.read(read_end, 65536):
                 pending += chunk
                 *lines, pending = pending.split(b"\n")
-                text = b"".join(line + b"\n" for line in lines if not ENGINE_NOTES.match(line))
-                if pending and not pending.startswith(b"["):
+                text = b"".join(line + b"\n" for line in _worker_lines(lines, state))
+                held = pending.startswith(b"[") or pending[:1].isdigit() or state.get("skip")
+                if pending and not held:
                     text, pending = text + pending, b""
                 if text:
                     os.write(out, text)
-            if pending and not ENGINE_NOTES.match(pending):
+            if pending and _worker_lines([pending], state):
                 os.write(out, pending)
         except OSError:  # pragma: no cover - our stderr went away
             pass
