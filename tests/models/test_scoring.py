@@ -94,25 +94,6 @@ def test_mlp_calls_of_16384_rows_give_the_two_step_numbers(hidden: tuple[int, ..
         assert np.array_equal(score_features(model, norm, x[:n]), _two_step(model, norm, x[:n]))
 
 
-@pytest.mark.parametrize("bias", [True, False])
-def test_the_linear_models_forward_into_is_its_forward_pass(bias: bool) -> None:
-    """``LinearModel.forward_into`` (the scoring's path without allocations) gives the numbers
-    of the module's forward pass, with and without the bias, for every remainder mod 4."""
-    rng = np.random.default_rng(12)
-    torch.manual_seed(3)
-    model = make_model("linear", 136, init="normal", bias=bias).eval()
-    if bias:
-        with torch.no_grad():
-            model.linear.bias.fill_(0.37)
-    for n in (1, 2, 3, 4, 4095, 4096):
-        x = torch.from_numpy(rng.normal(0.0, 2.0, (n, 136)).astype(np.float32))
-        out = torch.empty(n)
-        with torch.inference_mode():
-            assert model.forward_into(x, out) is True
-            assert torch.equal(out, model(x))
-    assert make_model("mlp", 4, hidden=(3,)).forward_into(torch.zeros(2, 4), out) is False
-
-
 def test_the_row_count_matters_to_torch() -> None:
     """Why the calls are aligned: the same rows scored in calls of 3 rows do not all get the
     numbers of one call (if this ever passes, torch changed and the alignment is harmless)."""

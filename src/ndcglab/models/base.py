@@ -107,13 +107,6 @@ class RankModel(nn.Module):
         override this."""
         return None
 
-    def forward_into(self, x: Any, out: Any) -> bool:
-        """Write ``self(x)`` for the float32 CPU rows ``x`` ``(n, F)`` into the float32 tensor
-        ``out`` ``(n,)`` without allocating the scores, bit for bit the forward pass; return
-        ``False`` when the model has no such path (the caller then runs ``self(x)``). Here
-        none; the linear model has one."""
-        return False
-
     @torch.no_grad()
     def predict(
         self, features: Any, *, boundaries: Any = None, batch_size: int = 262144
@@ -177,19 +170,6 @@ class LinearModel(RankModel):
     def forward(self, x: Any) -> Any:
         # nn.Linear's own computation, without a second module call on every batch
         return nn.functional.linear(x, self.linear.weight, self.linear.bias).squeeze(-1)
-
-    def forward_into(self, x: Any, out: Any) -> bool:
-        """``out = x @ w + b`` by the operation :func:`torch.nn.functional.linear` runs on a
-        matrix (``addmm`` with the bias, ``mm`` without), written into ``out``: the forward
-        pass's numbers (``tests/models/test_scoring.py`` compares them)."""
-        if x.dim() != 2:
-            return False
-        w = self.linear.weight.t()
-        if self.linear.bias is None:
-            torch.mm(x, w, out=out.view(-1, 1))
-        else:
-            torch.addmm(self.linear.bias, x, w, out=out.view(-1, 1))
-        return True
 
     @property
     def weight(self) -> np.ndarray:

@@ -16,11 +16,10 @@ the two-step path (normalise the whole matrix, then :meth:`RankModel.predict
   only the last call is shorter. Each call's rows are normalised into one reused float32 buffer
   (``zscore`` and ``none`` by Numba kernels that give the normaliser's float32 values bit for
   bit, the others by the normaliser itself) and the model's own forward pass runs on the tensor
-  sharing the buffer's memory (inference mode; into a reused float32 buffer through
-  :meth:`RankModel.forward_into <ndcglab.models.RankModel.forward_into>` where the model has
-  that path, as the linear model does). The two-step path ran the same forward pass on the same
-  float32 values in calls of 262,144 rows. The calls are smaller, so that the buffer and the
-  layers' intermediate values stay in the processor's caches and the matrix is read once:
+  sharing the buffer's memory (inference mode). The two-step path ran the same forward pass on
+  the same float32 values in calls of 262,144 rows. The calls are smaller, so that the buffer
+  and the layers' intermediate values stay in the processor's caches and the matrix is read
+  once:
   torch's matrix products give a row the same number in any call whose row count is a multiple
   of 4 (only the last rows of a call of another length take a different path), so calls that
   divide 262,144, with the last call ending where the two-step path's last call ended, give
@@ -133,11 +132,6 @@ class BlockScorer:
         self._pending_bnd = np.zeros(1, dtype=np.int64)
         self._buf: np.ndarray | None = None
         self._buf_t: torch.Tensor | None = None  # the tensor sharing the buffer's memory
-        #: the float32 scores of one call (direct models), and whether the model writes them
-        #: there itself (:meth:`RankModel.forward_into`; ``None``: not asked yet)
-        self._scores32 = np.empty(0, dtype=np.float32)
-        self._scores32_t: torch.Tensor | None = None
-        self._into: bool | None = None
         #: the normalisation's kernel and its inputs after the rows (at the first call)
         self._kernel: Callable[..., None] | None = None
         self._inputs: tuple[np.ndarray, ...] | None = None
@@ -198,18 +192,6 @@ class BlockScorer:
         inference mode)."""
         if not self._direct:
             t = t.to(device=self.device, dtype=self.dtype)
-        elif self._into is not False:
-            import torch
-
-            n = len(t)
-            if len(self._scores32) < n:
-                self._scores32 = np.empty(max(n, self.step), dtype=np.float32)
-                self._scores32_t = torch.from_numpy(self._scores32)
-            assert self._scores32_t is not None
-            self._into = self.model.forward_into(t, self._scores32_t[:n])
-            if self._into:
-                out[:] = self._scores32[:n]  # float32 -> float64 exactly
-                return
         scores = self.model(t)
         if scores.dtype not in (self._f32, self._f64):  # e.g. bfloat16: no NumPy
             scores = scores.double()
@@ -217,9 +199,8 @@ class BlockScorer:
 
     def _score_rows(self, rows: np.ndarray, out: np.ndarray) -> None:
         """``out`` = the scores of the rows ``rows`` (one call; in inference mode): the rows
-        normalised into the buffer
-        (unless already normalised, query by query), the forward pass on the tensor sharing
-        its memory."""
+        normalised into the buffer (unless already normalised, query by query), the forward
+        pass on the tensor sharing its memory."""
         if self.whole_queries:
             import torch
 
