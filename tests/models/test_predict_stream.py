@@ -297,3 +297,15 @@ def test_a_streamed_run_under_separate_queries_and_a_bad_line(tmp_path: Path) ->
     assert res.returncode != 0 and len(err) == 1 and err[0].startswith("ndcglab: error:"), err
     assert f"bad.txt:{len(body) - 39}" in err[0]
     assert (tmp_path / "keep.run").read_text() == "earlier\n"
+
+
+def test_a_bad_run_tag_is_one_error_line_before_anything_is_read(
+    data_file: Path, tmp_path: Path
+) -> None:
+    _trained("linear", "zscore", read_letor(data_file)).save(tmp_path / "m.ndcg")
+    res = _cli("predict", "m.ndcg", data_file, "--format", "trec", "--out", "r.run",
+               "--tag", "my run", cwd=tmp_path)  # fmt: skip
+    err = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(err) == 1, res.stderr
+    assert err[0].startswith("ndcglab: error: run tag 'my run'") and "Fix:" in err[0]
+    assert not (tmp_path / "r.run").exists()

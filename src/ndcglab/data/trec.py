@@ -520,7 +520,7 @@ class RunWriter:
     def __init__(self, tag: str = "ndcglab") -> None:
         if not tag or any(c.isspace() for c in tag):
             raise SpecError(
-                f"run tag {tag!r} must be non-empty without blanks. Fix: e.g. tag='mine'"
+                f"run tag {tag!r} must be non-empty without blanks. Fix: give one word, e.g. mine"
             )
         self.tag = tag
 
